@@ -1,0 +1,228 @@
+"""Evidence retrieval on LoCoMo with clio's recall index (prints figures, asserts nothing).
+
+Every turn of a conversation is one archived message (each LoCoMo session is one clio
+session); every question is run through ``RecallIndex.search`` against its own
+conversation, and the dia_ids of the returned messages are compared with the
+question's evidence. Category 5 (adversarial) and items with empty or malformed
+evidence are skipped, as the data's README says.
+
+    python benches/recall_locomo.py [--data ../shared/data/locomo/locomo7.json] [--variants]
+
+The data is read where it lies; it is never copied into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from clio.memory.recall import STOPWORDS, build_fts_query, query_terms  # noqa: E402
+from clio.store.recall_index import RecallIndex  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo" / "locomo7.json"
+DIA_RE = re.compile(r"D\d+:\d+")
+
+
+@dataclass
+class Info:
+    id: str
+    name: str
+    created: float
+    updated: float
+    message_count: int
+
+
+class LocomoSessions:
+    """A read-only session source over one LoCoMo conversation (the SessionStore surface)."""
+
+    def __init__(self, conv: dict[str, Any], doc: Callable[[dict[str, Any]], str]) -> None:
+        self.infos: list[Info] = []
+        self.msgs: dict[str, list[dict[str, Any]]] = {}
+        self.dia: dict[tuple[str, int], str] = {}
+        speaker_a = conv.get("speaker_a")
+        n = 1
+        while f"session_{n}" in conv:
+            sid = f"session_{n}"
+            ts = _parse_date(str(conv.get(f"{sid}_date_time", "")))
+            turns = conv[sid] or []
+            msgs = []
+            for seq, turn in enumerate(turns):
+                role = "user" if turn.get("speaker") == speaker_a else "assistant"
+                msgs.append({"role": role, "content": doc(turn), "meta": {"seq": seq, "ts": ts + seq}})
+                self.dia[(sid, seq)] = str(turn.get("dia_id"))
+            self.msgs[sid] = msgs
+            self.infos.append(Info(sid, sid, ts, ts + len(turns), len(msgs)))
+            n += 1
+
+    def list(self) -> list[Info]:
+        return list(self.infos)
+
+    def iter_messages(self, session_id: str) -> Iterator[dict[str, Any]]:
+        yield from self.msgs.get(session_id, [])
+
+
+def _parse_date(text: str) -> float:
+    try:
+        return datetime.strptime(text, "%I:%M %p on %d %B, %Y").timestamp()
+    except ValueError:
+        return 0.0
+
+
+DOCS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "text": lambda t: str(t.get("text", "")),
+    "text+caption": lambda t: " ".join(
+        [str(t.get("text", ""))]
+        + ([f"[shares a photo: {t['blip_caption']}]"] if t.get("blip_caption") else [])
+    ),
+    "speaker+text+caption": lambda t: (
+        f"{t.get('speaker', '')}: "
+        + " ".join(
+            [str(t.get("text", ""))]
+            + ([f"[shares a photo: {t['blip_caption']}]"] if t.get("blip_caption") else [])
+        )
+    ),
+}
+
+NO_STOP: frozenset[str] = frozenset()
+DEFAULT_QUERY = "or-no-stopwords (clio default)"
+QUERIES: dict[str, Callable[[str], str]] = {
+    "or-all-words": lambda q: build_fts_query(q, NO_STOP, max_terms=64),
+    DEFAULT_QUERY: lambda q: build_fts_query(q),
+    "or-no-stopwords+prefix>=6": lambda q: build_fts_query(q, prefix_min=6),
+}
+
+
+class PlainFts5:
+    """The reference shape: one FTS5 column per turn (porter), no neighbour context."""
+
+    def __init__(self, src: LocomoSessions) -> None:
+        self.conn = sqlite3.connect(":memory:")
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(body, sid UNINDEXED, seq UNINDEXED, tokenize='porter unicode61')"
+        )
+        for info in src.list():
+            for m in src.iter_messages(info.id):
+                self.conn.execute("INSERT INTO t VALUES (?, ?, ?)", (m["content"], info.id, m["meta"]["seq"]))
+
+    def search_match(
+        self, match: str, terms: list[str], max_sessions: int, max_results: int
+    ) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT sid, seq FROM t WHERE t MATCH ? ORDER BY rank LIMIT ?", (match, max_results)
+        )
+        return [{"session_id": sid, "seq": seq} for sid, seq in rows]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise SystemExit(f"{path}: expected a list of conversations")
+    return data
+
+
+def usable(qa: dict[str, Any], known: set[str]) -> bool:
+    ev = qa.get("evidence")
+    if qa.get("category") == 5 or not isinstance(ev, list) or not ev:
+        return False
+    return all(isinstance(e, str) and DIA_RE.fullmatch(e) and e in known for e in ev) and bool(
+        qa.get("question")
+    )
+
+
+def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str) -> dict[str, float]:
+    build = QUERIES[query_name]
+    r5: list[float] = []
+    r10: list[float] = []
+    rr: list[float] = []
+    lat: list[float] = []
+    build_s = 0.0
+    for rec in data:
+        src = LocomoSessions(rec["conversation"], DOCS[doc_name])
+        t0 = time.perf_counter()
+        index: RecallIndex | PlainFts5
+        if engine == "clio":
+            index = RecallIndex(None, src)
+            index.refresh()
+        else:
+            index = PlainFts5(src)
+        build_s += time.perf_counter() - t0
+        known = set(src.dia.values())
+        for qa in rec.get("qa", []):
+            if not usable(qa, known):
+                continue
+            q = str(qa["question"])
+            t0 = time.perf_counter()
+            if isinstance(index, RecallIndex) and query_name == DEFAULT_QUERY:
+                hits = index.search(q, max_sessions=1000, max_results=10)  # the product's own path
+            else:
+                match = build(q)
+                hits = index.search_match(match, query_terms(q, STOPWORDS), 1000, 10) if match else []
+            lat.append(time.perf_counter() - t0)
+            got = [src.dia[(h["session_id"], h["seq"])] for h in hits]
+            ev = set(qa["evidence"])
+            r5.append(len(ev & set(got[:5])) / len(ev))
+            r10.append(len(ev & set(got[:10])) / len(ev))
+            first = next((i for i, d in enumerate(got) if d in ev), None)
+            rr.append(0.0 if first is None else 1.0 / (first + 1))
+        index.close()
+    lat.sort()
+    return {
+        "questions": len(r10),
+        "recall@5": statistics.fmean(r5),
+        "recall@10": statistics.fmean(r10),
+        "mrr@10": statistics.fmean(rr),
+        "p50_ms": 1000 * lat[len(lat) // 2],
+        "p95_ms": 1000 * lat[int(len(lat) * 0.95)],
+        "build_s": build_s,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="LoCoMo-format JSON (default: %(default)s)"
+    )
+    ap.add_argument("--variants", action="store_true", help="also run the query/document variants tried")
+    args = ap.parse_args(argv)
+    data = load(args.data.resolve())
+    turns = sum(
+        len(v)
+        for rec in data
+        for k, v in rec["conversation"].items()
+        if k.startswith("session_") and isinstance(v, list)
+    )
+    print(f"LoCoMo: {len(data)} conversations, {turns} turns, data {args.data.resolve()}")
+    default = DEFAULT_QUERY
+    combos = [("plain-fts5", "text+caption", "or-all-words"), ("plain-fts5", "text+caption", default)]
+    combos.append(("clio", "text+caption", default))
+    if args.variants:
+        combos += [("clio", d, q) for d in DOCS for q in QUERIES if (d, q) != ("text+caption", default)]
+    print(
+        f"{'engine':10} {'document':20} {'query':31} {'n':>5} {'R@5':>6} {'R@10':>6} {'MRR@10':>6} "
+        f"{'p50 ms':>7} {'p95 ms':>7} {'build s':>7}"
+    )
+    for engine, doc_name, query_name in combos:
+        r = run(data, engine, doc_name, query_name)
+        print(
+            f"{engine:10} {doc_name:20} {query_name:31} {r['questions']:5d} {r['recall@5']:6.3f} "
+            f"{r['recall@10']:6.3f} {r['mrr@10']:6.3f} {r['p50_ms']:7.2f} {r['p95_ms']:7.2f} {r['build_s']:7.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

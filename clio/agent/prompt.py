@@ -1,0 +1,99 @@
+"""Assembles the fixed front of every request: system prompt, project instructions, memory.
+
+The text only changes at session start and after a trim (when memory is re-ranked), so
+between trims consecutive requests share their prefix byte for byte (provider caches).
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from clio.messages import Message, api_view
+
+MemoryBlock = Callable[[str, list[str]], str]  # (current task, working files) -> text block
+
+
+def load_prompt(name: str) -> str:
+    """A prompt text from prompts/ (shipped inside the package as clio.prompts)."""
+    return files("clio.prompts").joinpath(name).read_text(encoding="utf-8")
+
+
+def project_instructions(root: Path, cwd: Path) -> list[tuple[str, str]]:
+    """(label, text) of .clio/instructions.md and the nearest AGENTS.md (cwd up to the root)."""
+    out: list[tuple[str, str]] = []
+    inst = root / ".clio" / "instructions.md"
+    if inst.is_file():
+        out.append((".clio/instructions.md", inst.read_text(encoding="utf-8", errors="replace").strip()))
+    try:
+        cwd.resolve().relative_to(root.resolve())
+        chain = [cwd, *cwd.parents]
+    except ValueError:
+        chain = [root]
+    for d in chain:
+        agents = d / "AGENTS.md"
+        if agents.is_file():
+            label = str(agents.relative_to(root)) if agents.is_relative_to(root) else str(agents)
+            out.append((label, agents.read_text(encoding="utf-8", errors="replace").strip()))
+            break
+        if d == root:
+            break
+    return [(label, text) for label, text in out if text]
+
+
+class PromptBuilder:
+    def __init__(
+        self,
+        root: Path,
+        cwd: Path,
+        *,
+        custom_instructions: bool = True,
+        memory: list[MemoryBlock] | None = None,
+        transform: Callable[[str], str] | None = None,
+    ) -> None:
+        self.root = root
+        self.cwd = cwd
+        self.memory = memory or []
+        self.transform = transform
+        base = load_prompt("system.md").format(root=root, os=f"{platform.system()} {platform.release()}")
+        parts = [base.strip()]
+        if custom_instructions:
+            for label, text in project_instructions(root, cwd):
+                parts.append(f"## Project instructions ({label})\n{text}")
+        self._static = "\n\n".join(parts)
+        self._memory_text = ""
+        self._system: Message | None = None
+
+    def refresh_memory(self, task: str, working_files: list[str]) -> None:
+        """Re-rank memory for the current task (session start and after every trim)."""
+        blocks = [b(task, working_files) for b in self.memory]
+        self._memory_text = "\n\n".join(b.strip() for b in blocks if b and b.strip())
+        self._system = None
+
+    def system(self) -> list[Message]:
+        if self._system is None:
+            text = self._static
+            if self._memory_text:
+                text += "\n\n" + self._memory_text
+            if self.transform is not None:
+                text = self.transform(text)
+            self._system = {"role": "system", "content": text, "meta": {"kind": "system"}}
+        return [self._system]
+
+
+def to_api(messages: list[Message]) -> list[dict[str, Any]]:
+    """The request's messages: meta stripped, leading system messages merged into one
+    (several chat templates accept a single system message only)."""
+    out: list[dict[str, Any]] = []
+    lead: list[str] = []
+    i = 0
+    while i < len(messages) and messages[i].get("role") == "system":
+        lead.append(str(messages[i].get("content") or ""))
+        i += 1
+    if lead:
+        out.append({"role": "system", "content": "\n\n".join(t for t in lead if t)})
+    out.extend(api_view(m) for m in messages[i:])
+    return out

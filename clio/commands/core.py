@@ -1,0 +1,134 @@
+"""Core slash commands: /help /exit /model /context /stats /todo /clear /compact."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from clio.commands.registry import COMMANDS, CommandError, ExitRequested, command
+from clio.tools.todos import format_todos, load_todos
+
+if TYPE_CHECKING:
+    from clio.app import App
+
+
+@command("help", "list commands", "/help [command]")
+def help_cmd(app: App, arg: str) -> None:
+    name = arg.strip().lstrip("/")
+    if name:
+        cmd = COMMANDS.get(name)
+        if cmd is None:
+            raise CommandError(f"No command /{name}; /help lists them.")
+        app.console.print(f"[bold]{cmd.usage}[/bold]  {cmd.help}")
+        if cmd.subcommands:
+            app.console.print("subcommands: " + ", ".join(cmd.subcommands))
+        return
+    table = Table(box=None, show_header=False)
+    for n in sorted(COMMANDS):
+        table.add_row(f"[bold]{COMMANDS[n].usage}[/bold]", COMMANDS[n].help)
+    app.console.print(table)
+
+
+@command("exit", "leave clio", aliases=("quit",))
+def exit_cmd(app: App, arg: str) -> None:
+    raise ExitRequested()
+
+
+@command("model", "show or switch the model", "/model [name]")
+def model_cmd(app: App, arg: str) -> None:
+    name = arg.strip()
+    if not name:
+        app.console.print(f"model: [bold]{app.settings.model}[/bold] at {app.settings.endpoint()}")
+        try:
+            models = app.client.list_models()
+        except Exception as exc:  # the listing is a courtesy; the endpoint may not offer it
+            app.console.print(f"[dim]could not list the endpoint's models: {exc}[/dim]")
+            return
+        if models:
+            app.console.print("available: " + ", ".join(models))
+        return
+    app.switch_model(name)
+    app.console.print(f"model set to [bold]{name}[/bold] (window {app.budget.context_window:,} tokens)")
+
+
+def context_figures(app: App) -> dict[str, object]:
+    orch = app.orchestrator
+    assert orch is not None and app.prompt is not None
+    engine = orch.engine
+    system = app.prompt.system()
+    tools = orch.tools()
+    used = engine.used_tokens(system, tools)
+    est = app.estimator
+    summary = engine.summary
+    return {
+        "context_window": app.budget.context_window,
+        "used_tokens": used,
+        "chars_per_token": round(est.chars_per_token, 3),
+        "ratio_samples": est.samples,
+        "exact_tokenizer": est.exact,
+        "limit_tokens": app.budget.limit,
+        "reserve_output": app.budget.reserve,
+        "proactive_at_tokens": int(app.budget.limit * app.budget.proactive_at),
+        "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
+        "window_messages": len(engine.window),
+        "archived_messages": len(app.session.messages) if app.session else 0,
+        "summary": summary is not None,
+        "trims": summary.trims if summary is not None else 0,
+        "model": app.settings.model,
+    }
+
+
+@command("context", "show the context window, tokens in use and the learned ratio", "/context [--json]")
+def context_cmd(app: App, arg: str) -> None:
+    figures = context_figures(app)
+    if "--json" in arg.split():
+        app.console.file.write(json.dumps(figures) + "\n")
+        return
+    used, window = int(figures["used_tokens"]), int(figures["context_window"])  # type: ignore[call-overload]
+    pct = 100 * used / max(window, 1)
+    app.console.print(
+        f"context: [bold]{used:,}[/bold] of {window:,} tokens ({pct:.1f}%), model {figures['model']}"
+    )
+    app.console.print(
+        f"  {figures['chars_per_token']} chars/token ({figures['ratio_samples']} samples"
+        f"{', tiktoken' if figures['exact_tokenizer'] else ''}); "
+        f"fixed part {figures['fixed_tokens']:,} tokens; trims at {figures['proactive_at_tokens']:,}"
+    )
+    app.console.print(
+        f"  window {figures['window_messages']} messages of {figures['archived_messages']} archived"
+        + (f"; summary after {figures['trims']} trim(s)" if figures["summary"] else "")
+    )
+
+
+@command("stats", "usage of this session", "/stats")
+def stats_cmd(app: App, arg: str) -> None:
+    session = app.session
+    assert session is not None
+    u = session.info.usage
+    calls = sum(len(m.get("tool_calls") or []) for m in session.messages)
+    table = Table(box=None, show_header=False)
+    table.add_row("requests", f"{u.get('requests', 0):,}")
+    table.add_row("prompt tokens", f"{u.get('prompt_tokens', 0):,}")
+    table.add_row("cached prompt tokens", f"{u.get('cached_tokens', 0):,}")
+    table.add_row("completion tokens", f"{u.get('completion_tokens', 0):,}")
+    table.add_row("messages", f"{len(session.messages):,}")
+    table.add_row("tool calls", f"{calls:,}")
+    table.add_row("secrets redacted", f"{app.redacted_total:,}")
+    app.console.print(table)
+
+
+@command("todo", "show the session's todo list", "/todo")
+def todo_cmd(app: App, arg: str) -> None:
+    items = load_todos(app.tool_ctx)
+    app.console.print(format_todos(items) if items else "No todos in this session.")
+
+
+@command("clear", "empty the conversation window (the archive keeps every message)", "/clear")
+def clear_cmd(app: App, arg: str) -> None:
+    assert app.orchestrator is not None
+    app.orchestrator.engine.clear()
+    app.orchestrator.save_state()
+    app.console.clear()
+    app.console.print("Conversation window cleared; the session archive still holds every message.")

@@ -1,0 +1,169 @@
+"""``/memory``: look at and tidy the project's long-term memory (and notes).
+
+/memory list [type|notes]   /memory search <query>   /memory stats
+/memory prune [days]        /memory forget <id>      /memory clear
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from clio.commands.registry import CommandError, command, split_sub
+from clio.memory import ltm
+from clio.store.ltm_store import LtmStore
+from clio.store.notes import NoteStore
+
+if TYPE_CHECKING:
+    from clio.app import App
+
+USAGE = "/memory list [type|notes] | search <query> | stats | prune [days] | forget <id> | clear"
+SUBCOMMANDS = ("list", "search", "stats", "prune", "forget", "clear")
+PLURALS = {"discoveries": "discovery", **{t + "s": t for t in ltm.TYPES}}
+OFF = "Long-term memory is off in this session (incognito): nothing is read or stored."
+
+
+def _ltm(app: App) -> LtmStore | None:
+    store: Any = app.services.get("ltm")
+    if isinstance(store, LtmStore) and store.enabled:
+        return store
+    app.console.print(OFF)
+    return None
+
+
+def _summary(e: ltm.Entry) -> str:
+    return ltm.render_entry(e)[2:]
+
+
+def _entry_table(rows: list[ltm.Entry], title: str) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("type", no_wrap=True)
+    table.add_column("entry", overflow="fold")
+    table.add_column("conf", justify="right", no_wrap=True)
+    table.add_column("confirmed", no_wrap=True)
+    for e in rows:
+        table.add_row(e.id, e.type, escape(_summary(e)), f"{e.confidence:.2f}", ltm.day(e.last_confirmed))
+    return table
+
+
+def _list(app: App, arg: str) -> None:
+    kind = arg.strip().lower()
+    if kind in ("notes", "note"):
+        notes: Any = app.services.get("notes")
+        items = notes.list() if isinstance(notes, NoteStore) else []
+        if not items:
+            app.console.print("No notes.")
+            return
+        table = Table(title=f"{len(items)} note(s)", title_justify="left")
+        table.add_column("key", no_wrap=True)
+        table.add_column("value", overflow="fold")
+        table.add_column("updated", no_wrap=True)
+        for n in items:
+            table.add_row(escape(n.key), escape(" ".join(n.value.split())[:200]), ltm.day(n.updated))
+        app.console.print(table)
+        return
+    wanted = PLURALS.get(kind, kind)
+    if wanted and wanted not in ltm.TYPES:
+        raise CommandError(f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, or 'notes'.")
+    store = _ltm(app)
+    if store is None:
+        return
+    rows = [e for e in store.all() if not wanted or e.type == wanted]
+    if not rows:
+        app.console.print(f"No {wanted or 'long-term memory'} entries.")
+        return
+    rows.sort(key=lambda e: (list(ltm.TYPES).index(e.type), -e.last_confirmed))
+    app.console.print(_entry_table(rows, f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}"))
+
+
+def _search(app: App, arg: str) -> None:
+    if not arg.strip():
+        raise CommandError("Usage: /memory search <query>")
+    store = _ltm(app)
+    hits = ltm.search(store.all(), arg) if store is not None else []
+    notes: Any = app.services.get("notes")
+    note_hits = notes.search(arg) if isinstance(notes, NoteStore) else []
+    if not hits and not note_hits:
+        app.console.print(f"Nothing matches '{escape(arg)}'.")
+        return
+    if hits:
+        app.console.print(_entry_table([e for _, e in hits], f"Long-term memory matching '{escape(arg)}'"))
+    for _, n in note_hits:
+        app.console.print(f"note [bold]{escape(n.key)}[/bold]: {escape(' '.join(n.value.split())[:200])}")
+
+
+def _stats(app: App, arg: str) -> None:
+    store = _ltm(app)
+    if store is not None:
+        app.console.print(ltm.format_stats(store.stats()))
+
+
+def _prune(app: App, arg: str) -> None:
+    days = 90.0
+    if arg.strip():
+        try:
+            days = float(arg)
+        except ValueError:
+            raise CommandError("Usage: /memory prune [days] (days: a number >= 0)") from None
+        if not days >= 0:
+            raise CommandError("Usage: /memory prune [days] (days: a number >= 0)")
+    store = _ltm(app)
+    if store is None:
+        return
+    removed = store.prune(max_age_days=days)
+    app.console.print(
+        f"Pruned {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} "
+        f"(last confirmed over {days:g} days ago or confidence below 0.3)."
+    )
+    for e in removed:
+        app.console.print(f"  - {e.id} {e.type}: {escape(_summary(e)[:120])}")
+
+
+def _forget(app: App, arg: str) -> None:
+    entry_id = arg.strip()
+    if not entry_id:
+        raise CommandError("Usage: /memory forget <id> (ids are shown by /memory list)")
+    store = _ltm(app)
+    if store is None:
+        return
+    if store.delete(entry_id):
+        app.console.print(f"Forgot {escape(entry_id)}.")
+    else:
+        app.console.print(f"No entry with id '{escape(entry_id)}'; /memory list shows the ids.")
+
+
+def _clear(app: App, arg: str) -> None:
+    store = _ltm(app)
+    if store is None:
+        return
+    count = len(store.all())
+    if count == 0:
+        app.console.print("Long-term memory is already empty.")
+        return
+    if not app.confirm(f"Delete all {count} long-term memory entries of this project?"):
+        app.console.print("Nothing deleted.")
+        return
+    removed = store.clear()
+    app.console.print(f"Deleted {removed} long-term memory entries (notes are kept).")
+
+
+HANDLERS = {
+    "list": _list,
+    "search": _search,
+    "stats": _stats,
+    "prune": _prune,
+    "forget": _forget,
+    "clear": _clear,
+}
+
+
+@command("memory", "Show and tidy long-term memory", USAGE, SUBCOMMANDS, aliases=("mem",))
+def memory_command(app: App, arg: str) -> None:
+    sub, rest = split_sub(arg)
+    handler = HANDLERS.get(sub or "stats")
+    if handler is None:
+        raise CommandError(f"Unknown subcommand {sub!r}. Usage: {USAGE}")
+    handler(app, rest)

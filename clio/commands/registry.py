@@ -1,0 +1,79 @@
+"""The one registry of slash commands.
+
+Adding a command is one decorated function ``handler(app, arg) -> None`` where ``arg``
+is the text after the command name. Families with subcommands (``/session show``)
+parse ``arg`` themselves with :func:`split_sub`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from clio.app import App
+
+
+class CommandError(Exception):
+    """A slash command could not run; the message is shown to the user as is."""
+
+
+class ExitRequested(Exception):
+    """Raised by /exit."""
+
+
+CommandHandler = Callable[["App", str], None]
+
+
+@dataclass
+class Command:
+    name: str
+    help: str
+    usage: str
+    handler: CommandHandler
+    subcommands: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+
+COMMANDS: dict[str, Command] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def command(
+    name: str, help: str, usage: str = "", subcommands: tuple[str, ...] = (), aliases: tuple[str, ...] = ()
+) -> Callable[[CommandHandler], CommandHandler]:
+    def deco(fn: CommandHandler) -> CommandHandler:
+        COMMANDS[name] = Command(name, help, usage or f"/{name}", fn, subcommands, aliases)
+        for a in aliases:
+            _ALIASES[a] = name
+        return fn
+
+    return deco
+
+
+def lookup(name: str) -> Command | None:
+    name = _ALIASES.get(name, name)
+    return COMMANDS.get(name)
+
+
+def split_sub(arg: str) -> tuple[str, str]:
+    """'show extra words' -> ('show', 'extra words')."""
+    arg = arg.strip()
+    if not arg:
+        return "", ""
+    head, _, rest = arg.partition(" ")
+    return head.lower(), rest.strip()
+
+
+def run_command(app: App, line: str) -> None:
+    """Run one '/name args' line. Raises CommandError for unknown commands."""
+    text = line.strip()
+    if text.startswith("/"):
+        text = text[1:]
+    name, _, arg = text.partition(" ")
+    cmd = lookup(name.lower())
+    if cmd is None:
+        known = ", ".join("/" + n for n in sorted(COMMANDS))
+        raise CommandError(f"Unknown command /{name}. Known commands: {known}.")
+    cmd.handler(app, arg.strip())

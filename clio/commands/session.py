@@ -1,0 +1,128 @@
+"""/session: show, list, switch, name, delete, export, trim."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from clio.commands.registry import CommandError, command, split_sub
+from clio.store.sessions import SessionBusy, SessionNotFound
+
+if TYPE_CHECKING:
+    from clio.app import App
+
+SUBS = ("show", "list", "switch", "name", "delete", "export", "trim")
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
+
+
+@command("session", "manage sessions", "/session show|list|switch|name|delete|export|trim", subcommands=SUBS)
+def session_cmd(app: App, arg: str) -> None:
+    sub, rest = split_sub(arg)
+    handler = HANDLERS.get(sub or "show")
+    if handler is None:
+        raise CommandError(f"Unknown /session subcommand '{sub}'; use one of: {', '.join(SUBS)}.")
+    handler(app, rest)
+
+
+def show(app: App, rest: str) -> None:
+    s = app.session
+    assert s is not None
+    u = s.info.usage
+    table = Table(box=None, show_header=False)
+    table.add_row("id", s.id)
+    table.add_row("name", s.info.name or "-")
+    table.add_row("model", app.settings.model)
+    table.add_row("created", _when(s.info.created))
+    table.add_row("messages", f"{len(s.messages):,}")
+    table.add_row(
+        "tokens", f"{u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
+    )
+    table.add_row("cost", f"${s.info.cost:.4f}" if s.info.cost else "n/a (the endpoint reports no prices)")
+    table.add_row("stored", str(s.dir) if s.persistent and app.writes else "nowhere (incognito)")
+    app.console.print(table)
+
+
+def list_(app: App, rest: str) -> None:
+    infos = app.sessions.list()
+    if not infos:
+        app.console.print("No saved sessions in this project.")
+        return
+    table = Table("id", "name", "messages", "updated", box=None, header_style="bold")
+    for i in infos:
+        current = app.session is not None and i.id == app.session.id
+        table.add_row(
+            ("* " if current else "  ") + i.id, i.name or "-", str(i.message_count), _when(i.updated)
+        )
+    app.console.print(table)
+
+
+def switch(app: App, rest: str) -> None:
+    if not rest:
+        raise CommandError("Usage: /session switch <id|name>")
+    try:
+        session = app.open_session(rest)
+    except (SessionNotFound, SessionBusy) as exc:
+        raise CommandError(str(exc)) from None
+    app.console.print(
+        f"Switched to session {session.id} ({session.info.name or 'unnamed'}, {len(session.messages)} messages)."
+    )
+
+
+def name(app: App, rest: str) -> None:
+    if not rest:
+        raise CommandError("Usage: /session name <name>")
+    assert app.session is not None
+    app.session.rename(rest)
+    app.console.print(f"Session named '{app.session.info.name}'.")
+
+
+def delete(app: App, rest: str) -> None:
+    if not rest:
+        raise CommandError("Usage: /session delete <id>")
+    try:
+        info = app.sessions.find(rest)
+    except SessionNotFound as exc:
+        raise CommandError(str(exc)) from None
+    if app.session is not None and info.id == app.session.id:
+        raise CommandError("That is the current session; switch to another one before deleting it.")
+    if not app.confirm(
+        f"Delete session {info.id} ({info.name or 'unnamed'}, {info.message_count} messages)?"
+    ):
+        app.console.print("Kept.")
+        return
+    try:
+        app.sessions.delete(info.id)
+    except SessionBusy as exc:
+        raise CommandError(str(exc)) from None
+    app.console.print(f"Deleted session {info.id}.")
+
+
+def export(app: App, rest: str) -> None:
+    from pathlib import Path
+
+    from clio.store.export_html import export_html
+
+    session = app.session
+    assert session is not None
+    if rest:
+        target = Path(rest).expanduser()
+        if not target.is_absolute():
+            target = app.paths.cwd / target
+    elif app.writes:
+        target = app.paths.clio_dir / "exports" / f"{session.id}.html"
+    else:
+        raise CommandError("Incognito writes nothing by itself: name the file, e.g. /session export ~/session.html")
+    messages = [app.redactor.redact_message(m)[0] for m in session.messages]
+    info = session.info.to_dict()
+    info["model"] = info.get("model") or app.settings.model
+    info["message_count"] = len(messages)
+    written = export_html(info, messages, target)
+    app.console.print(f"Exported {len(messages)} messages to {written}")
+
+
+HANDLERS = {"show": show, "list": list_, "switch": switch, "name": name, "delete": delete, "export": export}

@@ -1,0 +1,302 @@
+"""The model client: one streamed chat completion, with retries, usage and tool-call assembly.
+
+Talks to any OpenAI-compatible endpoint through the ``openai`` package. Always streams;
+asks for usage in the stream (``stream_options.include_usage``) and stops asking if the
+endpoint refuses it. Retries 429 (honouring Retry-After), 5xx, connection failures and
+streams that break off; maps every other failure to one exception from
+:mod:`clio.llm.errors` whose text says what to do.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from clio.llm.dialects import is_context_length_error
+from clio.llm.errors import (
+    AuthError,
+    BadRequest,
+    ContextLengthError,
+    EndpointUnreachable,
+    LLMError,
+    ModelNotFound,
+    RateLimited,
+    ServerError,
+)
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+        }
+
+
+@dataclass
+class ChatResult:
+    content: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    interrupted: bool = False
+    first_token_s: float | None = None  # seconds from request to first streamed token
+    elapsed_s: float = 0.0
+
+
+class StreamBroken(Exception):
+    """The stream ended before the endpoint said it was finished."""
+
+
+TextSink = Callable[[str], None]
+RetrySink = Callable[[str, float], None]  # (reason, seconds to wait)
+
+
+class LLMClient:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        *,
+        timeout: float = 600.0,
+        max_retries: int = 4,
+        backoff: float = 1.0,
+    ) -> None:
+        self.base_url = base_url
+        self.model = model
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.include_usage = True
+        self.usage_log: list[Usage] = []  # the usage of every request, for the estimator and /stats
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+
+    # -- public ----------------------------------------------------------------------------------
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        on_text: TextSink | None = None,
+        on_retry: RetrySink | None = None,
+        tool_choice: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResult:
+        attempt = 0
+        while True:
+            try:
+                return self._stream_once(messages, tools, on_text, tool_choice, temperature, max_tokens)
+            except KeyboardInterrupt:
+                raise
+            except (StreamBroken, openai.APIConnectionError) as exc:
+                reason = (
+                    "the stream broke off"
+                    if isinstance(exc, StreamBroken)
+                    else "could not reach the endpoint"
+                )
+                if attempt >= self.max_retries:
+                    if isinstance(exc, StreamBroken):
+                        raise ServerError(
+                            f"The endpoint at {self.base_url} kept breaking off its replies; try again later."
+                        ) from exc
+                    raise EndpointUnreachable(
+                        f"Cannot reach {self.base_url}: check that the server is running "
+                        "or set OPENAI_BASE_URL / --base-url to the right address."
+                    ) from exc
+                wait = self._wait(attempt, None)
+            except openai.APIStatusError as exc:
+                if self._drop_stream_options(exc):
+                    continue
+                err = self._classify(exc)
+                retryable = isinstance(err, (RateLimited, ServerError))
+                if not retryable or attempt >= self.max_retries:
+                    raise err from exc
+                reason = "rate limited" if isinstance(err, RateLimited) else f"server error {exc.status_code}"
+                wait = self._wait(attempt, _retry_after(exc))
+            attempt += 1
+            if on_retry:
+                on_retry(reason, wait)
+            time.sleep(wait)
+
+    def list_models(self) -> list[str]:
+        try:
+            return sorted(m.id for m in self._client.models.list())
+        except openai.APIError as exc:
+            raise LLMError(f"Could not list models at {self.base_url}: {exc}") from exc
+
+    # -- one attempt -----------------------------------------------------------------------------
+    def _stream_once(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_text: TextSink | None,
+        tool_choice: str | None,
+        temperature: float | None,
+        max_tokens: int | None,
+    ) -> ChatResult:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
+        if tools:
+            kwargs["tools"] = tools
+            if tool_choice:
+                kwargs["tool_choice"] = tool_choice
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        if max_tokens:
+            kwargs["max_tokens"] = max_tokens
+        if self.include_usage:
+            kwargs["stream_options"] = {"include_usage": True}
+        started = time.monotonic()
+        result = ChatResult()
+        calls: dict[int, dict[str, Any]] = {}
+        stream = self._client.chat.completions.create(**kwargs)
+        text_parts: list[str] = []
+        try:
+            for chunk in stream:
+                if getattr(chunk, "usage", None):
+                    result.usage = _usage(chunk.usage)
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    if delta is not None:
+                        piece = getattr(delta, "content", None)
+                        if piece:
+                            if result.first_token_s is None:
+                                result.first_token_s = time.monotonic() - started
+                            text_parts.append(piece)
+                            if on_text:
+                                on_text(piece)
+                        for tc in getattr(delta, "tool_calls", None) or []:
+                            if result.first_token_s is None:
+                                result.first_token_s = time.monotonic() - started
+                            _merge_call(calls, tc)
+                    if choice.finish_reason:
+                        result.finish_reason = choice.finish_reason
+        except KeyboardInterrupt:
+            stream.close()
+            result.interrupted = True
+        except openai.APIStatusError:
+            raise
+        except Exception as exc:  # the transport failed mid-stream (connection reset, cut-off, bad chunk...)
+            stream.close()
+            raise StreamBroken(str(exc)) from exc
+        result.content = "".join(text_parts)
+        result.tool_calls = [_finish_call(calls[i], i) for i in sorted(calls)]
+        result.elapsed_s = time.monotonic() - started
+        if not result.interrupted and result.finish_reason is None and result.usage is None:
+            raise StreamBroken("no finish_reason")
+        if result.usage is not None:
+            self.usage_log.append(result.usage)
+        return result
+
+    # -- failures --------------------------------------------------------------------------------
+    def _drop_stream_options(self, exc: openai.APIStatusError) -> bool:
+        if self.include_usage and exc.status_code in (400, 422) and "stream_options" in _text(exc):
+            self.include_usage = False
+            return True
+        return False
+
+    def _classify(self, exc: openai.APIStatusError) -> LLMError:
+        status, text = exc.status_code, _text(exc)
+        if is_context_length_error(status, exc.body, text):
+            return ContextLengthError(
+                f"The request is too long for the model's context window ({_short(text)})."
+            )
+        if status == 401:
+            return AuthError(
+                f"The endpoint at {self.base_url} rejected the API key (401): set OPENAI_API_KEY to a valid key."
+            )
+        if status == 403:
+            return AuthError(
+                f"The endpoint refused access (403): check the key's permissions ({_short(text)})."
+            )
+        if status == 404:
+            return ModelNotFound(
+                f"Model '{self.model}' was not found at {self.base_url} (404): pick one with --model "
+                "or /model (clio --input '/model' lists them)."
+            )
+        if status == 429:
+            return RateLimited(
+                f"The endpoint is rate limiting requests (429): wait a moment and retry ({_short(text)})."
+            )
+        if status >= 500:
+            return ServerError(f"The endpoint failed with {status}: try again later ({_short(text)}).")
+        return BadRequest(f"The endpoint rejected the request ({status}): {_short(text)}")
+
+    def _wait(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), 60.0)
+        base = self.backoff * (2**attempt)
+        return float(min(base + random.uniform(0, base / 2), 30.0))
+
+
+def _merge_call(calls: dict[int, dict[str, Any]], tc: Any) -> None:
+    idx = getattr(tc, "index", None)
+    if idx is None:
+        idx = len(calls)
+    slot = calls.setdefault(idx, {"id": "", "name": "", "arguments": []})
+    if getattr(tc, "id", None):
+        slot["id"] = tc.id
+    fn = getattr(tc, "function", None)
+    if fn is not None:
+        name = getattr(fn, "name", None)
+        if name and name != slot["name"]:
+            slot["name"] = name if not slot["name"] else slot["name"] + name  # fragments, or a repeat
+        if getattr(fn, "arguments", None):
+            slot["arguments"].append(fn.arguments)
+
+
+def _finish_call(slot: dict[str, Any], index: int) -> dict[str, Any]:
+    return {
+        "id": slot["id"] or f"call_{index}_{int(time.time() * 1000) % 10**8}",
+        "type": "function",
+        "function": {"name": slot["name"], "arguments": "".join(slot["arguments"]) or "{}"},
+    }
+
+
+def _usage(u: Any) -> Usage:
+    details = getattr(u, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return Usage(
+        prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(u, "completion_tokens", 0) or 0),
+        cached_tokens=int(cached or 0),
+    )
+
+
+def _text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            return str(err.get("message") or err)
+        return str(err)
+    return str(body or exc.message)
+
+
+def _short(text: str, n: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    try:
+        value = exc.response.headers.get("retry-after")
+    except AttributeError:
+        return None
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None

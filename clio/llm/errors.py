@@ -1,0 +1,35 @@
+"""One exception per kind of endpoint failure, each with one sentence saying what to do."""
+
+from __future__ import annotations
+
+
+class LLMError(Exception):
+    """Base: ``str(exc)`` is a single sentence fit to show the user."""
+
+
+class ContextLengthError(LLMError):
+    """The endpoint rejected the request for length; the context engine reacts to this one."""
+
+
+class AuthError(LLMError):
+    pass
+
+
+class ModelNotFound(LLMError):
+    pass
+
+
+class BadRequest(LLMError):
+    pass
+
+
+class RateLimited(LLMError):
+    pass
+
+
+class ServerError(LLMError):
+    pass
+
+
+class EndpointUnreachable(LLMError):
+    pass

@@ -1,0 +1,431 @@
+"""Long-term memory of a project: the entry model, dedup, ranking, pruning, stats, rendering.
+
+Pure: entries in, entries (or text) out; ``clio.store.ltm_store`` does the file and the lock.
+
+Entry types and their fields (``*`` = required)::
+
+    discovery  fact*
+    solution   error*, solution*, examples (list), applied (int, times the fix was applied)
+    pattern    pattern*, examples (list)
+    workflow   name*, steps* (list)
+    failure    what*, impact, prevention
+    rule       rule*  (a context rule: "run ruff before committing")
+
+Every entry also has an id (``d-1a2b3c``: type letter + 6 hex of its text), a confidence
+in 0..1, and ``first_seen`` / ``last_confirmed`` epoch times.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from clio.memory.similarity import bm25, near_duplicates, terms, word_set
+
+DAY = 86400.0
+DEDUP_THRESHOLD = 0.85
+DEDUP_MINHASH_MIN: int | None = None  # candidates before the MinHash prefilter runs (None: never)
+CONFIRM_BUMP = 0.05  # confidence gained when an entry is confirmed again
+DEFAULT_CONFIDENCE = 0.7
+MAX_TEXT = 2000  # characters per text field
+MAX_EXAMPLES = 10
+MAX_LINE = 400  # characters per rendered entry
+HALF_LIFE_DAYS = 60.0
+W_RELEVANCE, W_BASE = 0.65, 0.35  # score = W_RELEVANCE*relevance + W_BASE*confidence*recency
+KEEP_TYPES = ("rule", "failure")  # survive pruning by age when confident (see prune)
+KEEP_CONFIDENCE = 0.8
+
+DEFAULT_CAPS: dict[str, int] = {
+    "discovery": 15, "solution": 15, "pattern": 10, "workflow": 5, "failure": 5, "rule": 10,
+}  # fmt: skip
+HEADER = "## Project memory (learned in earlier sessions)"
+
+
+class LtmError(ValueError):
+    """An entry cannot be made from these fields (the message says what to fix)."""
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    prefix: str
+    heading: str
+    text: tuple[str, ...]  # text fields, identity of the entry (with ``steps``)
+    lists: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+
+
+TYPES: dict[str, TypeSpec] = {
+    "rule": TypeSpec("r", "Rules", ("rule",), required=("rule",)),
+    "failure": TypeSpec("f", "Failures to avoid", ("what", "impact", "prevention"), required=("what",)),
+    "solution": TypeSpec("s", "Solutions", ("error", "solution"), ("examples",), ("error", "solution")),
+    "discovery": TypeSpec("d", "Discoveries", ("fact",), required=("fact",)),
+    "pattern": TypeSpec("p", "Patterns", ("pattern",), ("examples",), ("pattern",)),
+    "workflow": TypeSpec("w", "Workflows", ("name",), ("steps",), ("name", "steps")),
+}  # also the order of sections in the prompt
+
+
+_BASE_KEYS = ("id", "type", "confidence", "first_seen", "last_confirmed")
+
+
+@dataclass
+class Entry:
+    id: str
+    type: str
+    confidence: float
+    first_seen: float
+    last_confirmed: float
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The identity text (text fields and workflow steps; not examples)."""
+        spec = TYPES[self.type]
+        parts = [str(self.fields.get(f, "")) for f in spec.text]
+        parts += list(self.fields.get("steps", []))
+        return " ".join(p for p in parts if p)
+
+    def full_text(self) -> str:
+        """Everything searchable: identity text plus examples."""
+        return " ".join([self.text(), *self.fields.get("examples", [])])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            **self.fields,
+            "confidence": round(self.confidence, 4),
+            "first_seen": self.first_seen,
+            "last_confirmed": self.last_confirmed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Entry:
+        """Parse one stored entry; raises LtmError when it is not a valid entry."""
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            raise LtmError("entry without an id")
+        rest = {k: v for k, v in data.items() if k not in _BASE_KEYS}
+        try:
+            first = float(data["first_seen"])
+            last = float(data.get("last_confirmed", first))
+        except (KeyError, TypeError, ValueError):
+            raise LtmError(f"entry {data['id']} has no valid times") from None
+        e = make_entry(
+            str(data.get("type")),
+            rest,
+            confidence=data.get("confidence", DEFAULT_CONFIDENCE),
+            now=first,
+            eid=data["id"],
+        )
+        e.last_confirmed = last
+        return e
+
+
+# ---------------------------------------------------------------- making and merging
+
+
+def _clean_text(type_: str, name: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise LtmError(f"'{name}' of a {type_} must be a string")
+    value = value.strip()
+    if len(value) > MAX_TEXT:
+        raise LtmError(f"'{name}' is too long ({len(value)} characters); keep it under {MAX_TEXT}")
+    return value
+
+
+def _clean_list(type_: str, name: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise LtmError(f"'{name}' of a {type_} must be a list of strings")
+    return [_clean_text(type_, name, v) for v in value if v.strip()]
+
+
+def check_confidence(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise LtmError("confidence must be a number between 0 and 1")
+    if not 0.0 <= value <= 1.0:
+        raise LtmError(f"confidence must be between 0 and 1 (got {value})")
+    return float(value)
+
+
+def entry_id(type_: str, text: str, taken: Iterable[str] = ()) -> str:
+    """A short id from the type and text; salted until it is not in ``taken``."""
+    used = set(taken)
+    base = f"{type_}\0{' '.join(sorted(word_set(text)))}"
+    n = 0
+    while True:
+        digest = hashlib.sha1(f"{base}\0{n}".encode() if n else base.encode()).hexdigest()
+        eid = f"{TYPES[type_].prefix}-{digest[:6]}"
+        if eid not in used:
+            return eid
+        n += 1
+
+
+def make_entry(
+    type_: str,
+    fields: dict[str, Any],
+    *,
+    confidence: Any = DEFAULT_CONFIDENCE,
+    now: float | None = None,
+    taken: Iterable[str] = (),
+    eid: str | None = None,
+) -> Entry:
+    """A validated entry (id from its text unless ``eid``); raises LtmError naming the problem."""
+    spec = TYPES.get(type_)
+    if spec is None:
+        raise LtmError(f"unknown entry type {type_!r}; use one of: {', '.join(TYPES)}")
+    allowed = set(spec.text) | set(spec.lists) | ({"applied"} if type_ == "solution" else set())
+    unknown = sorted(set(fields) - allowed)
+    if unknown:
+        raise LtmError(
+            f"unknown field {unknown[0]!r} for a {type_}; its fields are: {', '.join(sorted(allowed))}"
+        )
+    clean: dict[str, Any] = {}
+    for name in spec.text:
+        clean[name] = _clean_text(type_, name, fields.get(name))
+    for name in spec.lists:
+        clean[name] = _clean_list(type_, name, fields.get(name))
+    for name in spec.required:
+        if not clean[name]:
+            raise LtmError(f"a {type_} needs '{name}'")
+    if type_ == "solution":
+        applied = fields.get("applied", 1)
+        if isinstance(applied, bool) or not isinstance(applied, int) or applied < 0:
+            raise LtmError("'applied' must be a whole number >= 0")
+        clean["applied"] = applied
+    t = time.time() if now is None else now
+    e = Entry("", type_, round(check_confidence(confidence), 4), t, t, clean)
+    e.id = eid or entry_id(type_, e.text(), taken)
+    return e
+
+
+def merge(old: Entry, new: Entry) -> Entry:
+    """``old`` confirmed again by ``new``: fresher, more confident, examples merged, applied+1."""
+    fields = dict(old.fields)
+    for name, value in new.fields.items():
+        if name == "applied":
+            fields[name] = int(fields.get(name, 0)) + max(1, int(value))
+        elif name == "examples":
+            seen = list(dict.fromkeys([*fields.get(name, []), *value]))
+            fields[name] = seen[-MAX_EXAMPLES:]
+        elif not fields.get(name) and value:
+            fields[name] = value
+    return dataclasses.replace(
+        old,
+        fields=fields,
+        confidence=round(min(1.0, max(old.confidence, new.confidence) + CONFIRM_BUMP), 4),
+        last_confirmed=max(old.last_confirmed, new.last_confirmed),
+    )
+
+
+def upsert(
+    entries: list[Entry], new: Entry, threshold: float = DEDUP_THRESHOLD
+) -> tuple[list[Entry], Entry, bool]:
+    """Add ``new`` or merge it into its nearest same-type duplicate (Jaccard >= threshold).
+
+    Returns (entries, the stored entry, created).
+    """
+    same = [i for i, e in enumerate(entries) if e.type == new.type]
+    sets = [word_set(entries[i].text()) for i in same]
+    hits = near_duplicates(word_set(new.text()), sets, threshold, prefilter_min=DEDUP_MINHASH_MIN)
+    out = list(entries)
+    if hits:
+        idx = same[hits[0][0]]
+        out[idx] = merge(out[idx], new)
+        return out, out[idx], False
+    taken = {e.id for e in entries}
+    if new.id in taken:
+        new = dataclasses.replace(new, id=entry_id(new.type, new.text(), taken))
+    out.append(new)
+    return out, new, True
+
+
+# ---------------------------------------------------------------- ranking
+
+
+def recency(entry: Entry, now: float, half_life_days: float = HALF_LIFE_DAYS) -> float:
+    """0.5 ** (days since last confirmed / half-life); 1.0 for entries confirmed 'in the future'."""
+    age_days = max(0.0, now - entry.last_confirmed) / DAY
+    return float(0.5 ** (age_days / half_life_days))
+
+
+def relevance(entries: list[Entry], query: str) -> list[float]:
+    """BM25 relevance to ``query`` scaled to 0..1 by the best entry; rules are always 1."""
+    raw = bm25([terms(e.full_text()) for e in entries], terms(query))
+    best = max((r for r, e in zip(raw, entries, strict=True) if e.type != "rule"), default=0.0)
+    return [
+        1.0 if e.type == "rule" else (r / best if best > 0 else 0.0)
+        for r, e in zip(raw, entries, strict=True)
+    ]
+
+
+def rank(entries: list[Entry], query: str, now: float) -> list[tuple[float, Entry]]:
+    """(score, entry) best first: W_RELEVANCE*relevance + W_BASE*confidence*recency."""
+    rel = relevance(entries, query)
+    scored = [
+        (W_RELEVANCE * r + W_BASE * e.confidence * recency(e, now), e)
+        for r, e in zip(rel, entries, strict=True)
+    ]
+    scored.sort(key=lambda t: (-t[0], -t[1].last_confirmed, t[1].id))
+    return scored
+
+
+def select_for_prompt(
+    entries: list[Entry],
+    task: str,
+    files: list[str],
+    now: float,
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+    caps: dict[str, int] | None = None,
+) -> list[Entry]:
+    """The most useful entries for this task within ``budget_tokens`` and the per-type caps.
+
+    Ranked by :func:`rank` (relevance to the task and files, confidence, recency), never by
+    insertion order. ``count_tokens(render_ltm(result)) <= budget_tokens`` always holds.
+    """
+    limits = {**DEFAULT_CAPS, **(caps or {})}
+    if budget_tokens <= 0 or not entries:
+        return []
+    used = count_tokens(HEADER) + 1
+    per_type: Counter[str] = Counter()
+    chosen: list[Entry] = []
+    room = sum(limits.get(t, 0) for t in TYPES)
+    for _score, e in rank(entries, " ".join([task, *files]), now):  # path components become words
+        if len(chosen) >= room or budget_tokens - used < 3:
+            break
+        if per_type[e.type] >= limits.get(e.type, 0):
+            continue
+        cost = count_tokens(render_entry(e)) + 1
+        if per_type[e.type] == 0:
+            cost += count_tokens(TYPES[e.type].heading + ":") + 1
+        if used + cost > budget_tokens:
+            continue
+        used += cost
+        per_type[e.type] += 1
+        chosen.append(e)
+    while chosen and count_tokens(render_ltm(chosen)) > budget_tokens:
+        chosen.pop()  # token counts of joined text can exceed the sum of the parts
+    return chosen
+
+
+def search(entries: list[Entry], query: str, limit: int = 20) -> list[tuple[float, Entry]]:
+    """Entries sharing (stemmed) words with ``query``: (relevance scaled to 0..1, entry), best first."""
+    raw = bm25([terms(e.full_text()) for e in entries], terms(query))
+    best = max(raw, default=0.0)
+    hits = [(r / best, e) for r, e in zip(raw, entries, strict=True) if r > 0]
+    hits.sort(key=lambda t: (-t[0], -t[1].last_confirmed, t[1].id))
+    return hits[:limit]
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _clip(text: str, limit: int = MAX_LINE) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def render_entry(e: Entry) -> str:
+    """One compact line for the prompt."""
+    f = e.fields
+    if e.type == "solution":
+        text = f"{f['error']} → {f['solution']}"
+        if f.get("applied", 0) > 1:
+            text += f" (worked {f['applied']}×)"
+    elif e.type == "pattern":
+        text = f["pattern"] + (f" (e.g. {'; '.join(f['examples'][:2])})" if f.get("examples") else "")
+    elif e.type == "workflow":
+        text = f"{f['name']}: " + " ".join(f"{i}) {s}" for i, s in enumerate(f["steps"], 1))
+    elif e.type == "failure":
+        text = f["what"]
+        text += f"; impact: {f['impact']}" if f.get("impact") else ""
+        text += f"; prevent: {f['prevention']}" if f.get("prevention") else ""
+    else:
+        text = e.text()
+    if e.confidence < 0.5:
+        text += " (unconfirmed)"
+    return "- " + _clip(text)
+
+
+def render_ltm(entries: list[Entry]) -> str:
+    """A compact markdown block grouped by type (rules first); '' when there is nothing."""
+    if not entries:
+        return ""
+    lines = [HEADER]
+    for type_, spec in TYPES.items():
+        group = [e for e in entries if e.type == type_]
+        if group:
+            lines.append(spec.heading + ":")
+            lines.extend(render_entry(e) for e in group)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- pruning and stats
+
+
+def prune(
+    entries: list[Entry], now: float, max_age_days: float = 90.0, min_confidence: float = 0.3
+) -> tuple[list[Entry], list[Entry]]:
+    """Split into (kept, removed).
+
+    An entry is removed when its confidence is below ``min_confidence``, OR when it was
+    last confirmed more than ``max_age_days`` days before ``now`` -- except that rules and
+    failures with confidence >= KEEP_CONFIDENCE (0.8) never expire by age alone (a hard
+    rule or a lesson from a failure does not go stale because nobody repeated it).
+    """
+    kept: list[Entry] = []
+    removed: list[Entry] = []
+    for e in entries:
+        too_old = (now - e.last_confirmed) > max_age_days * DAY
+        protected = e.type in KEEP_TYPES and e.confidence >= KEEP_CONFIDENCE
+        if e.confidence < min_confidence or (too_old and not protected):
+            removed.append(e)
+        else:
+            kept.append(e)
+    return kept, removed
+
+
+@dataclass
+class LtmStats:
+    total: int
+    by_type: dict[str, int]
+    oldest: float | None  # earliest first_seen
+    newest: float | None  # latest first_seen
+    last_confirmed: float | None
+    mean_confidence: float | None
+
+
+def stats(entries: list[Entry]) -> LtmStats:
+    counts = Counter(e.type for e in entries)
+    return LtmStats(
+        total=len(entries),
+        by_type={t: counts.get(t, 0) for t in TYPES},
+        oldest=min((e.first_seen for e in entries), default=None),
+        newest=max((e.first_seen for e in entries), default=None),
+        last_confirmed=max((e.last_confirmed for e in entries), default=None),
+        mean_confidence=sum(e.confidence for e in entries) / len(entries) if entries else None,
+    )
+
+
+def day(ts: float | None) -> str:
+    return "-" if ts is None else time.strftime("%Y-%m-%d", time.localtime(ts))
+
+
+def format_stats(s: LtmStats) -> str:
+    if not s.total:
+        return "Long-term memory is empty."
+    counts = ", ".join(f"{n} {t}" for t, n in s.by_type.items() if n)
+    return (
+        f"Long-term memory: {s.total} entries ({counts}); mean confidence {s.mean_confidence or 0:.2f}; "
+        f"oldest {day(s.oldest)}, newest {day(s.newest)}, last confirmed {day(s.last_confirmed)}."
+    )

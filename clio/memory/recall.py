@@ -1,0 +1,248 @@
+"""Pure helpers for cross-session recall: what gets indexed, safe FTS5 queries, excerpts.
+
+No disk and no SQLite here (``clio.store.recall_index`` does the I/O). Everything in
+this module takes plain strings or message dicts and returns plain values, so it is
+tested with lists.
+
+Query safety: user words never reach FTS5 as syntax. :func:`build_fts_query` keeps
+only word characters (the same split as FTS5's ``unicode61`` tokenizer), wraps every
+term in double quotes and joins them with ``OR``; ``NEAR``, ``*``, ``-``, ``:``,
+parentheses and quotes in the input are plain text (or dropped punctuation).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from clio.messages import KIND_MEMORY, KIND_SUMMARY, Message, meta, text_of
+
+# Same split as FTS5's unicode61 tokenizer: letters and digits; '_' and punctuation separate.
+WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each few for from further
+    get got had has have having he her here hers herself him himself his how i if in into is it its
+    itself just let me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them themselves
+    then there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours yourself yourselves ever
+    s t d ll m re ve don doesn didn isn wasn aren weren won wouldn shouldn couldn
+    """.split()  # noqa: SIM905
+)
+
+# How much of each kind of message is indexed (characters).
+TEXT_LIMIT = 32_000
+TOOL_RESULT_LIMIT = 4_000
+TOOL_ARGS_LIMIT = 2_000
+SKIP_KINDS = frozenset({KIND_SUMMARY, KIND_MEMORY})
+
+# bm25 scores every row that matches any query word; past this many (word, message) pairs the
+# most common words are left out of the query (they weigh least): a bound on query latency.
+POSTINGS_BUDGET = 10_000
+
+_SUFFIXES = (
+    "ational", "ization", "fulness", "iveness", "ations", "ation", "ments", "ement", "ness", "ment",
+    "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s", "e",
+)  # fmt: skip
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words, split like FTS5 ``unicode61`` (so 'snake_case' -> ['snake', 'case'])."""
+    return [w.lower() for w in WORD_RE.findall(text)]
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper (decided/deciding/decides -> 'decid'), for excerpt matching only.
+
+    The index itself uses FTS5's porter stemmer; this only has to agree often enough
+    to place the excerpt window on the matching words.
+    """
+    w = word.lower()
+    for suf in _SUFFIXES:
+        if len(w) - len(suf) >= 3 and w.endswith(suf):
+            w = w[: -len(suf)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":  # planned -> plann -> plan
+        w = w[:-1]
+    return w
+
+
+def query_terms(text: str, stopwords: Iterable[str] = STOPWORDS, max_terms: int = 32) -> list[str]:
+    """The distinct content words of a query, in order; all words if every one is a stopword."""
+    stop = stopwords if isinstance(stopwords, (set, frozenset)) else frozenset(stopwords)
+    words = tokenize(text)
+    kept = [w for w in words if w not in stop]
+    if not kept:
+        kept = words
+    out: list[str] = []
+    for w in kept:
+        if w not in out:
+            out.append(w)
+    return out[:max_terms]
+
+
+def quote_term(term: str) -> str:
+    """One FTS5 string token: double quotes doubled inside, wrapped in quotes."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def or_query(terms: Iterable[str], *, prefix_min: int = 0) -> str:
+    """Quoted terms joined by OR ('' if none); ``prefix_min`` > 0 also matches longer words
+    starting with a term at least that long (``"postgres"*`` finds 'PostgreSQL')."""
+    parts: list[str] = []
+    for term in terms:
+        q = quote_term(term)
+        if prefix_min and len(term) >= prefix_min:
+            q = f"({q} OR {q}*)"
+        parts.append(q)
+    return " OR ".join(parts)
+
+
+def build_fts_query(
+    text: str,
+    stopwords: Iterable[str] = STOPWORDS,
+    *,
+    prefix_min: int = 0,
+    max_terms: int = 32,
+) -> str:
+    """A safe FTS5 MATCH expression for free text: its quoted content words joined by OR."""
+    return or_query(query_terms(text, stopwords, max_terms), prefix_min=prefix_min)
+
+
+def choose_terms(doc_freq: dict[str, int], budget: int = POSTINGS_BUDGET) -> list[str]:
+    """The query words worth searching, in their original order.
+
+    Words found nowhere are dropped. The rarest word is always kept; the others join,
+    rarest first, while the matching rows they add stay within ``budget``.
+    """
+    found = sorted((df, i, w) for i, (w, df) in enumerate(doc_freq.items()) if df > 0)
+    kept: list[tuple[int, str]] = []
+    total = 0
+    for df, i, w in found:
+        if kept and total + df > budget:
+            break
+        kept.append((i, w))
+        total += df
+    return [w for _, w in sorted(kept)]
+
+
+def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
+    """About ``width`` characters of ``text`` around the densest cluster of query terms.
+
+    Words match a term when their light stems agree or the word starts with the
+    term. Cut at word boundaries, '…' marks a cut; whitespace is collapsed.
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    stems = {stem(t) for t in terms if t}
+    prefixes = [t.lower() for t in terms if len(t) >= 4]
+    hits: list[tuple[int, int, str]] = []  # (start, end, which term)
+    for m in WORD_RE.finditer(flat):
+        w = m.group().lower()
+        s = stem(w)
+        term = s if s in stems else next((t for t in prefixes if w.startswith(t)), None)
+        if term is not None:
+            hits.append((m.start(), m.end(), term))
+    start = 0
+    if hits:
+        # sliding window: the run of hits within ``width`` chars with the most distinct terms
+        best = (-1, -1)
+        first, last_end = hits[0][0], hits[0][1]
+        counts: dict[str, int] = {}
+        j = 0
+        for i, (h_start, h_end, _) in enumerate(hits):
+            while j < len(hits) and (j == i or hits[j][1] <= h_start + width):
+                counts[hits[j][2]] = counts.get(hits[j][2], 0) + 1
+                j += 1
+            key = (len(counts), j - i)
+            if key > best:
+                best, first, last_end = key, h_start, max(h_end, hits[j - 1][1])
+            counts[hits[i][2]] -= 1
+            if not counts[hits[i][2]]:
+                del counts[hits[i][2]]
+        start = max(0, first - max(0, (width - (last_end - first)) // 3))
+    start = min(start, max(0, len(flat) - width))
+    if start > 0 and flat[start - 1] != " ":  # do not begin mid-word
+        space = flat.find(" ", start)
+        if space != -1 and space - start < 30:
+            start = space + 1
+    end = min(len(flat), start + width)
+    if end < len(flat) and flat[end] != " ":
+        space = flat.rfind(" ", start, end)
+        if space > start + width // 2:
+            end = space
+    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+def document_text(msg: Message) -> str | None:
+    """The text of one archived message that goes into the recall index, or None to skip it.
+
+    User and assistant text is indexed (tool-call arguments clipped), tool results are
+    clipped to a few KB, system messages, thread summaries and injected memory are skipped.
+    """
+    role = msg.get("role")
+    if role not in ("user", "assistant", "tool"):
+        return None
+    if meta(msg).get("kind") in SKIP_KINDS:
+        return None
+    if role == "tool":
+        text = _clip(text_of(msg), TOOL_RESULT_LIMIT)
+    elif role == "assistant" and msg.get("tool_calls"):
+        body = msg.get("content")
+        parts = [body] if isinstance(body, str) and body.strip() else []
+        for call in msg.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            parts.append(f"{fn.get('name', '')} {_clip(str(fn.get('arguments', '')), TOOL_ARGS_LIMIT)}")
+        text = _clip("\n".join(parts), TEXT_LIMIT)
+    else:
+        text = _clip(text_of(msg), TEXT_LIMIT)
+    return text if text.strip() else None
+
+
+def format_date(ts: float) -> str:
+    """Local time as 'YYYY-MM-DD HH:MM'."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def shape_results(
+    rows: Iterable[tuple[Any, ...]],
+    names: dict[str, str],
+    terms: list[str],
+    max_sessions: int,
+    max_results: int,
+) -> list[dict[str, Any]]:
+    """Ranked index rows (session_id, role, seq, ts, body, bm25 rank) -> search results.
+
+    Keeps rows from the ``max_sessions`` best-ranked sessions only, at most ``max_results``.
+    """
+    sessions: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for sid, role, seq, ts, body, rank in rows:
+        if sid not in sessions:
+            if len(sessions) >= max_sessions:
+                continue
+            sessions.add(sid)
+        out.append(
+            {
+                "session_id": sid,
+                "session_name": names.get(sid, ""),
+                "date": format_date(ts),
+                "role": role,
+                "seq": seq,
+                "excerpt": excerpt(body, terms),
+                "score": round(-rank, 4),
+            }
+        )
+        if len(out) >= max_results:
+            break
+    return out

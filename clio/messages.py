@@ -1,0 +1,76 @@
+"""The one message shape every tier shares.
+
+A message is a plain dict in the OpenAI chat format (``role``, ``content``,
+``tool_calls``, ``tool_call_id``, ``name``) plus an optional ``meta`` dict that
+never leaves the machine (sequence number, timestamp, interrupted flag, kind).
+Plain dicts keep the memory tiers pure and the storage format obvious JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+Message = dict[str, Any]
+
+API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+# meta["kind"] values with special meaning
+KIND_SUMMARY = "thread_summary"
+KIND_RECOVERY = "recovery"
+KIND_MEMORY = "memory"
+
+
+def make(role: str, content: str | None, **extra: Any) -> Message:
+    """A new message with a timestamp in its meta."""
+    msg: Message = {"role": role, "content": content}
+    meta = extra.pop("meta", None) or {}
+    msg.update(extra)
+    meta.setdefault("ts", time.time())
+    msg["meta"] = meta
+    return msg
+
+
+def api_view(msg: Message) -> Message:
+    """The part of a message that is sent to the endpoint."""
+    out: Message = {k: msg[k] for k in API_KEYS if k in msg and msg[k] is not None}
+    if out.get("role") == "assistant" and "content" not in out:
+        out["content"] = None if out.get("tool_calls") else ""
+    if "content" not in out and out.get("role") != "assistant":
+        out["content"] = ""
+    return out
+
+
+def meta(msg: Message) -> dict[str, Any]:
+    m = msg.get("meta")
+    return m if isinstance(m, dict) else {}
+
+
+def text_of(msg: Message) -> str:
+    """All text a message carries (content and tool-call arguments), for counting and search."""
+    parts: list[str] = []
+    content = msg.get("content")
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):  # multimodal parts
+        for p in content:
+            if isinstance(p, dict) and isinstance(p.get("text"), str):
+                parts.append(p["text"])
+    for call in msg.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        parts.append(str(fn.get("name", "")))
+        parts.append(str(fn.get("arguments", "")))
+    return "\n".join(parts)
+
+
+def tool_call_args(call: dict[str, Any]) -> dict[str, Any]:
+    """Parsed arguments of a tool call; {} when they are not a JSON object."""
+    raw = (call.get("function") or {}).get("arguments") or "{}"
+    if isinstance(raw, dict):
+        return raw
+    try:
+        val = json.loads(raw)
+    except (ValueError, TypeError):
+        return {}
+    return val if isinstance(val, dict) else {}

@@ -1,0 +1,207 @@
+"""Atomic writes, inter-process locks and quarantine of damaged files.
+
+The one place that knows how a file reaches disk:
+- ``atomic_write_*``: temp file in the same folder, fsync, rename, fsync of the folder,
+  so a process killed at any moment leaves either the old or the new file.
+- ``FileLock``: an advisory ``flock`` on ``<file>.lock`` shared by every clio process.
+- ``read_json``: a file that does not parse is moved aside to a named copy
+  (``name.damaged-<time>.json``) and reported through ``on_damaged``; the caller
+  carries on with its default.
+- ``locked_update``: read-modify-write under the lock, so concurrent agents never
+  lose each other's updates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+DamagedHook = Callable[[Path, Path], None]  # (original path, where it was moved)
+
+_damaged_hooks: list[DamagedHook] = []
+
+
+def add_damaged_hook(hook: DamagedHook) -> None:
+    """Register a process-wide reporter for damaged files (the UI prints one line)."""
+    if hook not in _damaged_hooks:
+        _damaged_hooks.append(hook)
+
+
+def remove_damaged_hook(hook: DamagedHook) -> None:
+    if hook in _damaged_hooks:
+        _damaged_hooks.remove(hook)
+
+
+class ReadOnlyStore(Exception):
+    """Raised when something tries to write while writing is disabled (incognito)."""
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            if durable:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if durable:
+        _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+
+
+def atomic_write_json(path: Path, data: Any, *, durable: bool = True) -> None:
+    atomic_write_text(path, dumps(data), durable=durable)
+
+
+def quarantine(path: Path) -> Path:
+    """Move a damaged file aside to a named copy and return where it went."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.stem}.damaged-{stamp}{path.suffix}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.stem}.damaged-{stamp}-{n}{path.suffix}")
+        n += 1
+    os.replace(path, target)
+    return target
+
+
+def read_json(
+    path: Path,
+    default: Callable[[], T],
+    *,
+    validate: Callable[[Any], bool] | None = None,
+    on_damaged: DamagedHook | None = None,
+) -> T:
+    """Load JSON; a missing file gives ``default()``, a damaged one is quarantined first."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return default()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if validate is not None and not validate(data):
+            raise ValueError("unexpected shape")
+    except (ValueError, UnicodeDecodeError):
+        moved = quarantine(path)
+        hooks = [on_damaged] if on_damaged else list(_damaged_hooks)
+        for hook in hooks:
+            hook(path, moved)
+        return default()
+    return data
+
+
+class FileLock:
+    """An exclusive inter-process lock on ``<path>.lock`` (flock; released when the process dies)."""
+
+    def __init__(self, path: Path, timeout: float = 30.0) -> None:
+        self.lock_path = Path(str(path) + ".lock")
+        self.timeout = timeout
+        self._fd: int | None = None
+        self._depth = 0
+
+    def acquire(self) -> None:
+        if self._fd is not None:
+            self._depth += 1
+            return
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise TimeoutError(
+                        f"could not lock {self.lock_path} within {self.timeout:.0f}s"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        self._fd = fd
+        self._depth = 1
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        self._depth -= 1
+        if self._depth > 0:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> FileLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@contextlib.contextmanager
+def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
+    with FileLock(path, timeout):
+        yield
+
+
+def locked_update(
+    path: Path,
+    update: Callable[[T], T],
+    default: Callable[[], T],
+    *,
+    validate: Callable[[Any], bool] | None = None,
+    on_damaged: DamagedHook | None = None,
+) -> T:
+    """Read the file under the lock, apply ``update`` to what is on disk, write it atomically.
+
+    ``update`` receives the current on-disk value (merge your change into it) and
+    returns the value to write. Returns what was written.
+    """
+    path = Path(path)
+    with FileLock(path):
+        current = read_json(path, default, validate=validate, on_damaged=on_damaged)
+        new = update(current)
+        atomic_write_json(path, new)
+        return new

@@ -1,0 +1,156 @@
+"""Session-level notes: one JSON file per key, ``.clio/memory/<key>.json``.
+
+Each file is ``{"key", "value", "created", "updated"}``, written atomically under the
+file's lock. Other files in the folder (``session_progress.md``, lock files, quarantined
+copies ``<key>.damaged-<time>.json``) are ignored. ``NoteStore(None)`` (incognito) keeps notes in memory for the
+session and writes nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clio.memory.similarity import tokenize
+from clio.store.atomic import locked_update, read_json
+
+KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+MAX_KEY = 100
+
+
+class NoteError(ValueError):
+    """A bad note key (the message says what is allowed)."""
+
+
+@dataclass
+class Note:
+    key: str
+    value: str
+    created: float
+    updated: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "value": self.value, "created": self.created, "updated": self.updated}
+
+
+def check_key(key: Any) -> str:
+    """The key if it is a safe file name stem; NoteError otherwise."""
+    if not isinstance(key, str) or not key.strip():
+        raise NoteError("a note key must be a non-empty string")
+    if "/" in key or "\\" in key or "\0" in key:
+        raise NoteError(f"note key {key!r} must not contain path separators")
+    if ".." in key:
+        raise NoteError(f"note key {key!r} must not contain '..'")
+    if len(key) > MAX_KEY:
+        raise NoteError(f"note key is too long ({len(key)} characters; at most {MAX_KEY})")
+    if not KEY_RE.match(key):
+        raise NoteError(
+            f"note key {key!r} may only use letters, digits, '.', '_' and '-', starting with a letter or digit"
+        )
+    return key
+
+
+def _valid(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("key"), str)
+        and isinstance(data.get("value"), str)
+        and isinstance(data.get("created"), (int, float))
+        and isinstance(data.get("updated"), (int, float))
+    )
+
+
+def _note(data: dict[str, Any]) -> Note:
+    return Note(data["key"], data["value"], float(data["created"]), float(data["updated"]))
+
+
+def _score(note: Note, phrase: str, words: list[str]) -> int:
+    """Hits of the query in a note: the whole phrase counts most, the key more than the value."""
+    key, value = note.key.lower(), note.value.lower()
+    score = 6 * (phrase in key) + 4 * (phrase in value)
+    key_words, value_words = set(tokenize(key)), tokenize(value)
+    for w in words:
+        score += 2 * (w in key_words) + min(value_words.count(w), 5)
+    return score
+
+
+class NoteStore:
+    def __init__(self, folder: Path | None, *, clock: Callable[[], float] = time.time) -> None:
+        self.folder = Path(folder) if folder is not None else None
+        self.clock = clock
+        self._memory: dict[str, Note] = {}  # incognito only
+
+    @property
+    def persistent(self) -> bool:
+        return self.folder is not None
+
+    def _path(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / f"{check_key(key)}.json"
+
+    def store(self, key: str, value: str) -> tuple[Note, bool]:
+        """Create or replace a note; returns (note, created)."""
+        check_key(key)
+        if not isinstance(value, str):
+            raise NoteError("a note value must be a string")
+        now = self.clock()
+        if self.folder is None:
+            old = self._memory.get(key)
+            self._memory[key] = Note(key, value, old.created if old else now, now)
+            return self._memory[key], old is None
+        created: list[bool] = []
+
+        def update(current: dict[str, Any] | None) -> dict[str, Any]:
+            created.append(current is None)
+            first = current["created"] if current else now
+            return Note(key, value, first, now).to_dict()
+
+        data = locked_update(self._path(key), update, lambda: None, validate=_valid)
+        assert data is not None
+        return _note(data), created[-1]
+
+    def retrieve(self, key: str) -> Note | None:
+        if self.folder is None:
+            return self._memory.get(check_key(key))
+        data = read_json(self._path(key), lambda: None, validate=_valid)
+        return _note(data) if data else None
+
+    def delete(self, key: str) -> bool:
+        if self.folder is None:
+            return self._memory.pop(check_key(key), None) is not None
+        path = self._path(key)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def list(self) -> builtins.list[Note]:
+        """All notes, most recently updated first."""
+        if self.folder is None:
+            notes = list(self._memory.values())
+        else:
+            notes = []
+            for path in self.folder.glob("*.json") if self.folder.is_dir() else []:
+                if path.name.startswith(".") or ".damaged-" in path.stem or not KEY_RE.match(path.stem):
+                    continue
+                data = read_json(path, lambda: None, validate=_valid)
+                if data:
+                    notes.append(_note(data))
+        notes.sort(key=lambda n: (-n.updated, n.key))
+        return notes
+
+    def search(self, query: str, limit: int = 20) -> builtins.list[tuple[int, Note]]:
+        """(hits, note) for notes matching the query as a substring or by words, best first."""
+        phrase = query.strip().lower()
+        if not phrase:
+            return []
+        words = list(dict.fromkeys(tokenize(phrase)))
+        hits = [(s, n) for n in self.list() if (s := _score(n, phrase, words)) > 0]
+        hits.sort(key=lambda t: (-t[0], -t[1].updated))
+        return hits[:limit]

@@ -1,0 +1,313 @@
+"""Sessions on disk: meta, the YaRN archive in fixed-size chunks, and the STM window state.
+
+Layout of one session, ``.clio/sessions/<id>/``:
+- ``session.json``   meta (name, model, dates, counts, usage)
+- ``archive/NNNNNN.json``  every message ever, in chunks of :data:`CHUNK` (a JSON list each)
+- ``stm.json``       the window state (which archived messages are in the window, the summary)
+- ``results/``, ``todos.json``  written by tools
+
+Appending rewrites only the last chunk and the small meta file, so the cost of a turn does
+not grow with the session's length. Every write is atomic. A ``SessionStore(None)`` keeps
+everything in memory and writes nothing (incognito).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clio.messages import Message
+from clio.store.atomic import atomic_write_json, read_json
+
+CHUNK = 64
+
+
+class SessionBusy(Exception):
+    """The session is open in another live clio process."""
+
+
+class SessionNotFound(Exception):
+    pass
+
+
+@dataclass
+class SessionInfo:
+    id: str
+    name: str = ""
+    model: str = ""
+    created: float = 0.0
+    updated: float = 0.0
+    message_count: int = 0
+    path: Path | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    cost: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "model": self.model,
+            "created": self.created,
+            "updated": self.updated,
+            "message_count": self.message_count,
+            "usage": self.usage,
+            "cost": self.cost,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], path: Path | None) -> SessionInfo:
+        return cls(
+            id=str(d.get("id", path.name if path else "")),
+            name=str(d.get("name") or ""),
+            model=str(d.get("model") or ""),
+            created=float(d.get("created") or 0),
+            updated=float(d.get("updated") or 0),
+            message_count=int(d.get("message_count") or 0),
+            path=path,
+            usage={k: int(v) for k, v in (d.get("usage") or {}).items() if isinstance(v, (int, float))},
+            cost=d.get("cost"),
+        )
+
+
+def new_session_id(now: float | None = None) -> str:
+    t = time.localtime(now if now is not None else time.time())
+    return time.strftime("%Y%m%d-%H%M%S", t) + "-" + secrets.token_hex(2)
+
+
+def _is_dict(v: Any) -> bool:
+    return isinstance(v, dict)
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, list)
+
+
+class Session:
+    """An open session. Messages are appended through :meth:`append` (the one way in)."""
+
+    def __init__(
+        self,
+        info: SessionInfo,
+        messages: list[Message],
+        *,
+        lock_fd: int | None = None,
+        materialized: bool = True,
+    ) -> None:
+        self.info = info
+        self.messages = messages  # the whole archive, in order
+        self.thread = max((int(m.get("meta", {}).get("thread", 0)) for m in messages), default=0)
+        self._lock_fd = lock_fd
+        self._materialized = materialized  # a new session reaches disk with its first message
+        self.transform: Callable[[Message], Message] | None = None  # e.g. secret redaction before disk
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def dir(self) -> Path | None:
+        return self.info.path
+
+    @property
+    def persistent(self) -> bool:
+        return self.info.path is not None
+
+    # -- writing ---------------------------------------------------------------------------------
+    def append(self, msg: Message) -> Message:
+        """Give the message its sequence number and put it on disk before returning it."""
+        if self.transform is not None:
+            msg = self.transform(msg)
+        meta = dict(msg.get("meta") or {})
+        meta["seq"] = len(self.messages)
+        meta.setdefault("ts", time.time())
+        meta["thread"] = self.thread
+        msg["meta"] = meta
+        self.messages.append(msg)
+        self.info.message_count = len(self.messages)
+        self.info.updated = time.time()
+        if not self.info.name and msg.get("role") == "user" and isinstance(msg.get("content"), str):
+            self.info.name = auto_name(msg["content"])
+        self._write_chunk(meta["seq"] // CHUNK)
+        self.save_meta()
+        return msg
+
+    def replace(self, msg: Message) -> None:
+        """Rewrite an archived message in place (e.g. to mark it interrupted)."""
+        seq = int(msg["meta"]["seq"])
+        self.messages[seq] = msg
+        self._write_chunk(seq // CHUNK)
+
+    def new_thread(self) -> int:
+        """Start a new thread (after a trim): later messages carry the new number."""
+        self.thread += 1
+        return self.thread
+
+    def _materialize(self) -> bool:
+        """Create the session's folder (and take its lock) on the first write. False: in memory only."""
+        if self.dir is None:
+            return False
+        if not self._materialized:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = SessionStore._lock(self.dir)
+            self._materialized = True
+            atomic_write_json(self.dir / "session.json", self.info.to_dict())
+        return True
+
+    def _write_chunk(self, index: int) -> None:
+        if not self._materialize() or self.dir is None:
+            return
+        part = self.messages[index * CHUNK : (index + 1) * CHUNK]
+        atomic_write_json(self.dir / "archive" / f"{index:06d}.json", part)
+
+    def save_meta(self) -> None:
+        if self._materialized and self.dir is not None:
+            atomic_write_json(self.dir / "session.json", self.info.to_dict())
+
+    def save_state(self, state: dict[str, Any]) -> None:
+        if self._materialized and self.dir is not None:
+            atomic_write_json(self.dir / "stm.json", state)
+
+    def load_state(self) -> dict[str, Any]:
+        if self.dir is None:
+            return {}
+        return read_json(self.dir / "stm.json", dict, validate=_is_dict)
+
+    def add_usage(self, usage: dict[str, int]) -> None:
+        for k, v in usage.items():
+            self.info.usage[k] = self.info.usage.get(k, 0) + int(v)
+        self.info.usage["requests"] = self.info.usage.get("requests", 0) + 1
+        self.save_meta()
+
+    def rename(self, name: str) -> None:
+        self.info.name = name.strip()[:80]
+        self._materialize()
+        self.save_meta()
+
+    def close(self) -> None:
+        if self._lock_fd is not None:
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+
+
+def auto_name(text: str) -> str:
+    line = " ".join(text.split())
+    if len(line) <= 48:
+        return line
+    cut = line[:48].rsplit(" ", 1)[0]
+    return (cut or line[:48]) + "…"
+
+
+class SessionStore:
+    """All sessions of a project. ``SessionStore(None)`` writes nothing (incognito)."""
+
+    def __init__(self, sessions_dir: Path | None) -> None:
+        self.dir = sessions_dir
+
+    # -- listing ---------------------------------------------------------------------------------
+    def list(self) -> list[SessionInfo]:
+        if self.dir is None or not self.dir.is_dir():
+            return []
+        out = []
+        for d in self.dir.iterdir():
+            if d.is_dir() and (d / "session.json").exists():
+                out.append(self.info(d.name))
+        out.sort(key=lambda i: (i.updated, i.id), reverse=True)
+        return out
+
+    def info(self, session_id: str) -> SessionInfo:
+        if self.dir is None:
+            raise SessionNotFound(session_id)
+        d = self.dir / session_id
+        if not (d / "session.json").exists():
+            raise SessionNotFound(session_id)
+        data = read_json(d / "session.json", lambda: {"id": session_id}, validate=_is_dict)
+        return SessionInfo.from_dict(data, d)
+
+    def iter_messages(self, session_id: str) -> Iterator[Message]:
+        if self.dir is None:
+            return
+        adir = self.dir / session_id / "archive"
+        if not adir.is_dir():
+            return
+        for chunk in sorted(p for p in adir.glob("*.json") if not p.name.startswith(".")):
+            if ".damaged-" in chunk.name:
+                continue
+            yield from read_json(chunk, list, validate=_is_list)
+
+    def find(self, ref: str) -> SessionInfo:
+        """An id, a unique id prefix, a name (case-insensitive), or a unique name substring."""
+        sessions = self.list()
+        ref_l = ref.strip().lower()
+        for pick in (
+            lambda s: s.id == ref,
+            lambda s: s.name.lower() == ref_l,
+        ):
+            hits = [s for s in sessions if pick(s)]
+            if hits:
+                return hits[0]
+        for pick in (lambda s: s.id.startswith(ref), lambda s: ref_l in s.name.lower()):
+            hits = [s for s in sessions if pick(s)]
+            if len(hits) == 1:
+                return hits[0]
+            if len(hits) > 1:
+                names = ", ".join(f"{s.id} ({s.name})" for s in hits[:5])
+                raise SessionNotFound(f"'{ref}' matches several sessions: {names}")
+        raise SessionNotFound(f"no session matches '{ref}' (see clio --sessions)")
+
+    # -- opening ---------------------------------------------------------------------------------
+    def create(self, model: str) -> Session:
+        now = time.time()
+        info = SessionInfo(id=new_session_id(now), model=model, created=now, updated=now)
+        if self.dir is not None:
+            info.path = self.dir / info.id
+            return Session(info, [], materialized=False)
+        return Session(info, [])
+
+    def open(self, session_id: str) -> Session:
+        info = self.info(session_id)
+        assert info.path is not None
+        fd = self._lock(info.path)
+        messages = list(self.iter_messages(session_id))
+        for i, m in enumerate(messages):  # seq is the position: heal anything odd
+            m.setdefault("meta", {})["seq"] = i
+        info.message_count = len(messages)
+        return Session(info, messages, lock_fd=fd)
+
+    def delete(self, session_id: str) -> None:
+        info = self.info(session_id)
+        assert info.path is not None
+        fd = self._lock(info.path)  # refuse to delete a session another process has open
+        try:
+            shutil.rmtree(info.path)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _lock(path: Path) -> int:
+        lock_path = path / "lock"
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                pid = os.pread(fd, 32, 0).decode().strip() or "?"
+            finally:
+                os.close(fd)
+            raise SessionBusy(
+                f"session {path.name} is open in another clio process (pid {pid}); "
+                "close it there or start a new session with --new"
+            ) from None
+        # the kernel drops a flock when its process dies, so a stale lock is simply taken over
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        return fd

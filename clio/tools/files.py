@@ -1,0 +1,405 @@
+"""``file_operations``: read, write, edit and inspect project files.
+
+Every path goes through ``resolve_path`` (sandbox confinement), every change through
+``ctx.approve("write", ...)`` and reaches disk atomically with the file's mode kept.
+Listing and searching live in ``clio.tools.search``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+from clio.safety.sandbox import resolve_path
+from clio.store.atomic import atomic_write_text
+from clio.tools import search
+from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+from clio.tools.results import MAX_PAGE, read_stored
+
+__all__ = ["display", "file_operations"]
+
+MAX_READ_LINES = 800
+MAX_READ_CHARS = 40_000
+MAX_TEXT_BYTES = 20_000_000
+
+
+def display(ctx: ToolContext, p: Path) -> str:
+    """A path as the model should see it: relative to the root when inside it."""
+    try:
+        rel = p.relative_to(ctx.root.resolve())
+    except ValueError:
+        return str(p)
+    return str(rel) if str(rel) != "." else "."
+
+
+def _approve(ctx: ToolContext, summary: str) -> None:
+    if not ctx.approve("write", summary):
+        raise ToolError(
+            f"the user declined: {summary}. Do not retry it unchanged; ask or take another approach."
+        )
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _write(p: Path, text: str) -> None:
+    """Atomic write that keeps an existing file's mode (new files get 0666 minus umask)."""
+    try:
+        mode = stat.S_IMODE(p.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    if p.is_dir():
+        raise ToolError(f"{p} is a directory")
+    atomic_write_text(p, text)
+    os.chmod(p, mode)
+
+
+def _read(ctx: ToolContext, p: Path) -> str:
+    """A text file's content (decoded UTF-8, line endings untouched)."""
+    if not p.exists():
+        raise ToolError(f"{display(ctx, p)} does not exist")
+    if p.is_dir():
+        raise ToolError(f"{display(ctx, p)} is a directory; use list_dir")
+    size = p.stat().st_size
+    if size > MAX_TEXT_BYTES:
+        raise ToolError(
+            f"{display(ctx, p)} is too large to load ({size:,} bytes); use grep_search or the terminal"
+        )
+    data = p.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{display(ctx, p)} is a binary file ({size:,} bytes)")
+    return data.decode("utf-8", errors="replace")
+
+
+def _read_lf(ctx: ToolContext, p: Path) -> tuple[str, str]:
+    """Content with CRLF turned into LF for matching, plus the newline to write back."""
+    text = _read(ctx, p)
+    if "\r\n" in text:
+        return text.replace("\r\n", "\n"), "\r\n"
+    return text, "\n"
+
+
+def _write_lf(p: Path, text: str, newline: str) -> None:
+    _write(p, text.replace("\n", newline) if newline != "\n" else text)
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _lines(s: str) -> int:
+    return s.count("\n") + (1 if s and not s.endswith("\n") else 0)
+
+
+# -- operations ---------------------------------------------------------------------------
+
+
+def _read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = resolve_path(ctx, need(args, "path"))
+    lines = _read(ctx, p).splitlines(keepends=True)
+    n = len(lines)
+    start = int(args.get("start_line") or 1)
+    end = int(args.get("end_line") or n)
+    if start < 1:
+        start = 1
+    if n == 0:
+        return f"{display(ctx, p)} (empty file)"
+    if start > n:
+        raise ToolError(f"start_line {start} is past the end of {display(ctx, p)} ({n} lines)")
+    end = min(max(end, start), n)
+    chunk: list[str] = []
+    size = 0
+    last = start - 1
+    for i in range(start - 1, end):
+        if len(chunk) >= MAX_READ_LINES or size + len(lines[i]) > MAX_READ_CHARS:
+            break
+        chunk.append(lines[i])
+        size += len(lines[i])
+        last = i + 1
+    if not chunk:  # one enormous line
+        chunk = [lines[start - 1][:MAX_READ_CHARS] + "\n[... line cut ...]\n"]
+        last = start
+    body = "".join(chunk)
+    note = ""
+    if last < end:
+        note = f"\n[... stopped at line {last}; read on with start_line={last + 1}]"
+    return f"{display(ctx, p)} (lines {start}-{last} of {n})\n{body}{note}"
+
+
+def _write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = resolve_path(ctx, need(args, "path"))
+    content = need(args, "content")
+    existed = p.exists()
+    verb = "overwrite" if existed else "create"
+    _approve(ctx, f"{verb} {display(ctx, p)} ({_lines(content)} lines)")
+    _write(p, content)
+    return f"{'wrote' if existed else 'created'} {display(ctx, p)} ({_lines(content)} lines, {len(content.encode()):,} bytes)"
+
+
+def _create_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = resolve_path(ctx, need(args, "path"))
+    content = args.get("content") or ""
+    if not isinstance(content, str):
+        raise ToolError("'content' must be a string")
+    if p.exists():
+        raise ToolError(
+            f"{display(ctx, p)} already exists; use write_file to overwrite it or replace_string to edit it"
+        )
+    _approve(ctx, f"create {display(ctx, p)} ({_lines(content)} lines)")
+    _write(p, content)
+    return f"created {display(ctx, p)} ({_lines(content)} lines)"
+
+
+def _append_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = resolve_path(ctx, need(args, "path"))
+    content = need(args, "content")
+    old, newline = _read_lf(ctx, p) if p.exists() else ("", "\n")
+    _approve(ctx, f"append {_lines(content)} lines to {display(ctx, p)}")
+    sep = "\n" if old and not old.endswith("\n") else ""
+    _write_lf(p, old + sep + content.replace("\r\n", "\n"), newline)
+    return f"appended {_lines(content)} lines to {display(ctx, p)}"
+
+
+def _apply_one(text: str, old: Any, new: Any, where: str) -> tuple[str, int]:
+    """Replace the single occurrence of ``old``; returns (new text, line of the edit)."""
+    if not isinstance(old, str) or old == "":
+        raise ToolError(f"{where}: 'old_string' must be a non-empty string")
+    if not isinstance(new, str):
+        raise ToolError(f"{where}: 'new_string' must be a string")
+    old = old.replace("\r\n", "\n")
+    count = text.count(old)
+    if count == 0:
+        hint = ""
+        if old.strip() and text.count(old.strip()) == 1:
+            hint = (
+                " (it matches once without its leading/trailing whitespace: check indentation and line ends)"
+            )
+        raise ToolError(
+            f"{where}: old_string was not found (0 matches){hint}. Copy the exact current text, "
+            "including whitespace and indentation, from read_file"
+        )
+    if count > 1:
+        raise ToolError(
+            f"{where}: old_string matches {count} times; it must match exactly once. "
+            "Add surrounding lines to old_string to make it unique"
+        )
+    index = text.index(old)
+    return text[:index] + new.replace("\r\n", "\n") + text[index + len(old) :], _line_of(text, index)
+
+
+def _replace_string(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = resolve_path(ctx, need(args, "path"))
+    text, newline = _read_lf(ctx, p)
+    if "old_string" not in args:
+        raise ToolError("'old_string' is required for operation 'replace_string'")
+    new_text, line = _apply_one(text, args.get("old_string"), args.get("new_string", ""), display(ctx, p))
+    _approve(ctx, f"edit {display(ctx, p)} at line {line}")
+    _write_lf(p, new_text, newline)
+    new_lines = _lines(str(args.get("new_string", "")))
+    return f"replaced 1 occurrence in {display(ctx, p)} (now lines {line}-{line + max(new_lines, 1) - 1})"
+
+
+def _multi_replace(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = resolve_path(ctx, need(args, "path"))
+    reps = need(args, "replacements", list)
+    if not reps:
+        raise ToolError("'replacements' is empty")
+    text, newline = _read_lf(ctx, p)
+    lines: list[int] = []
+    for i, rep in enumerate(reps, start=1):
+        if not isinstance(rep, dict):
+            raise ToolError(
+                f"replacement #{i} must be an object with old_string and new_string; nothing was changed"
+            )
+        try:
+            text, line = _apply_one(
+                text, rep.get("old_string"), rep.get("new_string", ""), f"replacement #{i}"
+            )
+        except ToolError as exc:
+            raise ToolError(f"{exc}; nothing was changed in {display(ctx, p)}") from None
+        lines.append(line)
+    _approve(ctx, f"edit {display(ctx, p)} ({len(reps)} replacements)")
+    _write_lf(p, text, newline)
+    return f"applied {len(reps)} replacements in {display(ctx, p)} (at lines {', '.join(map(str, lines))})"
+
+
+def _insert_at_line(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = resolve_path(ctx, need(args, "path"))
+    line = need(args, "line", int)
+    content = need(args, "content").replace("\r\n", "\n")
+    text, newline = _read_lf(ctx, p)
+    lines = text.splitlines(keepends=True)
+    if line < 1 or line > len(lines) + 1:
+        raise ToolError(
+            f"'line' must be between 1 and {len(lines) + 1} for {display(ctx, p)} ({len(lines)} lines)"
+        )
+    if not content.endswith("\n"):
+        content += "\n"
+    if line == len(lines) + 1 and lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    lines.insert(line - 1, content)
+    _approve(ctx, f"insert {_lines(content)} lines into {display(ctx, p)} at line {line}")
+    _write_lf(p, "".join(lines), newline)
+    return f"inserted {_lines(content)} lines into {display(ctx, p)} before line {line}"
+
+
+def _unresolved(ctx: ToolContext, raw: str) -> Path:
+    """The path itself (final symlink not followed), after the sandbox check on its target."""
+    resolve_path(ctx, raw)
+    p = Path(os.path.expanduser(raw.strip()))
+    if not p.is_absolute():
+        p = ctx.root / p
+    if p.name in ("", ".", ".."):
+        return p.resolve()
+    return resolve_path(ctx, str(p.parent)) / p.name
+
+
+def _delete_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = _unresolved(ctx, need(args, "path"))
+    if not p.exists() and not p.is_symlink():
+        raise ToolError(f"{display(ctx, p)} does not exist")
+    if p.resolve() == ctx.root.resolve():
+        raise ToolError("refusing to delete the project root")
+    is_dir = p.is_dir() and not p.is_symlink()
+    if is_dir and any(p.iterdir()):
+        raise ToolError(
+            f"{display(ctx, p)} is a non-empty directory; delete its files first or use the terminal"
+        )
+    _approve(ctx, f"delete {display(ctx, p)}")
+    if is_dir:
+        p.rmdir()
+    else:
+        p.unlink()
+    return f"deleted {display(ctx, p)}"
+
+
+def _rename_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    src = _unresolved(ctx, need(args, "path"))
+    dst = resolve_path(ctx, need(args, "new_path"))
+    if not src.exists() and not src.is_symlink():
+        raise ToolError(f"{display(ctx, src)} does not exist")
+    if dst.exists():
+        raise ToolError(f"{display(ctx, dst)} already exists; delete it first or pick another name")
+    _approve(ctx, f"rename {display(ctx, src)} -> {display(ctx, dst)}")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(src, dst)
+    return f"renamed {display(ctx, src)} -> {display(ctx, dst)}"
+
+
+def _create_directory(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = resolve_path(ctx, need(args, "path"))
+    if p.is_dir():
+        return f"{display(ctx, p)} already exists"
+    if p.exists():
+        raise ToolError(f"{display(ctx, p)} exists and is not a directory")
+    _approve(ctx, f"create directory {display(ctx, p)}")
+    p.mkdir(parents=True)
+    return f"created directory {display(ctx, p)}"
+
+
+def _file_exists(ctx: ToolContext, args: dict[str, Any]) -> str:
+    p = resolve_path(ctx, need(args, "path"))
+    if p.is_dir():
+        return f"yes: {display(ctx, p)} is a directory"
+    if p.exists():
+        return f"yes: {display(ctx, p)} is a file ({p.stat().st_size:,} bytes)"
+    return f"no: {display(ctx, p)} does not exist"
+
+
+def _file_info(ctx: ToolContext, args: dict[str, Any]) -> str:
+    raw = need(args, "path")
+    link = _unresolved(ctx, raw)
+    p = resolve_path(ctx, raw)
+    if not p.exists():
+        raise ToolError(f"{display(ctx, p)} does not exist")
+    st = p.stat()
+    mtime = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.st_mtime))
+    out = [f"path: {display(ctx, link)}"]
+    if link.is_symlink():
+        out.append(f"symlink to: {display(ctx, p)}")
+    if p.is_dir():
+        out += ["kind: directory", f"entries: {sum(1 for _ in p.iterdir())}"]
+    else:
+        with p.open("rb") as fh:
+            head = fh.read(8192)
+        binary = b"\x00" in head
+        out.append(f"kind: {'binary file' if binary else 'text file'}")
+        out.append(f"size: {st.st_size:,} bytes")
+        if not binary and st.st_size <= MAX_TEXT_BYTES:
+            with p.open("rb") as fh:
+                data = fh.read()
+            n_lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+            out.append(f"lines: {n_lines}")
+    out += [f"modified: {mtime}", f"mode: {stat.filemode(st.st_mode)}"]
+    return "\n".join(out)
+
+
+def _read_tool_result(ctx: ToolContext, args: dict[str, Any]) -> str:
+    handle = need(args, "handle")
+    offset = int(args.get("offset") or 0)
+    length = int(args.get("length") or MAX_PAGE)
+    return read_stored(ctx, handle, offset, length)
+
+
+_OPS: dict[str, Handler] = {
+    "read_file": _read_file,
+    "write_file": _write_file,
+    "create_file": _create_file,
+    "append_file": _append_file,
+    "replace_string": _replace_string,
+    "multi_replace_string": _multi_replace,
+    "insert_at_line": _insert_at_line,
+    "delete_file": _delete_file,
+    "rename_file": _rename_file,
+    "create_directory": _create_directory,
+    "list_dir": search.list_dir,
+    "file_exists": _file_exists,
+    "get_file_info": _file_info,
+    "file_search": search.file_search,
+    "grep_search": search.grep_search,
+    "read_tool_result": _read_tool_result,
+}
+
+_INT = {"type": "integer"}
+_STR = {"type": "string"}
+
+
+@tool(
+    "file_operations",
+    "Project files. Paths relative to project root. Read before editing; replace_string's old_string "
+    "must match exactly once. file_search: glob (no '/' = any depth). grep_search: regex.",
+    operation_schema(
+        list(_OPS),
+        {
+            "path": _STR,
+            "content": _STR,
+            "start_line": _INT,
+            "end_line": _INT,
+            "line": {"type": "integer", "description": "insert before this line (1-based)"},
+            "old_string": _STR,
+            "new_string": _STR,
+            "replacements": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"old_string": _STR, "new_string": _STR}},
+            },
+            "new_path": _STR,
+            "pattern": _STR,
+            "include": {"type": "string", "description": "file glob for grep_search"},
+            "max_results": _INT,
+            "handle": _STR,
+            "offset": _INT,
+            "length": _INT,
+        },
+    ),
+)
+def file_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
+    for key in ("start_line", "end_line", "offset", "length", "max_results"):
+        if args.get(key) is not None:
+            args[key] = need(args, key, int)
+    return dispatch(_OPS, ctx, args)

@@ -1,0 +1,267 @@
+"""The ``memory_operations`` tool: notes, long-term memory entries and cross-session recall.
+
+Services (from ``ctx.services``): ``notes`` (NoteStore), ``ltm`` (LtmStore), ``recall``
+(an object with ``search(query, max_sessions=, max_results=) -> list[dict]``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from clio.memory import ltm
+from clio.store.ltm_store import LtmStore
+from clio.store.notes import NoteError, NoteStore, check_key
+from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+
+SNIPPET = 160
+MAX_LIST = 50
+
+_STR = {"type": "string"}
+_LIST = {"type": "array", "items": {"type": "string"}}
+PARAMETERS = operation_schema(
+    [
+        "store",
+        "retrieve",
+        "search",
+        "list",
+        "delete",
+        "add_discovery",
+        "add_solution",
+        "add_pattern",
+        "recall_sessions",
+        "prune_ltm",
+        "ltm_stats",
+    ],  # fmt: skip
+    {
+        "key": _STR,
+        "value": _STR,
+        "query": _STR,
+        "fact": _STR,
+        "error": _STR,
+        "solution": _STR,
+        "pattern": _STR,
+        "examples": _LIST,
+        "confidence": {"type": "number", "description": "0-1"},
+        "max_sessions": {"type": "integer"},
+        "max_results": {"type": "integer"},
+        "max_age_days": {"type": "number"},
+        "min_confidence": {"type": "number"},
+    },
+)
+DESCRIPTION = (
+    "Memory. Notes for this project: store/retrieve/search/list/delete (key, value). Long-term "
+    "project knowledge shown in later sessions: add_discovery (fact), add_solution (error, solution), "
+    "add_pattern (pattern); add only verified, reusable facts. recall_sessions (query): search past "
+    "sessions. prune_ltm, ltm_stats."
+)
+
+
+def _one_line(text: str, limit: int = SNIPPET) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _notes(ctx: ToolContext) -> NoteStore:
+    store: NoteStore = ctx.service("notes")
+    return store
+
+
+def _ltm(ctx: ToolContext) -> LtmStore:
+    store: LtmStore = ctx.service("ltm")
+    if not store.enabled:
+        raise ToolError("long-term memory is off in this session (incognito); nothing was stored")
+    return store
+
+
+def _number(args: dict[str, Any], key: str, default: float, low: float, high: float) -> float:
+    val = args.get(key)
+    if val is None:
+        return default
+    if isinstance(val, str):
+        try:
+            val = float(val)
+        except ValueError:
+            raise ToolError(f"'{key}' must be a number") from None
+    if isinstance(val, bool) or not isinstance(val, (int, float)) or math.isnan(val):
+        raise ToolError(f"'{key}' must be a number")
+    if not low <= val <= high:
+        raise ToolError(f"'{key}' must be between {low:g} and {high:g} (got {val:g})")
+    return float(val)
+
+
+def _count(args: dict[str, Any], key: str, default: int, high: int) -> int:
+    if args.get(key) is None:
+        return default
+    val: int = need(args, key, int)
+    if not 1 <= val <= high:
+        raise ToolError(f"'{key}' must be between 1 and {high} (got {val})")
+    return val
+
+
+def _key(args: dict[str, Any]) -> str:
+    key: str = need(args, "key")
+    try:
+        return check_key(key)
+    except NoteError as exc:
+        raise ToolError(str(exc)) from None
+
+
+# ---------------------------------------------------------------- notes
+
+
+def op_store(ctx: ToolContext, args: dict[str, Any]) -> str:
+    key = _key(args)
+    value: str = need(args, "value")
+    note, created = _notes(ctx).store(key, value)
+    where = "" if _notes(ctx).persistent else " (kept for this session only: incognito)"
+    return f"Stored note '{note.key}' ({'new' if created else 'replaced the old value'}){where}."
+
+
+def op_retrieve(ctx: ToolContext, args: dict[str, Any]) -> str:
+    key = _key(args)
+    notes = _notes(ctx)
+    note = notes.retrieve(key)
+    if note is None:
+        keys = [n.key for n in notes.list()[:20]]
+        hint = f"existing notes: {', '.join(keys)}" if keys else "there are no notes yet"
+        raise ToolError(f"no note named '{key}'; {hint}")
+    return f"Note '{note.key}' (updated {ltm.day(note.updated)}):\n{note.value}"
+
+
+def op_delete(ctx: ToolContext, args: dict[str, Any]) -> str:
+    key = _key(args)
+    if not _notes(ctx).delete(key):
+        raise ToolError(f"no note named '{key}' (use operation 'list' to see the keys)")
+    return f"Deleted note '{key}'."
+
+
+def op_list(ctx: ToolContext, args: dict[str, Any]) -> str:
+    notes = _notes(ctx).list()
+    if not notes:
+        return "No notes yet (use operation 'store' to add one)."
+    lines = [f"{len(notes)} note(s), newest first:"]
+    lines += [f"- {n.key} ({ltm.day(n.updated)}): {_one_line(n.value, 80)}" for n in notes[:MAX_LIST]]
+    if len(notes) > MAX_LIST:
+        lines.append(f"... and {len(notes) - MAX_LIST} more (use 'search').")
+    return "\n".join(lines)
+
+
+def op_search(ctx: ToolContext, args: dict[str, Any]) -> str:
+    query: str = need(args, "query")
+    if not query.strip():
+        raise ToolError("'query' must not be empty")
+    limit = _count(args, "max_results", 10, MAX_LIST)
+    lines: list[str] = []
+    notes = _notes(ctx).search(query, limit)
+    if notes:
+        lines.append("Notes:")
+        lines += [f"- {n.key}: {_one_line(n.value)}" for _, n in notes]
+    store: LtmStore | None = ctx.services.get("ltm")
+    entries = ltm.search(store.all(), query, limit) if store is not None else []
+    if entries:
+        lines.append("Long-term memory:")
+        lines += [f"- [{e.id} {e.type}] {_one_line(ltm.render_entry(e)[2:])}" for _, e in entries]
+    return "\n".join(lines) or f"Nothing in notes or long-term memory matches {query!r}."
+
+
+# ---------------------------------------------------------------- long-term memory
+
+
+def _add(ctx: ToolContext, type_: str, args: dict[str, Any], fields: dict[str, Any]) -> str:
+    store = _ltm(ctx)
+    confidence = _number(args, "confidence", ltm.DEFAULT_CONFIDENCE, 0.0, 1.0)
+    try:
+        entry, created = store.add(type_, confidence=confidence, **fields)
+    except ltm.LtmError as exc:
+        raise ToolError(str(exc)) from None
+    if created:
+        return f"Stored {type_} {entry.id}."
+    extra = f", applied {entry.fields['applied']}×" if type_ == "solution" else ""
+    return f"Stored {type_} {entry.id} (updated an existing entry: confidence {entry.confidence:.2f}{extra})."
+
+
+def _examples(args: dict[str, Any]) -> list[str]:
+    val = args.get("examples")
+    if val is None:
+        return []
+    if isinstance(val, str):
+        return [val]
+    if not isinstance(val, list) or not all(isinstance(v, str) for v in val):
+        raise ToolError("'examples' must be a list of strings")
+    return val
+
+
+def op_add_discovery(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return _add(ctx, "discovery", args, {"fact": need(args, "fact")})
+
+
+def op_add_solution(ctx: ToolContext, args: dict[str, Any]) -> str:
+    fields = {"error": need(args, "error"), "solution": need(args, "solution"), "examples": _examples(args)}
+    return _add(ctx, "solution", args, fields)
+
+
+def op_add_pattern(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return _add(ctx, "pattern", args, {"pattern": need(args, "pattern"), "examples": _examples(args)})
+
+
+def op_prune(ctx: ToolContext, args: dict[str, Any]) -> str:
+    days = _number(args, "max_age_days", 90.0, 0.0, 36500.0)
+    floor = _number(args, "min_confidence", 0.3, 0.0, 1.0)
+    store = _ltm(ctx)
+    removed = store.prune(days, floor)
+    left = len(store.all())
+    return (
+        f"Pruned {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} (last confirmed over {days:g} days "
+        f"ago or confidence below {floor:g}; confident rules and failures kept); {left} remain."
+    )
+
+
+def op_stats(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return ltm.format_stats(_ltm(ctx).stats())
+
+
+# ---------------------------------------------------------------- recall
+
+
+def format_recall(query: str, hits: list[dict[str, Any]]) -> str:
+    if not hits:
+        return f"No earlier session mentions {query!r}."
+    lines = [f"{len(hits)} excerpt(s) from earlier sessions, best first:"]
+    for i, h in enumerate(hits, 1):
+        name = h.get("session_name") or h.get("session_id", "?")
+        head = f"{i}. {name} · {h.get('date', '?')} · {h.get('role', '?')}"
+        if h.get("session_name") and h.get("session_id"):
+            head += f" ({h['session_id']})"
+        lines.append(f"{head}\n   {_one_line(str(h.get('excerpt', '')), 400)}")
+    return "\n".join(lines)
+
+
+def op_recall(ctx: ToolContext, args: dict[str, Any]) -> str:
+    query: str = need(args, "query")
+    if not query.strip():
+        raise ToolError("'query' must not be empty")
+    max_sessions = _count(args, "max_sessions", 10, 1000)
+    max_results = _count(args, "max_results", 5, MAX_LIST)
+    hits = ctx.service("recall").search(query, max_sessions=max_sessions, max_results=max_results)
+    return format_recall(query, list(hits))
+
+
+OPERATIONS: dict[str, Handler] = {
+    "store": op_store,
+    "retrieve": op_retrieve,
+    "search": op_search,
+    "list": op_list,
+    "delete": op_delete,
+    "add_discovery": op_add_discovery,
+    "add_solution": op_add_solution,
+    "add_pattern": op_add_pattern,
+    "recall_sessions": op_recall,
+    "prune_ltm": op_prune,
+    "ltm_stats": op_stats,
+}
+
+
+@tool("memory_operations", DESCRIPTION, PARAMETERS)
+def memory_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return dispatch(OPERATIONS, ctx, args)

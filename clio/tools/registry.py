@@ -1,0 +1,160 @@
+"""The one registry of tools the model can call.
+
+A tool is one decorated function ``handler(ctx, args) -> str``. Each tool family is a
+single function-calling tool with an ``operation`` parameter (the CLIO convention), so
+the schemas sent with every request stay compact. Handlers raise ``ToolError`` with a
+sentence the model can act on; the registry turns that (and any crash) into the one
+result every tool call gets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class ToolError(Exception):
+    """A failure the model should read and act on (bad argument, refused action...)."""
+
+
+class Approver(Protocol):
+    def __call__(self, kind: str, summary: str, *, destructive: bool = False) -> bool:
+        """Ask whether an action may run. ``kind`` is 'write', 'shell', 'git'..."""
+        ...
+
+
+class Asker(Protocol):
+    def __call__(self, question: str) -> str | None:
+        """Ask the user a question; None when no user is present (one-shot mode)."""
+        ...
+
+
+def _always(kind: str, summary: str, *, destructive: bool = False) -> bool:
+    return True
+
+
+def _nobody(question: str) -> str | None:
+    return None
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may touch. Built once per session by the app."""
+
+    root: Path  # the project root; relative paths resolve against it
+    session_dir: Path | None = None  # where large results are stored (None: keep in memory)
+    approve: Approver = _always
+    ask_user: Asker = _nobody
+    sandbox: bool = False  # confine file and git operations to root
+    interactive: bool = True  # False in one-shot mode
+    yes: bool = False  # --yes given
+    services: dict[str, Any] = field(default_factory=dict)  # ltm, notes, prefs, recall, todos, session...
+    stored_results: dict[str, str] = field(default_factory=dict)  # handle -> text when session_dir is None
+
+    def service(self, name: str) -> Any:
+        try:
+            return self.services[name]
+        except KeyError:
+            raise ToolError(f"{name} is not available in this session") from None
+
+
+Handler = Callable[[ToolContext, dict[str, Any]], str]
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Handler
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def add(self, t: Tool) -> None:
+        self._tools[t.name] = t
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def schemas(self, enabled: list[str] | None = None) -> list[dict[str, Any]]:
+        return [t.schema() for n, t in self._tools.items() if enabled is None or n in enabled]
+
+    def run(self, ctx: ToolContext, name: str, raw_args: str | dict[str, Any]) -> tuple[str, bool]:
+        """Run one call; returns (result text, ok). Never raises for tool failures."""
+        t = self._tools.get(name)
+        if t is None:
+            return f"Error: unknown tool '{name}'. Available tools: {', '.join(self._tools)}.", False
+        if isinstance(raw_args, dict):
+            args = raw_args
+        else:
+            try:
+                args = json.loads(raw_args or "{}")
+            except ValueError as exc:
+                return f"Error: the arguments are not valid JSON ({exc}). Send a JSON object.", False
+            if not isinstance(args, dict):
+                return "Error: the arguments must be a JSON object.", False
+        try:
+            return t.handler(ctx, args), True
+        except ToolError as exc:
+            return f"Error: {exc}", False
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # a bug or an OS error: report it, keep the loop alive
+            return f"Error: {name} failed: {type(exc).__name__}: {exc}", False
+
+
+REGISTRY = Registry()
+
+
+def tool(name: str, description: str, parameters: dict[str, Any]) -> Callable[[Handler], Handler]:
+    """Register a tool: ``@tool("file_operations", "...", {json schema})``."""
+
+    def deco(fn: Handler) -> Handler:
+        REGISTRY.add(Tool(name, description, parameters, fn))
+        return fn
+
+    return deco
+
+
+def operation_schema(
+    operations: list[str], properties: dict[str, Any], required: list[str] | None = None
+) -> dict[str, Any]:
+    """A compact schema: an ``operation`` enum plus the union of the operations' parameters."""
+    props: dict[str, Any] = {"operation": {"type": "string", "enum": operations}}
+    props.update(properties)
+    return {"type": "object", "properties": props, "required": ["operation", *(required or [])]}
+
+
+def need(args: dict[str, Any], key: str, kind: type | tuple[type, ...] = str) -> Any:
+    """A required argument, or a ToolError naming it."""
+    if key not in args or args[key] is None:
+        raise ToolError(f"'{key}' is required for operation '{args.get('operation')}'")
+    val = args[key]
+    if kind is int and isinstance(val, str) and val.strip().lstrip("-").isdigit():
+        return int(val)
+    if not isinstance(val, kind) or (kind is int and isinstance(val, bool)):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise ToolError(f"'{key}' must be a {names}")
+    return val
+
+
+def dispatch(ops: dict[str, Handler], ctx: ToolContext, args: dict[str, Any]) -> str:
+    op = args.get("operation")
+    if not isinstance(op, str) or op not in ops:
+        raise ToolError(f"unknown operation {op!r}; use one of: {', '.join(ops)}")
+    return ops[op](ctx, args)

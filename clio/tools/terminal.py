@@ -1,0 +1,165 @@
+"""``terminal_operations``: run a shell command in the project directory.
+
+``bash -c`` in ``ctx.root``, stdin from /dev/null, its own process group (killed whole on
+timeout and on Ctrl-C), stdout and stderr merged. Output is read with ``select`` so memory
+stays bounded: the head and the tail are kept, the middle is counted and reported as cut.
+Every command goes through ``ctx.approve("shell", ...)``; destructive ones are flagged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from clio.safety.sandbox import destructive_reason
+from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+
+__all__ = ["CommandResult", "run_command", "terminal_operations"]
+
+DEFAULT_TIMEOUT = 120
+MAX_TIMEOUT = 600
+HEAD_BYTES = 15_000
+TAIL_BYTES = 15_000
+EXIT_GRACE = 1.0  # seconds to keep reading after the shell exits (background children may hold the pipe)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+
+class CommandResult:
+    def __init__(self, output: str, exit_code: int | None, timed_out: bool, cut: int) -> None:
+        self.output = output
+        self.exit_code = exit_code
+        self.timed_out = timed_out
+        self.cut = cut  # bytes left out of the middle
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the whole group, then SIGKILL what is left."""
+    for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        if sig == signal.SIGTERM:
+            # the leader is gone; make sure no member of the group survives
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        return
+
+
+def run_command(command: str, cwd: Path, timeout: float) -> CommandResult:
+    """Run ``command`` with bash; never raises for the command's own failures."""
+    env = dict(os.environ, PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", TERM="dumb")
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    head = bytearray()
+    tail = bytearray()
+    total = 0
+    timed_out = False
+    deadline = time.monotonic() + timeout
+    exited_at: float | None = None
+    try:
+        while True:
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE:
+                break
+            if now > deadline:
+                timed_out = True
+                _kill_group(proc)
+                break
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            total += len(chunk)
+            room = HEAD_BYTES - len(head)
+            if room > 0:
+                head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                tail += chunk
+                if len(tail) > TAIL_BYTES:
+                    del tail[: len(tail) - TAIL_BYTES]
+        if not timed_out:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc)
+    except KeyboardInterrupt:
+        _kill_group(proc)
+        raise
+    finally:
+        proc.stdout.close()
+    cut = total - len(head) - len(tail)
+    text = head.decode("utf-8", errors="replace")
+    if cut > 0:
+        text += f"\n[... {cut:,} bytes of output cut ...]\n"
+    text += tail.decode("utf-8", errors="replace")
+    text = _ANSI.sub("", text).replace("\r\n", "\n")
+    return CommandResult(text, None if timed_out else proc.returncode, timed_out, max(cut, 0))
+
+
+def _execute(ctx: ToolContext, args: dict[str, Any]) -> str:
+    command = need(args, "command")
+    if not command.strip():
+        raise ToolError("'command' is empty")
+    timeout = DEFAULT_TIMEOUT if args.get("timeout") is None else need(args, "timeout", int)
+    timeout = max(1, min(int(timeout), MAX_TIMEOUT))
+    reason = destructive_reason(command, ctx.root)
+    if not ctx.approve("shell", command, destructive=reason is not None):
+        if reason is not None:
+            hint = " In one-shot mode rerun clio with --yes to allow it." if not ctx.interactive else ""
+            raise ToolError(
+                f"refused: this command is destructive ({reason}) and needs the user's explicit approval, "
+                f"which was not given.{hint} Find a safer way or ask the user."
+            )
+        raise ToolError(f"the user declined to run `{command}`. Do not retry it unchanged.")
+    res = run_command(command, ctx.root, timeout)
+    out = res.output.rstrip("\n")
+    body = out if out else "(no output)"
+    if res.timed_out:
+        return f"{body}\ntimed out after {timeout} s (the process group was killed)"
+    return f"{body}\nexit code: {res.exit_code}"
+
+
+_OPS: dict[str, Handler] = {"execute": _execute}
+
+
+@tool(
+    "terminal_operations",
+    "Run a bash command in the project root (stdin closed; no interactive programs). Output capped.",
+    operation_schema(
+        list(_OPS),
+        {
+            "command": {"type": "string"},
+            "timeout": {"type": "integer", "description": "seconds, default 120, max 600"},
+        },
+        ["command"],
+    ),
+)
+def terminal_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return dispatch(_OPS, ctx, args)

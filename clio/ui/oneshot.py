@@ -1,0 +1,50 @@
+"""``clio --input TEXT --exit``: one turn (tool loop included), answer on stdout, progress on stderr."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+
+from clio.app import App
+from clio.commands.dispatch import run_slash
+from clio.config import Settings
+from clio.paths import Paths
+from clio.ui.render import OneShotUI
+
+
+def _tty_ask(question: str) -> str | None:
+    """Ask on the terminal when there is one (approvals in a one-shot run started by hand)."""
+    try:
+        with open("/dev/tty", "r+", encoding="utf-8") as tty:
+            tty.write(question)
+            tty.flush()
+            return tty.readline().rstrip("\n")
+    except OSError:
+        return None
+
+
+def run_one_shot(
+    settings: Settings, paths: Paths, text: str, *, resume: str | None, out: Console, err: Console
+) -> int:
+    ui = OneShotUI(out, err)
+    ask = _tty_ask if (sys.stdin.isatty() and sys.stderr.isatty() and not settings.yes) else None
+    app = App(settings, paths, interactive=False, console=out, err=err, ui=ui, ask=ask)
+    try:
+        if resume is not None:
+            app.open_session(resume) if resume else app.resume_latest()
+        else:
+            app.open_session()
+        if text.lstrip().startswith("/"):
+            return 0 if run_slash(app, text.strip()) else 1
+        if not text.strip():
+            err.print("clio: the input is empty: pass a request with --input TEXT or -p TEXT", markup=False)
+            return 2
+        result = app.run_turn(text)
+        if result.interrupted:
+            return 130
+        if result.hit_cap:
+            return 3
+        return 0
+    finally:
+        app.close()

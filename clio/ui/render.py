@@ -1,0 +1,191 @@
+"""Rendering a turn with rich: streamed markdown, one line per tool call, a spinner while waiting.
+
+:class:`MarkdownStream` re-renders the growing answer and prints the lines that can no
+longer change above a small live region holding the tail (the approach of aider's
+mdstream), so long answers scroll normally and stay cheap to redraw.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.spinner import Spinner
+from rich.text import Text
+
+LIVE_LINES = 6
+MIN_INTERVAL = 0.08  # seconds between re-renders
+
+
+def summarize_args(name: str, args: dict[str, Any], width: int = 70) -> str:
+    """A short human label for a tool call: operation plus its most telling argument."""
+    op = str(args.get("operation", ""))
+    for key in (
+        "path",
+        "command",
+        "pattern",
+        "query",
+        "key",
+        "message",
+        "question",
+        "fact",
+        "text",
+        "handle",
+    ):
+        if key in args and args[key] not in (None, ""):
+            val = " ".join(str(args[key]).split())
+            if len(val) > width:
+                val = val[: width - 1] + "…"
+            return f"{op} {val}".strip()
+    rest = {k: v for k, v in args.items() if k != "operation"}
+    extra = json.dumps(rest, ensure_ascii=False)[:width] if rest else ""
+    return f"{op} {extra}".strip()
+
+
+def result_hint(text: str, width: int = 60) -> str:
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if len(first) > width:
+        first = first[: width - 1] + "…"
+    return first
+
+
+class MarkdownStream:
+    def __init__(self, live: Live, console: Console) -> None:
+        self.live = live
+        self.console = console
+        self.printed = 0
+        self.last = 0.0
+
+    def _lines(self, text: str) -> list[str]:
+        buf = io.StringIO()
+        c = Console(
+            file=buf,
+            force_terminal=True,
+            width=max(20, self.console.width - 1),
+            color_system=self.console.color_system,
+            no_color=self.console.no_color,
+        )
+        c.print(Markdown(text, code_theme="monokai"))
+        return buf.getvalue().splitlines(keepends=True)
+
+    def update(self, text: str, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self.last < MIN_INTERVAL:
+            return
+        self.last = now
+        lines = self._lines(text)
+        stable = len(lines) if final else max(0, len(lines) - LIVE_LINES)
+        if stable > self.printed:
+            self.live.console.print(Text.from_ansi("".join(lines[self.printed : stable]).rstrip("\n")))
+            self.printed = stable
+        self.live.update(Text.from_ansi("".join(lines[self.printed :]).rstrip("\n")))
+
+
+class ReplUI:
+    """Streams answers and tool lines to a terminal console."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._live: Live | None = None
+        self._md: MarkdownStream | None = None
+        self._text: list[str] = []
+
+    def _start(self, renderable: Any) -> Live:
+        if self._live is None:
+            self._live = Live(renderable, console=self.console, refresh_per_second=12, transient=True)
+            self._live.start()
+        else:
+            self._live.update(renderable)
+        return self._live
+
+    def pause(self) -> None:
+        """Stop any live region (before asking the user something)."""
+        if self._md is not None and self._text:
+            self._md.update("".join(self._text), final=True)
+            self._text = []
+            self._md = None
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def waiting(self) -> None:
+        self._start(Spinner("dots", text=Text("thinking…", style="dim")))
+
+    def text(self, delta: str) -> None:
+        if self._md is None:
+            live = self._start(Text(""))
+            self._md = MarkdownStream(live, self.console)
+        self._text.append(delta)
+        self._md.update("".join(self._text))
+
+    def answer_done(self, content: str, *, interrupted: bool, final: bool) -> None:
+        self.pause()
+        if interrupted:
+            self.console.print(Text("⏹ interrupted", style="yellow"))
+
+    def tool_start(self, name: str, args: dict[str, Any]) -> None:
+        self.pause()
+        self._label = f"{name} {summarize_args(name, args)}"
+        self._start(Spinner("dots", text=Text(self._label, style="dim")))
+
+    def tool_done(self, name: str, ok: bool, result: str) -> None:
+        self.pause()
+        mark = Text("✓ ", style="green") if ok else Text("✗ ", style="red")
+        line = mark + Text(getattr(self, "_label", name), style="cyan")
+        hint = result_hint(result)
+        if hint and not ok:
+            line += Text(f"  {hint}", style="red")
+        elif hint:
+            line += Text(f"  {hint}", style="dim")
+        self.console.print(line, overflow="ellipsis", no_wrap=True)
+
+    def notice(self, text: str) -> None:
+        self.pause()
+        self.console.print(Text(text, style="yellow"))
+
+
+class OneShotUI:
+    """For ``--input``: the final answer on stdout, everything else on stderr."""
+
+    def __init__(self, out: Console, err: Console) -> None:
+        self.out = out
+        self.err = err
+        self.final_text = ""
+
+    def pause(self) -> None:
+        pass
+
+    def waiting(self) -> None:
+        pass
+
+    def text(self, delta: str) -> None:
+        pass
+
+    def answer_done(self, content: str, *, interrupted: bool, final: bool) -> None:
+        if final:
+            self.final_text = content
+            if content:
+                self.out.file.write(content if content.endswith("\n") else content + "\n")
+                self.out.file.flush()
+        elif content.strip():
+            self.err.print(Text(content.strip(), style="dim"))
+        if interrupted:
+            self.err.print(Text("interrupted", style="yellow"))
+
+    def tool_start(self, name: str, args: dict[str, Any]) -> None:
+        self._label = f"{name} {summarize_args(name, args)}"
+
+    def tool_done(self, name: str, ok: bool, result: str) -> None:
+        mark = "✓" if ok else "✗"
+        hint = result_hint(result)
+        self.err.print(
+            Text(f"{mark} {getattr(self, '_label', name)}  {hint}", style="green" if ok else "red")
+        )
+
+    def notice(self, text: str) -> None:
+        self.err.print(Text(text, style="yellow"))

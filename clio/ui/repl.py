@@ -1,0 +1,159 @@
+"""The interactive REPL: prompt-toolkit for input, rich for output.
+
+Enter sends, Alt-Enter (or Esc then Enter) inserts a newline, Ctrl-C interrupts a running
+answer or clears the line, Ctrl-D exits. Slash commands and paths complete with Tab.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
+from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import HTML
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.shortcuts import prompt as pt_prompt
+from rich.console import Console
+from rich.text import Text
+
+from clio import __version__
+from clio.app import App
+from clio.commands.dispatch import run_slash
+from clio.commands.registry import COMMANDS, ExitRequested
+from clio.config import Settings
+from clio.llm.errors import LLMError
+from clio.paths import Paths
+from clio.ui.render import ReplUI
+
+
+class ClioCompleter(Completer):
+    """Slash commands and their subcommands; paths (relative to the project root) elsewhere."""
+
+    def __init__(self, root: Path) -> None:
+        self.paths = PathCompleter(get_paths=lambda: [str(root)], expanduser=True)
+
+    def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if text.startswith("/") and "\n" not in text:
+            head, sep, rest = text[1:].partition(" ")
+            if not sep:
+                for name in sorted(COMMANDS):
+                    if name.startswith(head):
+                        yield Completion(
+                            "/" + name, start_position=-len(text), display_meta=COMMANDS[name].help
+                        )
+                return
+            cmd = COMMANDS.get(head)
+            if cmd and " " not in rest:
+                for sub in cmd.subcommands:
+                    if sub.startswith(rest):
+                        yield Completion(sub, start_position=-len(rest))
+                return
+        word = document.get_word_before_cursor(WORD=True)
+        if word and ("/" in word or "." in word or word.startswith("~")):
+            sub_doc = Document(word, len(word))
+            yield from self.paths.get_completions(sub_doc, event)
+
+
+def _bindings() -> KeyBindings:
+    kb = KeyBindings()
+
+    @kb.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return kb
+
+
+def _ask(question: str) -> str | None:
+    return pt_prompt(question)
+
+
+def run_repl(
+    settings: Settings,
+    paths: Paths,
+    *,
+    first_input: str | None,
+    resume: str | None,
+    out: Console,
+    err: Console,
+) -> int:
+    ui = ReplUI(out)
+    app = App(settings, paths, interactive=True, console=out, err=err, ui=ui, ask=_ask)
+    try:
+        if resume is not None:
+            app.open_session(resume) if resume else app.resume_latest()
+        else:
+            app.open_session()
+        history: History = InMemoryHistory()
+        if app.writes:
+            paths.clio_dir.mkdir(parents=True, exist_ok=True)
+            history = FileHistory(str(paths.clio_dir / "history"))
+        session: PromptSession[str] = PromptSession(
+            history=history,
+            completer=ClioCompleter(paths.root),
+            complete_while_typing=False,
+            key_bindings=_bindings(),
+            bottom_toolbar=lambda: _toolbar(app),
+            multiline=False,
+        )
+        _banner(app, out)
+        pending = first_input
+        while True:
+            if pending is not None:
+                line, pending = pending, None
+            else:
+                try:
+                    line = session.prompt(HTML("<b>› </b>"))
+                except KeyboardInterrupt:
+                    continue
+                except EOFError:
+                    break
+            if not line.strip():
+                continue
+            try:
+                if line.lstrip().startswith("/"):
+                    run_slash(app, line.strip())
+                else:
+                    app.run_turn(line)
+            except ExitRequested:
+                break
+            except KeyboardInterrupt:
+                ui.pause()
+                out.print(Text("⏹ interrupted", style="yellow"))
+            except LLMError as exc:
+                ui.pause()
+                err.print(Text(str(exc), style="red"))
+        return 0
+    finally:
+        app.close()
+
+
+def _banner(app: App, out: Console) -> None:
+    s = app.settings
+    assert app.session is not None
+    resumed = f", resumed {len(app.session.messages)} messages" if app.session.messages else ""
+    mode = " · incognito" if s.incognito else (" · no-ltm" if s.no_ltm else "")
+    out.print(
+        Text.assemble(
+            ("clio ", "bold"),
+            (f"{__version__} · {s.model} @ {s.endpoint()}{mode}\n", "dim"),
+            (f"project {app.paths.root} · session {app.session.id}{resumed}\n", "dim"),
+            ("/help for commands, Alt-Enter for a newline, Ctrl-D to exit", "dim"),
+        )
+    )
+
+
+def _toolbar(app: App) -> HTML:
+    used = 0
+    if app.orchestrator is not None and app.prompt is not None:
+        used = app.orchestrator.engine.used_tokens(app.prompt.system(), app.orchestrator.tools())
+    window = app.budget.context_window
+    name = app.session.info.name if app.session else ""
+    return HTML(
+        f" {app.settings.model} · {used:,}/{window:,} tokens ({100 * used // max(window, 1)}%)"
+        + (f" · {name[:30]}" if name else "")
+    )

@@ -1,0 +1,337 @@
+"""Cross-session recall: pure helpers and the SQLite FTS5 index over real session archives."""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from clio.memory import recall
+from clio.messages import KIND_SUMMARY, make
+from clio.store import sessions as sessions_mod
+from clio.store.recall_index import RecallIndex
+from clio.store.sessions import SessionStore
+
+# -- pure helpers ------------------------------------------------------------------------------
+
+
+def test_tokenize_splits_like_unicode61() -> None:
+    assert recall.tokenize("Fix snake_case in Café-Bar (v2.1)") == [
+        "fix",
+        "snake",
+        "case",
+        "in",
+        "café",
+        "bar",
+        "v2",
+        "1",
+    ]
+
+
+def test_query_terms_drop_stopwords_and_duplicates() -> None:
+    assert recall.query_terms("What did we decide about the Postgres postgres migration?") == [
+        "decide",
+        "postgres",
+        "migration",
+    ]
+    assert recall.query_terms("what was it") == ["what", "was", "it"]  # all stopwords: keep them
+    assert recall.query_terms("  ...  ") == []
+
+
+def test_build_fts_query_quotes_every_term() -> None:
+    assert (
+        recall.build_fts_query('use "NEAR" (x* OR -y)') == '"use" OR "near" OR "x" OR "y"'
+    )  # 'or' is a stopword
+    assert recall.build_fts_query("postgres db", prefix_min=5) == '("postgres" OR "postgres"*) OR "db"'
+    assert recall.quote_term('a"b') == '"a""b"'
+
+
+HOSTILE = [
+    '"',
+    'foo" OR 1',
+    "(",
+    ")",
+    "NEAR(a b)",
+    "*",
+    "-x",
+    "body:x",
+    "AND OR NOT",
+    "a AND",
+    "^x",
+    "'; DROP",
+    "{}",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_built_queries_are_valid_fts5(text: str) -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO t VALUES ('foo near and or not x drop body')")
+    q = recall.build_fts_query(text)
+    if q:
+        conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (q,)).fetchall()
+
+
+def test_choose_terms_keeps_rarest_and_respects_budget() -> None:
+    dfs = {"common": 900, "rare": 3, "missing": 0, "mid": 40}
+    assert recall.choose_terms(dfs, budget=1000) == ["common", "rare", "mid"]  # original order
+    assert recall.choose_terms(dfs, budget=100) == ["rare", "mid"]
+    assert recall.choose_terms({"huge": 5000, "bigger": 9000}, budget=10) == ["huge"]
+    assert recall.choose_terms({"nowhere": 0}) == []
+
+
+def test_excerpt_centres_on_the_match() -> None:
+    filler = "lorem ipsum dolor sit amet " * 40
+    text = filler + "finally we decided to use PostgreSQL for the queue " + filler
+    out = recall.excerpt(text, ["deciding", "postgresql"], width=120)
+    assert "decided to use PostgreSQL" in out
+    assert out.startswith("…") and out.endswith("…")
+    assert len(out) <= 122
+    assert recall.excerpt("short text", ["x"]) == "short text"
+    assert recall.excerpt(filler, ["absent"], width=50).startswith("lorem")
+
+
+def test_document_text_choices() -> None:
+    assert recall.document_text(make("system", "You are clio")) is None
+    assert recall.document_text(make("user", "   ")) is None
+    assert recall.document_text(make("user", "old", meta={"kind": KIND_SUMMARY})) is None
+    assert recall.document_text(make("user", "hello")) == "hello"
+    big = recall.document_text(make("tool", "x" * 50_000, tool_call_id="c1"))
+    assert big is not None and len(big) < recall.TOOL_RESULT_LIMIT + 10
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "file_operations", "arguments": '{"path": "a.py"}'},
+    }
+    text = recall.document_text(make("assistant", None, tool_calls=[call]))
+    assert text is not None and "file_operations" in text and "a.py" in text
+
+
+# -- the index over real session archives ----------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SessionStore:
+    counter = itertools.count(1)
+    monkeypatch.setattr(
+        sessions_mod, "new_session_id", lambda now=None: f"20250101-000000-{next(counter):04d}"
+    )
+    return SessionStore(tmp_path / "sessions")
+
+
+def add_session(store: SessionStore, texts: list[str]) -> str:
+    s = store.create("test-model")
+    for i, text in enumerate(texts):
+        s.append(make("user" if i % 2 == 0 else "assistant", text))
+    s.close()
+    return s.id
+
+
+def append(store: SessionStore, sid: str, texts: list[str]) -> None:
+    s = store.open(sid)
+    for text in texts:
+        s.append(make("user", text))
+    s.close()
+
+
+TOPICS = [
+    ("Style the navbar with flexbox", "I changed the CSS grid to flexbox in nav.css"),
+    ("The unit tests fail on CI", "The fixture leaked a temp dir; I fixed conftest.py"),
+    ("Add a logo to the README", "Added logo.png and a badge line"),
+    ("Rename the helper module", "Moved helpers.py to utils/text.py and updated imports"),
+    ("Bump the version", "Version is now 0.3.1 in pyproject.toml"),
+    ("Profile the slow endpoint", "The N+1 query in views.py was the culprit; added select_related"),
+]
+
+
+def integrity(index: RecallIndex) -> None:
+    index._conn.execute("INSERT INTO docs(docs, rank) VALUES ('integrity-check', 1)")
+
+
+def test_reworded_query_finds_older_decision(store: SessionStore, tmp_path: Path) -> None:
+    for i in range(12):
+        add_session(store, list(TOPICS[i % len(TOPICS)]))
+    target = add_session(
+        store,
+        [
+            "Which database should back the job queue?",
+            "We decided to use PostgreSQL for the job queue: it gives us transactions.",
+        ],
+    )
+    for i in range(12):
+        add_session(store, list(TOPICS[(i + 3) % len(TOPICS)]))
+    index = RecallIndex(tmp_path / "recall.sqlite", store)
+    hits = index.search("deciding to use postgres")
+    assert hits, "nothing found"
+    top = hits[0]
+    assert top["session_id"] == target
+    assert top["role"] == "assistant" and top["seq"] == 1
+    assert "PostgreSQL" in top["excerpt"]
+    assert top["session_name"] == "Which database should back the job queue?"
+    assert len(top["date"]) == 16 and top["date"][4] == "-" and top["date"][13] == ":"
+    assert top["score"] > 0
+    integrity(index)
+
+
+def test_ranking_limits_and_exclusion(store: SessionStore, tmp_path: Path) -> None:
+    ids = [add_session(store, [f"note {i}: we talked about caching layers", "ok"]) for i in range(8)]
+    strong = add_session(store, ["caching layers: the redis caching layer caches rendered pages", "yes"])
+    index = RecallIndex(None, store)
+    hits = index.search("redis caching", max_sessions=3, max_results=10)
+    assert hits[0]["session_id"] == strong
+    assert len({h["session_id"] for h in hits}) <= 3
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    assert all(h["session_id"] != strong for h in index.search("redis caching", exclude_session=strong))
+    assert len(index.search("caching", max_sessions=20, max_results=4)) == 4
+    assert index.search("caching", max_results=0) == []
+    assert {h["session_id"] for h in index.search("caching layers", max_sessions=50, max_results=50)} == {
+        *ids,
+        strong,
+    }
+
+
+def test_answer_found_through_neighbour_context(store: SessionStore) -> None:
+    add_session(store, ["unrelated chatter about lunch", "sure"])
+    sid = add_session(store, ["What port should the dev server listen on?", "Use 8123."])
+    index = RecallIndex(None, store)
+    hits = index.search("dev server port", max_results=5)
+    assert (sid, 1) in {(h["session_id"], h["seq"]) for h in hits}  # 'Use 8123.' has none of the words
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_search_is_injection_safe(store: SessionStore, text: str) -> None:
+    add_session(store, ["foo near and or not x drop body", "fine"])
+    index = RecallIndex(None, store)
+    assert isinstance(index.search(text), list)
+
+
+def test_incremental_reindex_touches_only_changed_sessions(store: SessionStore, tmp_path: Path) -> None:
+    ids = [add_session(store, [f"topic {i} alpha", f"reply {i} beta", f"more {i} gamma"]) for i in range(5)]
+    db = tmp_path / "recall.sqlite"
+    index = RecallIndex(db, store)
+    assert index.refresh() == {"sessions_indexed": 5, "messages_indexed": 15}
+    assert index.refresh() == {}
+    before = dict(index._conn.execute("SELECT id, session_id FROM msgs").fetchall())
+
+    append(store, ids[2], ["the zeppelin landed", "and took off again"])
+    assert index.refresh() == {"sessions_appended": 1, "messages_indexed": 2}
+    after = dict(index._conn.execute("SELECT id, session_id FROM msgs").fetchall())
+    assert {k: v for k, v in after.items() if k in before} == before  # old rows untouched
+    assert sorted(v for k, v in after.items() if k not in before) == [ids[2], ids[2]]
+    assert index.counts() == {"sessions": 5, "messages": 17}
+    assert index.search("zeppelin")[0]["session_id"] == ids[2]
+    # the old last message now has the new one as its next-neighbour context
+    assert (ids[2], 2) in {(h["session_id"], h["seq"]) for h in index.search("zeppelin", max_results=5)}
+    integrity(index)
+
+    s = store.open(ids[0])
+    s.rename("renamed only")
+    s.close()
+    assert index.refresh() == {}  # a new name is not a reindex
+    assert index.search("alpha 0")[0]["session_name"] == "renamed only"
+
+    store.delete(ids[4])
+    assert index.refresh() == {"sessions_removed": 1}
+    assert index.counts() == {"sessions": 4, "messages": 14}
+    integrity(index)
+
+    reopened = RecallIndex(db, store)  # a new process sees the same index and has nothing to do
+    assert reopened.refresh() == {}
+    assert reopened.stats["rebuilds"] == 0
+
+
+def test_rewritten_session_is_reindexed_whole(store: SessionStore) -> None:
+    sid = add_session(store, ["keep this", "and this", "secret sk-123"])
+    index = RecallIndex(None, store)
+    index.refresh()
+    s = store.open(sid)
+    msg = s.messages[2]
+    msg["content"] = "secret [REDACTED]"
+    s.replace(msg)
+    s.info.updated += 1
+    s.save_meta()
+    s.close()
+    assert index.refresh() == {"sessions_indexed": 1, "messages_indexed": 3}
+    assert index.search("sk") == []
+    assert index.search("redacted")[0]["seq"] == 2
+    integrity(index)
+
+
+def test_damaged_index_is_rebuilt(store: SessionStore, tmp_path: Path) -> None:
+    sid = add_session(store, ["where do the fixtures live?", "in tests/fixtures"])
+    db = tmp_path / "recall.sqlite"
+    db.write_bytes(b"this is not a database" * 100)
+    index = RecallIndex(db, store)
+    assert index.stats["rebuilds"] == 1
+    assert index.search("fixtures")[0]["session_id"] == sid
+    index.close()
+
+    conn = sqlite3.connect(db)  # an index from another schema version
+    conn.execute("UPDATE meta SET value = 'old' WHERE key = 'schema'")
+    conn.commit()
+    conn.close()
+    index = RecallIndex(db, store)
+    assert index.stats["rebuilds"] == 1
+    assert index.search("fixtures")[0]["session_id"] == sid
+    index.close()
+
+    conn = sqlite3.connect(db)  # tables of something else
+    conn.execute("DROP TABLE docs")
+    conn.commit()
+    conn.close()
+    index = RecallIndex(db, store)
+    assert index.stats["rebuilds"] == 1
+    assert index.search("fixtures")[0]["session_id"] == sid
+
+
+def test_damage_found_mid_use_rebuilds(store: SessionStore, tmp_path: Path) -> None:
+    sid = add_session(store, ["the deploy script lives in ops/", "noted"])
+    db = tmp_path / "recall.sqlite"
+    index = RecallIndex(db, store)
+    index.refresh()
+    index._conn.execute("DROP TABLE msgs")  # the file loses a table under a live index
+    assert index.search("deploy script")[0]["session_id"] == sid
+    assert index.stats["rebuilds"] == 1
+
+
+def test_incognito_index_writes_nothing(store: SessionStore, tmp_path: Path) -> None:
+    add_session(store, ["in memory only", "yes"])
+    before = set(tmp_path.rglob("*"))
+    index = RecallIndex(None, store)
+    assert index.search("memory")[0]["seq"] == 0
+    assert set(tmp_path.rglob("*")) == before
+
+
+def _refresh_in_process(db: str, sessions_dir: str) -> None:
+    RecallIndex(Path(db), SessionStore(Path(sessions_dir))).refresh()
+
+
+def test_concurrent_processes_index_once(store: SessionStore, tmp_path: Path) -> None:
+    for i in range(6):
+        add_session(store, [f"shared topic {i}", "answer", "follow-up"])
+    db = tmp_path / "recall.sqlite"
+    assert store.dir is not None
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_refresh_in_process, args=(str(db), str(store.dir))) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    index = RecallIndex(db, store)
+    assert index.refresh() == {}
+    assert index.counts() == {"sessions": 6, "messages": 18}
+    integrity(index)
+
+
+def test_excerpt_prefers_the_window_with_most_distinct_terms() -> None:
+    pad = "filler words here " * 30
+    text = pad + "queue queue queue " + pad + "the queue runs on postgres now " + pad
+    out = recall.excerpt(text, ["queue", "postgres"], width=100)
+    assert "queue runs on postgres" in out
+    huge = "error " * 20_000  # many hits stay linear
+    assert recall.excerpt(huge, ["error"], width=60).startswith("error error")
