@@ -149,6 +149,14 @@ class App:
             engine.extend(session.messages[archived:])
         return engine
 
+    def trimmed(self, iteration: int = 0) -> None:
+        """Bookkeeping after a trim done outside the loop (/session trim, /compact)."""
+        assert self.orchestrator is not None and self.session is not None
+        self._checkpoint(iteration)
+        self.session.new_thread()
+        self.refresh_memory()
+        self.orchestrator.save_state()
+
     def switch_model(self, name: str) -> None:
         """Use another model from the next request on; the session carries on."""
         assert self.session is not None and self.orchestrator is not None
@@ -233,7 +241,9 @@ class App:
     def _load_estimator(self, model: str) -> TokenEstimator:
         enc = load_encoding(model, self.paths.home / "tiktoken" if self.writes else None)
         if self.writes:
-            states = read_json(self._ratio_path(), dict, validate=lambda v: isinstance(v, dict))
+            states: dict[str, Any] = read_json(
+                self._ratio_path(), dict, validate=lambda v: isinstance(v, dict)
+            )
             if isinstance(states.get(model), dict):
                 est = TokenEstimator.from_state(model, states[model])
                 if enc is not None:
@@ -266,7 +276,7 @@ class App:
         if not self.interactive and self.settings.yes:
             return True
         answer = self._prompt_user(f"{question} [y/N] ")
-        return bool(answer) and answer.strip().lower() in ("y", "yes")
+        return answer is not None and answer.strip().lower() in ("y", "yes")
 
     def _prompt_user(self, question: str) -> str | None:
         if self._ask is None:

@@ -95,7 +95,8 @@ def read_input(value: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     color = not (args.no_color or os.environ.get("NO_COLOR"))
-    err = Console(file=sys.stderr, no_color=not color, highlight=False)
+    # soft_wrap: a message is one line however long (scripts read stderr line by line)
+    err = Console(file=sys.stderr, no_color=not color, highlight=False, soft_wrap=True)
     out = Console(file=sys.stdout, no_color=not color, highlight=False)
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="%(name)s: %(message)s")

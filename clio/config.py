@@ -144,7 +144,7 @@ def _apply(s: Settings, data: dict[str, Any], source: str, warnings: list[str]) 
         s.sources[key] = source
 
 
-def load_yaml(path: Path, warnings: list[str]) -> dict[str, Any]:
+def load_yaml(path: Path, warnings: list[str], *, may_write: bool = True) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -159,8 +159,11 @@ def load_yaml(path: Path, warnings: list[str]) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise ValueError("top level is not a mapping")
     except (yaml.YAMLError, ValueError) as exc:
-        moved = quarantine(path)
         reason = str(exc).splitlines()[0]
+        if not may_write:  # incognito moves nothing
+            warnings.append(f"{path} is damaged ({reason}); ignored it")
+            return {}
+        moved = quarantine(path)
         warnings.append(f"{path} is damaged ({reason}); moved it to {moved.name} and continued with defaults")
         return {}
     return data
@@ -181,9 +184,10 @@ def load_settings(
     env = dict(os.environ) if env is None else env
     s = Settings()
     warnings: list[str] = []
-    _apply(s, load_yaml(home / "config.yaml", warnings), str(home / "config.yaml"), warnings)
-    if clio_dir is not None and not flags.get("incognito"):
-        proj = load_yaml(clio_dir / "config.yaml", warnings)
+    writes = not flags.get("incognito")
+    _apply(s, load_yaml(home / "config.yaml", warnings, may_write=writes), str(home / "config.yaml"), warnings)
+    if clio_dir is not None:
+        proj = load_yaml(clio_dir / "config.yaml", warnings, may_write=writes)
         _apply(s, proj, ".clio/config.yaml", warnings)
     for var, key in ENV_MAP.items():
         if env.get(var):

@@ -13,7 +13,7 @@ from clio.memory import recall
 from clio.messages import KIND_SUMMARY, make
 from clio.store import sessions as sessions_mod
 from clio.store.recall_index import RecallIndex
-from clio.store.sessions import SessionStore
+from clio.store.sessions import SessionInfo, SessionStore
 
 # -- pure helpers ------------------------------------------------------------------------------
 
@@ -149,7 +149,30 @@ TOPICS = [
 
 
 def integrity(index: RecallIndex) -> None:
-    index._conn.execute("INSERT INTO docs(docs, rank) VALUES ('integrity-check', 1)")
+    """The incrementally kept index answers exactly like one built afresh from its messages."""
+    conn = index._conn
+    conn.execute("INSERT INTO docs(docs, rank) VALUES ('integrity-check', 0)")
+    fresh = sqlite3.connect(":memory:")
+    fresh.execute("CREATE VIRTUAL TABLE f USING fts5(body, ctx, tokenize='porter unicode61')")
+    fresh.executemany(
+        "INSERT INTO f(rowid, body, ctx) VALUES (?, ?, ?)", conn.execute("SELECT id, body, ctx FROM docview")
+    )
+    fresh.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'col')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.check_v USING fts5vocab(main, docs, 'col')")
+    counts = "SELECT term, col, doc, cnt FROM {} ORDER BY term, col"
+    assert (
+        conn.execute(counts.format("temp.check_v")).fetchall() == fresh.execute(counts.format("v")).fetchall()
+    )
+    terms = [t for (t,) in fresh.execute("SELECT DISTINCT term FROM v")]
+    assert terms
+    for term in terms:
+        for col in ("body", "ctx"):
+            q = f'{col}: "{term}"'
+            want = {r for (r,) in fresh.execute("SELECT rowid FROM f WHERE f MATCH ?", (q,))}
+            got = {r for (r,) in conn.execute("SELECT rowid FROM docs WHERE docs MATCH ?", (q,))}
+            assert got == want, (term, col)
+    stale = index.search("zzzunusedzzz")
+    assert stale == []
 
 
 def test_reworded_query_finds_older_decision(store: SessionStore, tmp_path: Path) -> None:
@@ -335,3 +358,27 @@ def test_excerpt_prefers_the_window_with_most_distinct_terms() -> None:
     assert "queue runs on postgres" in out
     huge = "error " * 20_000  # many hits stay linear
     assert recall.excerpt(huge, ["error"], width=60).startswith("error error")
+
+
+def test_unchanged_session_files_skip_the_listing(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sid = add_session(store, ["first words", "second words"])
+    index = RecallIndex(None, store)
+    calls: list[int] = []
+    real = store.list
+
+    def counting_list() -> list[SessionInfo]:
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(store, "list", counting_list)
+    assert index.search("first")
+    assert index.search("second")
+    assert len(calls) == 1  # the second search saw the same session files and did not list them
+    append(store, sid, ["kangaroo sighting"])
+    assert index.search("kangaroo")[0]["seq"] == 2
+    assert len(calls) == 2
+    add_session(store, ["wombat burrow", "ok"])
+    assert index.search("wombat")
+    assert len(calls) == 3

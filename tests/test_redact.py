@@ -277,6 +277,7 @@ def test_secret_is_replaced_with_its_label(case: Case) -> None:
     expected = case.expected or case.text.replace(case.secret, placeholder(case.label))
     assert out == expected
     assert case.secret not in out
+    assert PLACEHOLDER_RE.findall(out) == [placeholder(case.label)]  # the user sees what was hidden
     assert Redactor().redact(out) == (out, [])  # idempotent
 
 
@@ -512,9 +513,8 @@ def test_standard_keeps_emails_strict_redacts_them(name: str) -> None:
     text = LOOKALIKES_STANDARD_ONLY[name]
     assert Redactor("standard").redact(text) == (text, [])
     out, labels = Redactor("strict").redact(text)
-    assert "@example." not in out
-    assert set(labels) == {"email"}
-    assert out == PLACEHOLDER_RE.sub("", out) or placeholder("email") in out
+    assert out == re.sub(r"[\w.+-]+@example\.\w+", placeholder("email"), text)
+    assert labels == ["email"] * text.count("@example.")
 
 
 # --- levels ---
@@ -639,8 +639,7 @@ def test_raw_json_text_stays_parseable(obj: Any, ascii_only: bool, indent: int |
     out, labels = Redactor("strict").redact(raw)
     parsed = json.loads(out)  # never corrupted
     assert type(parsed) is type(obj)
-    for secret in _standalone_in(raw):
-        assert secret not in out
+    assert not _standalone_in(out)
     assert Redactor("strict").redact(out) == (out, [])  # idempotent
     if not labels:
         assert out == raw

@@ -132,3 +132,38 @@ def clear_cmd(app: App, arg: str) -> None:
     app.orchestrator.save_state()
     app.console.clear()
     app.console.print("Conversation window cleared; the session archive still holds every message.")
+
+
+@command(
+    "compact", "ask the model to summarise the conversation and continue from the summary", "/compact [focus]"
+)
+def compact_cmd(app: App, arg: str) -> None:
+    from clio.agent.prompt import load_prompt, to_api
+    from clio.memory.yarn import summarize
+    from clio.messages import make
+
+    orch, prompt, session = app.orchestrator, app.prompt, app.session
+    assert orch is not None and prompt is not None and session is not None
+    engine = orch.engine
+    if not engine.window:
+        app.console.print("Nothing to compact yet.")
+        return
+    system, tools = prompt.system(), orch.tools()
+    before = engine.used_tokens(system, tools)
+    focus = f" Pay particular attention to: {arg.strip()}." if arg.strip() else ""
+    ask = make("user", load_prompt("compact.md").format(max_words=400, focus=focus))
+    prep = engine.prepare(system, tools)
+    result = app.client.chat(to_api([*prep.messages, ask]), None, max_tokens=1200)
+    text = result.content.strip()
+    if result.interrupted or not text:
+        raise CommandError("The model returned no summary; the conversation is unchanged.")
+    engine.summary = summarize(list(engine.window), engine.summary, app.latest_task() or None)
+    note = session.append(
+        make("system", f"<conversation_summary>\n{text}\n</conversation_summary>", meta={"kind": "compact"})
+    )
+    engine.window = [note]
+    app.trimmed()
+    after = engine.used_tokens(prompt.system(), tools)
+    app.console.print(
+        f"Compacted the conversation: {before:,} -> {after:,} tokens ({before - after:,} freed)."
+    )

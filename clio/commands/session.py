@@ -116,7 +116,9 @@ def export(app: App, rest: str) -> None:
     elif app.writes:
         target = app.paths.clio_dir / "exports" / f"{session.id}.html"
     else:
-        raise CommandError("Incognito writes nothing by itself: name the file, e.g. /session export ~/session.html")
+        raise CommandError(
+            "Incognito writes nothing by itself: name the file, e.g. /session export ~/session.html"
+        )
     messages = [app.redactor.redact_message(m)[0] for m in session.messages]
     info = session.info.to_dict()
     info["model"] = info.get("model") or app.settings.model
@@ -125,4 +127,67 @@ def export(app: App, rest: str) -> None:
     app.console.print(f"Exported {len(messages)} messages to {written}")
 
 
-HANDLERS = {"show": show, "list": list_, "switch": switch, "name": name, "delete": delete, "export": export}
+def trim(app: App, rest: str) -> None:
+    """No argument: trim the context window now. A number of days: delete sessions older than that."""
+    if rest:
+        _delete_old(app, rest)
+        return
+    orch, prompt = app.orchestrator, app.prompt
+    assert orch is not None and prompt is not None
+    system, tools = prompt.system(), orch.tools()
+    before = orch.engine.used_tokens(system, tools)
+    limit = app.budget.limit
+    target = 0.5 if before > 0.5 * limit else before / limit / 2
+    prep = orch.engine.force_trim(system, tools, target=target)
+    if not prep.dropped:
+        app.console.print(
+            f"Nothing to trim: the window holds {len(orch.engine.window)} message(s), {before:,} tokens."
+        )
+        return
+    app.trimmed()
+    after = orch.engine.used_tokens(prompt.system(), tools)
+    app.console.print(
+        f"Trimmed {len(prep.dropped)} messages into the thread summary: {before:,} -> {after:,} tokens "
+        "(the archive keeps every message)."
+    )
+
+
+def _delete_old(app: App, rest: str) -> None:
+    try:
+        days = float(rest)
+    except ValueError:
+        raise CommandError(
+            "Usage: /session trim [days]  (no argument trims the context window now)"
+        ) from None
+    if days < 0:
+        raise CommandError("The number of days must be positive.")
+    cutoff = time.time() - days * 86400
+    current = app.session.id if app.session is not None else None
+    old = [i for i in app.sessions.list() if i.updated < cutoff and i.id != current]
+    if not old:
+        app.console.print(f"No sessions older than {days:g} days.")
+        return
+    if not app.confirm(f"Delete {len(old)} session(s) last used more than {days:g} days ago?"):
+        app.console.print("Kept them.")
+        return
+    deleted, busy = 0, 0
+    for info in old:
+        try:
+            app.sessions.delete(info.id)
+            deleted += 1
+        except SessionBusy:
+            busy += 1
+    app.console.print(
+        f"Deleted {deleted} session(s)" + (f"; {busy} open elsewhere were kept." if busy else ".")
+    )
+
+
+HANDLERS = {
+    "show": show,
+    "list": list_,
+    "switch": switch,
+    "name": name,
+    "delete": delete,
+    "export": export,
+    "trim": trim,
+}

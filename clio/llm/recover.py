@@ -53,10 +53,10 @@ _LINE_START_RE = re.compile(
 # Strings (skipped whole) and brackets: what bracket matching looks at.
 _SCAN_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
 _SEP_RE = re.compile(r"[ \t]*[.,;]?[ \t]*")
-# Characters of bracket scanning allowed per reply for bare-JSON candidates (bounds the work on
-# pathological text; a real reply needs a few times its own length at most).
-_SCAN_BUDGET = 2_000_000
-_FUNC_RE = re.compile(r"<function=(?P<name>[\w.-]+)>\s*(?P<body>.*?)\s*</function>", re.DOTALL)
+# The body may not run into another <function= tag (keeps unclosed tags from going quadratic).
+_FUNC_RE = re.compile(
+    r"<function=(?P<name>[\w.-]+)>\s*(?P<body>(?:(?!<function=).)*?)\s*</function>", re.DOTALL
+)
 
 Span = tuple[int, int, list[tuple[str, dict[str, Any]]]]
 
@@ -186,18 +186,17 @@ def _line_json_groups(text: str, skip: list[tuple[int, int]]) -> list[tuple[int,
     start inside ``skip`` (the fenced blocks).
     """
     out: list[tuple[int, int, list[tuple[int, int]]]] = []
-    budget = _SCAN_BUDGET
+    matches: dict[int, int] | None = None
     for m in _LINE_START_RE.finditer(text):
-        if budget <= 0:
-            break
         start = m.end()
         if (out and start < out[-1][1]) or any(a <= start < b for a, b in skip):
             continue
         values: list[tuple[int, int]] = []
         pos = start
         while pos < len(text) and text[pos] in "[{":
-            end = _balanced_end(text, pos, pos + budget)
-            budget -= (end or min(len(text), pos + budget)) - pos
+            if matches is None:
+                matches = _bracket_matches(text)
+            end = matches.get(pos)
             if end is None:
                 break
             values.append((pos, end))
@@ -208,30 +207,35 @@ def _line_json_groups(text: str, skip: list[tuple[int, int]]) -> list[tuple[int,
         nl = text.find("\n", values[-1][1])
         tail = text[values[-1][1] : len(text) if nl < 0 else nl]
         cut = tail.lstrip(" \t.,;")
-        if cut.strip() and not (cut[0] in "[{" and nl < 0 and _balanced_end(cut, 0, budget) is None):
+        unfinished = (
+            cut[:1] in ("[", "{") and nl < 0 and matches is not None and len(text) - len(cut) not in matches
+        )
+        if cut.strip() and not unfinished:
             continue
         out.append((start, values[-1][1] + len(tail) - len(cut), values))
     return out
 
 
-def _balanced_end(text: str, start: int, limit: int | None = None) -> int | None:
-    """Index just past the bracket that closes the one at ``start`` (string-aware), or None.
+def _bracket_matches(text: str) -> dict[int, int]:
+    """For every ``{``/``[`` that gets closed: its index -> the index just past its closing bracket.
 
-    Gives up (None) at ``limit`` when given.
+    One pass with one stack (strings skipped whole; they cannot span lines, so the scan is in step
+    with any line start), so finding candidates stays linear however much unclosed text there is.
+    A closing bracket that does not match abandons every bracket still open.
     """
     closing = {"{": "}", "[": "]"}
-    stack: list[str] = []
-    stop = len(text) if limit is None else min(len(text), limit)
-    for m in _SCAN_RE.finditer(text, start, stop):
+    matches: dict[int, int] = {}
+    stack: list[tuple[str, int]] = []
+    for m in _SCAN_RE.finditer(text):
         tok = m.group()
         if tok in closing:
-            stack.append(closing[tok])
+            stack.append((closing[tok], m.start()))
         elif tok in "}]":
-            if not stack or stack.pop() != tok:
-                return None
-            if not stack:
-                return m.end()
-    return None
+            if stack and stack[-1][0] == tok:
+                matches[stack.pop()[1]] = m.end()
+            else:
+                stack.clear()
+    return matches
 
 
 def _strip_trailing_commas(text: str) -> str:

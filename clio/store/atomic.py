@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import os
+import random
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -63,6 +64,11 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        try:
+            mode = os.stat(path).st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644 & ~_umask()
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -75,6 +81,12 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
         raise
     if durable:
         _fsync_dir(path.parent)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
@@ -95,10 +107,14 @@ def quarantine(path: Path) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.stem}.damaged-{stamp}{path.suffix}")
     n = 1
-    while target.exists():
-        target = path.with_name(f"{path.stem}.damaged-{stamp}-{n}{path.suffix}")
-        n += 1
-    os.replace(path, target)
+    while True:
+        try:  # link + unlink never overwrites a copy another process just made
+            os.link(path, target)
+            break
+        except FileExistsError:
+            target = path.with_name(f"{path.stem}.damaged-{stamp}-{n}{path.suffix}")
+            n += 1
+    os.unlink(path)
     return target
 
 
@@ -116,11 +132,16 @@ def read_json(
     except FileNotFoundError:
         return default()
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8-sig"))
         if validate is not None and not validate(data):
             raise ValueError("unexpected shape")
     except (ValueError, UnicodeDecodeError):
-        moved = quarantine(path)
+        try:
+            if path.read_bytes() != raw:  # replaced meanwhile by another process: read the new file
+                return read_json(path, default, validate=validate, on_damaged=on_damaged)
+            moved = quarantine(path)
+        except FileNotFoundError:  # another process moved it aside first
+            return read_json(path, default, validate=validate, on_damaged=on_damaged)
         hooks = [on_damaged] if on_damaged else list(_damaged_hooks)
         for hook in hooks:
             hook(path, moved)
@@ -144,7 +165,6 @@ class FileLock:
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.timeout
-        delay = 0.001
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -155,8 +175,8 @@ class FileLock:
                     raise TimeoutError(
                         f"could not lock {self.lock_path} within {self.timeout:.0f}s"
                     ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+                # short random naps: a long backoff lets the releasing process win every time
+                time.sleep(random.uniform(0.0005, 0.003))
         self._fd = fd
         self._depth = 1
 

@@ -8,10 +8,11 @@ missing, damaged or older-schema index file is deleted and rebuilt, never truste
 never fatal. ``RecallIndex(None, sessions)`` keeps the index in memory (incognito).
 
 Layout: ``msgs`` holds one row per indexed message (its clipped text in ``body``); the
-FTS5 table ``docs`` indexes, through the ``docview`` view, each message's ``body`` and at
-half weight its ``ctx``: the end of the previous and the start of the next message of the
-same session (an answer is often worded only in the message that asked for it). The
-index stores no second copy of the text.
+contentless FTS5 table ``docs`` indexes what the ``docview`` view gives for each message:
+its ``body`` and, at half weight, its ``ctx``: the end of the previous and the start of
+the next message of the same session (an answer is often worded only in the message that
+asked for it). Rows leave the index through FTS5's 'delete' command, fed from the same
+view, so the text is stored once and ranking never reads it.
 
 Ranking is FTS5's bm25 with the porter stemmer; queries are built from the user's words
 by :mod:`clio.memory.recall`, never passed through as syntax. The most common query words
@@ -21,6 +22,7 @@ are dropped when together they would make bm25 score too many rows (they weigh l
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -35,12 +37,13 @@ from clio.memory.recall import (
     document_text,
     or_query,
     query_terms,
+    quote_term,
     shape_results,
 )
 from clio.messages import Message, meta
 from clio.store.atomic import FileLock
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 CONTEXT_CHARS = 200  # how much of each neighbour goes into a message's context column
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
 
@@ -61,16 +64,9 @@ CREATE VIEW docview AS SELECT m.id AS id, m.session_id AS session_id, m.body AS 
                      ORDER BY n.id LIMIT 1), 1, {CONTEXT_CHARS}), '') AS ctx
     FROM msgs m;
 CREATE VIRTUAL TABLE docs USING fts5(
-    body, ctx, content='docview', content_rowid='id', tokenize='porter unicode61');
+    body, ctx, content='', tokenize='porter unicode61');
 INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(1.0, 0.5)');
 INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
-"""
-
-# per connection: a scratch FTS5 table that stems query words exactly like the index does
-_TEMP = """
-CREATE VIRTUAL TABLE temp.stem_in USING fts5(w, tokenize='porter unicode61');
-CREATE VIRTUAL TABLE temp.stem_out USING fts5vocab(temp, stem_in, 'instance');
-CREATE VIRTUAL TABLE temp.doc_freq USING fts5vocab(main, docs, 'row');
 """
 
 
@@ -107,6 +103,7 @@ class RecallIndex:
         self.postings_budget = postings_budget
         self.stats: Counter[str] = Counter()  # what the index did: for tests and benches
         self._lock = threading.RLock()
+        self._seen: object = None  # fingerprint of the session files at the last refresh
         self._conn = self._open()
 
     # -- opening and rebuilding ----------------------------------------------------------------
@@ -136,7 +133,6 @@ class RecallIndex:
     def _ready(self, conn: sqlite3.Connection, create: bool) -> sqlite3.Connection:
         if create:
             conn.executescript(f"BEGIN; {_SCHEMA} COMMIT;")
-        conn.executescript(_TEMP)
         return conn
 
     def _open(self) -> sqlite3.Connection:
@@ -159,6 +155,7 @@ class RecallIndex:
     def rebuild(self) -> None:
         """Drop the index and start from nothing (the next refresh indexes everything)."""
         with self._lock:
+            self._seen = None
             self._conn.close()
             if self.db_path is not None:
                 with FileLock(self.db_path):
@@ -192,7 +189,28 @@ class RecallIndex:
         )
         return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
+    def _fingerprint(self) -> object:
+        """A cheap summary of every ``<sessions dir>/<id>/session.json`` (rewritten, atomically,
+        on every change of a session), or None when the source has no such folder."""
+        root = getattr(self.sessions, "dir", None)
+        if not isinstance(root, Path):
+            return None
+        marks = []
+        try:
+            with os.scandir(root) as entries:
+                for e in entries:
+                    with contextlib.suppress(OSError):
+                        st = os.stat(os.path.join(e.path, "session.json"))
+                        marks.append((e.name, st.st_ino, st.st_mtime_ns, st.st_size))
+        except OSError:
+            return None
+        return hash(tuple(sorted(marks)))
+
     def _refresh(self) -> dict[str, int]:
+        seen = self._fingerprint()
+        if seen is not None and seen == self._seen:
+            self.stats["refreshes_skipped"] += 1
+            return {}
         self.stats["refreshes"] += 1
         infos = list(self.sessions.list())
         state = self._state()
@@ -205,6 +223,7 @@ class RecallIndex:
         ]
         done: Counter[str] = Counter()
         if not todo and not gone:
+            self._seen = seen
             return {}
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
@@ -234,10 +253,11 @@ class RecallIndex:
                 conn.execute("ROLLBACK")
             raise
         self.stats.update(done)
+        self._seen = seen
         return dict(done)
 
     def _unindex(self, where: str, arg: Any) -> None:
-        """Take rows out of the FTS index, giving it the values it indexed (external content)."""
+        """Take rows out of the FTS index, giving it the values it indexed (contentless table)."""
         self._conn.execute(
             f"INSERT INTO docs(docs, rowid, body, ctx) SELECT 'delete', id, body, ctx FROM docview WHERE {where}",
             (arg,),
@@ -311,30 +331,23 @@ class RecallIndex:
         return len(rows)
 
     # -- searching -------------------------------------------------------------------------------
-    def document_frequencies(self, words: list[str]) -> dict[str, int]:
-        """How many indexed messages contain each word (after porter stemming, as the index sees it)."""
+    def document_frequencies(self, words: list[str], cap: int | None = None) -> dict[str, int]:
+        """How many indexed messages contain each word (stemmed as the index does), counting
+        no further than ``cap``: knowing that a word is too common is enough, and cheap."""
+        sql = "SELECT count(*) FROM (SELECT 1 FROM docs WHERE docs MATCH ? LIMIT ?)"
         with self._lock:
-            conn = self._conn
-            conn.execute("DELETE FROM temp.stem_in")
-            conn.executemany(
-                "INSERT INTO temp.stem_in(rowid, w) VALUES (?, ?)", list(enumerate(words, start=1))
-            )
-            stems: dict[int, list[str]] = {}
-            for doc, term in conn.execute("SELECT doc, term FROM temp.stem_out"):
-                stems.setdefault(int(doc), []).append(str(term))
-            out: dict[str, int] = {}
-            for i, word in enumerate(words, start=1):
-                dfs = [
-                    int(
-                        (
-                            conn.execute("SELECT doc FROM temp.doc_freq WHERE term = ?", (s,)).fetchone()
-                            or (0,)
-                        )[0]
-                    )
-                    for s in stems.get(i, [])
-                ]
-                out[word] = min(dfs, default=0)
-            return out
+            return {
+                w: int(self._conn.execute(sql, (quote_term(w), -1 if cap is None else cap)).fetchone()[0])
+                for w in words
+            }
+
+    def _choose(self, terms: list[str]) -> list[str]:
+        """The query words to search with (see :func:`clio.memory.recall.choose_terms`)."""
+        budget = self.postings_budget
+        dfs = self.document_frequencies(terms, budget + 1)
+        if dfs and min(dfs.values()) > budget:  # every word is common: find the least common one
+            dfs = self.document_frequencies(terms, 20 * budget)
+        return choose_terms(dfs, budget)
 
     def search(
         self,
@@ -356,9 +369,7 @@ class RecallIndex:
         with self._lock:
             if refresh:
                 self.refresh()
-            kept: list[str] = self._guarded(
-                lambda: choose_terms(self.document_frequencies(terms), self.postings_budget)
-            )
+            kept: list[str] = self._guarded(self._choose, terms)
             if not kept:
                 return []
             return self.search_match(

@@ -143,6 +143,8 @@ class Session:
         seq = int(msg["meta"]["seq"])
         self.messages[seq] = msg
         self._write_chunk(seq // CHUNK)
+        self.info.updated = time.time()  # derived indexes (recall) notice the change
+        self.save_meta()
 
     def new_thread(self) -> int:
         """Start a new thread (after a trim): later messages carry the new number."""

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from clio.app import App
 from clio.commands.dispatch import run_slash
+from clio.commands.registry import ExitRequested
 from clio.config import Settings
 from clio.paths import Paths
 from clio.ui.render import OneShotUI
@@ -36,7 +37,10 @@ def run_one_shot(
         else:
             app.open_session()
         if text.lstrip().startswith("/"):
-            return 0 if run_slash(app, text.strip()) else 1
+            try:
+                return 0 if run_slash(app, text.strip()) else 1
+            except ExitRequested:  # `clio -p /exit`: nothing left to do
+                return 0
         if not text.strip():
             err.print("clio: the input is empty: pass a request with --input TEXT or -p TEXT", markup=False)
             return 2

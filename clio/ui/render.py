@@ -67,7 +67,7 @@ class MarkdownStream:
             file=buf,
             force_terminal=True,
             width=max(20, self.console.width - 1),
-            color_system=self.console.color_system,
+            color_system=self.console.color_system,  # type: ignore[arg-type]
             no_color=self.console.no_color,
         )
         c.print(Markdown(text, code_theme="monokai"))

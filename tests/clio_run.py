@@ -1,0 +1,163 @@
+"""Drive the INSTALLED ``clio`` console script as a subprocess, and read what it left on disk.
+
+Shared by the end-to-end tests: the fake server (tests/fakeserver.py) is the only test double;
+clio runs as a user would run it, with its environment isolated to the test's directories.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from tests.fakeserver import FakeServer
+
+CLIO = Path(sys.executable).parent / "clio"
+
+# Everything that could leak the developer's own setup into a run.
+_SCRUBBED = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "CLIO_MODEL",
+    "CLIO_HOME",
+    "CLIO_CONTEXT_WINDOW",
+    "NO_COLOR",
+)
+
+
+def clio_env(
+    server: FakeServer | None, home: Path, env_extra: Mapping[str, str | None] | None = None
+) -> dict[str, str]:
+    """The environment of one run: the server's URL and a test key, CLIO_HOME, NO_COLOR.
+
+    ``server=None`` sets no endpoint and no key. In ``env_extra`` a value of None removes the variable.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
+    env["CLIO_HOME"] = str(home)
+    env["NO_COLOR"] = "1"
+    env["COLUMNS"] = "80"
+    if server is not None:
+        env["OPENAI_BASE_URL"] = server.base_url
+        env["OPENAI_API_KEY"] = "test-key"
+    for key, value in (env_extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def run_clio(
+    args: Sequence[str],
+    *,
+    server: FakeServer | None,
+    project: Path,
+    home: Path,
+    stdin: str | None = None,
+    env_extra: Mapping[str, str | None] | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``clio ARGS`` in ``project`` (the working directory) and return what it did.
+
+    stdin is closed (empty) unless given. Fails the test if clio printed a traceback.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(
+        [str(CLIO), *args],
+        cwd=project,
+        env=clio_env(server, home, env_extra),
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert "Traceback" not in result.stderr, f"clio printed a traceback:\n{result.stderr}"
+    return result
+
+
+def run_parallel(*runs: dict[str, Any]) -> list[subprocess.CompletedProcess[str]]:
+    """Several independent :func:`run_clio` calls at once (each dict holds its arguments)."""
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        futures = [pool.submit(run_clio, **kw) for kw in runs]
+        return [f.result() for f in futures]
+
+
+def stderr_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
+    return [ln for ln in result.stderr.splitlines() if ln.strip()]
+
+
+# ---------------------------------------------------------------- the session archive on disk
+
+
+def sessions_dir(project: Path) -> Path:
+    return project / ".clio" / "sessions"
+
+
+def session_dirs(project: Path) -> list[Path]:
+    """The project's session folders, oldest first (ids sort by creation time)."""
+    d = sessions_dir(project)
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.iterdir() if p.is_dir() and (p / "session.json").exists())
+
+
+def session_meta(session_dir: Path) -> dict[str, Any]:
+    data = json.loads((session_dir / "session.json").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def archive_messages(session_dir: Path) -> list[dict[str, Any]]:
+    """Every archived message of one session, in order (chunk files read as they are on disk now)."""
+    out: list[dict[str, Any]] = []
+    adir = session_dir / "archive"
+    if not adir.is_dir():
+        return out
+    for chunk in sorted(p for p in adir.glob("[0-9]*.json") if ".damaged-" not in p.name):
+        data = json.loads(chunk.read_text(encoding="utf-8"))
+        assert isinstance(data, list), f"{chunk} is not a JSON list"
+        out.extend(data)
+    return out
+
+
+def all_archived(project: Path) -> list[dict[str, Any]]:
+    """The messages of every session of the project, session by session."""
+    return [m for d in session_dirs(project) for m in archive_messages(d)]
+
+
+# ---------------------------------------------------------------- recorded requests
+
+
+def user_texts(body: dict[str, Any]) -> list[str]:
+    return [str(m.get("content")) for m in body["messages"] if m.get("role") == "user"]
+
+
+def tool_results(body: dict[str, Any]) -> dict[str, str]:
+    """tool_call_id -> content of every tool message in a request (asserting each id is unique)."""
+    out: dict[str, str] = {}
+    for m in body["messages"]:
+        if m.get("role") == "tool":
+            call_id = str(m.get("tool_call_id"))
+            assert call_id not in out, f"two results for tool call {call_id}"
+            out[call_id] = str(m.get("content"))
+    return out
+
+
+def assistant_calls(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every tool call of every assistant message in a request, in order."""
+    for m in body["messages"]:
+        if m.get("role") == "assistant":
+            yield from m.get("tool_calls") or []
+
+
+def system_text(body: dict[str, Any]) -> str:
+    first = body["messages"][0]
+    assert first["role"] == "system", f"the first message is {first['role']!r}, not the system prompt"
+    return str(first["content"])

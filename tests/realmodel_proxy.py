@@ -1,0 +1,257 @@
+"""A recording HTTP proxy on 127.0.0.1, put between clio and a real llama-server.
+
+clio talks to the proxy exactly as it would to the server (``OPENAI_BASE_URL=proxy.base_url``); the
+proxy forwards every request unchanged, streams the reply back chunk by chunk as it arrives (so time
+to first token is not distorted), and records what went each way: the request body clio sent, the
+HTTP status, the raw reply, and when each piece arrived. The tests read the recorded requests (what
+clio really sent) and the server's own figures (``usage``, ``timings``) out of the SSE stream.
+
+    proxy = RecordingProxy("http://127.0.0.1:PORT/v1").start()
+    ...  # run clio with OPENAI_BASE_URL=proxy.base_url
+    for ex in proxy.chat():                 # the chat-completion exchanges, in order
+        ex.body["messages"], ex.status, ex.usage, ex.timings, ex.content
+    proxy.stop()
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection"}
+
+
+@dataclass
+class Exchange:
+    """One request through the proxy and the reply it got."""
+
+    method: str
+    path: str
+    body: dict[str, Any]  # the request's JSON body ({} for GET)
+    status: int = 0
+    reply: bytes = b""
+    started: float = 0.0  # time.monotonic() when the request arrived
+    ended: float = 0.0
+    chunk_times: list[tuple[float, bytes]] = field(default_factory=list)  # (arrival, bytes) per read
+
+    # -- the SSE stream, parsed --------------------------------------------------------------------
+    def events(self) -> list[dict[str, Any]]:
+        """The JSON objects of the stream's ``data:`` lines (``[DONE]`` left out)."""
+        out: list[dict[str, Any]] = []
+        for line in self.reply.decode("utf-8", errors="replace").splitlines():
+            if not line.startswith("data:"):
+                continue
+            payload = line[5:].strip()
+            if not payload or payload == "[DONE]":
+                continue
+            try:
+                obj = json.loads(payload)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                out.append(obj)
+        return out
+
+    def json_reply(self) -> dict[str, Any]:
+        """A non-streamed reply (or an error body) as JSON; {} when it is not JSON."""
+        try:
+            obj = json.loads(self.reply.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError:
+            return {}
+        return obj if isinstance(obj, dict) else {}
+
+    @property
+    def streamed(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    @property
+    def content(self) -> str:
+        """The assistant text the server sent (all content deltas joined)."""
+        parts: list[str] = []
+        for ev in self.events():
+            for choice in ev.get("choices") or []:
+                piece = (choice.get("delta") or {}).get("content")
+                if isinstance(piece, str):
+                    parts.append(piece)
+        return "".join(parts)
+
+    @property
+    def content_chunks(self) -> int:
+        return sum(
+            1
+            for ev in self.events()
+            for choice in ev.get("choices") or []
+            if (choice.get("delta") or {}).get("content")
+        )
+
+    @property
+    def native_tool_calls(self) -> int:
+        return sum(
+            len((choice.get("delta") or {}).get("tool_calls") or [])
+            for ev in self.events()
+            for choice in ev.get("choices") or []
+        )
+
+    @property
+    def finish_reason(self) -> str | None:
+        reason = None
+        for ev in self.events():
+            for choice in ev.get("choices") or []:
+                if choice.get("finish_reason"):
+                    reason = choice["finish_reason"]
+        return reason
+
+    @property
+    def usage(self) -> dict[str, Any] | None:
+        """The server's usage for this request (the stream's usage chunk), None if it sent none."""
+        found = None
+        for ev in self.events():
+            if isinstance(ev.get("usage"), dict):
+                found = ev["usage"]
+        return found
+
+    @property
+    def timings(self) -> dict[str, Any] | None:
+        """llama-server's non-standard ``timings`` object (prompt_n, cache_n, predicted_per_second...)."""
+        found = None
+        for ev in self.events():
+            if isinstance(ev.get("timings"), dict):
+                found = ev["timings"]
+        return found
+
+    @property
+    def first_content_s(self) -> float | None:
+        """Seconds from the request's arrival to the arrival of the first non-empty content delta."""
+        buf = b""
+        for at, data in self.chunk_times:
+            buf += data
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                if not line.startswith(b"data:"):
+                    continue
+                try:
+                    ev = json.loads(line[5:].strip())
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    continue
+                if isinstance(ev, dict) and any(
+                    (c.get("delta") or {}).get("content") for c in ev.get("choices") or []
+                ):
+                    return at - self.started
+        return None
+
+
+class RecordingProxy:
+    def __init__(self, upstream: str) -> None:
+        parts = urlsplit(upstream)
+        if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"the proxy only forwards to loopback, not {upstream}")
+        self.up_host = parts.hostname
+        self.up_port = parts.port or 80
+        self.prefix = parts.path.rstrip("/")  # "/v1"
+        self.exchanges: list[Exchange] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start() the proxy first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}{self.prefix}"
+
+    def start(self) -> RecordingProxy:
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"  # replies end when the connection closes: no re-chunking
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                proxy._forward(self, "GET")
+
+            def do_POST(self) -> None:
+                proxy._forward(self, "POST")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="realmodel-proxy", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def clear(self) -> None:
+        with self._lock:
+            self.exchanges.clear()
+
+    def chat(self) -> list[Exchange]:
+        """The chat-completion exchanges so far, in the order they arrived."""
+        with self._lock:
+            return [e for e in self.exchanges if e.path.endswith("/chat/completions")]
+
+    # -- forwarding --------------------------------------------------------------------------------
+    def _forward(self, h: BaseHTTPRequestHandler, method: str) -> None:
+        started = time.monotonic()
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except json.JSONDecodeError:
+            body = {}
+        ex = Exchange(method, h.path, body if isinstance(body, dict) else {}, started=started)
+        with self._lock:
+            self.exchanges.append(ex)
+        headers = {k: v for k, v in h.headers.items() if k.lower() not in _HOP_BY_HOP and k.lower() != "host"}
+        if raw:
+            headers["Content-Length"] = str(len(raw))
+        conn = http.client.HTTPConnection(self.up_host, self.up_port, timeout=900)
+        try:
+            conn.request(method, h.path, body=raw or None, headers=headers)
+            resp = conn.getresponse()
+            ex.status = resp.status
+            h.send_response(resp.status)
+            for k, v in resp.getheaders():
+                if k.lower() not in _HOP_BY_HOP:
+                    h.send_header(k, v)
+            h.send_header("Connection", "close")
+            h.end_headers()
+            pieces: list[bytes] = []
+            while True:
+                data = resp.read1(65536)
+                if not data:
+                    break
+                ex.chunk_times.append((time.monotonic(), data))
+                pieces.append(data)
+                try:
+                    h.wfile.write(data)
+                    h.wfile.flush()
+                except OSError:  # the client went away: keep recording what the server sends
+                    pass
+            ex.reply = b"".join(pieces)
+        except OSError as exc:
+            if not ex.status:
+                ex.status = 502
+                ex.reply = json.dumps({"error": {"message": f"proxy: upstream failed: {exc}"}}).encode()
+                try:
+                    h.send_response(502)
+                    h.send_header("Content-Type", "application/json")
+                    h.end_headers()
+                    h.wfile.write(ex.reply)
+                except OSError:
+                    pass
+        finally:
+            ex.ended = time.monotonic()
+            conn.close()

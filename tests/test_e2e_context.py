@@ -1,0 +1,751 @@
+"""End-to-end tests of the context engine (issue 3) through the INSTALLED clio and the fake server.
+
+Each clio run is a real subprocess (`clio --model fake-model --context-window N --yes [--resume] -p TEXT`)
+against tests/fakeserver.py, which counts tokens at 3.3 chars per token (clio starts at 3.5), rejects
+anything over its context limit in a chosen server's wording, and rejects malformed conversations
+(orphaned tool results, unanswered calls).  The "model" is a scripted responder: each user message
+carries a tag ``[t07]`` naming its plan, a list of steps (tool calls producing large outputs, then an
+answer).  Nothing of clio is patched; the server is the only test double.
+
+The scenario helpers (`Project`, `ScriptedModel`, `Clio`, `main_session_turns`, ...) are also used by
+benches/bench_session.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakeserver import FakeServer, Reply
+from tests.fakeserver_sse import common_prefix, count_prompt_tokens, messages_key, validate_request
+
+CLIO = Path(sys.executable).parent / "clio"
+MODEL = "fake-model"  # not a tiktoken model: clio estimates with its learned chars-per-token ratio
+SERVER_RATIO = 3.3  # the fake server's chars per token; clio's default is 3.5
+COMPACT_MARK = "Summarise the conversation so far"  # the start of prompts/compact.md
+TAG = re.compile(r"^\[(\w+)\]")
+
+# ---------------------------------------------------------------------------------------------------------
+# the project clio works in
+
+
+def _module_text(i: int, size: int) -> str:
+    rnd = random.Random(i)
+    out: list[str] = [f'"""Module {i:02d}: configuration helpers (generated for the tests)."""\n\n']
+    j = 0
+    while sum(map(len, out)) < size:
+        words = " ".join(
+            rnd.choice(["key", "value", "default", "section", "loader", "path"]) for _ in range(6)
+        )
+        out.append(
+            f"def helper_{i}_{j}(config, key={rnd.randint(0, 9999)}):\n"
+            f"    # {words}\n"
+            f"    return config.get('k{rnd.randint(0, 999)}', {rnd.randint(0, 99999)}) + {j}\n\n"
+        )
+        j += 1
+    return "".join(out)[:size]
+
+
+MODULE_SIZES = [26_000, 21_000, 6_000, 29_000, 12_000, 24_000]  # tool results over 8,000 chars are stored
+
+
+def big(k: int) -> str:
+    """The first module from ``k`` on whose whole text is too long to stay in a tool result."""
+    while MODULE_SIZES[k % 30 % len(MODULE_SIZES)] <= 9000:
+        k += 1
+    return f"src/mod{k % 30:02d}.py"
+
+
+class Project:
+    """A git repository with 30 generated modules of 6-29 KB under src/."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        (root / "src").mkdir(parents=True)
+        for i in range(30):
+            (root / "src" / f"mod{i:02d}.py").write_text(_module_text(i, MODULE_SIZES[i % len(MODULE_SIZES)]))
+        (root / "README.md").write_text("# demo\nA config loader.\n")
+        (root / ".gitignore").write_text(".clio/\n")
+        self.git("init", "-q")
+        self.git("config", "user.email", "dev@example.com")
+        self.git("config", "user.name", "Dev")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "initial import")
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=self.root, check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    @property
+    def clio_dir(self) -> Path:
+        return self.root / ".clio"
+
+    def session_dir(self) -> Path:
+        dirs = sorted(p for p in (self.clio_dir / "sessions").iterdir() if p.is_dir())
+        assert len(dirs) == 1, f"expected one session, found {[d.name for d in dirs]}"
+        return dirs[0]
+
+    def archive(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for chunk in sorted((self.session_dir() / "archive").glob("[0-9]*.json")):
+            out += json.loads(chunk.read_text())
+        return out
+
+    def stm(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.session_dir() / "stm.json").read_text())
+        return data
+
+    def ratios(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.clio_dir / "token_ratios.json").read_text())
+        return data
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the scripted model
+
+Step = Callable[[dict[str, Any]], Reply]
+
+
+def call(name: str, **args: Any) -> Step:
+    return lambda body: Reply(tool_calls=[{"name": name, "arguments": args}])
+
+
+def calls(*pairs: tuple[str, dict[str, Any]]) -> Step:
+    """Several tool calls in one assistant message."""
+    return lambda body: Reply(tool_calls=[{"name": n, "arguments": a} for n, a in pairs])
+
+
+def read(path: str) -> Step:
+    return call("file_operations", operation="read_file", path=path)
+
+
+def shell(command: str) -> Step:
+    return call("terminal_operations", operation="execute", command=command)
+
+
+_HANDLE = re.compile(r"handle '([A-Za-z0-9_]+-[0-9a-f]{8})'.*?\"offset\": (\d+)", re.S)
+
+
+def page(body: dict[str, Any]) -> Reply:
+    """Read the next page of the stored result the last tool message points to."""
+    last = body["messages"][-1]
+    m = _HANDLE.search(str(last.get("content") or ""))
+    if m is None:
+        raise ValueError(f"no result handle in the last message: {str(last.get('content'))[-200:]!r}")
+    args = {"operation": "read_tool_result", "handle": m.group(1), "offset": int(m.group(2)), "length": 7000}
+    return Reply(tool_calls=[{"name": "file_operations", "arguments": args}])
+
+
+def answer(text: str) -> Step:
+    return lambda body: Reply(text=text)
+
+
+def last_user(body: dict[str, Any]) -> str:
+    for msg in reversed(body.get("messages") or []):
+        if msg.get("role") == "user":
+            return str(msg.get("content") or "")
+    return ""
+
+
+@dataclass
+class ScriptedModel:
+    """The fake server's responder: plays the plan named by the tag of the latest user message."""
+
+    plans: dict[str, list[Step]]
+    compact_text: str = "Compact summary: the user wants the loader fixed; src/fallback.py was added."
+    pos: dict[str, int] = field(default_factory=dict)
+    replies: list[tuple[str, Reply]] = field(default_factory=list)  # (tag, reply) per answered request
+    problems: list[str] = field(default_factory=list)
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        user = last_user(body)
+        if user.startswith(COMPACT_MARK):
+            reply = Reply(text=self.compact_text)
+            self.replies.append(("compact", reply))
+            return reply
+        m = TAG.match(user)
+        if m is None or m.group(1) not in self.plans:
+            self.problems.append(f"no plan for the latest user message {user[:80]!r}")
+            return Reply(text="(no plan)")
+        tag = m.group(1)
+        plan, i = self.plans[tag], self.pos.get(tag, 0)
+        if i and body["messages"][-1].get("role") != "tool":
+            self.problems.append(f"{tag} step {i}: the request does not end with a tool result")
+        if i >= len(plan):
+            self.problems.append(f"{tag}: asked again after the final answer")
+            i = len(plan) - 1
+        self.pos[tag] = i + 1
+        try:
+            reply = plan[i](body)
+        except ValueError as exc:  # the conversation is not what the plan expects
+            self.problems.append(f"{tag} step {i}: {exc}")
+            reply = Reply(text="(lost)")
+        self.replies.append((tag, reply))
+        return reply
+
+    def turn(self, tag: str, steps: list[Step]) -> None:
+        self.plans[tag] = steps
+
+
+def main_session_turns(n: int) -> list[tuple[str, str, list[Step]]]:
+    """(tag, user text, plan) of a coding session: large reads, shell output paged, an error and its
+    fix, a commit, parallel calls; turn 0 is the original task and reads src/mod00.py first."""
+    turns: list[tuple[str, str, list[Step]]] = [
+        (
+            "t00",
+            "Original task: make the config loader in src/mod00.py tolerate missing keys. Start by reading it.",
+            [
+                call(
+                    "todo_operations", operation="write", items=["read the loader", "add fallback", "commit"]
+                ),
+                read("src/mod00.py"),
+                answer("The loader in src/mod00.py reads keys without defaults."),
+            ],
+        ),
+        (
+            "t01",
+            "Check the plan notes in notes/plan.md before changing anything.",
+            [
+                read("notes/plan.md"),
+                call(
+                    "file_operations",
+                    operation="create_file",
+                    path="notes/plan.md",
+                    content="# Plan\n- fallback\n",
+                ),
+                read("notes/plan.md"),
+                answer("notes/plan.md did not exist; I created it with the plan."),
+            ],
+        ),
+        (
+            "t02",
+            "Show me src/mod01.py through the shell, then the next page of it.",
+            [shell("cat src/mod01.py"), page, answer("src/mod01.py defines the helpers.")],
+        ),
+        (
+            "t03",
+            "Add the fallback helper in src/fallback.py and commit it.",
+            [
+                call(
+                    "file_operations",
+                    operation="create_file",
+                    path="src/fallback.py",
+                    content="def fallback(config, key, default=None):\n    return config.get(key, default)\n",
+                ),
+                call(
+                    "version_control",
+                    operation="commit",
+                    message="Add fallback helper for missing config keys",
+                ),
+                answer("Committed the fallback helper."),
+            ],
+        ),
+    ]
+    k = 2
+    while len(turns) < n - 1:
+        i = len(turns)
+        a, b = f"src/mod{k % 30:02d}.py", f"src/mod{(k + 1) % 30:02d}.py"
+        kind = i % 4
+        if kind == 0:
+            turns.append(
+                (f"t{i:02d}", f"Review {a} for missing-key handling.", [read(a), answer(f"{a} reviewed.")])
+            )
+        elif kind == 1:
+            c = big(k)
+            steps = [shell(f"cat {c}"), page, answer(f"{c} paged through.")]
+            turns.append((f"t{i:02d}", f"Print {c} with cat and page through it.", steps))
+        elif kind == 2:
+            steps = [
+                calls(
+                    ("file_operations", {"operation": "read_file", "path": a}),
+                    ("file_operations", {"operation": "read_file", "path": b}),
+                ),
+                answer(f"Compared {a} and {b}."),
+            ]
+            turns.append((f"t{i:02d}", f"Compare {a} with {b}.", steps))
+            k += 1
+        else:
+            steps = [
+                call(
+                    "file_operations",
+                    operation="grep_search",
+                    pattern="def helper_",
+                    path="src",
+                    max_results=40,
+                ),
+                read(a),
+                answer(f"Found the helpers; {a} read."),
+            ]
+            turns.append((f"t{i:02d}", f"Find every helper definition, then read {a}.", steps))
+        k += 1
+    turns.append(
+        (
+            "t99",
+            "What was the original task again, and which file did we read first?",
+            [answer("See summary.")],
+        )
+    )
+    return turns
+
+
+# ---------------------------------------------------------------------------------------------------------
+# running clio
+
+
+def clio_env(base_url: str, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CLIO_"))}
+    env.update(
+        OPENAI_BASE_URL=base_url,
+        OPENAI_API_KEY="test-key",
+        CLIO_HOME=str(home),
+        NO_COLOR="1",
+        GIT_AUTHOR_NAME="Dev",
+        GIT_AUTHOR_EMAIL="dev@example.com",
+        GIT_COMMITTER_NAME="Dev",
+        GIT_COMMITTER_EMAIL="dev@example.com",
+    )
+    return env
+
+
+class Clio:
+    """Runs the installed clio one-shot in the project against the server."""
+
+    def __init__(self, project: Project, server: FakeServer, home: Path, window: int) -> None:
+        self.project = project
+        self.env = clio_env(server.base_url, home)
+        self.window = window
+        self.runs: list[subprocess.CompletedProcess[str]] = []
+
+    def __call__(self, text: str, *, resume: bool = True) -> subprocess.CompletedProcess[str]:
+        args = [str(CLIO), "--model", MODEL, "--context-window", str(self.window), "--yes"]
+        if resume:
+            args.append("--resume")
+        proc = subprocess.run(
+            [*args, "-p", text],
+            cwd=self.project.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        self.runs.append(proc)
+        return proc
+
+    def context(self) -> dict[str, Any]:
+        proc = self("/context --json")
+        assert proc.returncode == 0, proc.stderr
+        data: dict[str, Any] = json.loads(proc.stdout)
+        return data
+
+
+def ok(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-3000:]}"
+    )
+    return proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reading what the server saw
+
+
+def rejected(server: FakeServer, body: dict[str, Any]) -> bool:
+    """Whether the server's length gate rejected this request (the gate is deterministic)."""
+    limit = server.context_limit
+    completion = int(body.get("max_completion_tokens") or body.get("max_tokens") or 0)
+    return limit is not None and server.prompt_tokens(body) + completion > limit
+
+
+def summary_of(body: dict[str, Any]) -> str:
+    """The ``<thread_summary>`` block of a request ("" if none)."""
+    text = "\n".join(str(m.get("content") or "") for m in body["messages"] if m.get("role") == "system")
+    m = re.search(r"<thread_summary>\n.*?</thread_summary>", text, re.S)
+    return m.group(0) if m else ""
+
+
+def longest_rejection_run(flags: list[bool]) -> int:
+    best = run = 0
+    for f in flags:
+        run = run + 1 if f else 0
+        best = max(best, run)
+    return best
+
+
+def prefix_share(prev: dict[str, Any], cur: dict[str, Any]) -> float:
+    """Share of ``cur``'s serialized messages that repeats ``prev``'s from the first byte."""
+    a, b = messages_key(prev), messages_key(cur)
+    return common_prefix(a, b) / len(b) if b else 0.0
+
+
+def extends(prev: dict[str, Any], cur: dict[str, Any]) -> bool:
+    """``cur``'s serialized messages begin with all of ``prev``'s (minus the closing bracket)."""
+    a, b = messages_key(prev), messages_key(cur)
+    return b.startswith(a[:-1]) and len(b) > len(a)
+
+
+def server_tokens(server: FakeServer, messages: list[dict[str, Any]], tools: Any) -> int:
+    body: dict[str, Any] = {"messages": messages}
+    if tools:
+        body["tools"] = tools
+    return count_prompt_tokens(body, server.chars_per_token)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the long session at 8,000 tokens, run once for the module
+
+N_TURNS = 25
+
+
+@dataclass
+class LongRun:
+    project: Project
+    server: FakeServer
+    model: ScriptedModel
+    clio: Clio
+    turns: list[tuple[str, str, list[Step]]]
+    after: dict[str, Any]
+    requests: list[dict[str, Any]]
+    turn_of_request: list[int]  # index into turns of the turn each chat request belongs to
+
+
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LongRun]:
+    tmp = tmp_path_factory.mktemp("e2e_context_long")
+    project = Project(tmp / "proj")
+    turns = main_session_turns(N_TURNS)
+    model = ScriptedModel({tag: steps for tag, _, steps in turns})
+    server = FakeServer(model, chars_per_token=SERVER_RATIO, context_limit=8000, validate=True).start()
+    try:
+        clio = Clio(project, server, tmp / "home", window=8000)
+        turn_of_request: list[int] = []
+        for n, (tag, text, _) in enumerate(turns):
+            seen = len(server.chat_requests)
+            ok(clio(f"[{tag}] {text}", resume=n > 0))
+            turn_of_request += [n] * (len(server.chat_requests) - seen)
+        after = clio.context()
+        yield LongRun(project, server, model, clio, turns, after, server.chat_requests, turn_of_request)
+    finally:
+        server.stop()
+
+
+def answered(run: LongRun) -> list[dict[str, Any]]:
+    return [b for b in run.requests if not rejected(run.server, b)]
+
+
+def trimmed_before(run: LongRun) -> list[bool]:
+    """Per answered request: whether clio trimmed since the previous one.
+
+    Known without looking at the requests: a trim starts a new archive thread, so the assistant
+    message answering a request carries another thread number than the previous answer's exactly
+    when a trim happened in between."""
+    threads = [m["meta"]["thread"] for m in run.project.archive() if m["role"] == "assistant"]
+    assert len(threads) == len(answered(run))
+    return [t != p for p, t in zip([0, *threads], threads, strict=False)]
+
+
+def last_trim_task(run: LongRun) -> str:
+    """The latest user message when clio last trimmed."""
+    flags = trimmed_before(run)
+    return last_user(answered(run)[max(i for i, f in enumerate(flags) if f)])
+
+
+def test_long_session_every_turn_succeeds_and_nothing_is_rejected(long_run: LongRun) -> None:
+    run = long_run
+    assert all(p.returncode == 0 for p in run.clio.runs)
+    assert run.model.problems == []
+    assert len(run.model.replies) == len(answered(run))  # no request failed and was retried
+    for tag, _, steps in run.turns:  # every step of every plan was played: the tool loop ran to its answer
+        assert run.model.pos.get(tag) == len(steps), tag
+    flags = [rejected(run.server, b) for b in run.requests]
+    malformed = [validate_request(b) for b in run.requests if validate_request(b)]
+    assert malformed == []
+    # the window is configured right: the engine keeps every request under the limit, so the
+    # server never rejects one (not even at the start, with the 6% too optimistic default ratio)
+    assert sum(flags) == 0, [i for i, f in enumerate(flags) if f]
+    assert longest_rejection_run(flags) == 0
+    # stronger: every request stays under clio's own budget (window minus reply reserve), as the
+    # server counts it, within the estimator's error
+    limit = run.after["limit_tokens"]
+    biggest = max(run.server.prompt_tokens(b) for b in run.requests)
+    assert biggest <= limit * 1.07, (biggest, limit)
+    # and the run did trim, many times: the test exercised the engine
+    summary = run.project.stm()["summary"]
+    assert summary is not None and summary["trims"] >= 10
+
+
+def test_learned_ratio_converges_to_the_servers(long_run: LongRun) -> None:
+    run = long_run
+    stored = run.project.ratios()[MODEL]
+    assert abs(stored["chars_per_token"] - SERVER_RATIO) / SERVER_RATIO < 0.03, stored
+    assert abs(run.after["chars_per_token"] - SERVER_RATIO) / SERVER_RATIO < 0.03, run.after
+    # one sample per answered request: usage was read from every streamed response
+    assert stored["samples"] == run.after["ratio_samples"] == len(answered(run))
+
+
+def test_last_request_still_knows_the_task_and_the_first_file(long_run: LongRun) -> None:
+    run = long_run
+    last = run.requests[-1]
+    summary = summary_of(last)
+    assert summary, "the last request carries no <thread_summary>"
+    original = run.turns[0][1]
+    assert f"Original task: [t00] {original}" in summary
+    assert "Files read: src/mod00.py" in summary  # the first file read, pinned first
+    assert last_user(last).startswith("[t99]")
+    # the summary is rendered at a trim (so the prefix stays cacheable): its current task is the
+    # latest user message at the last trim; the one after it is in the window, as the anchor
+    assert f"Current task: {last_trim_task(run)}" in summary
+    print("\n" + summary)
+    modified = re.search(r"^Files modified: (.*)$", summary, re.M)
+    assert modified is not None and {"notes/plan.md", "src/fallback.py"} <= set(modified.group(1).split(", "))
+    # the commit made through version_control, hash as git knows it
+    head = run.project.git("log", "-1", "--format=%h %s", "--grep", "fallback helper")
+    short, subject = head.split(" ", 1)
+    assert subject == "Add fallback helper for missing config keys"
+    assert re.search(rf"^Commits: .*\b{short}\w* {re.escape(subject)}", summary, re.M), summary
+    # the error (reading the missing notes file) and how it was resolved
+    err = re.search(r"^- (file_operations\.read_file notes/plan\.md: Error: .*) -> (.*)$", summary, re.M)
+    assert err is not None, summary
+    assert err.group(2).startswith("resolved"), err.group(0)
+
+
+def test_summary_tool_counts_match_what_left_the_window(long_run: LongRun) -> None:
+    run = long_run
+    archive = run.project.archive()
+    stm = run.project.stm()
+    in_window = set(stm["window_seqs"])
+    left = Counter(
+        c["function"]["name"]
+        for m in archive
+        if m["meta"]["seq"] not in in_window
+        for c in m.get("tool_calls") or []
+    )
+    assert stm["summary"]["tool_counts"] == dict(left)
+    assert stm["summary"]["messages_compressed"] == len(archive) - len(in_window)
+    rendered = summary_of(run.requests[-1])
+    tool_line = re.search(r"^Tool use: (.*)$", rendered, re.M)
+    assert tool_line is not None
+    assert dict((k, int(v)) for k, v in re.findall(r"(\w+) x(\d+)", tool_line.group(1))) == dict(left)
+
+
+def test_archive_keeps_every_message(long_run: LongRun) -> None:
+    run = long_run
+    archive = run.project.archive()
+    assert [m["meta"]["seq"] for m in archive] == list(range(len(archive)))
+    info = json.loads((run.project.session_dir() / "session.json").read_text())
+    assert info["message_count"] == len(archive)
+    # exactly what the session produced: the user turns, one assistant message per answered
+    # request, one result per tool call
+    n_calls = sum(len(r.tool_calls) for _, r in run.model.replies)
+    assert len(archive) == len(run.turns) + len(run.model.replies) + n_calls
+    # every message that ever went out is in the archive, whole (the window's copies may be cut)
+    stored = {(m["role"], m.get("tool_call_id"), m.get("content")) for m in archive}
+    sent = {
+        (m["role"], m.get("tool_call_id"), m.get("content"))
+        for b in run.requests
+        for m in b["messages"]
+        if m["role"] != "system"
+    }
+    missing = [s for s in sent if s not in stored and "characters cut to fit" not in str(s[2])]
+    assert missing == []
+    # the window is a small part of it after the trims
+    assert len(run.project.stm()["window_seqs"]) < len(archive) // 5
+
+
+def test_checkpoint_written_at_the_last_trim_names_the_task(long_run: LongRun) -> None:
+    run = long_run
+    checkpoint = run.project.clio_dir / "memory" / "session_progress.md"
+    text = checkpoint.read_text()
+    assert f"Session: {run.project.session_dir().name}" in text
+    task = last_trim_task(run)
+    assert f"## Task\n{task}\n" in text
+    assert "## Todos" in text and "read the loader" in text
+
+
+def test_requests_extend_each_other_between_trims(long_run: LongRun) -> None:
+    """Between trims each request is the previous one plus new messages, byte for byte."""
+    run = long_run
+    reqs = answered(run)
+    flags = trimmed_before(run)
+    pairs = list(zip(reqs, reqs[1:], flags[1:], strict=False))
+    same = [(a, b) for a, b, trim in pairs if not trim]
+    across = [(a, b) for a, b, trim in pairs if trim]
+    assert len(same) >= 20 and len(across) >= 10
+    assert [i for i, (a, b) in enumerate(same) if not extends(a, b)] == []
+    # and the summary only changes at a trim
+    assert all(summary_of(a) == summary_of(b) for a, b in same)
+    # that includes a turn's first request against the previous turn's last, from another process
+    turns = [t for t, b in zip(run.turn_of_request, run.requests, strict=True) if not rejected(run.server, b)]
+    resumed = sum(1 for i, (*_, trim) in enumerate(pairs) if not trim and turns[i] != turns[i + 1])
+    assert resumed >= 1
+    shares = [prefix_share(a, b) for a, b, _ in pairs]
+    print(
+        f"\nprefix share: {sum(shares) / len(shares):.3f} over {len(pairs)} pairs; "
+        f"{len(same)} pairs without a trim ({resumed} across a resume) all extend the previous request"
+    )
+
+
+def test_context_json_matches_the_session(long_run: LongRun) -> None:
+    run = long_run
+    after = run.after
+    archive = run.project.archive()
+    stm = run.project.stm()
+    assert after["context_window"] == 8000
+    assert after["model"] == MODEL
+    assert after["limit_tokens"] == 8000 - after["reserve_output"]
+    assert after["archived_messages"] == len(archive)
+    assert after["window_messages"] == len(stm["window_seqs"])
+    assert after["summary"] is True and after["trims"] == stm["summary"]["trims"]
+    # used_tokens estimates the next request as it stands: the last request plus the final answer;
+    # the server counts that same request within 3%
+    last = run.requests[-1]
+    final = next(m for m in reversed(archive) if m["role"] == "assistant")
+    truth = server_tokens(
+        run.server, [*last["messages"], {"role": "assistant", "content": final["content"]}], last.get("tools")
+    )
+    assert abs(after["used_tokens"] - truth) / truth < 0.03, (after["used_tokens"], truth)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reactive trimming: the server's real window is smaller than clio was told
+
+
+def reading_marathon(tag: str, n_files: int) -> list[Step]:
+    """One turn of many tool iterations: read big files one after another, paging some."""
+    steps: list[Step] = [call("todo_operations", operation="write", items=["read every module", "report"])]
+    for i in range(n_files):
+        if i % 3 == 2:
+            steps += [shell(f"cat {big(i)}"), page]
+        else:
+            steps.append(read(f"src/mod{i:02d}.py"))
+    steps.append(answer(f"Read {n_files} modules."))
+    return steps
+
+
+@pytest.mark.parametrize("dialect", ["openai", "llamacpp", "vllm", "ollama"])
+def test_reactive_trim_recovers_from_a_window_too_small(tmp_path: Path, dialect: str) -> None:
+    project = Project(tmp_path / "proj")
+    model = ScriptedModel({"r00": reading_marathon("r00", 7)})
+    with FakeServer(
+        model, chars_per_token=SERVER_RATIO, context_limit=6000, context_dialect=dialect, validate=True
+    ) as server:
+        clio = Clio(project, server, tmp_path / "home", window=16000)
+        task = "[r00] Read the modules one by one and report on their loaders."
+        out = ok(clio(task, resume=False))
+        reqs = server.chat_requests
+    assert "Read 7 modules." in out
+    assert model.problems == [] and model.pos["r00"] == len(model.plans["r00"])
+    assert [validate_request(b) for b in reqs if validate_request(b)] == []
+    flags = [rejected(server, b) for b in reqs]
+    n_rejected = sum(flags)
+    assert n_rejected >= 1  # the wrong window was hit
+    run = longest_rejection_run(flags)
+    assert run <= 3  # 50%, 25%, minimal: the third retry at the latest is accepted
+    assert not flags[-1]
+    for i, f in enumerate(flags):
+        if f:  # the retry after a rejection is smaller and carries the recovery message
+            retry = reqs[i + 1]
+            assert server.prompt_tokens(retry) < server.prompt_tokens(reqs[i])
+            if not flags[i - 1]:  # the first retry fits 50% of clio's limit (16,000 - 4,000 reserved)
+                assert server.prompt_tokens(retry) <= 0.5 * 12000 * 1.03
+            system = retry["messages"][0]["content"]
+            assert "The conversation was shortened to fit the model's context window" in system
+            assert f"Current task (the user's latest message): {task}" in system
+            assert "Todo list:" in system and "read every module" in system
+            assert "Recent commits:" in system and "initial import" in system
+            assert last_user(retry) == task
+    print(f"\n{dialect}: {len(reqs)} requests, {n_rejected} rejected, at most {run} in a row")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# /session trim, /compact, /context --json on demand
+
+
+def near(estimate: int, truth: int, tolerance: float = 0.03) -> bool:
+    return abs(estimate - truth) <= tolerance * truth
+
+
+def test_session_trim_and_compact_on_demand(tmp_path: Path) -> None:
+    project = Project(tmp_path / "proj")
+    model = ScriptedModel({})
+    task = "[c00] Original task: audit src/mod00.py, then page through src/mod01.py and read src/mod03.py."
+    model.turn(
+        "c00", [read("src/mod00.py"), shell("cat src/mod01.py"), page, read("src/mod03.py"), answer("ok")]
+    )
+    model.turn("c01", [read("src/mod04.py"), answer("read mod04")])
+    model.turn("c02", [answer("still here")])
+    with FakeServer(model, chars_per_token=SERVER_RATIO, context_limit=32000, validate=True) as server:
+        clio = Clio(project, server, tmp_path / "home", window=32000)
+        ok(clio(task, resume=False))
+        before = clio.context()
+        archive_before = len(project.archive())
+        assert before["summary"] is False and before["window_messages"] == archive_before
+
+        # /session trim: the window shrinks into the thread summary, the archive keeps everything
+        out = ok(clio("/session trim"))
+        m = re.search(r"Trimmed (\d+) messages into the thread summary: ([\d,]+) -> ([\d,]+) tokens", out)
+        assert m is not None, out
+        n_dropped, t_before, t_after = (int(g.replace(",", "")) for g in m.groups())
+        assert t_before == before["used_tokens"] and 0 < t_after < t_before and n_dropped > 0
+        assert len(project.archive()) == archive_before
+        assert len(project.stm()["window_seqs"]) == archive_before - n_dropped
+        assert f"## Task\n{task}\n" in (project.clio_dir / "memory" / "session_progress.md").read_text()
+
+        n_seen = len(server.chat_requests)
+        ok(clio("[c01] Then src/mod04.py."))
+        first = server.chat_requests[n_seen]
+        # the request is the trimmed window plus the new message, and "after" was its size
+        assert len(first["messages"]) == 1 + archive_before - n_dropped + 1
+        assert near(t_after, server_tokens(server, first["messages"][:-1], first.get("tools")))
+        summary = summary_of(first)
+        # the task was still the latest user message at the trim: kept in the window, named current
+        assert f"Current task: {task}" in summary and "Files read: src/mod00.py" in summary
+        assert [m["content"] for m in first["messages"] if m["role"] == "user"][0] == task
+
+        # /compact: the model writes the summary; the window becomes that summary
+        last = server.chat_requests[-1]
+        final = project.archive()[-1]
+        assert final["role"] == "assistant"
+        now = server_tokens(
+            server, [*last["messages"], {"role": "assistant", "content": final["content"]}], last.get("tools")
+        )
+        n_seen = len(server.chat_requests)
+        out = ok(clio("/compact the loader"))
+        m = re.search(r"Compacted the conversation: ([\d,]+) -> ([\d,]+) tokens \(([\d,]+) freed\)", out)
+        assert m is not None, out
+        a, b, freed = (int(g.replace(",", "")) for g in m.groups())
+        assert near(a, now) and freed == a - b > 0
+        ask = server.chat_requests[n_seen]
+        assert (
+            last_user(ask).startswith(COMPACT_MARK)
+            and "Pay particular attention to: the loader" in ask["messages"][-1]["content"]
+        )
+
+        n_seen = len(server.chat_requests)
+        ok(clio("[c02] Are you still with me?"))
+        nxt = server.chat_requests[n_seen]
+        text = json.dumps(nxt["messages"])
+        assert f"<conversation_summary>\\n{model.compact_text}\\n</conversation_summary>" in text
+        assert f"Original task: {task}" in summary_of(nxt)
+        assert near(b, server_tokens(server, nxt["messages"][:-1], nxt.get("tools")))
+        # the compacted messages left the window, not the archive
+        archive = project.archive()
+        assert [m["meta"]["seq"] for m in archive] == list(range(len(archive)))
+        assert [m["content"] for m in archive if m["role"] == "user"] == [
+            task,
+            "[c01] Then src/mod04.py.",
+            "[c02] Are you still with me?",
+        ]
+        assert model.problems == []
+        assert all(not rejected(server, r) and validate_request(r) is None for r in server.chat_requests)

@@ -1,0 +1,184 @@
+"""End to end, issue 4: long-term memory, preferences, cross-session recall and /memory, /prefs.
+
+The installed ``clio`` runs against the fake server. The scripted "model" stores what it learns
+with the ``memory_operations`` and ``preferences`` tools in one session; later sessions must carry
+it in their system prompt (and must not under ``--no-ltm`` / ``--incognito``), recall must find an
+older session's decision from a reworded question, and the slash commands must show and tidy it
+without talking to the endpoint.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.clio_run import (
+    archive_messages,
+    run_clio,
+    run_parallel,
+    session_dirs,
+    session_meta,
+    system_text,
+    tool_results,
+)
+from tests.fakeserver import FakeServer, Fail, Reply
+
+DECISION = "we decided to use PostgreSQL for the billing service because of row-level locking"
+DISTRACTOR = "we decided to use Redis as the cache for web sessions because it is fast"
+FACT = "Invoice PDFs are rendered by the quillmark template engine in billing/render.py"
+PREF = "Write pytest fixtures instead of unittest setUp methods"
+TABOO = "Reformatting whole files with black"  # score 1: a hard limit
+RECALL_QUERY = "which database did we choose for billing"
+WIDE = {"COLUMNS": "250"}  # rich tables wrap at 80 columns otherwise
+
+
+# ---------------------------------------------------------------- a scripted model
+
+
+class ScriptedModel:
+    """The fake server's responder: replies chosen by the latest user message of the request.
+
+    ``on(trigger, r0, r1, ...)``: in a turn whose user message contains ``trigger``, the first
+    request gets r0, the request after the first tool round r1, and so on. Anything else gets a
+    plain "ok". Safe with several clio processes talking to the server at once.
+    """
+
+    def __init__(self) -> None:
+        self.turns: dict[str, tuple[Reply | Fail, ...]] = {}
+
+    def on(self, trigger: str, *replies: Reply | Fail) -> None:
+        self.turns[trigger] = replies
+
+    def __call__(self, body: dict[str, Any]) -> Reply | Fail:
+        text, rounds = latest_user(body)
+        for trigger, replies in self.turns.items():
+            if trigger in text:
+                return replies[rounds] if rounds < len(replies) else Reply(text="(script exhausted)")
+        return Reply(text="ok")
+
+
+def latest_user(body: dict[str, Any]) -> tuple[str, int]:
+    """(text of the last user message, number of assistant messages after it)."""
+    msgs = body["messages"]
+    last = max(i for i, m in enumerate(msgs) if m.get("role") == "user")
+    rounds = sum(1 for m in msgs[last + 1 :] if m.get("role") == "assistant")
+    return str(msgs[last].get("content")), rounds
+
+
+def turn_requests(server: FakeServer, trigger: str) -> list[dict[str, Any]]:
+    """The chat requests of the turn(s) whose user message contains ``trigger``, in order."""
+    return [b for b in server.chat_requests if trigger in latest_user(b)[0]]
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": args}
+
+
+# ---------------------------------------------------------------- one project, two earlier sessions
+
+
+@dataclass
+class Learned:
+    server: FakeServer
+    model: ScriptedModel
+    project: Path
+    home: Path
+    session_a: Path  # the session holding the decision
+    fact_id: str
+    results: dict[str, str]  # tool results session A's model received
+
+
+@pytest.fixture(scope="module")
+def learned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Learned]:
+    """Session A: the decision, and the model stores a discovery, a preference and a taboo.
+    Session D (at the same time, same project): an unrelated decision."""
+    base = tmp_path_factory.mktemp("e2e_memory")
+    project, home = base / "proj", base / "home"
+    project.mkdir()
+    model = ScriptedModel()
+    model.on(
+        DECISION,
+        Reply(
+            tool_calls=[
+                call("memory_operations", operation="add_discovery", fact=FACT, confidence=0.9),
+                call("preferences", operation="add", text=PREF, score=9),
+                call("preferences", operation="add", text=TABOO, score=1),
+            ]
+        ),
+        Reply(text="Noted: PostgreSQL for billing."),
+    )
+    server = FakeServer(model).start()
+    try:
+        ra, rd = run_parallel(
+            {"args": ["-p", DECISION], "server": server, "project": project, "home": home},
+            {"args": ["-p", DISTRACTOR], "server": server, "project": project, "home": home},
+        )
+        assert ra.returncode == 0, ra.stderr
+        assert rd.returncode == 0, rd.stderr
+        assert ra.stdout == "Noted: PostgreSQL for billing.\n"
+        reqs = turn_requests(server, DECISION)
+        assert len(reqs) == 2
+        results = tool_results(reqs[1])
+        assert len(results) == 3
+        stored = [r for r in results.values() if r.startswith("Stored discovery")]
+        assert len(stored) == 1, results
+        m = re.match(r"Stored discovery (\S+?)\.", stored[0])
+        assert m, stored[0]
+        dirs = [d for d in session_dirs(project) if any(DECISION in str(x.get("content")) for x in archive_messages(d))]
+        assert len(dirs) == 1
+        yield Learned(server, model, project, home, dirs[0], m.group(1), results)
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------- the next session's prompt
+
+
+def test_learned_memory_reaches_the_next_session_prompt_but_not_no_ltm_or_incognito(
+    learned: Learned,
+) -> None:
+    s = learned.server
+    runs = run_parallel(
+        *(
+            {"args": [*flags, "-p", f"start task {tag}"], "server": s, "project": learned.project, "home": learned.home}
+            for tag, flags in (("plain", []), ("noltm", ["--no-ltm"]), ("incognito", ["--incognito"]))
+        )
+    )
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == "ok\n"
+    prompts = {}
+    for tag in ("plain", "noltm", "incognito"):
+        reqs = turn_requests(s, f"start task {tag}")
+        assert len(reqs) == 1
+        body = reqs[0]
+        # a new session: nothing of the earlier sessions' conversation is in the request
+        assert [m["role"] for m in body["messages"]] == ["system", "user"]
+        prompts[tag] = system_text(body)
+
+    plain = prompts["plain"]
+    assert FACT in plain
+    assert PREF in plain
+    assert TABOO in plain
+    taboo_line = next(line for line in plain.splitlines() if TABOO in line)
+    assert PREF not in taboo_line
+    assert re.search(r"\b(never|avoid|do not|don't)\b", taboo_line.replace(TABOO, ""), re.I), taboo_line
+    for tag in ("noltm", "incognito"):
+        for text in (FACT, PREF, TABOO, "quillmark"):
+            assert text not in prompts[tag], f"{text!r} leaked into the --{tag} prompt"
+        # the rest of the system prompt is the same as the plain run's
+        assert prompts[tag].split("\n\n")[0] == plain.split("\n\n")[0]
+
+
+# ---------------------------------------------------------------- cross-session recall
+
+
+def test_recall_sessions_finds_an_older_decision_from_a_reworded_query(learned: Learled if False else Learned) -> None:  # noqa: F821
+    pass

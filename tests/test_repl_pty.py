@@ -1,0 +1,388 @@
+"""The REPL driven through a real pseudo-terminal (pexpect), against the fake server.
+
+The installed ``clio`` runs in a 40x120 pty with TERM=xterm-256color, like a user's terminal.
+The harness answers prompt-toolkit's cursor-position requests the way a terminal does (so the
+bottom toolbar is drawn) and matches output with ANSI escapes stripped. Nothing of clio is
+patched: the fake server is the only test double.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from tests.fakeserver import FakeServer, Reply
+
+CLIO = Path(sys.executable).parent / "clio"
+ROWS, COLS = 40, 120
+TIMEOUT = 15.0
+PROMPT = r"›"  # the REPL's prompt mark
+
+_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_OTHER_ESC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78M]")
+_CONTROL = re.compile(r"[\r\x07\x08\x0e\x0f]")
+_COLOR_SGR = re.compile(r"\x1b\[[0-9;]*(?:38|48);[25];[0-9;]*m")  # 256-colour or truecolour
+
+
+def strip_ansi(raw: str) -> str:
+    """Terminal output as text: escape sequences removed (a cursor-forward becomes a space)."""
+    text = _CSI.sub(lambda m: " " if m.group().endswith("C") else "", raw)
+    return _CONTROL.sub("", _OTHER_ESC.sub("", text))
+
+
+class Term:
+    """A spawned clio in a pty: reads its output, answers cursor-position requests, matches text."""
+
+    def __init__(self, child: pexpect.spawn) -> None:
+        self.child = child
+        self.raw = ""
+        self.pos = 0  # offset in the stripped text up to which expectations have been consumed
+        self.answered_cpr = 0
+        self.eof = False
+
+    @property
+    def text(self) -> str:
+        return strip_ansi(self.raw)
+
+    def _pump(self, wait: float) -> None:
+        if self.eof:
+            time.sleep(min(wait, 0.05))
+            return
+        try:
+            data = self.child.read_nonblocking(65536, timeout=wait)
+        except pexpect.TIMEOUT:
+            return
+        except pexpect.EOF:
+            self.eof = True
+            return
+        self.raw += data
+        # A terminal answers "ESC [ 6 n" with the cursor position; prompt-toolkit needs it to
+        # know the height below the cursor (the bottom toolbar is only drawn when it does).
+        requests = self.raw.count("\x1b[6n")
+        while self.answered_cpr < requests:
+            self.child.send(f"\x1b[{ROWS - 12};1R")
+            self.answered_cpr += 1
+
+    def expect(self, pattern: str, timeout: float = TIMEOUT) -> re.Match[str]:
+        """Wait for ``pattern`` (a regex) in the stripped output after the last match."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            m = rx.search(self.text, self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            if time.monotonic() > deadline or (self.eof and not self.child.isalive()):
+                tail = self.text[max(self.pos - 200, 0) :][-3000:]
+                raise AssertionError(f"did not see {pattern!r} within {timeout}s; output since:\n{tail}")
+            self._pump(0.1)
+
+    def mark(self) -> int:
+        """The current end of the output (for :meth:`since`)."""
+        self._pump(0)
+        return len(self.text)
+
+    def since(self, mark: int) -> str:
+        return self.text[mark:]
+
+    def type(self, line: str) -> None:
+        """Type a line and press Enter (a carriage return, as a terminal's Enter key sends)."""
+        self.child.send(line + "\r")
+
+    def prompt(self) -> None:
+        self.expect(PROMPT)
+
+    def wait_exit(self, timeout: float = TIMEOUT) -> int | None:
+        deadline = time.monotonic() + timeout
+        while not self.eof and time.monotonic() < deadline:
+            self._pump(0.1)
+        assert self.eof, f"clio did not exit; output:\n{self.text[-2000:]}"
+        self.child.close()
+        assert self.child.signalstatus is None, f"clio died of signal {self.child.signalstatus}"
+        return self.child.exitstatus
+
+
+Spawn = Callable[..., Term]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (tmp_path / "home").mkdir()
+    return proj
+
+
+@pytest.fixture
+def spawn(fake_server: FakeServer, project: Path) -> Iterator[Spawn]:
+    children: list[pexpect.spawn] = []
+
+    def start(*args: str, no_color: bool = True, env: dict[str, str] | None = None) -> Term:
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CLIO_"))}
+        full.pop("NO_COLOR", None)
+        full.update(
+            OPENAI_BASE_URL=fake_server.base_url,
+            OPENAI_API_KEY="test-key",
+            CLIO_HOME=str(project.parent / "home"),
+            CLIO_MODEL="fake-model",
+            TERM="xterm-256color",
+            COLUMNS=str(COLS),
+            LINES=str(ROWS),
+        )
+        if no_color:
+            full["NO_COLOR"] = "1"
+        full.update(env or {})
+        child = pexpect.spawn(
+            str(CLIO),
+            list(args),
+            cwd=str(project),
+            env=full,
+            dimensions=(ROWS, COLS),
+            encoding="utf-8",
+            codec_errors="replace",
+            timeout=TIMEOUT,
+        )
+        children.append(child)
+        return Term(child)
+
+    yield start
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+# ---------------------------------------------------------------- helpers over the project's .clio
+
+
+def session_dir(project: Path) -> Path:
+    dirs = sorted((project / ".clio" / "sessions").iterdir())
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def archive(project: Path) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for chunk in sorted((session_dir(project) / "archive").glob("*.json")):
+        messages.extend(json.loads(chunk.read_text(encoding="utf-8")))
+    return messages
+
+
+def history_entries(project: Path) -> list[str]:
+    """The lines prompt-toolkit's FileHistory stored (each entry's lines start with '+')."""
+    entries: list[str] = []
+    current: list[str] = []
+    for line in (project / ".clio" / "history").read_text(encoding="utf-8").splitlines():
+        if line.startswith("+"):
+            current.append(line[1:])
+        elif current:
+            entries.append("\n".join(current))
+            current = []
+    if current:
+        entries.append("\n".join(current))
+    return entries
+
+
+def wait_for(check: Callable[[], bool], timeout: float = TIMEOUT) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
+
+
+# ---------------------------------------------------------------- tests
+
+
+MARKDOWN_ANSWER = (
+    "Here is a **boldword** in a sentence.\n\n"
+    "```python\n"
+    "print('code-block-contents')\n"
+    "```\n\n"
+    "- first item"
+)
+
+
+@pytest.mark.parametrize("no_color", [True, False], ids=["NO_COLOR", "color"])
+def test_banner_markdown_toolbar_and_ctrl_d(
+    spawn: Spawn, fake_server: FakeServer, project: Path, no_color: bool
+) -> None:
+    fake_server.script(Reply(text=MARKDOWN_ANSWER))
+    term = spawn(no_color=no_color, env={"CLIO_CONTEXT_WINDOW": "50000"})
+    term.expect(r"clio \d+\.\d+")
+    term.expect(rf"fake-model @ {re.escape(fake_server.base_url)}")
+    term.expect(rf"project {re.escape(str(project))} · session \d{{8}}-\d{{6}}-[0-9a-f]{{4}}")
+    term.prompt()
+    toolbar = term.expect(r"fake-model · ([\d,]+)/50,000 tokens \((\d+)%\)")
+    assert int(toolbar.group(1).replace(",", "")) > 0  # the system prompt and tool schemas count
+
+    start = term.mark()
+    term.type("show me some markdown")
+    term.expect(r"Here is a boldword in a sentence\.")
+    term.expect(r"print\('code-block-contents'\)")
+    term.expect(r"first item")
+    term.prompt()
+    shown = term.since(start)
+    assert "**boldword**" not in shown  # rendered, not echoed raw
+    assert "```" not in shown
+    answer_raw = term.raw[term.raw.rfind("show me some markdown") :]
+    if no_color:
+        assert not _COLOR_SGR.search(term.raw), "NO_COLOR output carries colour escapes"
+    else:
+        assert re.search(r"\x1b\[[0-9;]*1[0-9;]*mboldword", answer_raw), "bold not rendered as bold"
+        assert _COLOR_SGR.search(answer_raw), "the code block should be syntax-coloured"
+
+    assert len(fake_server.chat_requests) == 1
+    body = fake_server.chat_requests[0]
+    assert body["stream"] is True and body["model"] == "fake-model"
+    assert body["messages"][-1] == {"role": "user", "content": "show me some markdown"}
+
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+    saved = archive(project)
+    assert [m["role"] for m in saved] == ["user", "assistant"]
+    assert saved[1]["content"] == MARKDOWN_ANSWER
+    assert history_entries(project) == ["show me some markdown"]
+
+
+def test_tool_line_slash_commands_completion_and_history(
+    spawn: Spawn, fake_server: FakeServer, project: Path
+) -> None:
+    (project / "notes.txt").write_text("line one of the notes\nline two\n", encoding="utf-8")
+    fake_server.script(
+        Reply(tool_calls=[call("file_operations", operation="read_file", path="notes.txt")]),
+        Reply(text="The notes start with *line one*."),
+    )
+    term = spawn(env={"CLIO_CONTEXT_WINDOW": "64000"})
+    term.prompt()
+
+    start = term.mark()
+    term.type("what do the notes say")
+    term.expect(r"✓ file_operations read_file notes\.txt")
+    term.expect(r"The notes start with line one\.")
+    term.prompt()
+    assert term.since(start).count("✓ file_operations") == 1  # one line per tool call
+    assert "✗" not in term.since(start)
+    tool_msgs = [m for m in fake_server.chat_requests[1]["messages"] if m["role"] == "tool"]
+    assert len(tool_msgs) == 1 and "line one of the notes" in tool_msgs[0]["content"]
+
+    term.type("/help")
+    for name in ("clear", "context", "exit", "help", "memory", "model", "session", "stats", "todo"):
+        term.expect(rf"/{name}\b")
+    term.prompt()
+
+    term.type("/context")
+    ctx = term.expect(r"context: ([\d,]+) of ([\d,]+) tokens \((\d+\.\d)%\), model fake-model")
+    used, window = (int(g.replace(",", "")) for g in ctx.group(1, 2))
+    assert window == 64000
+    assert float(ctx.group(3)) == pytest.approx(100 * used / window, abs=0.05)
+    fixed = term.expect(r"fixed part ([\d,]+) tokens")
+    assert 0 < int(fixed.group(1).replace(",", "")) < used  # the conversation adds to the fixed part
+    term.expect(r"window (\d+) messages of (\d+) archived")
+    term.prompt()
+    term.type("/context --json")
+    figures = json.loads(term.expect(r"\{\"context_window\".*?\}").group())
+    assert figures["context_window"] == window and figures["used_tokens"] == used
+    assert figures["archived_messages"] == 4  # user, assistant+call, tool result, answer
+    term.prompt()
+
+    start = term.mark()
+    term.child.send("/ses")
+    term.child.send("\t")  # the only command starting with "ses"
+    term.child.send("\r")
+    term.expect(r"created\s+\d{4}-\d{2}-\d{2}")
+    term.prompt()
+    assert "Unknown command" not in term.since(start)
+
+    # Ctrl-C at the prompt drops the typed line and sends nothing.
+    requests = len(fake_server.chat_requests)
+    term.child.send("never sent")
+    term.child.sendintr()
+    term.prompt()
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+    assert len(fake_server.chat_requests) == requests
+    assert history_entries(project) == ["what do the notes say", "/help", "/context", "/context --json", "/session"]
+
+
+def test_ctrl_c_interrupts_a_streamed_answer(spawn: Spawn, fake_server: FakeServer, project: Path) -> None:
+    words = " ".join(f"word{i}" for i in range(150))
+    fake_server.script(
+        Reply(text=f"STREAMSTART {words} STREAMEND", chunk_chars=8, delay=0.2),
+        Reply(text="AFTER-INTERRUPT-OK"),
+    )
+    term = spawn()
+    term.prompt()
+    term.type("tell me a long story")
+    term.expect(r"STREAMSTART")
+    term.child.sendintr()
+    term.expect(r"interrupted")
+    term.prompt()
+    assert "STREAMEND" not in term.text
+    # The client hung up: the server saw its next write fail.
+    assert wait_for(lambda: fake_server.dropped == [0]), fake_server.dropped
+
+    saved = archive(project)
+    partial = saved[-1]
+    assert partial["role"] == "assistant" and partial["meta"]["interrupted"] is True
+    assert partial["content"].startswith("STREAMSTART ") and "STREAMEND" not in partial["content"]
+
+    term.type("go on")
+    term.expect(r"AFTER-INTERRUPT-OK")
+    term.prompt()
+    assert len(fake_server.chat_requests) == 2  # validate=True accepted the follow-up
+    messages = fake_server.chat_requests[1]["messages"]
+    assert messages[-1] == {"role": "user", "content": "go on"}
+    assert messages[-2]["role"] == "assistant" and messages[-2]["content"] == partial["content"]
+    assert "meta" not in messages[-2]
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+
+
+def test_write_approval_yes_then_no(spawn: Spawn, fake_server: FakeServer, project: Path) -> None:
+    fake_server.script(
+        Reply(tool_calls=[call("file_operations", operation="write_file", path="ok.txt", content="kept\n")]),
+        Reply(text="WROTE-IT"),
+        Reply(
+            tool_calls=[call("file_operations", operation="write_file", path="no.txt", content="nope\n")]
+        ),
+        Reply(text="LEFT-IT-ALONE"),
+    )
+    term = spawn()
+    term.prompt()
+
+    term.type("write ok.txt")
+    term.expect(r"create ok\.txt \(1 lines\)\s*Allow\? \[y/N\]")
+    assert not (project / "ok.txt").exists()  # nothing happens before the answer
+    term.type("y")
+    term.expect(r"✓ file_operations write_file ok\.txt")
+    term.expect(r"WROTE-IT")
+    term.prompt()
+    assert (project / "ok.txt").read_text(encoding="utf-8") == "kept\n"
+
+    term.type("write no.txt")
+    term.expect(r"create no\.txt \(1 lines\)\s*Allow\? \[y/N\]")
+    term.type("n")
+    term.expect(r"✗ file_operations write_file no\.txt\s+.*declined")
+    term.expect(r"LEFT-IT-ALONE")
+    term.prompt()
+    assert not (project / "no.txt").exists()
+    refusal = fake_server.chat_requests[3]["messages"][-1]
+    assert refusal["role"] == "tool" and "declined" in refusal["content"]
+
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+    assert history_entries(project) == ["write ok.txt", "write no.txt"]  # approvals are not history
