@@ -113,6 +113,8 @@ def run_session(n_turns: int, window: int, ratio: float, workdir: Path, estimate
         "est_mean": statistics.fmean(errors) if errors else None,
         "est_abs": statistics.fmean(abs(e) for e in errors) if errors else None,
         "est_max": max((abs(e) for e in errors), default=None),
+        "est_rest_abs": statistics.fmean(abs(e) for e in errors[1:]) if len(errors) > 1 else None,
+        "est_rest_max": max((abs(e) for e in errors[1:]), default=None),
         "share_mean": statistics.fmean(shares) if shares else 0.0,
         "plain_pairs": len(plain),
         "plain_extend": sum(extends(a, b) for a, b in plain),
@@ -146,6 +148,10 @@ def table(results: dict[int, dict[str, Any]]) -> str:
         ("  first turn (default ratio 3.5)", lambda r: fmt(r["est_first"], "+.2f") + " %"),
         ("  signed mean", lambda r: fmt(r["est_mean"], "+.2f") + " %"),
         ("  mean abs / max abs", lambda r: f"{fmt(r['est_abs'], '.2f')} % / {fmt(r['est_max'], '.2f')} %"),
+        (
+            "  after the first turn: mean abs / max abs",
+            lambda r: f"{fmt(r['est_rest_abs'], '.2f')} % / {fmt(r['est_rest_max'], '.2f')} %",
+        ),
         ("prefix share, mean over consecutive requests", lambda r: f"{r['share_mean']:.3f}"),
         (
             "pairs without a trim that extend the previous",

@@ -129,6 +129,7 @@ class App:
                 after_trim=self.refresh_memory,
                 recovery_text=self.recovery_text,
                 learned=self._save_ratio,
+                window_learned=self._window_learned,
                 redact_text=lambda s: self.redactor.redact(s)[0],
             ),
             max_iterations=self.settings.max_iterations,
@@ -261,6 +262,16 @@ class App:
             return current
 
         locked_update(self._ratio_path(), merge, dict, validate=lambda v: isinstance(v, dict))
+
+    def _window_learned(self, tokens: int) -> None:
+        old = self.budget.context_window
+        self.budget = Budget(tokens, reserve_output=self.settings.max_output_tokens)
+        if self.orchestrator is not None:
+            self.orchestrator.engine.budget = self.budget
+        self.ui.notice(
+            f"the endpoint's context window is {tokens:,} tokens, not {old:,}: using {tokens:,} "
+            "(set context_window in .clio/config.yaml to avoid the rejection)"
+        )
 
     def _redact_message(self, msg: Message) -> Message:
         new, hits = self.redactor.redact_message(msg)

@@ -633,39 +633,67 @@ def reading_marathon(tag: str, n_files: int) -> list[Step]:
     return steps
 
 
-@pytest.mark.parametrize("dialect", ["openai", "llamacpp", "vllm", "ollama"])
-def test_reactive_trim_recovers_from_a_window_too_small(tmp_path: Path, dialect: str) -> None:
-    project = Project(tmp_path / "proj")
+REACTIVE_TASK = "[r00] Read the modules one by one and report on their loaders."
+
+
+@dataclass
+class ReactiveRun:
+    dialect: str
+    server: FakeServer
+    model: ScriptedModel
+    out: str
+    requests: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module", params=["openai", "llamacpp", "vllm", "ollama"])
+def reactive_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ReactiveRun:
+    """One turn of 7 large reads; clio is told 16,000 tokens, the server's real window is 6,000."""
+    tmp = tmp_path_factory.mktemp(f"e2e_reactive_{request.param}")
+    project = Project(tmp / "proj")
     model = ScriptedModel({"r00": reading_marathon("r00", 7)})
     with FakeServer(
-        model, chars_per_token=SERVER_RATIO, context_limit=6000, context_dialect=dialect, validate=True
+        model, chars_per_token=SERVER_RATIO, context_limit=6000, context_dialect=request.param, validate=True
     ) as server:
-        clio = Clio(project, server, tmp_path / "home", window=16000)
-        task = "[r00] Read the modules one by one and report on their loaders."
-        out = ok(clio(task, resume=False))
-        reqs = server.chat_requests
-    assert "Read 7 modules." in out
-    assert model.problems == [] and model.pos["r00"] == len(model.plans["r00"])
+        clio = Clio(project, server, tmp / "home", window=16000)
+        out = ok(clio(REACTIVE_TASK, resume=False))
+        return ReactiveRun(request.param, server, model, out, server.chat_requests)
+
+
+def test_reactive_trim_recovers_from_a_window_too_small(reactive_run: ReactiveRun) -> None:
+    run, server, reqs = reactive_run, reactive_run.server, reactive_run.requests
+    assert "Read 7 modules." in run.out
+    assert run.model.problems == [] and run.model.pos["r00"] == len(run.model.plans["r00"])
     assert [validate_request(b) for b in reqs if validate_request(b)] == []
     flags = [rejected(server, b) for b in reqs]
     n_rejected = sum(flags)
     assert n_rejected >= 1  # the wrong window was hit
-    run = longest_rejection_run(flags)
-    assert run <= 3  # 50%, 25%, minimal: the third retry at the latest is accepted
+    longest = longest_rejection_run(flags)
+    assert longest <= 3  # 50%, 25%, minimal: the third retry at the latest is accepted
     assert not flags[-1]
     for i, f in enumerate(flags):
         if f:  # the retry after a rejection is smaller and carries the recovery message
             retry = reqs[i + 1]
             assert server.prompt_tokens(retry) < server.prompt_tokens(reqs[i])
-            if not flags[i - 1]:  # the first retry fits 50% of clio's limit (16,000 - 4,000 reserved)
+            if i == 0 or not flags[i - 1]:  # a first retry fits 50% of clio's limit (16,000 - 4,000)
                 assert server.prompt_tokens(retry) <= 0.5 * 12000 * 1.03
             system = retry["messages"][0]["content"]
             assert "The conversation was shortened to fit the model's context window" in system
-            assert f"Current task (the user's latest message): {task}" in system
+            assert f"Current task (the user's latest message): {REACTIVE_TASK}" in system
             assert "Todo list:" in system and "read every module" in system
             assert "Recent commits:" in system and "initial import" in system
-            assert last_user(retry) == task
-    print(f"\n{dialect}: {len(reqs)} requests, {n_rejected} rejected, at most {run} in a row")
+            assert last_user(retry) == REACTIVE_TASK
+    print(f"\n{run.dialect}: {len(reqs)} requests, {n_rejected} rejected, at most {longest} in a row")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="App.recovery_text renders the thread summary into the recovery message, which the engine "
+    "already sends right before it: after the second reactive trim a request carries two summaries, "
+    "the older one stale",
+)
+def test_reactive_requests_carry_one_thread_summary(reactive_run: ReactiveRun) -> None:
+    counts = [b["messages"][0]["content"].count("<thread_summary>\n") for b in reactive_run.requests]
+    assert max(counts) == 1, counts
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -447,7 +447,9 @@ def test_one_shot_approvals_need_yes(
         assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
         results = tool_results(fake_server.chat_requests[1])
         assert results["call_write"].startswith("Error:") and "new.txt" in results["call_write"]
-        assert "declined" in results["call_write"] or "refused" in results["call_write"]
+        # nobody was asked in a non-TTY one-shot run: the model is told so, and how to allow it
+        assert "not allowed" in results["call_write"] and "--yes" in results["call_write"]
+        assert "--yes" in results["call_shell"]
         for key in ("call_rm", "call_reset"):
             assert results[key].startswith("Error: refused: this command is destructive"), results[key]
             assert "--yes" in results[key]

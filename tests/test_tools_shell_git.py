@@ -133,7 +133,7 @@ def test_declined_and_destructive_commands(tmp_path: Path) -> None:
     ap = Approver(answer=False)
     ctx = ToolContext(root=tmp_path, approve=ap)
     out = err(ctx, "terminal_operations", operation="execute", command=f"touch {marker}")
-    assert "the user declined to run" in out
+    assert "the user declined: running" in out
     assert not marker.exists()
     oneshot = ToolContext(root=tmp_path, approve=ap, interactive=False)
     out = err(oneshot, "terminal_operations", operation="execute", command="git push --force origin main")

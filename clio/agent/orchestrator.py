@@ -53,6 +53,7 @@ class Hooks:
     after_trim: Callable[[], None] = lambda: None  # re-rank memory into the system prompt
     recovery_text: Callable[[], str] = lambda: ""  # summary + todos + git + task anchor
     learned: Callable[[], None] = lambda: None  # persist the estimator's ratio
+    window_learned: Callable[[int], None] = lambda tokens: None  # the server stated a smaller window
     redact_text: Callable[[str], str] = lambda s: s  # safety net on outgoing text
 
 
@@ -184,10 +185,12 @@ class Orchestrator:
                     temperature=self.temperature,
                     max_tokens=self.max_output_tokens,
                 )
-            except ContextLengthError:
+            except ContextLengthError as exc:
                 level += 1
                 if level > MAX_REACTIVE:
                     raise
+                if exc.window and exc.window < self.engine.budget.context_window:
+                    self.hooks.window_learned(exc.window)  # trust the server's own figure from now on
                 self.hooks.before_trim(out.iterations)
                 self.session.new_thread()
                 self.hooks.after_trim()

@@ -44,7 +44,7 @@ def model_cmd(app: App, arg: str) -> None:
         try:
             models = app.client.list_models()
         except Exception as exc:  # the listing is a courtesy; the endpoint may not offer it
-            app.console.print(f"[dim]could not list the endpoint's models: {exc}[/dim]")
+            app.err.print(f"could not list the endpoint's models: {exc}", markup=False)
             return
         if models:
             app.console.print("available: " + ", ".join(models))

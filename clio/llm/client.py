@@ -17,7 +17,7 @@ from typing import Any
 
 import openai
 
-from clio.llm.dialects import is_context_length_error
+from clio.llm.dialects import context_numbers, is_context_length_error
 from clio.llm.errors import (
     AuthError,
     BadRequest,
@@ -209,8 +209,9 @@ class LLMClient:
     def _classify(self, exc: openai.APIStatusError) -> LLMError:
         status, text = exc.status_code, _text(exc)
         if is_context_length_error(status, exc.body, text):
+            window, requested = context_numbers(exc.body, text)
             return ContextLengthError(
-                f"The request is too long for the model's context window ({_short(text)})."
+                f"The request is too long for the model's context window ({_short(text)}).", window, requested
             )
         if status == 401:
             return AuthError(

@@ -8,7 +8,15 @@ class LLMError(Exception):
 
 
 class ContextLengthError(LLMError):
-    """The endpoint rejected the request for length; the context engine reacts to this one."""
+    """The endpoint rejected the request for length; the context engine reacts to this one.
+
+    ``window`` and ``requested`` are the token counts the server stated, when it stated them.
+    """
+
+    def __init__(self, message: str, window: int | None = None, requested: int | None = None) -> None:
+        super().__init__(message)
+        self.window = window
+        self.requested = requested
 
 
 class AuthError(LLMError):

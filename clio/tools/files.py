@@ -16,7 +16,16 @@ from typing import Any
 from clio.safety.sandbox import resolve_path
 from clio.store.atomic import atomic_write_text
 from clio.tools import search
-from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+from clio.tools.registry import (
+    Handler,
+    ToolContext,
+    ToolError,
+    declined,
+    dispatch,
+    need,
+    operation_schema,
+    tool,
+)
 from clio.tools.results import MAX_PAGE, read_stored
 
 __all__ = ["display", "file_operations"]
@@ -37,9 +46,7 @@ def display(ctx: ToolContext, p: Path) -> str:
 
 def _approve(ctx: ToolContext, summary: str) -> None:
     if not ctx.approve("write", summary):
-        raise ToolError(
-            f"the user declined: {summary}. Do not retry it unchanged; ask or take another approach."
-        )
+        raise declined(ctx, summary, "Do not retry it unchanged; ask or take another approach.")
 
 
 def _umask() -> int:

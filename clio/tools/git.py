@@ -15,7 +15,16 @@ from typing import Any
 import git
 
 from clio.safety.sandbox import resolve_path
-from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+from clio.tools.registry import (
+    Handler,
+    ToolContext,
+    ToolError,
+    declined,
+    dispatch,
+    need,
+    operation_schema,
+    tool,
+)
 
 __all__ = ["recent_git_activity", "version_control"]
 
@@ -61,7 +70,7 @@ def _cap(text: str, hint: str) -> str:
 
 def _approve(ctx: ToolContext, summary: str) -> None:
     if not ctx.approve("git", summary):
-        raise ToolError(f"the user declined: {summary}")
+        raise declined(ctx, summary)
 
 
 def _has_commits(repo: git.Repo) -> bool:

@@ -153,6 +153,16 @@ def need(args: dict[str, Any], key: str, kind: type | tuple[type, ...] = str) ->
     return val
 
 
+def declined(ctx: ToolContext, action: str, hint: str = "Do not retry it unchanged.") -> ToolError:
+    """The error for an action the approver refused, worded for who (if anyone) refused it."""
+    if not ctx.interactive and not ctx.yes:
+        return ToolError(
+            f"not allowed: {action}. No user is present to approve it (one-shot mode): "
+            "the user can rerun clio with --yes to allow such actions. Continue without it."
+        )
+    return ToolError(f"the user declined: {action}. {hint}")
+
+
 def dispatch(ops: dict[str, Handler], ctx: ToolContext, args: dict[str, Any]) -> str:
     op = args.get("operation")
     if not isinstance(op, str) or op not in ops:

@@ -19,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from clio.safety.sandbox import destructive_reason
-from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+from clio.tools.registry import (
+    Handler,
+    ToolContext,
+    ToolError,
+    declined,
+    dispatch,
+    need,
+    operation_schema,
+    tool,
+)
 
 __all__ = ["CommandResult", "run_command", "terminal_operations"]
 
@@ -137,7 +146,7 @@ def _execute(ctx: ToolContext, args: dict[str, Any]) -> str:
                 f"refused: this command is destructive ({reason}) and needs the user's explicit approval, "
                 f"which was not given.{hint} Find a safer way or ask the user."
             )
-        raise ToolError(f"the user declined to run `{command}`. Do not retry it unchanged.")
+        raise declined(ctx, f"running `{command}`")
     res = run_command(command, ctx.root, timeout)
     out = res.output.rstrip("\n")
     body = out if out else "(no output)"

@@ -1,0 +1,341 @@
+"""End to end, issue 5 (privacy and safety): --incognito, --no-ltm, secret redaction, the sandbox.
+
+The installed ``clio`` runs against the fake server, which records every byte clio sends.
+Incognito is checked by comparing clio's trees (the project's ``.clio/`` and ``$CLIO_HOME``)
+file by file before and after a run with a tool loop; redaction by grepping the raw request
+bodies, every file clio wrote and the HTML export for the secrets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from clio.store.ltm_store import LtmStore
+from clio.store.prefs_store import PrefStore
+from tests.clio_run import (
+    all_archived,
+    run_clio,
+    run_parallel,
+    session_dirs,
+    system_text,
+    tool_results,
+)
+from tests.fakeserver import Fail, FakeServer, Reply
+
+INSTRUCTIONS = "INSTRUCTIONS-MARKER-4417: name every branch after its ticket."
+AGENTS = "AGENTS-MARKER-9023: run make check before committing."
+FACT = "LTM-MARKER-3301: the frobnicator lives in src/frob/core.py"
+PREF = "PREF-MARKER-7710 keep commit messages under 60 characters"
+TABOO = "TABOO-MARKER-5512 force-pushing to main"
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class ScriptedModel:
+    """Replies chosen by the request's latest user message: ``on(trigger, r0, r1, ...)`` gives r0 to
+    the turn's first request, r1 to the request after the first tool round...; others get "ok"."""
+
+    def __init__(self) -> None:
+        self.turns: dict[str, tuple[Reply | Fail, ...]] = {}
+
+    def on(self, trigger: str, *replies: Reply | Fail) -> None:
+        self.turns[trigger] = replies
+
+    def __call__(self, body: dict[str, Any]) -> Reply | Fail:
+        text, rounds = latest_user(body)
+        for trigger, replies in self.turns.items():
+            if trigger in text:
+                return replies[rounds] if rounds < len(replies) else Reply(text="(script exhausted)")
+        return Reply(text="ok")
+
+
+def latest_user(body: dict[str, Any]) -> tuple[str, int]:
+    msgs = body["messages"]
+    last = max(i for i, m in enumerate(msgs) if m.get("role") == "user")
+    return str(msgs[last].get("content")), sum(1 for m in msgs[last + 1 :] if m.get("role") == "assistant")
+
+
+def turn_requests(server: FakeServer, trigger: str) -> list[dict[str, Any]]:
+    return [b for b in server.chat_requests if trigger in latest_user(b)[0]]
+
+
+def fo(operation: str, **args: Any) -> dict[str, Any]:
+    return {"name": "file_operations", "arguments": {"operation": operation, **args}}
+
+
+def snapshot(root: Path) -> dict[str, tuple[Any, ...]]:
+    """Every entry under ``root`` (root included): kind, mode, mtime; files also size and hash.
+
+    Directory mtimes are included, so a file created and removed again also shows."""
+    if not root.exists():
+        return {}
+    out: dict[str, tuple[Any, ...]] = {}
+    for p in [root, *sorted(root.rglob("*"))]:
+        st = p.lstat()
+        rel = str(p.relative_to(root))
+        if p.is_symlink():
+            out[rel] = ("link", os.readlink(p))
+        elif p.is_dir():
+            out[rel] = ("dir", st.st_mode, st.st_mtime_ns)
+        else:
+            digest = hashlib.sha256(p.read_bytes()).hexdigest()
+            out[rel] = ("file", st.st_mode, st.st_size, st.st_mtime_ns, digest)
+    return out
+
+
+def seed_project(project: Path, home: Path) -> None:
+    """Project instructions, AGENTS.md, one LTM entry and two preferences (a taboo among them)."""
+    (project / ".clio").mkdir(parents=True)
+    (project / ".clio" / "instructions.md").write_text(INSTRUCTIONS + "\n", encoding="utf-8")
+    (project / "AGENTS.md").write_text(AGENTS + "\n", encoding="utf-8")
+    LtmStore(project / ".clio" / "ltm.json").add("discovery", fact=FACT, confidence=0.9)
+    home.mkdir(parents=True, exist_ok=True)
+    prefs = PrefStore(home / "preferences.json")
+    prefs.add(PREF, 9)
+    prefs.add(TABOO, 1)
+
+
+# ---------------------------------------------------------------- incognito and --no-ltm
+
+
+def test_incognito_writes_nothing_and_sends_no_project_memory(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    model = ScriptedModel()
+    fake_server.responder = model
+    for tag in ("seeded", "bare"):
+        model.on(
+            f"incognito {tag} task",
+            Reply(
+                tool_calls=[fo("write_file", path=f"made_{tag}.txt", content=f"written by the {tag} run\n")]
+            ),
+            Reply(text="wrote it"),
+        )
+    # seeded: a project with .clio/ (instructions, ltm.json) and preferences in $CLIO_HOME
+    seeded, seeded_home = tmp_path / "seeded", tmp_path / "seeded_home"
+    seed_project(seeded, seeded_home)
+    # bare: no .clio/ at all, an empty $CLIO_HOME
+    bare, bare_home = tmp_path / "bare", tmp_path / "bare_home"
+    bare.mkdir()
+    bare_home.mkdir()
+    (bare / "AGENTS.md").write_text(AGENTS + "\n", encoding="utf-8")
+    # the controls: the same seeding, without --incognito (normal) and with --no-ltm
+    control, control_home = tmp_path / "control", tmp_path / "control_home"
+    seed_project(control, control_home)
+    noltm, noltm_home = tmp_path / "noltm", tmp_path / "noltm_home"
+    seed_project(noltm, noltm_home)
+
+    trees = [seeded / ".clio", seeded_home, bare / ".clio", bare_home]
+    before = [snapshot(t) for t in trees]
+    control_before = snapshot(control / ".clio")
+    assert before[0] and before[1] and not before[2] and len(before[3]) == 1
+
+    def run(project: Path, home: Path, args: list[str]) -> dict[str, Any]:
+        return {"args": args, "server": fake_server, "project": project, "home": home}
+
+    r_seeded, r_bare, r_control, r_noltm = run_parallel(
+        run(seeded, seeded_home, ["--incognito", "--yes", "-p", "incognito seeded task"]),
+        run(bare, bare_home, ["--incognito", "--yes", "-p", "incognito bare task"]),
+        run(control, control_home, ["-p", "control task"]),
+        run(noltm, noltm_home, ["--no-ltm", "-p", "noltm task"]),
+    )
+    for r in (r_seeded, r_bare, r_control, r_noltm):
+        assert r.returncode == 0, r.stderr
+
+    # the tools still act on the project
+    for tag, project, r in (("seeded", seeded, r_seeded), ("bare", bare, r_bare)):
+        assert r.stdout == "wrote it\n"
+        assert (project / f"made_{tag}.txt").read_text(encoding="utf-8") == f"written by the {tag} run\n"
+        reqs = turn_requests(fake_server, f"incognito {tag} task")
+        assert len(reqs) == 2
+        system = system_text(reqs[0])
+        for marker in (INSTRUCTIONS, AGENTS, FACT, PREF, TABOO):
+            assert marker not in system, f"{marker!r} was sent in incognito"
+        assert "You are clio" in system
+    # ... and clio's own trees are byte for byte what they were: nothing created, changed or removed
+    after = [snapshot(t) for t in trees]
+    for tree, b, a in zip(trees, before, after, strict=True):
+        assert a == b, f"incognito changed {tree}: {sorted(set(a.items()) ^ set(b.items()))}"
+    assert not (bare / ".clio").exists()
+
+    assert snapshot(control / ".clio") != control_before  # a normal run does write there
+
+    # control: the seeding does reach the prompt of a normal run
+    system = system_text(turn_requests(fake_server, "control task")[0])
+    for marker in (INSTRUCTIONS, AGENTS, FACT, PREF, TABOO):
+        assert marker in system, f"{marker!r} missing from a normal run's prompt"
+
+    # --no-ltm: project instructions yes, memory and preferences no, and the session is kept
+    system = system_text(turn_requests(fake_server, "noltm task")[0])
+    assert INSTRUCTIONS in system and AGENTS in system
+    for marker in (FACT, PREF, TABOO, "LTM-MARKER", "PREF-MARKER", "TABOO-MARKER"):
+        assert marker not in system, f"{marker!r} was sent with --no-ltm"
+    assert len(session_dirs(noltm)) == 1
+    assert [(m["role"], m["content"]) for m in all_archived(noltm)] == [
+        ("user", "noltm task"),
+        ("assistant", "ok"),
+    ]
+
+
+# ---------------------------------------------------------------- secret redaction
+
+AWS_KEY = "AKIAZ7QW3ERT5YUI9OPL"
+GITHUB_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+PASSWORD = "hunter2secret"
+KEY_BODY = "MIIEowIBAAKCAQEA7x9Qk2cZr4mPqLwN8vT3yH6bJ1sD5fG0hK2lM4nO7pR9tUv"
+PRIVATE_KEY = f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}\nc3VwZXJzZWNyZXRrZXltYXRlcmlhbGZvcnRlc3Rpbmc=\n-----END RSA PRIVATE KEY-----"
+DB_URL = "postgres://user:pass@host/db"
+SECRETS = [AWS_KEY, GITHUB_TOKEN, PASSWORD, KEY_BODY, "PRIVATE KEY-----", "user:pass@"]
+# ordinary values next to them that must come through unchanged
+SHA = "3f786850e387550fdab836ed7e6dc881de23001b"
+UUID = "123e4567-e89b-12d3-a456-426614174000"
+STAMP = "2024-03-15T10:22:33Z"
+ORDINARY = [SHA, UUID, STAMP]
+
+
+def test_secrets_never_leave_the_machine_nor_land_on_disk(fake_server: FakeServer, tmp_path: Path) -> None:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    (project / "deploy.env").write_text(
+        f"# deploy settings, commit {SHA}\n{PRIVATE_KEY}\nDATABASE_URL={DB_URL}\nRUN_ID={UUID}\n",
+        encoding="utf-8",
+    )
+    request = (
+        f"Deploy with AWS key {AWS_KEY} and token {GITHUB_TOKEN}\nPASSWORD={PASSWORD}\n"
+        f"build {SHA}, run {UUID}, started {STAMP}"
+    )
+    fake_server.script(
+        Reply(tool_calls=[fo("read_file", path="deploy.env")]),
+        Reply(text=f"Connecting to {DB_URL} for run {UUID}."),  # the model repeats a secret
+    )
+    r = run_clio(["--yes", "-p", request], server=fake_server, project=project, home=home)
+    assert r.returncode == 0, r.stderr
+    assert "redact" in r.stderr.lower()
+    assert len(fake_server.chat_requests) == 2
+
+    # over the wire: none of the secrets, the placeholders instead, the ordinary values intact
+    sent = b"".join(rec.raw for rec in fake_server.requests)
+    for secret in SECRETS:
+        assert secret.encode() not in sent, f"{secret!r} was sent to the endpoint"
+    last = fake_server.chat_requests[-1]
+    user = next(m["content"] for m in last["messages"] if m["role"] == "user")
+    assert user.count("[REDACTED:") == 3, user
+    for value in (SHA, UUID, STAMP, "Deploy with AWS key", "PASSWORD="):
+        assert value in user
+    (result,) = tool_results(last).values()
+    assert result.count("[REDACTED:") == 2, result
+    for value in (f"commit {SHA}", f"RUN_ID={UUID}", "DATABASE_URL=postgres://", "@host/db"):
+        assert value in result
+
+    # on disk: no file under .clio/ holds a secret; the archive holds placeholders
+    files = [p for p in (project / ".clio").rglob("*") if p.is_file()]
+    assert files
+    for p in files:
+        data = p.read_bytes()
+        for secret in SECRETS:
+            assert secret.encode() not in data, f"{secret!r} is in {p}"
+    archived = all_archived(project)
+    assert [m["role"] for m in archived] == ["user", "assistant", "tool", "assistant"]
+    assert str(archived[0]["content"]).count("[REDACTED:") == 3
+    assert "[REDACTED:" in str(archived[3]["content"]) and UUID in str(archived[3]["content"])
+    assert STAMP in str(archived[0]["content"]) and SHA in str(archived[2]["content"])
+
+    # the HTML export
+    r = run_clio(
+        ["--resume", "-p", "/session export out.html"], server=fake_server, project=project, home=home
+    )
+    assert r.returncode == 0, r.stderr
+    html = (project / "out.html").read_text(encoding="utf-8")
+    for secret in SECRETS:
+        assert secret not in html, f"{secret!r} is in the export"
+    assert html.count("[REDACTED:") >= 6
+    for value in ORDINARY:
+        assert value in html
+    assert len(fake_server.chat_requests) == 2  # the export made no request
+
+
+# ---------------------------------------------------------------- sandbox
+
+
+def test_sandbox_confines_file_tools_and_asks_before_shell(fake_server: FakeServer, tmp_path: Path) -> None:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    (tmp_path / "outside.txt").write_text("OUTSIDE-MARKER-relative\n", encoding="utf-8")
+    abs_target = tmp_path / "elsewhere" / "secret.txt"
+    abs_target.parent.mkdir()
+    abs_target.write_text("OUTSIDE-MARKER-absolute\n", encoding="utf-8")
+    (project / "link.txt").symlink_to(abs_target)
+    (project / "inside.txt").write_text("INSIDE-MARKER ok\n", encoding="utf-8")
+    # shell commands allowed by config: --sandbox must still ask (and one-shot without --yes refuses)
+    other, allowed = tmp_path / "proj2", tmp_path / "proj3"
+    for p in (other, allowed):
+        (p / ".clio").mkdir(parents=True)
+        (p / ".clio" / "config.yaml").write_text("approvals:\n  shell: allow\n", encoding="utf-8")
+
+    model = ScriptedModel()
+    fake_server.responder = model
+    shell = {
+        "name": "terminal_operations",
+        "arguments": {"operation": "execute", "command": "echo hi > by_shell.txt"},
+    }
+    model.on(
+        "sandboxed reads",
+        Reply(
+            tool_calls=[
+                {**fo("read_file", path="../outside.txt"), "id": "c_rel"},
+                {**fo("read_file", path=str(abs_target)), "id": "c_abs"},
+                {**fo("read_file", path="link.txt"), "id": "c_link"},
+                {**fo("read_file", path="inside.txt"), "id": "c_in"},
+                {**shell, "id": "c_shell"},
+            ]
+        ),
+        Reply(text="done"),
+    )
+    model.on("sandboxed shell", Reply(tool_calls=[{**shell, "id": "c_shell"}]), Reply(text="done"))
+    r_yes, r_no, r_allowed = run_parallel(
+        {
+            "args": ["--sandbox", "--yes", "-p", "sandboxed reads"],
+            "server": fake_server,
+            "project": project,
+            "home": home,
+        },
+        {
+            "args": ["--sandbox", "-p", "sandboxed shell"],
+            "server": fake_server,
+            "project": other,
+            "home": home,
+        },
+        {"args": ["-p", "sandboxed shell"], "server": fake_server, "project": allowed, "home": home},
+    )
+    assert r_yes.returncode == 0, r_yes.stderr
+    assert r_no.returncode == 0, r_no.stderr
+    assert r_allowed.returncode == 0, r_allowed.stderr
+
+    reqs = turn_requests(fake_server, "sandboxed reads")
+    assert len(reqs) == 2
+    results = tool_results(reqs[1])
+    for call_id in ("c_rel", "c_abs", "c_link"):
+        assert "outside the project root" in results[call_id], results[call_id]
+        assert results[call_id].lower().startswith("error"), results[call_id]
+    assert "INSIDE-MARKER ok" in results["c_in"]
+    sent = b"".join(rec.raw for rec in fake_server.requests)
+    assert b"OUTSIDE-MARKER" not in sent
+    # with --yes the shell runs in the project directory
+    assert (project / "by_shell.txt").read_text(encoding="utf-8") == "hi\n"
+
+    # without --yes, one-shot: the shell command is refused and the model is told so
+    reqs = turn_requests(fake_server, "sandboxed shell")
+    assert len(reqs) == 4
+    refusals = [tool_results(b)["c_shell"] for b in reqs if len(b["messages"]) > 2]
+    assert len(refusals) == 2
+    assert not (other / "by_shell.txt").exists()
+    refused = [t for t in refusals if re.search(r"not allowed|refused|denied|not approved", t, re.I)]
+    assert len(refused) == 1, refusals
+    assert refused[0].lower().startswith("error") and "--yes" in refused[0]
+    # control: the same config without --sandbox runs it
+    assert (allowed / "by_shell.txt").read_text(encoding="utf-8") == "hi\n"
