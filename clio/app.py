@@ -23,7 +23,6 @@ from clio.llm.client import LLMClient
 from clio.memory.context import ContextEngine
 from clio.memory.tokens import TokenEstimator, load_encoding
 from clio.memory.trim import Budget
-from clio.memory.yarn import render
 from clio.messages import Message, meta, tool_call_args
 from clio.paths import Paths
 from clio.safety.redact import Redactor
@@ -57,6 +56,7 @@ class App:
         self.writes = not settings.incognito
         self.services: dict[str, Any] = {}
         self.redactor = Redactor(settings.redaction)
+        self.services["redactor"] = self.redactor  # tools that persist their arguments redact them
         self.sessions = SessionStore(paths.sessions_dir if self.writes else None)
         self.services["sessions"] = self.sessions
         self.client = LLMClient(
@@ -196,10 +196,8 @@ class App:
 
     # -- hooks -----------------------------------------------------------------------------------
     def recovery_text(self) -> str:
-        assert self.orchestrator is not None
-        summary = self.orchestrator.engine.summary
+        # the thread summary is not repeated here: the engine sends it right before this message
         return load_prompt("recovery.md").format(
-            summary=render(summary) if summary else "",
             todos=("Todo list:\n" + format_todos(load_todos(self.tool_ctx)))
             if load_todos(self.tool_ctx)
             else "",
@@ -278,8 +276,9 @@ class App:
         if hits:
             self.redacted_total += hits
             meta(new)["redacted"] = hits
-            role = msg.get("role", "message")
-            self.ui.notice(f"redacted {hits} secret{'s' if hits != 1 else ''} from a {role} message")
+            role = str(msg.get("role", "message"))
+            article = "an" if role[:1] in "aeiou" else "a"
+            self.ui.notice(f"redacted {hits} secret{'s' if hits != 1 else ''} from {article} {role} message")
         return new
 
     # -- user interaction ------------------------------------------------------------------------

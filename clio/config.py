@@ -146,19 +146,19 @@ def _apply(s: Settings, data: dict[str, Any], source: str, warnings: list[str]) 
 
 def load_yaml(path: Path, warnings: list[str], *, may_write: bool = True) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return {}
     except OSError as exc:
         warnings.append(f"could not read {path}: {exc}")
         return {}
     try:
-        data = yaml.safe_load(text)
+        data = yaml.safe_load(raw.decode("utf-8-sig"))
         if data is None:
             return {}
         if not isinstance(data, dict):
             raise ValueError("top level is not a mapping")
-    except (yaml.YAMLError, ValueError) as exc:
+    except (yaml.YAMLError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         reason = str(exc).splitlines()[0]
         if not may_write:  # incognito moves nothing
             warnings.append(f"{path} is damaged ({reason}); ignored it")
@@ -185,7 +185,9 @@ def load_settings(
     s = Settings()
     warnings: list[str] = []
     writes = not flags.get("incognito")
-    _apply(s, load_yaml(home / "config.yaml", warnings, may_write=writes), str(home / "config.yaml"), warnings)
+    _apply(
+        s, load_yaml(home / "config.yaml", warnings, may_write=writes), str(home / "config.yaml"), warnings
+    )
     if clio_dir is not None:
         proj = load_yaml(clio_dir / "config.yaml", warnings, may_write=writes)
         _apply(s, proj, ".clio/config.yaml", warnings)

@@ -219,6 +219,22 @@ def test_recall_sessions_finds_an_older_decision_from_a_reworded_query(learned: 
     assert DECISION in first and meta["name"] in first, result
     if "Redis" in result:
         assert result.index("PostgreSQL") < result.index("Redis")
+    assert (learned.project / ".clio" / "recall.sqlite").is_file()  # the derived index now exists
+
+    # a session written after the index was built is found too (the stale index catches up)
+    later = "we agreed that the frontend bundles are built with esbuild instead of webpack"
+    r = run_clio(["-p", later], server=s, project=learned.project, home=learned.home)
+    assert r.returncode == 0, r.stderr
+    trigger = "and the frontend, remind me"
+    learned.model.on(
+        trigger,
+        Reply(tool_calls=[call("memory_operations", operation="recall_sessions", query="frontend bundler")]),
+        Reply(text="esbuild."),
+    )
+    r = run_clio(["-p", trigger], server=s, project=learned.project, home=learned.home)
+    assert r.returncode == 0, r.stderr
+    (result,) = tool_results(turn_requests(s, trigger)[1]).values()
+    assert later in result.split("\n2. ")[0], result
 
 
 # ---------------------------------------------------------------- /memory and /prefs

@@ -108,14 +108,22 @@ def test_incognito_writes_nothing_and_sends_no_project_memory(
 ) -> None:
     model = ScriptedModel()
     fake_server.responder = model
+    # besides the file write, every tool that keeps something: notes, LTM, preferences, todos,
+    # recall, and a shell output big enough to be stored as a result
+    keepers = [
+        {"name": "memory_operations", "arguments": {"operation": "store", "key": "k", "value": "v"}},
+        {"name": "memory_operations", "arguments": {"operation": "add_discovery", "fact": "NEW-FACT-1"}},
+        {"name": "memory_operations", "arguments": {"operation": "recall_sessions", "query": "frobnicator"}},
+        {
+            "name": "preferences",
+            "arguments": {"operation": "add", "text": "NEW-PREF-1 short answers", "score": 8},
+        },
+        {"name": "todo_operations", "arguments": {"operation": "add", "content": "NEW-TODO-1"}},
+        {"name": "terminal_operations", "arguments": {"operation": "execute", "command": "seq 1 20000"}},
+    ]
     for tag in ("seeded", "bare"):
-        model.on(
-            f"incognito {tag} task",
-            Reply(
-                tool_calls=[fo("write_file", path=f"made_{tag}.txt", content=f"written by the {tag} run\n")]
-            ),
-            Reply(text="wrote it"),
-        )
+        write = fo("write_file", path=f"made_{tag}.txt", content=f"written by the {tag} run\n")
+        model.on(f"incognito {tag} task", Reply(tool_calls=[write, *keepers]), Reply(text="wrote it"))
     # seeded: a project with .clio/ (instructions, ltm.json) and preferences in $CLIO_HOME
     seeded, seeded_home = tmp_path / "seeded", tmp_path / "seeded_home"
     seed_project(seeded, seeded_home)
@@ -157,6 +165,9 @@ def test_incognito_writes_nothing_and_sends_no_project_memory(
         for marker in (INSTRUCTIONS, AGENTS, FACT, PREF, TABOO):
             assert marker not in system, f"{marker!r} was sent in incognito"
         assert "You are clio" in system
+        results = list(tool_results(reqs[1]).values())
+        assert len(results) == 1 + len(keepers)
+        assert "19999" in "".join(results)  # the shell ran (its output previewed or paged)
     # ... and clio's own trees are byte for byte what they were: nothing created, changed or removed
     after = [snapshot(t) for t in trees]
     for tree, b, a in zip(trees, before, after, strict=True):
@@ -233,7 +244,7 @@ def test_secrets_never_leave_the_machine_nor_land_on_disk(fake_server: FakeServe
         assert value in result
 
     # on disk: no file under .clio/ holds a secret; the archive holds placeholders
-    files = [p for p in (project / ".clio").rglob("*") if p.is_file()]
+    files = [p for root in (project / ".clio", home) for p in root.rglob("*") if p.is_file()]
     assert files
     for p in files:
         data = p.read_bytes()
@@ -257,6 +268,62 @@ def test_secrets_never_leave_the_machine_nor_land_on_disk(fake_server: FakeServe
     for value in ORDINARY:
         assert value in html
     assert len(fake_server.chat_requests) == 2  # the export made no request
+
+
+# secrets the model itself writes into tool arguments
+STRIPE_KEY = "sk_live_" + "51HqLyjWDarjtT1zdp7dcXyZ9"
+MODEL_AWS_KEY = "AKIA" + "QX4RT7YU2IO9PL3K"
+SLACK_TOKEN = "xoxb-" + "2417385960-7361059284-Hq3LzP9xWmK2vR8tYc4N"
+
+
+def test_secrets_in_memory_tool_arguments_do_not_land_on_disk(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    mem = "memory_operations"
+    fake_server.script(
+        Reply(
+            tool_calls=[
+                {
+                    "name": mem,
+                    "arguments": {"operation": "store", "key": "billing", "value": f"key {STRIPE_KEY}"},
+                },
+                {
+                    "name": mem,
+                    "arguments": {"operation": "add_discovery", "fact": f"deploy key {MODEL_AWS_KEY}"},
+                },
+                {
+                    "name": "preferences",
+                    "arguments": {
+                        "operation": "add",
+                        "text": f"post CI results with {SLACK_TOKEN}",
+                        "score": 8,
+                    },
+                },
+            ]
+        ),
+        Reply(text="stored"),
+    )
+    r = run_clio(
+        ["--yes", "-p", "remember the deploy settings"], server=fake_server, project=project, home=home
+    )
+    assert r.returncode == 0, r.stderr
+    results = tool_results(fake_server.chat_requests[-1])
+    assert len(results) == 3 and not any(t.lower().startswith("error") for t in results.values()), results
+    sent = b"".join(rec.raw for rec in fake_server.requests)
+    files = [p for root in (project / ".clio", home) for p in root.rglob("*") if p.is_file()]
+    leaks = [
+        f"{secret} in {where}"
+        for secret in (STRIPE_KEY, MODEL_AWS_KEY, SLACK_TOKEN)
+        for where, data in [("the requests", sent), *((str(p), p.read_bytes()) for p in files)]
+        if secret.encode() in data
+    ]
+    assert leaks == []
+    # what was stored is there, with the placeholder in place of the secret
+    assert "key [REDACTED:" in (project / ".clio" / "memory" / "billing.json").read_text(encoding="utf-8")
+    assert "deploy key [REDACTED:" in (project / ".clio" / "ltm.json").read_text(encoding="utf-8")
+    assert "CI results with [REDACTED:" in (home / "preferences.json").read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------- sandbox
@@ -296,7 +363,8 @@ def test_sandbox_confines_file_tools_and_asks_before_shell(fake_server: FakeServ
         ),
         Reply(text="done"),
     )
-    model.on("sandboxed shell", Reply(tool_calls=[{**shell, "id": "c_shell"}]), Reply(text="done"))
+    for trigger in ("sandboxed shell", "configured shell"):
+        model.on(trigger, Reply(tool_calls=[{**shell, "id": "c_shell"}]), Reply(text="done"))
     r_yes, r_no, r_allowed = run_parallel(
         {
             "args": ["--sandbox", "--yes", "-p", "sandboxed reads"],
@@ -310,7 +378,7 @@ def test_sandbox_confines_file_tools_and_asks_before_shell(fake_server: FakeServ
             "project": other,
             "home": home,
         },
-        {"args": ["-p", "sandboxed shell"], "server": fake_server, "project": allowed, "home": home},
+        {"args": ["-p", "configured shell"], "server": fake_server, "project": allowed, "home": home},
     )
     assert r_yes.returncode == 0, r_yes.stderr
     assert r_no.returncode == 0, r_no.stderr
@@ -330,12 +398,13 @@ def test_sandbox_confines_file_tools_and_asks_before_shell(fake_server: FakeServ
 
     # without --yes, one-shot: the shell command is refused and the model is told so
     reqs = turn_requests(fake_server, "sandboxed shell")
-    assert len(reqs) == 4
-    refusals = [tool_results(b)["c_shell"] for b in reqs if len(b["messages"]) > 2]
-    assert len(refusals) == 2
+    assert len(reqs) == 2
+    refusal = tool_results(reqs[1])["c_shell"]
+    assert re.search(r"not allowed|refused|denied|not approved", refusal, re.I), refusal
+    assert refusal.lower().startswith("error") and "--yes" in refusal
     assert not (other / "by_shell.txt").exists()
-    refused = [t for t in refusals if re.search(r"not allowed|refused|denied|not approved", t, re.I)]
-    assert len(refused) == 1, refusals
-    assert refused[0].lower().startswith("error") and "--yes" in refused[0]
     # control: the same config without --sandbox runs it
+    reqs = turn_requests(fake_server, "configured shell")
+    assert len(reqs) == 2
+    assert not tool_results(reqs[1])["c_shell"].lower().startswith("error")
     assert (allowed / "by_shell.txt").read_text(encoding="utf-8") == "hi\n"

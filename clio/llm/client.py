@@ -13,9 +13,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from clio.llm.dialects import context_numbers, is_context_length_error
 from clio.llm.errors import (
@@ -55,6 +53,17 @@ class ChatResult:
     elapsed_s: float = 0.0
 
 
+if TYPE_CHECKING:
+    import openai
+
+
+def _openai() -> Any:
+    """The openai package, imported on first use (it costs about a second at start-up)."""
+    import openai
+
+    return openai
+
+
 class StreamBroken(Exception):
     """The stream ended before the endpoint said it was finished."""
 
@@ -80,7 +89,17 @@ class LLMClient:
         self.backoff = backoff
         self.include_usage = True
         self.usage_log: list[Usage] = []  # the usage of every request, for the estimator and /stats
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        self._api_key = api_key
+        self._timeout = timeout
+        self._client_obj: Any = None
+
+    @property
+    def _client(self) -> Any:
+        if self._client_obj is None:
+            self._client_obj = _openai().OpenAI(
+                base_url=self.base_url, api_key=self._api_key, timeout=self._timeout, max_retries=0
+            )
+        return self._client_obj
 
     # -- public ----------------------------------------------------------------------------------
     def chat(
@@ -94,13 +113,14 @@ class LLMClient:
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> ChatResult:
+        oa = _openai()
         attempt = 0
         while True:
             try:
                 return self._stream_once(messages, tools, on_text, tool_choice, temperature, max_tokens)
             except KeyboardInterrupt:
                 raise
-            except (StreamBroken, openai.APIConnectionError) as exc:
+            except (StreamBroken, oa.APIConnectionError) as exc:
                 reason = (
                     "the stream broke off"
                     if isinstance(exc, StreamBroken)
@@ -116,7 +136,7 @@ class LLMClient:
                         "or set OPENAI_BASE_URL / --base-url to the right address."
                     ) from exc
                 wait = self._wait(attempt, None)
-            except openai.APIStatusError as exc:
+            except oa.APIStatusError as exc:
                 if self._drop_stream_options(exc):
                     continue
                 err = self._classify(exc)
@@ -133,7 +153,7 @@ class LLMClient:
     def list_models(self) -> list[str]:
         try:
             return sorted(m.id for m in self._client.models.list())
-        except openai.APIError as exc:
+        except _openai().APIError as exc:
             raise LLMError(f"Could not list models at {self.base_url}: {exc}") from exc
 
     # -- one attempt -----------------------------------------------------------------------------
@@ -185,7 +205,7 @@ class LLMClient:
         except KeyboardInterrupt:
             stream.close()
             result.interrupted = True
-        except openai.APIStatusError:
+        except _openai().APIStatusError:
             raise
         except Exception as exc:  # the transport failed mid-stream (connection reset, cut-off, bad chunk...)
             stream.close()

@@ -12,7 +12,16 @@ from typing import Any
 from clio.memory import ltm
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteError, NoteStore, check_key
-from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+from clio.tools.registry import (
+    Handler,
+    ToolContext,
+    ToolError,
+    dispatch,
+    need,
+    operation_schema,
+    redacted_args,
+    tool,
+)
 
 SNIPPET = 160
 MAX_LIST = 50
@@ -264,4 +273,4 @@ OPERATIONS: dict[str, Handler] = {
 
 @tool("memory_operations", DESCRIPTION, PARAMETERS)
 def memory_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return dispatch(OPERATIONS, ctx, args)
+    return dispatch(OPERATIONS, ctx, redacted_args(ctx, args))  # memory lands on disk: no secrets

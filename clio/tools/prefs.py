@@ -9,7 +9,16 @@ from typing import Any
 
 from clio.memory.prefs import TYPES, PrefError, describe
 from clio.store.prefs_store import PrefStore
-from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+from clio.tools.registry import (
+    Handler,
+    ToolContext,
+    ToolError,
+    dispatch,
+    need,
+    operation_schema,
+    redacted_args,
+    tool,
+)
 
 DESCRIPTION = (
     "The user's lasting preferences, scored 0-10 (0-1.5: never; 7-10: prefer). add only stable "
@@ -89,6 +98,6 @@ OPS: dict[str, Handler] = {"add": _add, "update": _update, "recall": _recall, "a
 @tool("preferences", DESCRIPTION, PARAMETERS)
 def preferences(ctx: ToolContext, args: dict[str, Any]) -> str:
     try:
-        return dispatch(OPS, ctx, args)
+        return dispatch(OPS, ctx, redacted_args(ctx, args))  # preferences land on disk: no secrets
     except PrefError as exc:
         raise ToolError(str(exc)) from None

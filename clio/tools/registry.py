@@ -163,6 +163,15 @@ def declined(ctx: ToolContext, action: str, hint: str = "Do not retry it unchang
     return ToolError(f"the user declined: {action}. {hint}")
 
 
+def redacted_args(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Arguments with secrets redacted, for tools that persist what they are given (memory)."""
+    redactor = ctx.services.get("redactor")
+    if redactor is None:
+        return args
+    clean, _hits = redactor.redact_obj(args)
+    return clean if isinstance(clean, dict) else args
+
+
 def dispatch(ops: dict[str, Handler], ctx: ToolContext, args: dict[str, Any]) -> str:
     op = args.get("operation")
     if not isinstance(op, str) or op not in ops:
