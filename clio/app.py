@@ -67,7 +67,7 @@ class App:
             max_retries=settings.max_retries,
         )
         self.estimator = self._load_estimator(settings.model)
-        self.budget = Budget(settings.window(), reserve_output=settings.max_output_tokens)
+        self.budget = Budget(self._window(settings.model), reserve_output=settings.max_output_tokens)
         open_memory_services(self)
         self.session: Session | None = None
         self.orchestrator: Orchestrator | None = None
@@ -165,7 +165,7 @@ class App:
         self.settings.model = name
         self.client.model = name
         self.estimator = self._load_estimator(name)
-        self.budget = Budget(self.settings.window(), reserve_output=self.settings.max_output_tokens)
+        self.budget = Budget(self._window(name), reserve_output=self.settings.max_output_tokens)
         self._attach(self.session)
 
     # -- turns -----------------------------------------------------------------------------------
@@ -256,13 +256,39 @@ class App:
         state = self.estimator.state()
 
         def merge(current: dict[str, Any]) -> dict[str, Any]:
-            current[self.estimator.model] = state
+            entry = current.get(self.estimator.model)
+            kept = (
+                {"context_window": entry["context_window"]}
+                if isinstance(entry, dict) and "context_window" in entry
+                else {}
+            )
+            current[self.estimator.model] = {**state, **kept}
             return current
 
         locked_update(self._ratio_path(), merge, dict, validate=lambda v: isinstance(v, dict))
 
+    def _window(self, model: str) -> int:
+        """The configured window, unless the endpoint once stated a smaller one for this model."""
+        configured = self.settings.window()
+        if not self.writes:
+            return configured
+        states: dict[str, Any] = read_json(self._ratio_path(), dict, validate=lambda v: isinstance(v, dict))
+        learned = (
+            (states.get(model) or {}).get("context_window") if isinstance(states.get(model), dict) else None
+        )
+        return min(configured, learned) if isinstance(learned, int) and learned >= 1024 else configured
+
     def _window_learned(self, tokens: int) -> None:
         old = self.budget.context_window
+        if self.writes:
+            model = self.settings.model
+
+            def merge(current: dict[str, Any]) -> dict[str, Any]:
+                entry = current.get(model)
+                current[model] = {**(entry if isinstance(entry, dict) else {}), "context_window": tokens}
+                return current
+
+            locked_update(self._ratio_path(), merge, dict, validate=lambda v: isinstance(v, dict))
         self.budget = Budget(tokens, reserve_output=self.settings.max_output_tokens)
         if self.orchestrator is not None:
             self.orchestrator.engine.budget = self.budget

@@ -124,7 +124,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def spawn(fake_server: FakeServer, project: Path) -> Iterator[Spawn]:
-    children: list[pexpect.spawn] = []
+    terms: list[Term] = []
 
     def start(*args: str, no_color: bool = True, env: dict[str, str] | None = None) -> Term:
         full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CLIO_"))}
@@ -151,13 +151,15 @@ def spawn(fake_server: FakeServer, project: Path) -> Iterator[Spawn]:
             codec_errors="replace",
             timeout=TIMEOUT,
         )
-        children.append(child)
-        return Term(child)
+        terms.append(Term(child))
+        return terms[-1]
 
     yield start
-    for child in children:
-        if child.isalive():
-            child.terminate(force=True)
+    for n, term in enumerate(terms):
+        if term.child.isalive():
+            term.child.terminate(force=True)
+        # the raw terminal output, kept in pytest's tmp dir for a look after a failure
+        (project.parent / f"pty-{n}.raw").write_text(term.raw, encoding="utf-8")
 
 
 # ---------------------------------------------------------------- helpers over the project's .clio
