@@ -75,10 +75,10 @@ def recover_tool_calls(
     "arguments": "<compact JSON>"}}]`` in the order they appear. ``([content], [])`` when none.
     """
     if not content or not tool_names or not any(n in content for n in tool_names):
-        return content.strip() if content else "", []
+        return content or "", []  # no call: the content comes back unchanged
     spans = _find_spans(content, tool_names)
     if not spans:
-        return content.strip(), []
+        return content, []
     new_id = make_id or _new_id
     calls: list[dict[str, Any]] = []
     pieces: list[str] = []

@@ -80,10 +80,16 @@ class MarkdownStream:
         self.last = now
         lines = self._lines(text)
         stable = len(lines) if final else max(0, len(lines) - LIVE_LINES)
+        tail = Text.from_ansi("".join(lines[max(stable, self.printed) :]).rstrip("\n"))
         if stable > self.printed:
+            # The new tail goes in (and is drawn) first: printing redraws the live region's last
+            # drawn content below the printed lines, which would repeat lines just printed (or
+            # bring back the spinner) until the next refresh.
+            self.live.update(tail, refresh=True)
             self.live.console.print(Text.from_ansi("".join(lines[self.printed : stable]).rstrip("\n")))
             self.printed = stable
-        self.live.update(Text.from_ansi("".join(lines[self.printed :]).rstrip("\n")))
+        else:
+            self.live.update(tail)
 
 
 class ReplUI:

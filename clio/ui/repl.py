@@ -6,6 +6,8 @@ answer or clears the line, Ctrl-D exits. Slash commands and paths complete with 
 
 from __future__ import annotations
 
+import importlib
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -101,6 +103,8 @@ def run_repl(
             multiline=False,
         )
         _banner(app, out)
+        # the model client's package costs ~0.6 s to import: load it while the user types
+        threading.Thread(target=lambda: importlib.import_module("openai"), daemon=True).start()
         pending = first_input
         while True:
             if pending is not None:

@@ -1,4 +1,6 @@
-"""A recording HTTP proxy on 127.0.0.1, put between clio and a real llama-server.
+"""Harness for the real-model tests and bench: a recording proxy in front of a real llama-server.
+
+The proxy is an HTTP server on 127.0.0.1 put between clio and a real llama-server.
 
 clio talks to the proxy exactly as it would to the server (``OPENAI_BASE_URL=proxy.base_url``); the
 proxy forwards every request unchanged, streams the reply back chunk by chunk as it arrives (so time
@@ -11,18 +13,31 @@ clio really sent) and the server's own figures (``usage``, ``timings``) out of t
     for ex in proxy.chat():                 # the chat-completion exchanges, in order
         ex.body["messages"], ex.status, ex.usage, ex.timings, ex.content
     proxy.stop()
+
+``real_backend(ctx)`` starts both (llama-server on a free loopback port via
+``tests/realmodel_server.py``, then the proxy) and stops both afterwards; ``request_chars`` counts
+a recorded request's characters the way clio's token estimator does.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
+import shutil
+import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.clio_run import archive_messages, run_clio, session_dirs
+from tests.realmodel_server import MODEL_ALIAS, start_llama_server
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection"}
 
@@ -255,3 +270,133 @@ class RecordingProxy:
         finally:
             ex.ended = time.monotonic()
             conn.close()
+
+
+# ---------------------------------------------------------------- server + proxy
+
+
+def server_threads() -> int:
+    """Threads for llama-server: ``$CLIO_REALMODEL_THREADS``, else 1.
+
+    On this 2-core machine, shared with other jobs, ``-t 2`` is fast only while nothing else runs
+    (27 tokens/s generated, 82 tokens/s prompt processing) and collapses as soon as something does
+    (0.7-2 tokens/s: its two threads wait for each other at every step; one clio turn took 235 s).
+    ``-t 1`` stays at 8-16 tokens/s generated and 33-67 tokens/s prompt processing either way.
+    """
+    raw = os.environ.get("CLIO_REALMODEL_THREADS", "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
+
+
+@dataclass
+class Backend:
+    upstream: str  # llama-server's base URL (".../v1")
+    proxy: RecordingProxy
+    ctx: int  # the server's -c
+    threads: int
+    model: str = MODEL_ALIAS
+
+
+@contextmanager
+def real_backend(ctx: int, threads: int | None = None) -> Iterator[Backend]:
+    """A llama-server with ``-c ctx`` on a free loopback port and a recording proxy in front of it.
+
+    Skips the calling test when scripts/real-model.sh has not been run (see realmodel_server).
+    """
+    n = threads or server_threads()
+    upstream, stop = start_llama_server(ctx_size=ctx, threads=n)
+    proxy = RecordingProxy(upstream)
+    try:
+        proxy.start()
+        yield Backend(upstream, proxy, ctx, n)
+    finally:
+        proxy.stop()
+        stop()
+
+
+def request_chars(body: dict[str, Any]) -> int:
+    """The characters of a chat request by clio's counting model (clio/memory/tokens.py).
+
+    Every message's content (text parts too), every tool call's name and arguments, and the tool
+    schemas as compact JSON; no role names, no template. Computed here from the request as it went
+    over the wire, independently of clio's code.
+    """
+    total = 0
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        if isinstance(content, str):
+            total += len(content)
+        elif isinstance(content, list):
+            total += sum(
+                len(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            total += len(str(fn.get("name") or ""))
+            args = fn.get("arguments")
+            total += len(args) if isinstance(args, str) else len(json.dumps(args))
+    tools = body.get("tools")
+    if tools:
+        total += len(json.dumps(tools, separators=(",", ":")))
+    return total
+
+
+# ---------------------------------------------------------------- a project clio runs in
+
+
+class RealProject:
+    """A project folder clio runs in against ``backend`` (through its proxy).
+
+    clio's system prompt begins with the project root's path, and llama-server reuses only a cached
+    *prefix*: a new path costs a full prefill of the ~1,800-token system prompt and tool schemas
+    (15-60 s on this machine). So the tests reuse one path and ``reset()`` it between tests.
+    """
+
+    def __init__(self, root: Path, home: Path, backend: Backend) -> None:
+        self.root = root
+        self.home = home
+        self.backend = backend
+
+    @property
+    def proxy(self) -> RecordingProxy:
+        return self.backend.proxy
+
+    def reset(self, **settings: Any) -> RealProject:
+        """Empty the folder, ``git init`` it, write ``.clio/config.yaml``, forget recorded requests."""
+        if self.root.exists():
+            shutil.rmtree(self.root)
+        (self.root / ".clio").mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(self.root)], check=True, capture_output=True)
+        config = {"model": self.backend.model, "context_window": self.backend.ctx, **settings}
+        (self.root / ".clio" / "config.yaml").write_text(
+            "".join(f"{k}: {json.dumps(v)}\n" for k, v in config.items()), encoding="utf-8"
+        )
+        if self.home.exists():
+            shutil.rmtree(self.home)
+        self.home.mkdir(parents=True)
+        self.proxy.clear()
+        return self
+
+    def run(self, prompt: str, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+        """``clio ARGS -p PROMPT`` in the project, talking to the proxy (no API key: a local endpoint)."""
+        return run_clio(
+            [*args, "-p", prompt],
+            server=None,
+            project=self.root,
+            home=self.home,
+            env_extra={"OPENAI_BASE_URL": self.proxy.base_url, "OPENAI_API_KEY": None},
+            timeout=timeout,
+        )
+
+    def sessions(self) -> list[Path]:
+        return session_dirs(self.root)
+
+    def archive(self, session: Path | None = None) -> list[dict[str, Any]]:
+        dirs = self.sessions()
+        assert dirs, f"no session was written under {self.root / '.clio' / 'sessions'}"
+        return archive_messages(session or dirs[-1])
+
+    def ratios(self) -> dict[str, Any]:
+        path = self.root / ".clio" / "token_ratios.json"
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        assert isinstance(data, dict)
+        return data

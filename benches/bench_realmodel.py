@@ -1,0 +1,143 @@
+"""clio against a real llama-server (Qwen2.5-Coder-0.5B): the figures as clio sees them.
+
+Run: /work/venv/bin/python benches/bench_realmodel.py [--ctx 4096] [--threads N]
+Needs scripts/real-model.sh to have run. Starts llama-server on a free loopback port with a
+recording proxy in front (tests/realmodel_harness.py), runs the installed ``clio -p`` a few times in
+a temporary project (one session resumed over four turns, one of them a tool call, then a new
+session), and prints per request: time to first token and generation speed as measured at the
+proxy (on clio's side of the wire), the server's own ``timings``, prompt/cached tokens; per run: the
+wall time of ``clio -p``; then the learned chars-per-token ratio against the server's real one.
+docs/real-model.md records the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.clio_run import session_meta  # noqa: E402
+from tests.realmodel_harness import Exchange, RealProject, real_backend, request_chars  # noqa: E402
+from tests.realmodel_server import SKIP_REASON, llama_paths  # noqa: E402
+
+TURNS: list[tuple[str, list[str]]] = [
+    ("Say hello in five words.", []),
+    ("Name three colours.", ["--resume"]),
+    ("What is seven times six?", ["--resume"]),
+    ("Use file_operations to read hello.txt, then tell me the mascot's name.", ["--resume"]),
+    ("Say hello in five words.", []),  # a new session: only the system prompt + tools are shared
+]
+
+
+def gen_speed(ex: Exchange) -> float | None:
+    """Completion tokens per second after the first one, from the arrival times at the proxy."""
+    first = ex.first_content_s
+    usage = ex.usage or {}
+    n = int(usage.get("completion_tokens") or 0)
+    if first is None or n < 2 or not ex.chunk_times:
+        return None
+    span = ex.chunk_times[-1][0] - (ex.started + first)
+    return (n - 1) / span if span > 0 else None
+
+
+def fmt(x: float | None, spec: str = ".2f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ctx", type=int, default=4096, help="llama-server -c (default 4096)")
+    ap.add_argument(
+        "--threads", type=int, default=None, help="llama-server -t (default 1, or $CLIO_REALMODEL_THREADS)"
+    )
+    args = ap.parse_args()
+    if llama_paths() is None:
+        print(f"bench_realmodel: {SKIP_REASON}", file=sys.stderr)
+        return 2
+    with (
+        tempfile.TemporaryDirectory(prefix="clio-bench-real-") as tmp,
+        real_backend(args.ctx, args.threads) as backend,
+    ):
+        project = RealProject(Path(tmp) / "project", Path(tmp) / "home", backend)
+        project.reset(temperature=0, max_output_tokens=256, max_iterations=2)
+        (project.root / "hello.txt").write_text(
+            "The mascot of this project is a walrus named Quillby-7391.\n"
+        )
+        print(f"llama-server -c {backend.ctx} -t {backend.threads}; clio -> proxy -> {backend.upstream}")
+        print(
+            f"{'run':>3} {'req':>3} {'status':>6} {'prompt':>6} {'cached':>6} {'compl':>5} "
+            f"{'ttft_s':>7} {'gen_tok/s':>9} {'srv_pp/s':>8} {'srv_tg/s':>8} {'chars/tok':>9}  exit wall_s"
+        )
+        rows: list[dict[str, Any]] = []
+        for run_no, (prompt, flags) in enumerate(TURNS, 1):
+            before = len(backend.proxy.chat())
+            started = time.monotonic()
+            r = project.run(prompt, *flags)
+            wall = time.monotonic() - started
+            exchanges = backend.proxy.chat()[before:]
+            for k, ex in enumerate(exchanges, 1):
+                u = ex.usage or {}
+                t = ex.timings or {}
+                cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens")
+                ratio = request_chars(ex.body) / u["prompt_tokens"] if u.get("prompt_tokens") else None
+                row = {
+                    "run": run_no,
+                    "status": ex.status,
+                    "prompt": u.get("prompt_tokens"),
+                    "cached": cached,
+                    "ttft": ex.first_content_s,
+                    "gen": gen_speed(ex),
+                    "pp": t.get("prompt_per_second"),
+                    "tg": t.get("predicted_per_second"),
+                    "ratio": ratio,
+                }
+                rows.append(row)
+                tail = f"  {r.returncode:>4} {wall:6.1f}" if k == len(exchanges) else ""
+                print(
+                    f"{run_no:>3} {k:>3} {ex.status:>6} {u.get('prompt_tokens', '-'):>6} {fmt(cached, 'd'):>6} "
+                    f"{u.get('completion_tokens', '-'):>5} {fmt(ex.first_content_s):>7} {fmt(row['gen'], '.1f'):>9} "
+                    f"{fmt(row['pp'], '.1f'):>8} {fmt(row['tg'], '.1f'):>8} {fmt(ratio, '.3f'):>9}{tail}"
+                )
+        ok = [x for x in rows if x["status"] == 200 and x["ratio"] is not None]
+        real = [x["ratio"] for x in ok]
+        state = project.ratios().get(backend.model, {})
+        print()
+        if real:
+            print(
+                f"chars per prompt token: server (chars clio sent / prompt_tokens) mean {statistics.mean(real):.3f} "
+                f"(min {min(real):.3f}, max {max(real):.3f}); clio learned {state.get('chars_per_token')} "
+                f"from {state.get('samples')} samples (default before learning: 3.5)"
+            )
+        cold = [x for x in ok if not x["cached"]]
+        warm = [x for x in ok if x["cached"]]
+        for label, group in (("cold (nothing cached)", cold), ("prefix cached", warm)):
+            ttfts = [x["ttft"] for x in group if x["ttft"] is not None]
+            if ttfts:
+                print(
+                    f"time to first token, {label}: median {statistics.median(ttfts):.2f} s over {len(ttfts)}"
+                )
+        gens = [x["gen"] for x in ok if x["gen"] is not None]
+        if gens:
+            print(f"generation as clio receives it: median {statistics.median(gens):.1f} tokens/s")
+        shares = [x["cached"] / x["prompt"] for x in warm if x["prompt"]]
+        if shares:
+            print(f"prefix reuse: cached share of the prompt, median {statistics.median(shares):.1%}")
+        for sdir in project.sessions():
+            usage = session_meta(sdir).get("usage", {})
+            per_msg = [
+                (m["meta"]["usage"]["prompt_tokens"], m["meta"]["usage"]["cached_tokens"])
+                for m in project.archive(sdir)
+                if m["role"] == "assistant" and "usage" in m.get("meta", {})
+            ]
+            print(f"session {sdir.name}: session.json usage {usage}; per reply (prompt, cached) {per_msg}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
