@@ -7,7 +7,7 @@ a temporary project (one session resumed over four turns, one of them a tool cal
 session), and prints per request: time to first token and generation speed as measured at the
 proxy (on clio's side of the wire), the server's own ``timings``, prompt/cached tokens; per run: the
 wall time of ``clio -p``; then the learned chars-per-token ratio against the server's real one.
-docs/real-model.md records the figures.
+The figures belong in docs/real-model.md.
 """
 
 from __future__ import annotations

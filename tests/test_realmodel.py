@@ -128,9 +128,10 @@ MASCOT = "Quillby-7391"  # not secret-looking: "The secret token is ..." gets re
 def test_tool_call_recovered_executed_and_result_accepted(project: RealProject) -> None:
     (project.root / "hello.txt").write_text(f"The mascot of this project is a walrus named {MASCOT}.\n")
     r = project.run("Use file_operations to read hello.txt, then tell me the mascot's name.")
-    # This model never ends a turn after a tool result (it calls again: the same read, todo writes):
-    # measured on 14 phrasings. So the turn ends at max_iterations (exit 3, with clio's notice) or,
-    # should the model answer in words, with exit 0. Either way nothing failed.
+    # This model never ends a turn after a tool result: it calls again (the same read, todo writes),
+    # on each of ~15 phrasings that got it to read the file. So the turn ends at max_iterations
+    # (exit 3, with clio's notice) or, should the model answer in words, with exit 0. The follow-up
+    # request's acceptance is checked on the wire below.
     assert r.returncode in (0, CAP_EXIT), r.stderr
     if r.returncode == CAP_EXIT:
         assert CAP_NOTICE in r.stderr, r.stderr
@@ -229,8 +230,8 @@ def notes_file(path: Path, index: int, size: int = 7000) -> None:
         "clio cannot carry a session in a 2048-token window: its system prompt and 7 tool schemas "
         "(~1,800 tokens for this model) are never cut, and the trim floors (tool results kept to "
         ">= 400 chars, the thread summary and the recovery message in front of the window) give a "
-        "minimal request of 2,057-2,511 tokens; llama-server rejects it at every reactive level and "
-        "clio exits 1 (see the report for issue 6)"
+        "minimal request of 2,057-2,511 tokens (measured); llama-server rejects it at every "
+        "reactive level and clio exits 1 (see the report for issue 6)"
     ),
 )
 def test_small_window_long_session_carries_on(
