@@ -66,8 +66,7 @@ class App:
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,
         )
-        self.estimator = self._load_estimator(settings.model)
-        self.budget = Budget(self._window(settings.model), reserve_output=settings.max_output_tokens)
+        self._load_model(settings.model)
         open_memory_services(self)
         self.session: Session | None = None
         self.orchestrator: Orchestrator | None = None
@@ -164,8 +163,7 @@ class App:
         self.orchestrator.save_state()
         self.settings.model = name
         self.client.model = name
-        self.estimator = self._load_estimator(name)
-        self.budget = Budget(self._window(name), reserve_output=self.settings.max_output_tokens)
+        self._load_model(name)
         self._attach(self.session)
 
     # -- turns -----------------------------------------------------------------------------------
@@ -197,10 +195,9 @@ class App:
     # -- hooks -----------------------------------------------------------------------------------
     def recovery_text(self) -> str:
         # the thread summary is not repeated here: the engine sends it right before this message
+        todos = load_todos(self.tool_ctx)
         return load_prompt("recovery.md").format(
-            todos=("Todo list:\n" + format_todos(load_todos(self.tool_ctx)))
-            if load_todos(self.tool_ctx)
-            else "",
+            todos=("Todo list:\n" + format_todos(todos)) if todos else "",
             git=recent_git_activity(self.paths.root),
             task=self.latest_task()[:2000],
         )
@@ -237,18 +234,24 @@ class App:
     def _ratio_path(self) -> Path:
         return self.paths.clio_dir / "token_ratios.json"
 
-    def _load_estimator(self, model: str) -> TokenEstimator:
+    def _load_model(self, model: str) -> None:
+        """The estimator and budget for ``model``, from one read of what was learned about it."""
         enc = load_encoding(model, self.paths.home / "tiktoken" if self.writes else None)
+        state: Any = None
         if self.writes:
             states: dict[str, Any] = read_json(
                 self._ratio_path(), dict, validate=lambda v: isinstance(v, dict)
             )
-            if isinstance(states.get(model), dict):
-                est = TokenEstimator.from_state(model, states[model])
-                if enc is not None:
-                    est = TokenEstimator(model, est.chars_per_token, encoding=enc)
-                return est
-        return TokenEstimator(model, encoding=enc)
+            state = states.get(model)
+        if isinstance(state, dict):
+            self.estimator = TokenEstimator.from_state(model, state, encoding=enc)
+        else:
+            self.estimator = TokenEstimator(model, encoding=enc)
+        window = self.settings.window()  # unless the endpoint once stated a smaller one for this model
+        learned = state.get("context_window") if isinstance(state, dict) else None
+        if isinstance(learned, int) and learned >= 1024:
+            window = min(window, learned)
+        self.budget = Budget(window, reserve_output=self.settings.max_output_tokens)
 
     def _save_ratio(self) -> None:
         if not self.writes:
@@ -266,17 +269,6 @@ class App:
             return current
 
         locked_update(self._ratio_path(), merge, dict, validate=lambda v: isinstance(v, dict))
-
-    def _window(self, model: str) -> int:
-        """The configured window, unless the endpoint once stated a smaller one for this model."""
-        configured = self.settings.window()
-        if not self.writes:
-            return configured
-        states: dict[str, Any] = read_json(self._ratio_path(), dict, validate=lambda v: isinstance(v, dict))
-        learned = (
-            (states.get(model) or {}).get("context_window") if isinstance(states.get(model), dict) else None
-        )
-        return min(configured, learned) if isinstance(learned, int) and learned >= 1024 else configured
 
     def _window_learned(self, tokens: int) -> None:
         old = self.budget.context_window

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,3 +25,19 @@ def fake_server(request: pytest.FixtureRequest) -> Iterator[FakeServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder for an end-to-end run."""
+    p = tmp_path / "proj"
+    p.mkdir()
+    return p
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty $CLIO_HOME for an end-to-end run."""
+    h = tmp_path / "home"
+    h.mkdir()
+    return h

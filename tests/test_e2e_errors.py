@@ -10,24 +10,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.clio_run import all_archived, run_clio, run_parallel, stderr_lines, tool_results, user_texts
 from tests.fakeserver import Fail, FakeServer, Reply
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    return p
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
 
 
 def new_project(tmp_path: Path, name: str, config: str | None = None) -> Path:

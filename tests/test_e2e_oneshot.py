@@ -13,8 +13,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.clio_run import (
     all_archived,
     archive_messages,
@@ -39,20 +37,6 @@ TOOL_NAMES = {
     "memory_operations",
     "preferences",
 }
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    return p
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
 
 
 def fo(operation: str, call_id: str | None = None, **args: Any) -> dict[str, Any]:
