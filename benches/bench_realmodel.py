@@ -1,6 +1,6 @@
 """clio against a real llama-server (Qwen2.5-Coder-0.5B): the figures as clio sees them.
 
-Run: /work/venv/bin/python benches/bench_realmodel.py [--ctx 4096] [--threads N]
+Run: .venv/bin/python benches/bench_realmodel.py [--ctx 4096] [--threads N] [--profile auto|full|lean]
 Needs scripts/real-model.sh to have run. Starts llama-server on a free loopback port with a
 recording proxy in front (tests/realmodel_harness.py), runs the installed ``clio -p`` a few times in
 a temporary project (one session resumed over four turns, one of them a tool call, then a new
@@ -56,6 +56,12 @@ def main() -> int:
     ap.add_argument(
         "--threads", type=int, default=None, help="llama-server -t (default 1, or $CLIO_REALMODEL_THREADS)"
     )
+    ap.add_argument(
+        "--profile",
+        default="auto",
+        choices=["auto", "full", "lean"],
+        help="clio's tool profile (default auto)",
+    )
     args = ap.parse_args()
     if llama_paths() is None:
         print(f"bench_realmodel: {SKIP_REASON}", file=sys.stderr)
@@ -65,11 +71,14 @@ def main() -> int:
         real_backend(args.ctx, args.threads) as backend,
     ):
         project = RealProject(Path(tmp) / "project", Path(tmp) / "home", backend)
-        project.reset(temperature=0, max_output_tokens=256, max_iterations=2)
+        project.reset(temperature=0, max_output_tokens=256, max_iterations=2, profile=args.profile)
         (project.root / "hello.txt").write_text(
             "The mascot of this project is a walrus named Quillby-7391.\n"
         )
-        print(f"llama-server -c {backend.ctx} -t {backend.threads}; clio -> proxy -> {backend.upstream}")
+        print(
+            f"llama-server -c {backend.ctx} -t {backend.threads}; clio (profile {args.profile}) -> proxy "
+            f"-> {backend.upstream}"
+        )
         print(
             f"{'run':>3} {'req':>3} {'status':>6} {'prompt':>6} {'cached':>6} {'compl':>5} "
             f"{'ttft_s':>7} {'gen_tok/s':>9} {'srv_pp/s':>8} {'srv_tg/s':>8} {'chars/tok':>9}  exit wall_s"

@@ -16,6 +16,7 @@ from rich.text import Text
 
 import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.agent.orchestrator import Hooks, Orchestrator, TurnResult, TurnUI
+from clio.agent.profile import INSTRUCTIONS_SHARE, TASK_MAX_CHARS, TASK_SHARE, chars_for, choose_profile
 from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.app_memory import memory_blocks, open_memory_services
 from clio.config import Settings
@@ -30,6 +31,7 @@ from clio.store.atomic import atomic_write_text, locked_update, read_json
 from clio.store.sessions import Session, SessionStore
 from clio.tools.git import recent_git_activity
 from clio.tools.registry import REGISTRY, ToolContext
+from clio.tools.results import result_chars_for
 from clio.tools.todos import format_todos, load_todos
 from clio.ui.render import summarize_args
 
@@ -72,6 +74,8 @@ class App:
         self.orchestrator: Orchestrator | None = None
         self.prompt: PromptBuilder | None = None
         self.redacted_total = 0
+        self.profile = "full"  # the tool profile in use (clio.agent.profile), chosen per session
+        self.full_fixed_tokens = 0  # what the full profile's fixed part would cost, for /context
 
     # -- sessions --------------------------------------------------------------------------------
     def open_session(self, resume: str | None = None) -> Session:
@@ -136,7 +140,27 @@ class App:
             temperature=self.settings.temperature,
             max_output_tokens=self.settings.max_output_tokens,
         )
+        self._apply_profile()
         self.refresh_memory()
+
+    def _apply_profile(self) -> bool:
+        """Choose the tool profile for the current prompt budget and scale what scales with it.
+
+        Returns True when the profile changed."""
+        assert self.prompt is not None and self.orchestrator is not None
+        limit, cpt = self.budget.limit, self.estimator.chars_per_token
+        self.prompt.set_profile(self.prompt.profile, chars_for(limit, INSTRUCTIONS_SHARE, cpt))
+        full = [{"role": "system", "content": self.prompt.static_text("full")}]
+        self.full_fixed_tokens = self.estimator.count_messages(full) + self.estimator.count_tools(
+            REGISTRY.schemas("full")
+        )
+        profile = choose_profile(self.settings.profile, limit, self.full_fixed_tokens)
+        changed = profile != self.orchestrator.profile
+        self.profile = profile
+        self.prompt.set_profile(profile, self.prompt.instructions_max_chars)
+        self.orchestrator.profile = profile
+        self.tool_ctx.result_chars = result_chars_for(limit, cpt)
+        return changed
 
     def _restore_engine(self, session: Session) -> ContextEngine:
         """The window as it was saved, plus anything archived after the save (a crash mid-turn)."""
@@ -199,7 +223,9 @@ class App:
         return load_prompt("recovery.md").format(
             todos=("Todo list:\n" + format_todos(todos)) if todos else "",
             git=recent_git_activity(self.paths.root),
-            task=self.latest_task()[:2000],
+            task=self.latest_task()[
+                : chars_for(self.budget.limit, TASK_SHARE, self.estimator.chars_per_token, TASK_MAX_CHARS)
+            ],
         )
 
     def _checkpoint(self, iteration: int) -> None:
@@ -282,10 +308,13 @@ class App:
 
             locked_update(self._ratio_path(), merge, dict, validate=lambda v: isinstance(v, dict))
         self.budget = Budget(tokens, reserve_output=self.settings.max_output_tokens)
+        lean = ""
         if self.orchestrator is not None:
             self.orchestrator.engine.budget = self.budget
+            if self._apply_profile() and self.profile == "lean":
+                lean = "; the lean tool profile (files, shell, git) from now on"
         self.ui.notice(
-            f"the endpoint's context window is {tokens:,} tokens, not {old:,}: using {tokens:,} "
+            f"the endpoint's context window is {tokens:,} tokens, not {old:,}: using {tokens:,}{lean} "
             "(set context_window in .clio/config.yaml to avoid the rejection)"
         )
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import clio.tools.memory  # noqa: F401  (registers memory_operations)
 import clio.tools.prefs  # noqa: F401  (registers preferences)
+from clio.agent.profile import LTM_SHARE, PREFS_SHARE, scaled_budget
 from clio.agent.prompt import MemoryBlock
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteStore
@@ -61,16 +62,21 @@ def open_memory_services(app: App) -> None:
 
 
 def memory_blocks(app: App) -> list[MemoryBlock]:
-    """The prompt blocks long-term memory and preferences contribute, ranked per task."""
+    """The prompt blocks long-term memory and preferences contribute, ranked per task.
+
+    Their budgets are the settings, scaled down in small windows (clio.agent.profile)."""
     ltm: LtmStore = app.services["ltm"]
     prefs: PrefStore = app.services["prefs"]
     count = app.estimator.count_text
     s = app.settings
 
     def ltm_block(task: str, files: list[str]) -> str:
-        return ltm.prompt_block(task, files, s.ltm_budget_tokens, count)
+        budget = scaled_budget(s.ltm_budget_tokens, app.budget.limit, LTM_SHARE)
+        return ltm.prompt_block(task, files, budget, count)
 
     def prefs_block(task: str, files: list[str]) -> str:
-        return prefs.prompt_block(SCENARIO, s.prefs_budget_tokens, count)
+        return prefs.prompt_block(
+            SCENARIO, scaled_budget(s.prefs_budget_tokens, app.budget.limit, PREFS_SHARE), count
+        )
 
     return [ltm_block, prefs_block]

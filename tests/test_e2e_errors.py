@@ -154,7 +154,9 @@ DIALECTS = ("openai", "llamacpp", "vllm", "ollama")
 
 
 def test_context_length_rejection_in_every_dialect_trims_and_retries(home: Path, tmp_path: Path) -> None:
-    big = "".join(f"line {i:04d} of a long file that fills the context window\n" for i in range(130))
+    # 6,960 chars: under the storing limit of an 8,192-token window (7,168), so the result reaches
+    # the window whole and only the retried request's copy is cut
+    big = "".join(f"line {i:04d} of a long file that fills the context window\n" for i in range(120))
     servers = {d: FakeServer().start() for d in DIALECTS}
     projects = {d: new_project(tmp_path, d) for d in DIALECTS}
     try:

@@ -752,3 +752,19 @@ def test_tool_result_message() -> None:
     out, count = Redactor().redact_message(msg)
     assert count == 1
     assert out == {**msg, "content": f"$ env\nHOME=/root\nGITHUB_TOKEN={placeholder('github_token')}\n"}
+
+
+@pytest.mark.parametrize("before", ["\\", "\\\\\\", "x \\"])
+def test_a_token_after_a_json_escape_is_redacted_in_either_reading(before: str) -> None:
+    """Found by hypothesis: in '\\npm_…' raw JSON reads an escape (\\n) then 'pm_…', plain text a
+    backslash then an npm token. The escape's letter stays (raw JSON stays valid), the rest goes."""
+    body = "orAkktSLdt88bglCdnrSd3dgYLagNLlveeey"
+    text = f"{before}npm_{body} "
+    out, labels = Redactor().redact(text)
+    assert labels == ["npm_token"] and body not in out
+    assert out == f"{before}n[REDACTED:npm_token] "
+    assert not _standalone_in(out)
+    raw = '{"k": "' + text + '"}'  # the same characters as raw JSON text
+    red, _ = Redactor().redact(raw)
+    assert body not in red and json.loads(red)["k"] == json.loads('"' + out + '"')
+    assert Redactor().redact(f"{before}tpm_{body}") == (f"{before}tpm_{body}", [])  # no secret shape

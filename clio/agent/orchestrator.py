@@ -73,6 +73,7 @@ class Orchestrator:
         tool_recovery: bool = True,
         temperature: float | None = None,
         max_output_tokens: int | None = None,
+        profile: str = "full",
     ) -> None:
         self.session = session
         self.engine = engine
@@ -86,11 +87,13 @@ class Orchestrator:
         self.tool_recovery = tool_recovery
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
+        self.profile = profile  # "full" or "lean" (clio.agent.profile); the app may change it mid-turn
         self.last_sent: list[dict[str, Any]] = []
 
     # -- helpers the app and commands use ----------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
-        return self.registry.schemas()
+        """The tool schemas sent with the next request (the current profile's)."""
+        return self.registry.schemas(self.profile)
 
     def add(self, msg: Message) -> Message:
         """Archive a message (on disk first) and put it in the window."""
@@ -108,10 +111,9 @@ class Orchestrator:
         out = TurnResult()
         self.add(make("user", text))
         self.save_state()
-        tools = self.tools()
-        names = set(self.registry.names())
         while out.iterations < self.max_iterations:
             out.iterations += 1
+            tools = self.tools()
             prep = self._prepare(tools, out)
             try:
                 result = self._send(prep, tools, out)
@@ -122,7 +124,7 @@ class Orchestrator:
                 return out
             content, calls = result.content, result.tool_calls
             if not calls and self.tool_recovery and content and not result.interrupted:
-                content, calls = recover_tool_calls(content, names)
+                content, calls = recover_tool_calls(content, set(self.registry.offered(self.profile)))
             meta: dict[str, Any] = {}
             if result.interrupted:
                 meta["interrupted"] = True
@@ -194,6 +196,7 @@ class Orchestrator:
                 self.hooks.before_trim(out.iterations)
                 self.session.new_thread()
                 self.hooks.after_trim()
+                tools = self.tools()  # a stated window may have switched the profile
                 prep = self.engine.reactive(level, self.prompt.system(), tools, self.hooks.recovery_text())
                 out.trims += 1
                 self.save_state()
@@ -213,7 +216,7 @@ class Orchestrator:
             self.ui.tool_start(name, args)
             started = time.monotonic()
             try:
-                text, ok = self.registry.run(self.tool_ctx, name, call["function"]["arguments"])
+                text, ok = self.registry.run(self.tool_ctx, name, call["function"]["arguments"], self.profile)
             except KeyboardInterrupt:
                 for rest in calls[i:]:
                     self.add(make("tool", "[interrupted by the user]", tool_call_id=rest["id"]))

@@ -44,6 +44,10 @@ def project_instructions(root: Path, cwd: Path) -> list[tuple[str, str]]:
     return [(label, text) for label, text in out if text]
 
 
+PROMPT_FILES = {"full": "system.md", "lean": "system_lean.md"}
+CUT_NOTE = "\n[... {n} more characters: read {label} for the rest]"
+
+
 class PromptBuilder:
     def __init__(
         self,
@@ -53,19 +57,44 @@ class PromptBuilder:
         custom_instructions: bool = True,
         memory: list[MemoryBlock] | None = None,
         transform: Callable[[str], str] | None = None,
+        profile: str = "full",
+        instructions_max_chars: int | None = None,
     ) -> None:
         self.root = root
         self.cwd = cwd
         self.memory = memory or []
         self.transform = transform
-        base = load_prompt("system.md").format(root=root, os=f"{platform.system()} {platform.release()}")
-        parts = [base.strip()]
-        if custom_instructions:
-            for label, text in project_instructions(root, cwd):
-                parts.append(f"## Project instructions ({label})\n{text}")
-        self._static = "\n\n".join(parts)
+        self.instructions = project_instructions(root, cwd) if custom_instructions else []
+        self.instructions_max_chars = instructions_max_chars
         self._memory_text = ""
         self._system: Message | None = None
+        self.profile = profile
+        self._static = self.static_text(profile)
+
+    def static_text(self, profile: str) -> str:
+        """The system prompt of ``profile`` with the project instructions (no memory)."""
+        base = load_prompt(PROMPT_FILES[profile]).format(
+            root=self.root, os=f"{platform.system()} {platform.release()}"
+        )
+        parts = [base.strip()]
+        room = self.instructions_max_chars
+        for label, text in self.instructions:
+            if room is not None:
+                if room <= 0:
+                    break
+                if len(text) > room:
+                    text = text[:room].rstrip() + CUT_NOTE.format(n=len(text) - room, label=label)
+                room -= len(text)
+            parts.append(f"## Project instructions ({label})\n{text}")
+        return "\n\n".join(parts)
+
+    def set_profile(self, profile: str, instructions_max_chars: int | None = None) -> None:
+        """Use another profile's system prompt (and instruction cap) from the next request on."""
+        if profile == self.profile and instructions_max_chars == self.instructions_max_chars:
+            return
+        self.profile, self.instructions_max_chars = profile, instructions_max_chars
+        self._static = self.static_text(profile)
+        self._system = None
 
     def refresh_memory(self, task: str, working_files: list[str]) -> None:
         """Re-rank memory for the current task (session start and after every trim)."""

@@ -72,6 +72,9 @@ def context_figures(app: App) -> dict[str, object]:
         "reserve_output": app.budget.reserve,
         "proactive_at_tokens": int(app.budget.limit * app.budget.proactive_at),
         "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
+        "profile": orch.profile,
+        "tools": [t["function"]["name"] for t in tools],
+        "full_fixed_tokens": app.full_fixed_tokens,
         "window_messages": len(engine.window),
         "archived_messages": len(app.session.messages) if app.session else 0,
         "summary": summary is not None,
@@ -95,6 +98,14 @@ def context_cmd(app: App, arg: str) -> None:
         f"  {figures['chars_per_token']} chars/token ({figures['ratio_samples']} samples"
         f"{', tiktoken' if figures['exact_tokenizer'] else ''}); "
         f"fixed part {figures['fixed_tokens']:,} tokens; trims at {figures['proactive_at_tokens']:,}"
+    )
+    app.console.print(
+        f"  {figures['profile']} profile: {len(figures['tools'])} tools"  # type: ignore[arg-type]
+        + (
+            f" (the full profile's fixed part would be {figures['full_fixed_tokens']:,} tokens)"
+            if figures["profile"] == "lean"
+            else ""
+        )
     )
     app.console.print(
         f"  window {figures['window_messages']} messages of {figures['archived_messages']} archived"

@@ -151,6 +151,11 @@ def _touches_placeholder(text: str, a: int, b: int) -> bool:
     return j >= 0 and text.find("]", j) >= a
 
 
+def _after_escape(text: str, i: int) -> bool:
+    """Is text[i] the letter of a one-letter JSON escape (the n of \\n)?"""
+    return i > 0 and text[i] in ESCAPE_LETTERS and text[i] not in 'u"\\/' and escaped(text, i)
+
+
 def _apply(rule: Rule, text: str, low: str | None, labels: list[str]) -> tuple[str, str | None]:
     """Run one rule; returns the new text and its lowercase twin (None if lower() changes indexes)."""
     if rule.regex_i is None:
@@ -166,10 +171,14 @@ def _apply(rule: Rule, text: str, low: str | None, labels: list[str]) -> tuple[s
     pos = i = 0
     while (m := regex.search(src, i)) is not None:
         i = max(m.end(), m.start() + 1)
-        if rule.bounded is not None and not starts_token(text, m.start(), rule.bounded):
-            i = m.start() + 1  # maybe a token starts a little later (after a JSON escape)
-            continue
         a, b = m.span(grp)
+        if rule.bounded is not None and not starts_token(text, m.start(), rule.bounded):
+            if not _after_escape(text, m.start()):
+                i = m.start() + 1  # maybe a token starts a little later (after a JSON escape)
+                continue
+            # "\npm_…": raw JSON reads an escape (\n) then "pm_…"; plain text reads a backslash then an
+            # npm token. Keep the escape's letter and redact the rest: neither reading keeps the secret.
+            a = max(a, m.start() + 1)
         if classes(text[a:b]) < rule.min_classes or (
             marked and _touches_placeholder(text, m.start(), m.end())
         ):

@@ -18,6 +18,7 @@ from clio.store.atomic import atomic_write_text
 from clio.tools import search
 from clio.tools.registry import (
     Handler,
+    Lean,
     ToolContext,
     ToolError,
     declined,
@@ -26,7 +27,7 @@ from clio.tools.registry import (
     operation_schema,
     tool,
 )
-from clio.tools.results import MAX_PAGE, read_stored
+from clio.tools.results import read_stored
 
 __all__ = ["display", "file_operations"]
 
@@ -350,7 +351,7 @@ def _file_info(ctx: ToolContext, args: dict[str, Any]) -> str:
 def _read_tool_result(ctx: ToolContext, args: dict[str, Any]) -> str:
     handle = need(args, "handle")
     offset = int(args.get("offset") or 0)
-    length = int(args.get("length") or MAX_PAGE)
+    length = int(args["length"]) if args.get("length") else None
     return read_stored(ctx, handle, offset, length)
 
 
@@ -403,6 +404,20 @@ _STR = {"type": "string"}
             "offset": _INT,
             "length": _INT,
         },
+    ),
+    lean=Lean(
+        "Project files (paths relative to the root). replace_string: old_string must match once. "
+        "read_tool_result: page a stored result.",
+        (
+            "read_file",
+            "write_file",
+            "replace_string",
+            "list_dir",
+            "file_search",
+            "grep_search",
+            "read_tool_result",
+        ),
+        ("path", "content", "old_string", "new_string", "pattern", "handle", "offset"),
     ),
 )
 def file_operations(ctx: ToolContext, args: dict[str, Any]) -> str:

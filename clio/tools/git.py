@@ -17,6 +17,7 @@ import git
 from clio.safety.sandbox import resolve_path
 from clio.tools.registry import (
     Handler,
+    Lean,
     ToolContext,
     ToolError,
     declined,
@@ -283,6 +284,11 @@ _HANDLERS = {name: _with_repo(name, fn) for name, fn in _OPS.items()}
             "start_line": {"type": "integer"},
             "end_line": {"type": "integer"},
         },
+    ),
+    lean=Lean(
+        "Git in the project root. commit: all changes.",
+        ("status", "diff", "log", "commit"),
+        ("path", "message"),
     ),
 )
 def version_control(ctx: ToolContext, args: dict[str, Any]) -> str:

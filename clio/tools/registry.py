@@ -53,6 +53,7 @@ class ToolContext:
     yes: bool = False  # --yes given
     services: dict[str, Any] = field(default_factory=dict)  # ltm, notes, prefs, recall, todos, session...
     stored_results: dict[str, str] = field(default_factory=dict)  # handle -> text when session_dir is None
+    result_chars: int = 8000  # results longer than this are stored, the model gets a preview (results.py)
 
     def service(self, name: str) -> Any:
         try:
@@ -63,6 +64,19 @@ class ToolContext:
 
 Handler = Callable[[ToolContext, dict[str, Any]], str]
 
+PROFILES = ("full", "lean")
+
+
+@dataclass(frozen=True)
+class Lean:
+    """A tool's form in the lean profile (small context windows): a shorter description, fewer
+    operations, only the named parameters, no parameter descriptions. A tool without one is not
+    offered in that profile."""
+
+    description: str
+    operations: tuple[str, ...]
+    properties: tuple[str, ...] = ()
+
 
 @dataclass
 class Tool:
@@ -70,12 +84,35 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     handler: Handler
+    lean: Lean | None = None
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self, profile: str = "full") -> dict[str, Any]:
+        if profile == "lean" and self.lean is not None:
+            description, parameters = self.lean.description, self._lean_parameters(self.lean)
+        else:
+            description, parameters = self.description, self.parameters
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": description, "parameters": parameters},
         }
+
+    def _lean_parameters(self, lean: Lean) -> dict[str, Any]:
+        props: dict[str, Any] = self.parameters.get("properties", {})
+        required: list[str] = self.parameters.get("required", [])
+        unknown = [op for op in lean.operations if op not in props.get("operation", {}).get("enum", [])]
+        unknown += [k for k in lean.properties if k not in props or k == "operation"]
+        if unknown:
+            raise ValueError(f"lean form of {self.name} names unknown parameters or operations: {unknown}")
+        missing = [k for k in required if k != "operation" and k not in lean.properties]
+        if missing:
+            raise ValueError(f"lean form of {self.name} leaves out required parameters: {missing}")
+        out: dict[str, Any] = {"operation": {"type": "string", "enum": list(lean.operations)}}
+        for key in lean.properties:
+            out[key] = {k: v for k, v in props[key].items() if k != "description"}
+        return {"type": "object", "properties": out, "required": list(required)}
+
+    def offered(self, profile: str) -> bool:
+        return profile != "lean" or self.lean is not None
 
 
 class Registry:
@@ -91,14 +128,28 @@ class Registry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
-    def schemas(self, enabled: list[str] | None = None) -> list[dict[str, Any]]:
-        return [t.schema() for n, t in self._tools.items() if enabled is None or n in enabled]
+    def offered(self, profile: str = "full") -> list[str]:
+        """The names of the tools offered to the model in ``profile``."""
+        return [n for n, t in self._tools.items() if t.offered(profile)]
 
-    def run(self, ctx: ToolContext, name: str, raw_args: str | dict[str, Any]) -> tuple[str, bool]:
-        """Run one call; returns (result text, ok). Never raises for tool failures."""
+    def schemas(self, profile: str = "full") -> list[dict[str, Any]]:
+        """The tool schemas sent with every request in ``profile`` ("full" or "lean")."""
+        if profile not in PROFILES:
+            raise ValueError(f"unknown tool profile {profile!r}; use one of {PROFILES}")
+        return [t.schema(profile) for t in self._tools.values() if t.offered(profile)]
+
+    def run(
+        self, ctx: ToolContext, name: str, raw_args: str | dict[str, Any], profile: str = "full"
+    ) -> tuple[str, bool]:
+        """Run one call; returns (result text, ok). Never raises for tool failures.
+
+        Only tools offered in ``profile`` run: a model may not call what it was not given."""
         t = self._tools.get(name)
-        if t is None:
-            return f"Error: unknown tool '{name}'. Available tools: {', '.join(self._tools)}.", False
+        if t is None or not t.offered(profile):
+            return (
+                f"Error: unknown tool '{name}'. Available tools: {', '.join(self.offered(profile))}.",
+                False,
+            )
         if isinstance(raw_args, dict):
             args = raw_args
         else:
@@ -121,11 +172,18 @@ class Registry:
 REGISTRY = Registry()
 
 
-def tool(name: str, description: str, parameters: dict[str, Any]) -> Callable[[Handler], Handler]:
-    """Register a tool: ``@tool("file_operations", "...", {json schema})``."""
+def tool(
+    name: str, description: str, parameters: dict[str, Any], *, lean: Lean | None = None
+) -> Callable[[Handler], Handler]:
+    """Register a tool: ``@tool("file_operations", "...", {json schema}, lean=Lean(...))``.
+
+    ``lean`` is its form for small context windows; without it the tool is left out there."""
 
     def deco(fn: Handler) -> Handler:
-        REGISTRY.add(Tool(name, description, parameters, fn))
+        t = Tool(name, description, parameters, fn, lean)
+        if lean is not None:
+            t.schema("lean")  # a lean form naming what the tool lacks fails at import, not mid-session
+        REGISTRY.add(t)
         return fn
 
     return deco

@@ -3,6 +3,10 @@
 Stored under ``<session_dir>/results/<handle>.txt`` (written atomically) or, without a
 session directory (incognito), in ``ctx.stored_results``. Handles look like
 ``terminal_operations-1a2b3c4d`` and are validated before they touch a path.
+
+Every size here is a share of one number, ``ctx.result_chars`` (8,000 characters, less in a
+small context window, see ``result_chars_for``): the preview shows its first 5/16 and last
+3/16, a page is at most 7/8 of it (so a page, with its header, is never stored again).
 """
 
 from __future__ import annotations
@@ -13,11 +17,23 @@ import secrets
 from clio.store.atomic import atomic_write_text
 from clio.tools.registry import ToolContext, ToolError
 
-__all__ = ["HEAD_CHARS", "MAX_PAGE", "TAIL_CHARS", "maybe_store", "read_stored"]
+__all__ = ["MAX_PAGE", "RESULT_CHARS", "maybe_store", "page_chars", "read_stored", "result_chars_for"]
 
-HEAD_CHARS = 2500
-TAIL_CHARS = 1500
-MAX_PAGE = 7000  # a page (plus its header) stays under the 8,000-char storing limit
+RESULT_CHARS = 8000  # results longer than this are stored (the most, for large windows)
+MIN_RESULT_CHARS = 1000  # the least, however small the window
+MAX_PAGE = RESULT_CHARS * 7 // 8
+
+
+def result_chars_for(prompt_tokens: int, chars_per_token: float) -> int:
+    """The storing limit for a prompt budget: a result takes at most a third of it (8,000 at most)."""
+    return max(MIN_RESULT_CHARS, min(RESULT_CHARS, int(prompt_tokens * chars_per_token / 3)))
+
+
+def page_chars(ctx: ToolContext) -> int:
+    """The longest page ``read_tool_result`` returns in this context."""
+    return ctx.result_chars * 7 // 8
+
+
 _HANDLE = re.compile(r"^[A-Za-z0-9_]{1,48}-[0-9a-f]{8}$")
 
 
@@ -39,8 +55,9 @@ def _cut_tail(text: str, n: int) -> str:
     return tail[nl + 1 :] if 0 <= nl < n // 2 else tail
 
 
-def maybe_store(ctx: ToolContext, tool_name: str, text: str, limit: int = 8000) -> str:
+def maybe_store(ctx: ToolContext, tool_name: str, text: str, limit: int | None = None) -> str:
     """``text`` itself when short; else store it and return a preview plus paging instructions."""
+    limit = ctx.result_chars if limit is None else limit
     if len(text) <= limit:
         return text
     handle = _new_handle(tool_name)
@@ -48,14 +65,14 @@ def maybe_store(ctx: ToolContext, tool_name: str, text: str, limit: int = 8000) 
         atomic_write_text(ctx.session_dir / "results" / f"{handle}.txt", text, durable=False)
     else:
         ctx.stored_results[handle] = text
-    head = _cut_head(text, HEAD_CHARS)
-    tail = _cut_tail(text, TAIL_CHARS)
+    head = _cut_head(text, limit * 5 // 16)
+    tail = _cut_tail(text, limit * 3 // 16)
     cut = len(text) - len(head) - len(tail)
     return (
         f"{head}\n[... {cut:,} chars not shown ...]\n{tail}\n"
         f"[The full result ({len(text):,} chars) is stored as handle '{handle}'. Read more with "
         f'file_operations {{"operation": "read_tool_result", "handle": "{handle}", '
-        f'"offset": {len(head)}, "length": {MAX_PAGE}}} (offset and length in characters).]'
+        f'"offset": {len(head)}}} (offset in characters; pages of up to {page_chars(ctx):,}).]'
     )
 
 
@@ -75,17 +92,19 @@ def _load(ctx: ToolContext, handle: str) -> str:
     raise ToolError(f"no stored result with handle '{handle}' in this session")
 
 
-def read_stored(ctx: ToolContext, handle: str, offset: int = 0, length: int = MAX_PAGE) -> str:
+def read_stored(ctx: ToolContext, handle: str, offset: int = 0, length: int | None = None) -> str:
     """A page of a stored result, with a header saying which characters it covers."""
     text = _load(ctx, handle)
     total = len(text)
     if offset < 0:
         raise ToolError("'offset' must be 0 or more")
+    page = page_chars(ctx)
+    length = page if length is None else length
     if length <= 0:
         raise ToolError("'length' must be positive")
     if offset >= total:
         raise ToolError(f"offset {offset} is past the end of '{handle}' ({total:,} chars)")
-    length = min(length, MAX_PAGE)
+    length = min(length, page)
     end = min(total, offset + length)
     more = f"; next offset {end}" if end < total else "; end of result"
     return f"[{handle}: chars {offset}-{end} of {total}{more}]\n{text[offset:end]}"

@@ -21,6 +21,7 @@ from typing import Any
 from clio.safety.sandbox import destructive_reason
 from clio.tools.registry import (
     Handler,
+    Lean,
     ToolContext,
     ToolError,
     declined,
@@ -169,6 +170,7 @@ _OPS: dict[str, Handler] = {"execute": _execute}
         },
         ["command"],
     ),
+    lean=Lean("Run a bash command in the project root.", ("execute",), ("command",)),
 )
 def terminal_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
     return dispatch(_OPS, ctx, args)
