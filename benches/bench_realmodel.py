@@ -7,12 +7,15 @@ a temporary project (one session resumed over four turns, one of them a tool cal
 session), and prints per request: time to first token and generation speed as measured at the
 proxy (on clio's side of the wire), the server's own ``timings``, prompt/cached tokens; per run: the
 wall time of ``clio -p``; then the learned chars-per-token ratio against the server's real one.
-The figures belong in docs/real-model.md.
+With ``--long-reads N``, then a long session: N turns in one resumed session, each asking to read
+another ~7 KB file, and prints how the window held: requests, rejections, trims, the largest prompt
+against the server's window, and the time per turn. The figures belong in docs/real-model.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -25,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.clio_run import session_meta  # noqa: E402
 from tests.realmodel_harness import Exchange, RealProject, real_backend, request_chars  # noqa: E402
 from tests.realmodel_server import SKIP_REASON, llama_paths  # noqa: E402
+from tests.test_realmodel import notes_file  # noqa: E402
 
 TURNS: list[tuple[str, list[str]]] = [
     ("Say hello in five words.", []),
@@ -62,6 +66,7 @@ def main() -> int:
         choices=["auto", "full", "lean"],
         help="clio's tool profile (default auto)",
     )
+    ap.add_argument("--long-reads", type=int, default=0, help="then a session of N file reads (default 0)")
     args = ap.parse_args()
     if llama_paths() is None:
         print(f"bench_realmodel: {SKIP_REASON}", file=sys.stderr)
@@ -145,7 +150,35 @@ def main() -> int:
                 if m["role"] == "assistant" and "usage" in m.get("meta", {})
             ]
             print(f"session {sdir.name}: session.json usage {usage}; per reply (prompt, cached) {per_msg}")
+        if args.long_reads:
+            long_session(project, args.long_reads, args.profile)
     return 0
+
+
+def long_session(project: RealProject, reads: int, profile: str) -> None:
+    """``reads`` turns of one session, each reading another ~7 KB file: how the window holds."""
+    project.reset(temperature=0, max_output_tokens=256, max_iterations=2, profile=profile)
+    walls, codes = [], []
+    for k in range(reads):
+        name = f"notes_{k}.txt"
+        notes_file(project.root / name, k)
+        started = time.monotonic()
+        r = project.run(f"Read {name} with file_operations.", *(["--resume"] if k else []))
+        walls.append(time.monotonic() - started)
+        codes.append(r.returncode)
+    chats = project.proxy.chat()
+    rejected = [e for e in chats if e.status == 400]
+    prompts = [e.usage["prompt_tokens"] for e in chats if e.status == 200 and e.usage]
+    archive = project.archive()
+    stm = json.loads((project.sessions()[0] / "stm.json").read_text(encoding="utf-8"))
+    trims = len({m["meta"]["thread"] for m in archive}) - 1
+    print()
+    print(
+        f"long session, {reads} reads of ~7 KB in a {project.backend.ctx}-token window: exit codes {codes}; "
+        f"{len(chats)} requests, {len(rejected)} rejected, {trims} trims; prompt tokens max {max(prompts)} "
+        f"(median {statistics.median(prompts):.0f}); window {len(stm['window_seqs'])} of {len(archive)} "
+        f"messages; wall per turn median {statistics.median(walls):.1f} s (max {max(walls):.1f} s)"
+    )
 
 
 if __name__ == "__main__":

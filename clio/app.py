@@ -139,6 +139,7 @@ class App:
             tool_recovery=self.settings.tool_call_recovery,
             temperature=self.settings.temperature,
             max_output_tokens=self.settings.max_output_tokens,
+            tool_choice=self.settings.tool_choice,
         )
         self._apply_profile()
         self.refresh_memory()

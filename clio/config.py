@@ -60,6 +60,7 @@ class Settings:
     redaction: str = "standard"  # off | standard | strict
     tool_call_recovery: bool = True  # run tool calls written as text by models without native tool calling
     profile: str = "auto"  # auto | full | lean: the tools and system prompt sent (clio.agent.profile)
+    tool_choice: str | None = None  # None (not sent) | auto | required (first request of a turn only)
     ltm_budget_tokens: int = 1200
     prefs_budget_tokens: int = 300
     approvals: Approvals = field(default_factory=Approvals)
@@ -207,6 +208,8 @@ def load_settings(
         s.sources[key] = "flag"
     if s.redaction not in ("off", "standard", "strict"):
         raise ConfigError(f"redaction must be off, standard or strict (got {s.redaction!r}).")
+    if s.tool_choice not in (None, "auto", "required"):
+        raise ConfigError(f"tool_choice must be auto or required (got {s.tool_choice!r}).")
     if s.profile not in ("auto", "full", "lean"):
         raise ConfigError(f"profile must be auto, full or lean (got {s.profile!r}).")
     if s.context_window is not None and s.context_window < 1024:

@@ -126,6 +126,8 @@ MASCOT = "Quillby-7391"  # not secret-looking: "The secret token is ..." gets re
 
 
 def test_tool_call_recovered_executed_and_result_accepted(project: RealProject) -> None:
+    # a call must happen: tool_choice "required" on the turn's first request, then "auto"
+    project.reset(**SETTINGS, tool_choice="required")
     (project.root / "hello.txt").write_text(f"The mascot of this project is a walrus named {MASCOT}.\n")
     r = project.run("Use file_operations to read hello.txt, then tell me the mascot's name.")
     # This model never ends a turn after a tool result: it calls again (the same read, todo writes),
@@ -141,6 +143,7 @@ def test_tool_call_recovered_executed_and_result_accepted(project: RealProject) 
     assert all(e.native_tool_calls == 0 for e in chats), "llama-server sent native tool_calls after all"
     first = chats[0]
     assert "file_operations" in first.content  # the call came as text
+    assert [e.body.get("tool_choice") for e in chats] == ["required"] + ["auto"] * (len(chats) - 1)
 
     msgs = project.archive()
     i, call = next(

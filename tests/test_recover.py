@@ -345,3 +345,31 @@ def test_call_after_many_unclosed_call_like_lines() -> None:
     remaining, calls = recover(text)
     assert simple(calls) == [("version_control", {"operation": "status"})]
     assert remaining == noise
+
+
+# Exactly what llama-server + Qwen2.5-Coder-0.5B returned under tool_choice="required" with clio's
+# lean tools (2026-11-22): the call, then a made-up answer repeated until max_tokens.
+LLAMA_REQUIRED_PROSE = (
+    '{"name": "file_operations", "arguments": {"operation": "read_file", "path": "hello.txt", '
+    '"content": ""}}. The mascot\'s name is "Mickey". The mascot\'s name is "Mickey". The masc'
+)
+
+
+def test_a_leading_call_with_prose_after_it_counts_only_when_a_call_was_required() -> None:
+    remaining, calls = recover(LLAMA_REQUIRED_PROSE)
+    assert calls == [] and remaining == LLAMA_REQUIRED_PROSE  # as any reply: prose on the line
+    counter = itertools.count(1)
+    remaining, calls = recover_tool_calls(
+        LLAMA_REQUIRED_PROSE, TOOLS, make_id=lambda: f"call_{next(counter)}", call_required=True
+    )
+    assert simple(calls) == [
+        ("file_operations", {"operation": "read_file", "path": "hello.txt", "content": ""})
+    ]
+    assert remaining.startswith("The mascot's name is") and '"arguments"' not in remaining
+    # only a call that opens the reply: prose before it, an unoffered tool or a non-call stay text
+    for text in (
+        'Run {"name": "terminal_operations", "arguments": {"command": "ls"}}. Then read.',
+        '{"name": "web_search", "arguments": {"q": "x"}}. The answer is 4.',
+        '{"name": "terminal_operations", "arguments": "ls -la"}. Done.',
+    ):
+        assert recover_tool_calls(text, TOOLS, call_required=True) == (text, []), text

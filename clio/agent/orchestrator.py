@@ -74,6 +74,7 @@ class Orchestrator:
         temperature: float | None = None,
         max_output_tokens: int | None = None,
         profile: str = "full",
+        tool_choice: str | None = None,
     ) -> None:
         self.session = session
         self.engine = engine
@@ -88,6 +89,7 @@ class Orchestrator:
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
         self.profile = profile  # "full" or "lean" (clio.agent.profile); the app may change it mid-turn
+        self.tool_choice = tool_choice  # "required" applies to a turn's first request; later ones are auto
         self.last_sent: list[dict[str, Any]] = []
 
     # -- helpers the app and commands use ----------------------------------------------------------
@@ -116,7 +118,8 @@ class Orchestrator:
             tools = self.tools()
             prep = self._prepare(tools, out)
             try:
-                result = self._send(prep, tools, out)
+                choice = self._choice(out.iterations)
+                result = self._send(prep, tools, out, choice)
             except KeyboardInterrupt:
                 out.interrupted = True
                 self.ui.answer_done("", interrupted=True, final=True)
@@ -124,7 +127,9 @@ class Orchestrator:
                 return out
             content, calls = result.content, result.tool_calls
             if not calls and self.tool_recovery and content and not result.interrupted:
-                content, calls = recover_tool_calls(content, set(self.registry.offered(self.profile)))
+                content, calls = recover_tool_calls(
+                    content, set(self.registry.offered(self.profile)), call_required=choice == "required"
+                )
             meta: dict[str, Any] = {}
             if result.interrupted:
                 meta["interrupted"] = True
@@ -169,7 +174,15 @@ class Orchestrator:
             self.save_state()
         return prep
 
-    def _send(self, prep: Prepared, tools: list[dict[str, Any]], out: TurnResult) -> ChatResult:
+    def _choice(self, iteration: int) -> str | None:
+        """The tool_choice of a request: a call must happen first, then the model may answer."""
+        if self.tool_choice == "required" and iteration > 1:
+            return "auto"
+        return self.tool_choice
+
+    def _send(
+        self, prep: Prepared, tools: list[dict[str, Any]], out: TurnResult, tool_choice: str | None = None
+    ) -> ChatResult:
         level = 0
         while True:
             messages = to_api(prep.messages)
@@ -184,6 +197,7 @@ class Orchestrator:
                     tools,
                     on_text=self.ui.text,
                     on_retry=lambda reason, wait: self.ui.notice(f"{reason}; retrying in {wait:.1f}s"),
+                    tool_choice=tool_choice,
                     temperature=self.temperature,
                     max_tokens=self.max_output_tokens,
                 )

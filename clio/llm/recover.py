@@ -9,7 +9,9 @@ that offered tools with the call written into the content instead of native ``to
 - ``<function=NAME>{...arguments...}</function>`` (Llama 3.1 style),
 - a bare JSON call that is the whole content or stands on its own lines (also a run of calls on
   one line separated by ``.``, which llama-server's Qwen2.5-Coder produces under
-  ``tool_choice="required"``).
+  ``tool_choice="required"``); when the request required a call (``call_required``), also a call
+  that opens the content with prose after it on the same line (the same model under ``required``
+  writes the call, then ``. The answer is ...`` until max_tokens).
 
 Identical calls (same name and arguments) in one reply are kept once: a model that repeats a call
 verbatim is looping, and running an append or a commit twice would do harm.
@@ -66,9 +68,16 @@ def _new_id() -> str:
 
 
 def recover_tool_calls(
-    content: str, tool_names: set[str], *, make_id: Callable[[], str] | None = None
+    content: str,
+    tool_names: set[str],
+    *,
+    make_id: Callable[[], str] | None = None,
+    call_required: bool = False,
 ) -> tuple[str, list[dict[str, Any]]]:
     """Extract calls to offered tools written as text.
+
+    ``call_required``: the request demanded a call (``tool_choice="required"``), so a complete call
+    at the very start of the content counts even when prose follows it on its line.
 
     Returns ``(remaining_text, calls)``: the content with the call blocks removed (stripped) and
     the calls as ``[{"id": "call_...", "type": "function", "function": {"name": ...,
@@ -76,7 +85,7 @@ def recover_tool_calls(
     """
     if not content or not tool_names or not any(n in content for n in tool_names):
         return content or "", []  # no call: the content comes back unchanged
-    spans = _find_spans(content, tool_names)
+    spans = _find_spans(content, tool_names, call_required)
     if not spans:
         return content, []
     new_id = make_id or _new_id
@@ -109,7 +118,7 @@ def recover_tool_calls(
     return rest.strip(), calls
 
 
-def _find_spans(text: str, tools: set[str]) -> list[Span]:
+def _find_spans(text: str, tools: set[str], lead_ok: bool = False) -> list[Span]:
     spans: list[Span] = []
     fenced: list[tuple[int, int]] = []
     for m in _FENCE_RE.finditer(text):
@@ -138,7 +147,7 @@ def _find_spans(text: str, tools: set[str]) -> list[Span]:
         args = _loads(m.group("body"))
         if isinstance(args, dict) and not _looks_like_schema(args):
             spans.append((m.start(), m.end(), [(m.group("name"), args)]))
-    for start, end, values in _line_json_groups(text, fenced):
+    for start, end, values in _line_json_groups(text, fenced, lead_ok):
         group: list[tuple[str, dict[str, Any]]] = []
         for a, b in values:
             found = _calls_from_json_text(text[a:b], tools)
@@ -175,7 +184,9 @@ def _tagged_calls(body: str, tools: set[str]) -> list[tuple[str, dict[str, Any]]
     return found if found and not body[pos:].strip() else None
 
 
-def _line_json_groups(text: str, skip: list[tuple[int, int]]) -> list[tuple[int, int, list[tuple[int, int]]]]:
+def _line_json_groups(
+    text: str, skip: list[tuple[int, int]], lead_ok: bool = False
+) -> list[tuple[int, int, list[tuple[int, int]]]]:
     """JSON objects/arrays that start a line and fill the rest of it.
 
     Several values on one line separated only by ``.``/``,``/``;`` and spaces form one group (a
@@ -183,7 +194,8 @@ def _line_json_groups(text: str, skip: list[tuple[int, int]]) -> list[tuple[int,
     group the line holds only such punctuation, or an unfinished value cut off at the end of the
     text (max_tokens reached), which stays in the text. Only values whose first key is one a call
     can have are considered (a cheap filter that keeps code full of ``{`` lines fast), and none that
-    start inside ``skip`` (the fenced blocks).
+    start inside ``skip`` (the fenced blocks). With ``lead_ok`` a group that opens the text may be
+    followed by anything on its line (that text stays).
     """
     out: list[tuple[int, int, list[tuple[int, int]]]] = []
     matches: dict[int, int] | None = None
@@ -210,7 +222,7 @@ def _line_json_groups(text: str, skip: list[tuple[int, int]]) -> list[tuple[int,
         unfinished = (
             cut[:1] in ("[", "{") and nl < 0 and matches is not None and len(text) - len(cut) not in matches
         )
-        if cut.strip() and not unfinished:
+        if cut.strip() and not unfinished and not (lead_ok and not text[:start].strip()):
             continue
         out.append((start, values[-1][1] + len(tail) - len(cut), values))
     return out
