@@ -19,15 +19,16 @@ from clio.agent.orchestrator import Hooks, Orchestrator, TurnResult, TurnUI
 from clio.agent.profile import INSTRUCTIONS_SHARE, TASK_MAX_CHARS, TASK_SHARE, chars_for, choose_profile
 from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.app_memory import memory_blocks, open_memory_services
+from clio.app_model import load_model, probe_once, save_ratio, window_learned
 from clio.config import Settings
 from clio.llm.client import LLMClient
 from clio.memory.context import ContextEngine
-from clio.memory.tokens import TokenEstimator, load_encoding
+from clio.memory.tokens import TokenEstimator
 from clio.memory.trim import Budget
 from clio.messages import Message, meta, tool_call_args
 from clio.paths import Paths
 from clio.safety.redact import Redactor
-from clio.store.atomic import atomic_write_text, locked_update, read_json
+from clio.store.atomic import atomic_write_text
 from clio.store.sessions import Session, SessionStore
 from clio.tools.git import recent_git_activity
 from clio.tools.registry import REGISTRY, ToolContext
@@ -37,6 +38,9 @@ from clio.ui.render import summarize_args
 
 
 class App:
+    estimator: TokenEstimator  # set by app_model.load_model
+    budget: Budget
+
     def __init__(
         self,
         settings: Settings,
@@ -68,7 +72,8 @@ class App:
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,
         )
-        self._load_model(settings.model)
+        self.window_probe = False  # ask a local endpoint for its window before the first request
+        load_model(self, settings.model)
         open_memory_services(self)
         self.session: Session | None = None
         self.orchestrator: Orchestrator | None = None
@@ -131,8 +136,9 @@ class App:
                 before_trim=self._checkpoint,
                 after_trim=self.refresh_memory,
                 recovery_text=self.recovery_text,
-                learned=self._save_ratio,
-                window_learned=self._window_learned,
+                learned=lambda: save_ratio(self),
+                window_learned=lambda tokens: window_learned(self, tokens),
+                turn_started=lambda: probe_once(self),
                 redact_text=lambda s: self.redactor.redact(s)[0],
             ),
             max_iterations=self.settings.max_iterations,
@@ -188,7 +194,7 @@ class App:
         self.orchestrator.save_state()
         self.settings.model = name
         self.client.model = name
-        self._load_model(name)
+        load_model(self, name)
         self._attach(self.session)
 
     # -- turns -----------------------------------------------------------------------------------
@@ -260,64 +266,6 @@ class App:
 
     def _ratio_path(self) -> Path:
         return self.paths.clio_dir / "token_ratios.json"
-
-    def _load_model(self, model: str) -> None:
-        """The estimator and budget for ``model``, from one read of what was learned about it."""
-        enc = load_encoding(model, self.paths.home / "tiktoken" if self.writes else None)
-        state: Any = None
-        if self.writes:
-            states: dict[str, Any] = read_json(
-                self._ratio_path(), dict, validate=lambda v: isinstance(v, dict)
-            )
-            state = states.get(model)
-        if isinstance(state, dict):
-            self.estimator = TokenEstimator.from_state(model, state, encoding=enc)
-        else:
-            self.estimator = TokenEstimator(model, encoding=enc)
-        window = self.settings.window()  # unless the endpoint once stated a smaller one for this model
-        learned = state.get("context_window") if isinstance(state, dict) else None
-        if isinstance(learned, int) and learned >= 1024:
-            window = min(window, learned)
-        self.budget = Budget(window, reserve_output=self.settings.max_output_tokens)
-
-    def _save_ratio(self) -> None:
-        if not self.writes:
-            return
-        state = self.estimator.state()
-
-        def merge(current: dict[str, Any]) -> dict[str, Any]:
-            entry = current.get(self.estimator.model)
-            kept = (
-                {"context_window": entry["context_window"]}
-                if isinstance(entry, dict) and "context_window" in entry
-                else {}
-            )
-            current[self.estimator.model] = {**state, **kept}
-            return current
-
-        locked_update(self._ratio_path(), merge, dict, validate=lambda v: isinstance(v, dict))
-
-    def _window_learned(self, tokens: int) -> None:
-        old = self.budget.context_window
-        if self.writes:
-            model = self.settings.model
-
-            def merge(current: dict[str, Any]) -> dict[str, Any]:
-                entry = current.get(model)
-                current[model] = {**(entry if isinstance(entry, dict) else {}), "context_window": tokens}
-                return current
-
-            locked_update(self._ratio_path(), merge, dict, validate=lambda v: isinstance(v, dict))
-        self.budget = Budget(tokens, reserve_output=self.settings.max_output_tokens)
-        lean = ""
-        if self.orchestrator is not None:
-            self.orchestrator.engine.budget = self.budget
-            if self._apply_profile() and self.profile == "lean":
-                lean = "; the lean tool profile (files, shell, git) from now on"
-        self.ui.notice(
-            f"the endpoint's context window is {tokens:,} tokens, not {old:,}: using {tokens:,}{lean} "
-            "(set context_window in .clio/config.yaml to avoid the rejection)"
-        )
 
     def _redact_message(self, msg: Message) -> Message:
         new, hits = self.redactor.redact_message(msg)

@@ -83,6 +83,7 @@ class FakeServer:
         accept_stream_options: bool = True,
         api_key: str | None = None,
         validate: bool = True,
+        model_info: dict[str, Any] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -94,6 +95,9 @@ class FakeServer:
         self.accept_stream_options = accept_stream_options
         self.api_key = api_key
         self.validate = validate  # reject orphaned tool results / unanswered tool calls like OpenAI does
+        # extra fields of the model in /v1/models, e.g. {"meta": {"n_ctx": 2048}} (llama-server) or
+        # {"max_model_len": 8192} (vLLM)
+        self.model_info = dict(model_info or {})
         self.requests: list[Recorded] = []
         self.dropped: list[int] = []  # indexes into requests of streams the client hung up on
         self._host, self._port = host, port
@@ -263,7 +267,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.api_key is not None and headers.get("authorization") != f"Bearer {fake.api_key}":
             return self._fail(Fail.unauthorized())
         if method == "GET" and path == "/v1/models":
-            return self._json(200, {"object": "list", "data": [_model_obj(fake.model)]})
+            return self._json(
+                200, {"object": "list", "data": [{**_model_obj(fake.model), **fake.model_info}]}
+            )
         if method == "GET" and path.startswith("/v1/models/"):
             name = path[len("/v1/models/") :]
             if name == fake.model:

@@ -5,11 +5,16 @@ turn are ``auto`` so the model can answer. Unset, clio sends no tool_choice at a
 from __future__ import annotations
 
 from pathlib import Path
+from subprocess import CompletedProcess
 
 from tests.clio_run import run_clio
 from tests.fakeserver import FakeServer, Reply
 
 READ = {"name": "file_operations", "arguments": {"operation": "read_file", "path": "a.txt"}}
+
+
+def ask(server: FakeServer, project: Path, home: Path, text: str, *flags: str) -> CompletedProcess[str]:
+    return run_clio(["--model", "fake-model", *flags, "-p", text], server=server, project=project, home=home)
 
 
 def turn(server: FakeServer) -> None:
@@ -24,12 +29,7 @@ def test_required_applies_to_the_first_request_of_each_turn(
     (project / ".clio" / "config.yaml").write_text("tool_choice: required\n")
     for k in range(2):
         turn(fake_server)
-        r = run_clio(
-            ["--model", "fake-model", *(["--resume"] if k else []), "-p", "What does a.txt say?"],
-            server=fake_server,
-            project=project,
-            home=home,
-        )
+        r = ask(fake_server, project, home, "What does a.txt say?", *(["--resume"] if k else []))
         assert r.returncode == 0, r.stderr
         assert r.stdout.strip() == "It says alpha."
     choices = [body.get("tool_choice") for body in fake_server.chat_requests]
@@ -41,16 +41,11 @@ def test_unset_sends_none_and_a_bad_value_is_named(
 ) -> None:
     (project / "a.txt").write_text("alpha\n")
     turn(fake_server)
-    r = run_clio(
-        ["--model", "fake-model", "-p", "What does a.txt say?"],
-        server=fake_server,
-        project=project,
-        home=home,
-    )
+    r = ask(fake_server, project, home, "What does a.txt say?")
     assert r.returncode == 0, r.stderr
     assert all("tool_choice" not in body for body in fake_server.chat_requests)
     (project / ".clio" / "config.yaml").write_text("tool_choice: always\n")  # .clio/ exists: the session
-    bad = run_clio(["--model", "fake-model", "-p", "hi"], server=fake_server, project=project, home=home)
+    bad = ask(fake_server, project, home, "hi")
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "tool_choice must be auto or required (got 'always')" in bad.stderr
     assert len(fake_server.chat_requests) == 3
@@ -68,12 +63,7 @@ def test_a_leading_text_call_runs_when_the_request_required_one(
         '{"name": "file_operations", "arguments": {"operation": "read_file", "path": "a.txt"}}. It says beta.'
     )
     fake_server.script(Reply(text=text_call), Reply(text=text_call))
-    r = run_clio(
-        ["--model", "fake-model", "-p", "What does a.txt say?"],
-        server=fake_server,
-        project=project,
-        home=home,
-    )
+    r = ask(fake_server, project, home, "What does a.txt say?")
     assert r.returncode == 0, r.stderr
     first, second = fake_server.chat_requests
     assert first["tool_choice"] == "required" and second["tool_choice"] == "auto"

@@ -274,3 +274,33 @@ def test_small_window_long_session_carries_on(
         assert any((project.root / n).read_text(encoding="utf-8") in content for n in names), content[:300]
         reads += 1
     assert reads >= len(names)
+
+
+# ---------------------------------------------------------------- 6. the window the server states
+
+
+def test_window_stated_by_the_server_is_used(
+    small_backend: Backend, shared_root: Path, tmp_path: Path
+) -> None:
+    """No context_window configured: clio reads llama-server's -c from /v1/models before its first
+    request, so a 2,048-token server gets the lean profile at once instead of a rejection."""
+    project = RealProject(shared_root, tmp_path / "home", small_backend).reset(**SETTINGS)
+    config = project.root / ".clio" / "config.yaml"
+    config.write_text(
+        "".join(
+            line + "\n" for line in config.read_text().splitlines() if not line.startswith("context_window")
+        ),
+        encoding="utf-8",
+    )
+    r = project.run("Say hello in five words.")
+    assert r.returncode in (0, CAP_EXIT), r.stderr
+    assert "the endpoint serves a 2,048-token context window" in " ".join(r.stderr.split())
+    paths = [e.path for e in project.proxy.exchanges]
+    assert paths[0].endswith("/models") and paths[1].endswith("/chat/completions"), paths
+    chats = project.proxy.chat()
+    assert all(e.status == 200 for e in chats), [e.status for e in chats]
+    assert [t["function"]["name"] for t in chats[0].body["tools"]] == [
+        "file_operations",
+        "version_control",
+        "terminal_operations",
+    ]

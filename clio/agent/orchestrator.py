@@ -55,6 +55,7 @@ class Hooks:
     learned: Callable[[], None] = lambda: None  # persist the estimator's ratio
     window_learned: Callable[[int], None] = lambda tokens: None  # the server stated a smaller window
     redact_text: Callable[[str], str] = lambda s: s  # safety net on outgoing text
+    turn_started: Callable[[], None] = lambda: None  # the user's message is on disk; nothing sent yet
 
 
 class Orchestrator:
@@ -113,6 +114,7 @@ class Orchestrator:
         out = TurnResult()
         self.add(make("user", text))
         self.save_state()
+        self.hooks.turn_started()
         while out.iterations < self.max_iterations:
             out.iterations += 1
             tools = self.tools()
