@@ -47,14 +47,15 @@ def load_model(app: App, model: str) -> None:
     learned = state.get("context_window") if isinstance(state, dict) else None
     if isinstance(learned, int) and learned >= 1024:
         window = min(window, learned)
-    app.budget = budget_for(app, window)
+    app.budget = budget_for(window, app.settings.max_output_tokens)
     # a local server states its window in its model list: ask before the first request
     app.window_probe = app.settings.context_window is None and app.settings.is_local_endpoint()
 
 
-def budget_for(app: App, window: int) -> Budget:
-    """The budget of a ``window``: the configured reply reserve, or the default where it does not fit."""
-    reserve = app.settings.max_output_tokens
+def budget_for(window: int, max_output_tokens: int | None) -> Budget:
+    """The budget of a ``window``: the configured reply reserve, or the default where it would take
+    half the window or more (a 4,096-token reply setting meeting a 4,096-token server)."""
+    reserve = max_output_tokens
     if reserve is not None and reserve >= window // 2:
         reserve = None
     return Budget(window, reserve_output=reserve)
@@ -82,7 +83,7 @@ def save_ratio(app: App) -> None:
 
 def use_window(app: App, tokens: int) -> str:
     """Use a window of ``tokens`` from the next request on; returns a note when the profile went lean."""
-    app.budget = budget_for(app, tokens)
+    app.budget = budget_for(tokens, app.settings.max_output_tokens)
     if app.orchestrator is None:
         return ""
     app.orchestrator.engine.budget = app.budget

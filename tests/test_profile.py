@@ -180,3 +180,13 @@ def test_result_limit_scales_with_the_window(tmp_path: Path) -> None:
     body = page.split("\n", 1)[1]
     assert body == text[: page_chars(ctx)] and len(page) < ctx.result_chars  # a page is never stored again
     assert maybe_store(ctx, "file_operations", page) == page
+
+
+def test_a_reply_reserve_that_does_not_fit_the_window_falls_back_to_the_default() -> None:
+    from clio.app_model import budget_for
+
+    assert budget_for(32768, 4096).reserve == 4096
+    assert budget_for(4096, 256).reserve == 256
+    assert budget_for(4096, 4096).reserve == 1024  # would leave no room for the prompt
+    assert budget_for(2048, 1024).reserve == 512
+    assert budget_for(2048, None).limit == 1536
