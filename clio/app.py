@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -79,7 +78,6 @@ class App:
         self.orchestrator: Orchestrator | None = None
         self.prompt: PromptBuilder | None = None
         self.redacted_total = 0
-        self.profile = "full"  # the tool profile in use (clio.agent.profile), chosen per session
         self.full_fixed_tokens = 0  # what the full profile's fixed part would cost, for /context
 
     # -- sessions --------------------------------------------------------------------------------
@@ -153,7 +151,7 @@ class App:
     def _apply_profile(self) -> bool:
         """Choose the tool profile for the current prompt budget and scale what scales with it.
 
-        Returns True when the profile changed."""
+        The profile in use is ``orchestrator.profile``. Returns True when it changed."""
         assert self.prompt is not None and self.orchestrator is not None
         limit, cpt = self.budget.limit, self.estimator.chars_per_token
         self.prompt.set_profile(self.prompt.profile, chars_for(limit, INSTRUCTIONS_SHARE, cpt))
@@ -163,7 +161,6 @@ class App:
         )
         profile = choose_profile(self.settings.profile, limit, self.full_fixed_tokens)
         changed = profile != self.orchestrator.profile
-        self.profile = profile
         self.prompt.set_profile(profile, self.prompt.instructions_max_chars)
         self.orchestrator.profile = profile
         self.tool_ctx.result_chars = result_chars_for(limit, cpt)
@@ -263,9 +260,6 @@ class App:
         lines += list(reversed(recent[:10])) or ["(none)"]
         text = self.redactor.redact("\n".join(lines) + "\n")[0]
         atomic_write_text(self.paths.memory_dir / "session_progress.md", text)
-
-    def _ratio_path(self) -> Path:
-        return self.paths.clio_dir / "token_ratios.json"
 
     def _redact_message(self, msg: Message) -> Message:
         new, hits = self.redactor.redact_message(msg)

@@ -87,7 +87,7 @@ def use_window(app: App, tokens: int) -> str:
     if app.orchestrator is None:
         return ""
     app.orchestrator.engine.budget = app.budget
-    return LEAN_NOTE if app._apply_profile() and app.profile == "lean" else ""
+    return LEAN_NOTE if app._apply_profile() and app.orchestrator.profile == "lean" else ""
 
 
 def window_learned(app: App, tokens: int) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from clio.agent.profile import PROFILE_SETTINGS
 from clio.store.atomic import quarantine
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -210,7 +211,7 @@ def load_settings(
         raise ConfigError(f"redaction must be off, standard or strict (got {s.redaction!r}).")
     if s.tool_choice not in (None, "auto", "required"):
         raise ConfigError(f"tool_choice must be auto or required (got {s.tool_choice!r}).")
-    if s.profile not in ("auto", "full", "lean"):
+    if s.profile not in PROFILE_SETTINGS:
         raise ConfigError(f"profile must be auto, full or lean (got {s.profile!r}).")
     if s.context_window is not None and s.context_window < 1024:
         raise ConfigError(f"context_window {s.context_window} is too small: use at least 1024 tokens.")

@@ -16,7 +16,9 @@ thread summary (``clio.memory.context``) and the recovery text's task anchor.
 
 from __future__ import annotations
 
-PROFILE_SETTINGS = ("auto", "full", "lean")
+from clio.tools.registry import PROFILES
+
+PROFILE_SETTINGS = ("auto", *PROFILES)
 FIXED_SHARE = 1 / 3  # the most of the prompt budget the full fixed part may take before going lean
 LTM_SHARE = 1 / 10  # injected long-term memory: at most this share of the budget (and its setting)
 PREFS_SHARE = 1 / 40  # injected preferences
@@ -27,7 +29,7 @@ TASK_MAX_CHARS = 2000
 
 def choose_profile(setting: str, limit: int, full_fixed_tokens: int) -> str:
     """``full`` or ``lean`` for a prompt budget of ``limit`` tokens."""
-    if setting in ("full", "lean"):
+    if setting in PROFILES:
         return setting
     if setting != "auto":
         raise ValueError(f"profile must be one of {PROFILE_SETTINGS}, got {setting!r}")
