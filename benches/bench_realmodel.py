@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python benches/bench_realmodel.py [--ctx 4096] [--threads N] [--profile auto|full|lean]
 Needs scripts/real-model.sh to have run. Starts llama-server on a free loopback port with a
-recording proxy in front (tests/realmodel_harness.py), runs the installed ``clio -p`` a few times in
+recording proxy in front (testkit/realmodel_harness.py), runs the installed ``clio -p`` a few times in
 a temporary project (one session resumed over four turns, one of them a tool call, then a new
 session), and prints per request: time to first token and generation speed as measured at the
 proxy (on clio's side of the wire), the server's own ``timings``, prompt/cached tokens; per run: the
@@ -25,10 +25,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.clio_run import session_meta  # noqa: E402
-from tests.realmodel_harness import Exchange, RealProject, real_backend, request_chars  # noqa: E402
-from tests.realmodel_server import SKIP_REASON, llama_paths  # noqa: E402
-from tests.test_realmodel import notes_file  # noqa: E402
+from testkit.clio_run import session_meta  # noqa: E402
+from testkit.realmodel_harness import (  # noqa: E402
+    Exchange,
+    RealProject,
+    notes_file,  # noqa: E402
+    real_backend,
+    request_chars,
+)
+from testkit.realmodel_server import SKIP_REASON, llama_paths  # noqa: E402
 
 TURNS: list[tuple[str, list[str]]] = [
     ("Say hello in five words.", []),

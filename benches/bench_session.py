@@ -34,8 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakeserver import FakeServer  # noqa: E402
-from tests.test_e2e_context import (  # noqa: E402
+from testkit.fakeserver import FakeServer  # noqa: E402
+from testkit.long_session import (  # noqa: E402
     MODEL,
     Clio,
     Project,

@@ -3,7 +3,7 @@ every request (system prompt + tool schemas) in characters and tokens, and impor
 
 Run: /work/venv/bin/python benches/bench_shell.py [--runs 7]
 
-Everything runs the installed ``clio`` console script against the fake server (tests/fakeserver.py)
+Everything runs the installed ``clio`` console script against the fake server (testkit/fakeserver.py)
 in a fresh temporary project and $CLIO_HOME per run. Prints markdown tables; no asserts.
 
 Methods:
@@ -40,9 +40,9 @@ import pexpect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakeserver import FakeServer, Reply  # noqa: E402
+from testkit.clio_run import CLIO  # noqa: E402
+from testkit.fakeserver import FakeServer, Reply  # noqa: E402
 
-CLIO = Path(sys.executable).parent / "clio"
 PY = sys.executable
 TOOL_ITERATIONS = 3
 TEXT_ANSWER = "Sure. Here is a short **answer** with a list:\n\n- one\n- two\n"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakeserver import FakeServer
+from testkit.fakeserver import FakeServer
 
 
 @pytest.fixture

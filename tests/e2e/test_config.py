@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.clio_run import (
+from testkit.clio_run import (
     all_archived,
     run_clio,
     run_parallel,
@@ -20,7 +20,7 @@ from tests.clio_run import (
     tool_results,
     user_texts,
 )
-from tests.fakeserver import FakeServer, Reply
+from testkit.fakeserver import FakeServer, Reply
 
 
 def make_dir(path: Path, files: dict[str, str] | None = None) -> Path:

@@ -10,8 +10,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from tests.clio_run import all_archived, run_clio, run_parallel, stderr_lines, tool_results, user_texts
-from tests.fakeserver import Fail, FakeServer, Reply
+from testkit.clio_run import all_archived, run_clio, run_parallel, stderr_lines, tool_results, user_texts
+from testkit.fakeserver import Fail, FakeServer, Reply
 
 
 def new_project(tmp_path: Path, name: str, config: str | None = None) -> Path:

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.clio_run import run_clio
-from tests.fakeserver import FakeServer, Reply
+from testkit.clio_run import run_clio
+from testkit.fakeserver import FakeServer, Reply
 
 
 def _responder(body: dict[str, Any]) -> Reply:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.clio_run import (
+from testkit.clio_run import (
     CLIO,
     archive_messages,
     clio_env,
@@ -27,7 +27,7 @@ from tests.clio_run import (
     stderr_lines,
     user_texts,
 )
-from tests.fakeserver import Fail, FakeServer, Reply
+from testkit.fakeserver import Fail, FakeServer, Reply
 
 
 def latest_user(body: dict[str, Any]) -> str:

@@ -1,6 +1,6 @@
 """Drive the INSTALLED ``clio`` console script as a subprocess, and read what it left on disk.
 
-Shared by the end-to-end tests: the fake server (tests/fakeserver.py) is the only test double;
+Shared by the end-to-end tests: the fake server (testkit/fakeserver.py) is the only test double;
 clio runs as a user would run it, with its environment isolated to the test's directories.
 """
 
@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tests.fakeserver import FakeServer
+from testkit.fakeserver import FakeServer
 
 CLIO = Path(sys.executable).parent / "clio"
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from subprocess import CompletedProcess
 
-from tests.clio_run import run_clio
-from tests.fakeserver import FakeServer, Reply
+from testkit.clio_run import run_clio
+from testkit.fakeserver import FakeServer, Reply
 
 READ = {"name": "file_operations", "arguments": {"operation": "read_file", "path": "a.txt"}}
 

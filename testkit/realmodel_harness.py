@@ -15,7 +15,7 @@ clio really sent) and the server's own figures (``usage``, ``timings``) out of t
     proxy.stop()
 
 ``real_backend(ctx)`` starts both (llama-server on a free loopback port via
-``tests/realmodel_server.py``, then the proxy) and stops both afterwards; ``request_chars`` counts
+``testkit/realmodel_server.py``, then the proxy) and stops both afterwards; ``request_chars`` counts
 a recorded request's characters the way clio's token estimator does.
 """
 
@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.clio_run import archive_messages, run_clio, session_dirs
-from tests.realmodel_server import MODEL_ALIAS, start_llama_server
+from testkit.clio_run import archive_messages, run_clio, session_dirs
+from testkit.realmodel_server import MODEL_ALIAS, start_llama_server
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection"}
 
@@ -400,3 +400,15 @@ class RealProject:
         data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         assert isinstance(data, dict)
         return data
+
+
+def notes_file(path: Path, index: int, size: int = 7000) -> None:
+    """~7 KB of numbered lines (prose-like, distinct per file)."""
+    words = ["river", "stone", "cloud", "maple", "orbit", "lantern", "copper", "meadow", "signal", "harbor"]
+    lines: list[str] = []
+    n = 0
+    while sum(len(x) + 1 for x in lines) < size:
+        n += 1
+        picked = [words[(n * 7 + k * 3 + index) % len(words)] for k in range(9)]
+        lines.append(f"{n:03d} " + " ".join(picked) + ".")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.clio_run import archive_messages, run_clio, session_dirs, system_text
-from tests.fakeserver import FakeServer, Reply
+from testkit.clio_run import archive_messages, run_clio, session_dirs, system_text
+from testkit.fakeserver import FakeServer, Reply
 
 LEAN = ["file_operations", "version_control", "terminal_operations"]
 FULL = [

@@ -2,7 +2,7 @@
 
 Every test runs the INSTALLED ``clio`` as a subprocess against a real llama-server (started once per
 module on a free loopback port, stopped afterwards), through a recording proxy that shows what clio
-sent and what the server answered (tests/realmodel_harness.py). They assert protocol and behaviour,
+sent and what the server answered (testkit/realmodel_harness.py). They assert protocol and behaviour,
 not the model's wisdom. Skipped, with the reason, when ``scripts/real-model.sh`` has not been run.
 
 Settings in every project: ``temperature: 0`` (deterministic), ``max_output_tokens: 256`` (bounds
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.clio_run import session_meta
-from tests.realmodel_harness import Backend, Exchange, RealProject, real_backend, request_chars
+from testkit.clio_run import session_meta
+from testkit.realmodel_harness import Backend, Exchange, RealProject, notes_file, real_backend, request_chars
 
 pytestmark = pytest.mark.realmodel
 
@@ -213,18 +213,6 @@ def test_resumed_session_continues(project: RealProject) -> None:
 def small_backend() -> Iterator[Backend]:
     with real_backend(SMALL_CTX) as b:
         yield b
-
-
-def notes_file(path: Path, index: int, size: int = 7000) -> None:
-    """~7 KB of numbered lines (prose-like, distinct per file)."""
-    words = ["river", "stone", "cloud", "maple", "orbit", "lantern", "copper", "meadow", "signal", "harbor"]
-    lines: list[str] = []
-    n = 0
-    while sum(len(x) + 1 for x in lines) < size:
-        n += 1
-        picked = [words[(n * 7 + k * 3 + index) % len(words)] for k in range(9)]
-        lines.append(f"{n:03d} " + " ".join(picked) + ".")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def test_small_window_long_session_carries_on(

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from clio.llm.window import probe_window, stated_window
-from tests.clio_run import run_clio
-from tests.fakeserver import FakeServer, Reply
+from testkit.clio_run import run_clio
+from testkit.fakeserver import FakeServer, Reply
 
 LLAMA_SERVER = {
     "models": [{"name": "qwen", "model": "qwen", "type": "model"}],

@@ -3,7 +3,7 @@
 Scripted per test (`script(Reply(...), Fail(...))` or a responder function), it records every request,
 streams SSE exactly like OpenAI (tool-call arguments split across chunks, usage in a last chunk), counts
 tokens at a chosen chars-per-token ratio, and can reject anything over a context limit in the wording of
-OpenAI, llama.cpp, vLLM or Ollama.  Standalone: `python tests/fakeserver.py --port 8399`.
+OpenAI, llama.cpp, vLLM or Ollama.  Standalone: `python testkit/fakeserver.py --port 8399`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 try:
-    from tests.fakeserver_sse import (
+    from testkit.fakeserver_sse import (
         Fail,
         Reply,
         common_prefix,

@@ -36,9 +36,9 @@ from clio.store.atomic import (
     read_json,
     remove_damaged_hook,
 )
-from tests.crash_writer import LOG, LTM, NOTES, SESSION, digest, parse_notes
+from testkit.crash_writer import LOG, LTM, NOTES, SESSION, digest, parse_notes
 
-WRITER = str(Path(__file__).with_name("crash_writer.py"))
+WRITER = str(Path(__file__).resolve().parents[2] / "testkit" / "crash_writer.py")
 ROUNDS = int(os.environ.get("CLIO_CRASH_ROUNDS", "200"))
 WRITERS = 8
 APPENDS = int(os.environ.get("CLIO_CRASH_APPENDS", "40"))

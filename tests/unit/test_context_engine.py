@@ -12,7 +12,7 @@ from clio.memory.context import ContextEngine
 from clio.memory.tokens import TokenEstimator
 from clio.memory.trim import Budget
 from clio.messages import api_view
-from tests.fakeserver_sse import count_prompt_tokens, validate_request
+from testkit.fakeserver_sse import count_prompt_tokens, validate_request
 
 SYSTEM = [{"role": "system", "content": "You are clio, a terminal coding agent. Be brief and exact. " * 30}]
 TOOLS = [

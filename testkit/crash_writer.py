@@ -1,10 +1,10 @@
-"""Helper processes for tests/test_crash_safety.py (real processes, killed with SIGKILL).
+"""Helper processes for tests/unit/test_crash_safety.py (real processes, killed with SIGKILL).
 
-    python tests/crash_writer.py server DIR           fork a write-loop child per "round SEED" line on stdin
-    python tests/crash_writer.py append PATH ID N GO  wait for file GO, then N locked_update appends to PATH
-    python tests/crash_writer.py read PATH GO STOP    wait for GO, then read_json PATH until STOP exists
-    python tests/crash_writer.py hold PATH            take FileLock(PATH), say "locked", sleep forever
-    python tests/crash_writer.py inside PATH          locked_update(PATH) that says "inside" and never returns
+    python testkit/crash_writer.py server DIR           fork a write-loop child per "round SEED" line on stdin
+    python testkit/crash_writer.py append PATH ID N GO  wait for file GO, then N locked_update appends to PATH
+    python testkit/crash_writer.py read PATH GO STOP    wait for GO, then read_json PATH until STOP exists
+    python testkit/crash_writer.py hold PATH            take FileLock(PATH), say "locked", sleep forever
+    python testkit/crash_writer.py inside PATH          locked_update(PATH) that says "inside" and never returns
 
 The write loop (one forked child per round, so a round costs a fork, not an interpreter start) writes,
 over and over, the three kinds of files clio keeps: a session-like JSON object (atomic_write_json),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,9 +19,9 @@ from typing import Any
 import pexpect
 import pytest
 
-from tests.fakeserver import FakeServer, Reply
+from testkit.clio_run import CLIO
+from testkit.fakeserver import FakeServer, Reply
 
-CLIO = Path(sys.executable).parent / "clio"
 ROWS, COLS = 40, 120
 TIMEOUT = 15.0
 PROMPT = r"›"  # the REPL's prompt mark

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from clio.memory import trim as T
 from clio.memory.stm import group_units, is_valid
 from clio.memory.tokens import TokenEstimator
-from tests.fakeserver_sse import validate_request
+from testkit.fakeserver_sse import validate_request
 
 SYSTEM = [{"role": "system", "content": "You are clio, a coding agent. " * 20}]
 TOOLS = [{"type": "function", "function": {"name": "file_operations", "parameters": {"type": "object"}}}]

@@ -1,7 +1,7 @@
 """Wire format of the fake chat-completions server: scripted replies, error bodies, token accounting,
 and the JSON payloads (streamed chunks and whole completions) shaped like OpenAI's.
 
-Pure functions and dataclasses only; the HTTP side lives in tests/fakeserver.py.
+Pure functions and dataclasses only; the HTTP side lives in testkit/fakeserver.py.
 """
 
 from __future__ import annotations

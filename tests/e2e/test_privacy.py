@@ -16,7 +16,7 @@ from typing import Any
 
 from clio.store.ltm_store import LtmStore
 from clio.store.prefs_store import PrefStore
-from tests.clio_run import (
+from testkit.clio_run import (
     all_archived,
     run_clio,
     run_parallel,
@@ -24,7 +24,7 @@ from tests.clio_run import (
     system_text,
     tool_results,
 )
-from tests.fakeserver import Fail, FakeServer, Reply
+from testkit.fakeserver import Fail, FakeServer, Reply
 
 INSTRUCTIONS = "INSTRUCTIONS-MARKER-4417: name every branch after its ticket."
 AGENTS = "AGENTS-MARKER-9023: run make check before committing."

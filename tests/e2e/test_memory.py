@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.clio_run import (
+from testkit.clio_run import (
     archive_messages,
     run_clio,
     run_parallel,
@@ -28,7 +28,7 @@ from tests.clio_run import (
     system_text,
     tool_results,
 )
-from tests.fakeserver import Fail, FakeServer, Reply
+from testkit.fakeserver import Fail, FakeServer, Reply
 
 DECISION = "we decided to use PostgreSQL for the billing service because of row-level locking"
 DISTRACTOR = "we decided to use Redis as the cache for web sessions because it is fast"

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clio.memory.stm import INTERRUPTED, flatten, group_units, is_valid, latest_user_index, repair
-from tests.fakeserver_sse import validate_request
+from testkit.fakeserver_sse import validate_request
 
 
 def user(text: str) -> dict[str, Any]:

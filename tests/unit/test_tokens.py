@@ -15,7 +15,7 @@ import tiktoken
 
 from clio.memory import tokens as tk
 from clio.memory.tokens import TokenEstimator, load_encoding
-from tests.fakeserver_sse import count_prompt_tokens
+from testkit.fakeserver_sse import count_prompt_tokens
 
 TOOLS = [
     {

@@ -14,8 +14,8 @@ from typing import Any
 import openai
 import pytest
 
-from tests.fakeserver import FakeServer, Recorded, item_from_dict
-from tests.fakeserver_sse import Fail, Reply
+from testkit.fakeserver import FakeServer, Recorded, item_from_dict
+from testkit.fakeserver_sse import Fail, Reply
 
 USER = [{"role": "user", "content": "hello"}]
 

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.clio_run import (
+from testkit.clio_run import (
     all_archived,
     archive_messages,
     assistant_calls,
@@ -26,7 +26,7 @@ from tests.clio_run import (
     tool_results,
     user_texts,
 )
-from tests.fakeserver import FakeServer, Reply
+from testkit.fakeserver import FakeServer, Reply
 
 TOOL_NAMES = {
     "file_operations",
