@@ -1,12 +1,12 @@
-"""Wiring: config -> store -> memory -> model client -> tools -> orchestrator.
+"""Wiring: config -> store -> memory -> model client -> window -> tools -> orchestrator.
 
-The App owns every object of a running clio and the I/O the pure tiers ask for
-(checkpoints, ratio persistence, approvals). The REPL and the one-shot runner drive it.
+The App owns every object of a running clio and the I/O the pure tiers ask for (checkpoints,
+approvals). ``App.start`` is the one start-up path of the REPL and the one-shot runner. Slash
+commands see the App only through ``clio.commands.registry.CommandContext``.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
@@ -14,32 +14,26 @@ from rich.console import Console
 from rich.text import Text
 
 import clio.tools.builtin  # noqa: F401  (registers the tools)
-from clio.agent.orchestrator import Hooks, Orchestrator, TurnResult, TurnUI
-from clio.agent.profile import INSTRUCTIONS_SHARE, TASK_MAX_CHARS, TASK_SHARE, chars_for, choose_profile
+from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult, TurnUI
 from clio.agent.prompt import PromptBuilder, load_prompt
-from clio.app_memory import memory_blocks, open_memory_services
-from clio.app_model import load_model, probe_once, save_ratio, window_learned
+from clio.agent.window import Window
+from clio.app_memory import memory_blocks, memory_services
 from clio.config import Settings
 from clio.llm.client import LLMClient
 from clio.memory.context import ContextEngine
-from clio.memory.tokens import TokenEstimator
-from clio.memory.trim import Budget
 from clio.messages import Message, meta, tool_call_args
 from clio.paths import Paths
 from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
+from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
+from clio.tools.describe import summarize_args
 from clio.tools.git import recent_git_activity
-from clio.tools.registry import REGISTRY, ToolContext
-from clio.tools.results import result_chars_for
+from clio.tools.registry import REGISTRY, Services, ToolContext
 from clio.tools.todos import format_todos, load_todos
-from clio.ui.render import summarize_args
 
 
 class App:
-    estimator: TokenEstimator  # set by app_model.load_model
-    budget: Budget
-
     def __init__(
         self,
         settings: Settings,
@@ -59,11 +53,8 @@ class App:
         self.ui = ui
         self._ask = ask  # callable(question: str) -> str | None, for approvals and request_input
         self.writes = not settings.incognito
-        self.services: dict[str, Any] = {}
-        self.redactor = Redactor(settings.redaction)
-        self.services["redactor"] = self.redactor  # tools that persist their arguments redact them
+        self.redactor = Redactor(settings.redaction)  # the one redactor: archive, requests, tools
         self.sessions = SessionStore(paths.sessions_dir if self.writes else None)
-        self.services["sessions"] = self.sessions
         self.client = LLMClient(
             settings.endpoint(),
             settings.require_key(),
@@ -71,14 +62,49 @@ class App:
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,
         )
-        self.window_probe = False  # ask a local endpoint for its window before the first request
-        load_model(self, settings.model)
-        open_memory_services(self)
+        self.window = Window(
+            settings,
+            ModelStateStore(paths.clio_dir / "token_ratios.json" if self.writes else None),
+            tiktoken_dir=paths.home / "tiktoken" if self.writes else None,
+            notice=ui.notice,
+        )
+        self.services = Services(redactor=self.redactor, sessions=self.sessions)
+        memory_services(self.services, paths if self.writes else None, self.sessions)
         self.session: Session | None = None
         self.orchestrator: Orchestrator | None = None
         self.prompt: PromptBuilder | None = None
+        self.tool_ctx: ToolContext | None = None
         self.redacted_total = 0
-        self.full_fixed_tokens = 0  # what the full profile's fixed part would cost, for /context
+        self.window.subscribe(self._window_changed)
+
+    @classmethod
+    def start(
+        cls,
+        settings: Settings,
+        paths: Paths,
+        *,
+        resume: str | None,
+        interactive: bool,
+        console: Console,
+        err: Console,
+        ui: TurnUI,
+        ask: Any = None,
+    ) -> App:
+        """Build the app and open its session: ``resume`` None starts a new one, "" resumes the
+        most recent, anything else names one (id, prefix or name)."""
+        app = cls(settings, paths, interactive=interactive, console=console, err=err, ui=ui, ask=ask)
+        try:
+            if resume is None:
+                app.open_session()
+            elif resume:
+                app.open_session(resume)
+            else:
+                infos = app.sessions.list()
+                app.open_session(infos[0].id if infos else None)
+        except BaseException:
+            app.close()
+            raise
+        return app
 
     # -- sessions --------------------------------------------------------------------------------
     def open_session(self, resume: str | None = None) -> Session:
@@ -95,115 +121,139 @@ class App:
         self._attach(session)
         return session
 
-    def resume_latest(self) -> Session:
-        infos = self.sessions.list()
-        return self.open_session(infos[0].id if infos else None)
-
     def _attach(self, session: Session) -> None:
+        s = self.settings
         session.transform = self._redact_message
         self.session = session
-        self.services["session"] = session
-        engine = self._restore_engine(session)
-        blocks = [] if (self.settings.no_ltm or self.settings.incognito) else memory_blocks(self)
+        self.services.session = session
         self.prompt = PromptBuilder(
             self.paths.root,
             self.paths.cwd,
-            custom_instructions=not (self.settings.no_custom_instructions or self.settings.incognito),
-            memory=blocks,
-            transform=lambda s: self.redactor.redact(s)[0],
+            custom_instructions=not (s.no_custom_instructions or s.incognito),
+            memory=[] if (s.no_ltm or s.incognito) else memory_blocks(self.services, self.window, s),
+            redactor=self.redactor,
         )
         self.tool_ctx = ToolContext(
             root=self.paths.root,
             session_dir=session.dir,
             approve=self._approve,
             ask_user=self._ask_user,
-            sandbox=self.settings.sandbox,
+            sandbox=s.sandbox,
             interactive=self.interactive,
-            yes=self.settings.yes,
+            yes=s.yes,
             services=self.services,
         )
         self.orchestrator = Orchestrator(
             session=session,
-            engine=engine,
+            engine=self._restore_engine(session),
             client=self.client,
             registry=REGISTRY,
             tool_ctx=self.tool_ctx,
             prompt=self.prompt,
+            window=self.window,
             ui=self.ui,
             hooks=Hooks(
-                before_trim=self._checkpoint,
-                after_trim=self.refresh_memory,
-                recovery_text=self.recovery_text,
-                learned=lambda: save_ratio(self),
-                window_learned=lambda tokens: window_learned(self, tokens),
-                turn_started=lambda: probe_once(self),
-                redact_text=lambda s: self.redactor.redact(s)[0],
+                before_trim=self._checkpoint, after_trim=self.refresh_memory, recovery_text=self.recovery_text
             ),
-            max_iterations=self.settings.max_iterations,
-            tool_recovery=self.settings.tool_call_recovery,
-            temperature=self.settings.temperature,
-            max_output_tokens=self.settings.max_output_tokens,
-            tool_choice=self.settings.tool_choice,
+            redactor=self.redactor,
+            max_iterations=s.max_iterations,
+            tool_recovery=s.tool_call_recovery,
+            temperature=s.temperature,
+            max_output_tokens=s.max_output_tokens,
+            tool_choice=s.tool_choice,
         )
-        self._apply_profile()
+        prompt = self.prompt
+        self.window.measure_full_with(
+            lambda est, cap: est.count_messages([{"role": "system", "content": prompt.static_text("full", cap)}])
+            + est.count_tools(REGISTRY.schemas("full"))
+        )
         self.refresh_memory()
 
-    def _apply_profile(self) -> bool:
-        """Choose the tool profile for the current prompt budget and scale what scales with it.
-
-        The profile in use is ``orchestrator.profile``. Returns True when it changed."""
-        assert self.prompt is not None and self.orchestrator is not None
-        limit, cpt = self.budget.limit, self.estimator.chars_per_token
-        self.prompt.set_profile(self.prompt.profile, chars_for(limit, INSTRUCTIONS_SHARE, cpt))
-        full = [{"role": "system", "content": self.prompt.static_text("full")}]
-        self.full_fixed_tokens = self.estimator.count_messages(full) + self.estimator.count_tools(
-            REGISTRY.schemas("full")
-        )
-        profile = choose_profile(self.settings.profile, limit, self.full_fixed_tokens)
-        changed = profile != self.orchestrator.profile
-        self.prompt.set_profile(profile, self.prompt.instructions_max_chars)
-        self.orchestrator.profile = profile
-        self.tool_ctx.result_chars = result_chars_for(limit, cpt)
-        return changed
+    def _window_changed(self, window: Window) -> None:
+        """The window's size, ratio or profile changed: hand the new figures to their users."""
+        shares = window.shares
+        if self.prompt is not None:
+            self.prompt.set_profile(window.profile, shares.instructions_chars())
+        if self.orchestrator is not None:
+            self.orchestrator.engine.budget = window.budget
+            self.orchestrator.engine.estimator = window.estimator
+        if self.tool_ctx is not None:
+            self.tool_ctx.result_chars = shares.result_chars()
 
     def _restore_engine(self, session: Session) -> ContextEngine:
         """The window as it was saved, plus anything archived after the save (a crash mid-turn)."""
+        est, budget = self.window.estimator, self.window.budget
         state = session.load_state()
         if not state:
-            return ContextEngine(self.estimator, self.budget, window=list(session.messages))
-        engine = ContextEngine.from_state(self.estimator, self.budget, state, session.messages)
+            return ContextEngine(est, budget, window=list(session.messages))
+        engine = ContextEngine.from_state(est, budget, state, session.messages)
         archived = state.get("archived")
         if isinstance(archived, int) and 0 <= archived < len(session.messages):
             engine.extend(session.messages[archived:])
         return engine
 
-    def trimmed(self, iteration: int = 0) -> None:
-        """Bookkeeping after a trim done outside the loop (/session trim, /compact)."""
-        assert self.orchestrator is not None and self.session is not None
-        self._checkpoint(iteration)
-        self.session.new_thread()
-        self.refresh_memory()
-        self.orchestrator.save_state()
-
     def switch_model(self, name: str) -> None:
         """Use another model from the next request on; the session carries on."""
-        assert self.session is not None and self.orchestrator is not None
-        self.orchestrator.save_state()
+        assert self.session is not None
+        self.agent.save_state()
         self.settings.model = name
         self.client.model = name
-        load_model(self, name)
+        self.window.load(name)
         self._attach(self.session)
+
+    @property
+    def agent(self) -> Orchestrator:
+        assert self.orchestrator is not None, "no session is open"
+        return self.orchestrator
+
+    # -- what commands may ask (clio.commands.registry.CommandContext) ---------------------------
+    def list_models(self) -> list[str]:
+        return self.client.list_models()
+
+    def trim_now(self) -> TrimReport:
+        return self.agent.trim_now()
+
+    def compact(self, focus: str) -> TrimReport | None:
+        return self.agent.compact(focus)
+
+    def clear_window(self) -> None:
+        self.agent.clear()
+
+    def todos(self) -> list[dict[str, Any]]:
+        assert self.tool_ctx is not None
+        return load_todos(self.tool_ctx)
+
+    def context_figures(self) -> dict[str, object]:
+        orch, w = self.agent, self.window
+        system, tools = orch.prompt.system(), orch.tools()
+        est, budget, summary = w.estimator, w.budget, orch.engine.summary
+        return {
+            "context_window": budget.context_window,
+            "window_source": w.source,
+            "used_tokens": orch.engine.used_tokens(system, tools),
+            "chars_per_token": round(est.chars_per_token, 3),
+            "ratio_samples": est.samples,
+            "exact_tokenizer": est.exact,
+            "limit_tokens": budget.limit,
+            "reserve_output": budget.reserve,
+            "proactive_at_tokens": int(budget.limit * budget.proactive_at),
+            "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
+            "profile": orch.profile,
+            "tools": [t["function"]["name"] for t in tools],
+            "full_fixed_tokens": w.full_fixed_tokens,
+            "window_messages": len(orch.engine.window),
+            "archived_messages": len(self.session.messages) if self.session else 0,
+            "summary": summary is not None,
+            "trims": summary.trims if summary is not None else 0,
+            "model": self.settings.model,
+        }
 
     # -- turns -----------------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnResult:
-        assert self.orchestrator is not None
-        return self.orchestrator.run_turn(text)
+        return self.agent.run_turn(text)
 
     def latest_task(self) -> str:
-        for m in reversed(self.session.messages if self.session else []):
-            if m.get("role") == "user" and isinstance(m.get("content"), str):
-                return str(m["content"])
-        return ""
+        return self.orchestrator.latest_task() if self.orchestrator is not None else ""
 
     def working_files(self, limit: int = 20) -> list[str]:
         files: list[str] = []
@@ -223,13 +273,11 @@ class App:
     # -- hooks -----------------------------------------------------------------------------------
     def recovery_text(self) -> str:
         # the thread summary is not repeated here: the engine sends it right before this message
-        todos = load_todos(self.tool_ctx)
+        todos = self.todos()
         return load_prompt("recovery.md").format(
             todos=("Todo list:\n" + format_todos(todos)) if todos else "",
             git=recent_git_activity(self.paths.root),
-            task=self.latest_task()[
-                : chars_for(self.budget.limit, TASK_SHARE, self.estimator.chars_per_token, TASK_MAX_CHARS)
-            ],
+            task=self.latest_task()[: self.window.shares.task_chars()],
         )
 
     def _checkpoint(self, iteration: int) -> None:
@@ -244,7 +292,7 @@ class App:
             self.latest_task()[:2000] or "(none yet)",
             "",
             "## Todos",
-            format_todos(load_todos(self.tool_ctx)) or "(none)",
+            format_todos(self.todos()) or "(none)",
             "",
             "## Recent tool calls",
         ]
@@ -318,7 +366,3 @@ class App:
             if self.orchestrator is not None:
                 self.orchestrator.save_state()
             self.session.close()
-
-
-def stderr_console(color: bool) -> Console:
-    return Console(file=sys.stderr, no_color=not color, highlight=False, soft_wrap=False)

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from clio.agent.profile import PROFILE_SETTINGS
 from clio.store.atomic import quarantine
 
+PROFILE_SETTINGS = ("auto", "full", "lean")  # auto: full unless its fixed part is too big (agent/window.py)
 DEFAULT_MODEL = "gpt-4o-mini"
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -60,7 +60,7 @@ class Settings:
     request_timeout: float = 600.0
     redaction: str = "standard"  # off | standard | strict
     tool_call_recovery: bool = True  # run tool calls written as text by models without native tool calling
-    profile: str = "auto"  # auto | full | lean: the tools and system prompt sent (clio.agent.profile)
+    profile: str = "auto"  # auto | full | lean: the tools and system prompt sent (clio.agent.window)
     tool_choice: str | None = None  # None (not sent) | auto | required (first request of a turn only)
     ltm_budget_tokens: int = 1200
     prefs_budget_tokens: int = 300

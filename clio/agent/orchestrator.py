@@ -2,7 +2,9 @@
 
 Every message goes through ``Session.append`` (on disk, redacted) before anything else
 sees it; every tool call gets exactly one result; the context engine fits each request to
-the window and reacts when the endpoint still rejects it for length.
+the window and reacts when the endpoint still rejects it for length. The loop is also the
+one door for trimming: a proactive or reactive trim in a turn, ``trim_now`` and ``compact``
+(whose request goes through the same path as a turn's) all end in ``_after_trim``.
 """
 
 from __future__ import annotations
@@ -12,17 +14,31 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from clio.agent.prompt import PromptBuilder, to_api
+from clio.agent.prompt import PromptBuilder, load_prompt, to_api
+from clio.agent.window import Window
 from clio.llm.client import ChatResult, LLMClient
 from clio.llm.errors import ContextLengthError
 from clio.llm.recover import recover_tool_calls
 from clio.memory.context import ContextEngine, Prepared
+from clio.memory.stm import latest_user_index
 from clio.messages import Message, make, tool_call_args
-from clio.store.sessions import Session
+from clio.safety.redact import Redactor
 from clio.tools.registry import Registry, ToolContext
 from clio.tools.results import maybe_store
 
 MAX_REACTIVE = 3
+COMPACT_WORDS, COMPACT_MAX_TOKENS = 400, 1200
+
+
+class SessionLog(Protocol):
+    """What the loop needs of a session: the archive it appends to and the state it saves."""
+
+    messages: list[Message]
+
+    def append(self, msg: Message) -> Message: ...
+    def new_thread(self) -> int: ...
+    def save_state(self, state: dict[str, Any]) -> None: ...
+    def add_usage(self, usage: dict[str, int]) -> None: ...
 
 
 class TurnUI(Protocol):
@@ -46,35 +62,39 @@ class TurnResult:
 
 
 @dataclass
+class TrimReport:
+    before: int  # estimated prompt tokens before
+    after: int
+    dropped: int = 0  # messages folded into the thread summary
+
+
+@dataclass
 class Hooks:
     """I/O the loop triggers but does not own (the app provides them)."""
 
     before_trim: Callable[[int], None] = lambda iteration: None  # write the progress checkpoint
     after_trim: Callable[[], None] = lambda: None  # re-rank memory into the system prompt
-    recovery_text: Callable[[], str] = lambda: ""  # summary + todos + git + task anchor
-    learned: Callable[[], None] = lambda: None  # persist the estimator's ratio
-    window_learned: Callable[[int], None] = lambda tokens: None  # the server stated a smaller window
-    redact_text: Callable[[str], str] = lambda s: s  # safety net on outgoing text
-    turn_started: Callable[[], None] = lambda: None  # the user's message is on disk; nothing sent yet
+    recovery_text: Callable[[], str] = lambda: ""  # todos + git + task anchor
 
 
 class Orchestrator:
     def __init__(
         self,
         *,
-        session: Session,
+        session: SessionLog,
         engine: ContextEngine,
         client: LLMClient,
         registry: Registry,
         tool_ctx: ToolContext,
         prompt: PromptBuilder,
+        window: Window,
         ui: TurnUI,
         hooks: Hooks | None = None,
+        redactor: Redactor | None = None,
         max_iterations: int = 40,
         tool_recovery: bool = True,
         temperature: float | None = None,
         max_output_tokens: int | None = None,
-        profile: str = "full",
         tool_choice: str | None = None,
     ) -> None:
         self.session = session
@@ -83,15 +103,20 @@ class Orchestrator:
         self.registry = registry
         self.tool_ctx = tool_ctx
         self.prompt = prompt
+        self.window = window
         self.ui = ui
         self.hooks = hooks or Hooks()
+        self.redactor = redactor  # the safety net on outgoing text (messages were redacted when archived)
         self.max_iterations = max_iterations
         self.tool_recovery = tool_recovery
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
-        self.profile = profile  # "full" or "lean" (clio.agent.profile); the app may change it mid-turn
         self.tool_choice = tool_choice  # "required" applies to a turn's first request; later ones are auto
-        self.last_sent: list[dict[str, Any]] = []
+
+    @property
+    def profile(self) -> str:
+        """The tool profile in use ("full" or "lean"); the window may change it mid-turn."""
+        return self.window.profile
 
     # -- helpers the app and commands use ----------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
@@ -109,12 +134,74 @@ class Orchestrator:
         state["archived"] = len(self.session.messages)  # what the window has seen, for a crash resume
         self.session.save_state(state)
 
+    def used_tokens(self) -> int:
+        """Estimated prompt tokens of the next request as things stand (no trimming)."""
+        return self.engine.used_tokens(self.prompt.system(), self.tools())
+
+    def latest_task(self) -> str:
+        """The latest user request of the session ("" before the first)."""
+        msgs = self.session.messages
+        i = latest_user_index(msgs)
+        content = msgs[i].get("content") if i is not None else None
+        return content if isinstance(content, str) else ""
+
+    # -- the one door for trimming ---------------------------------------------------------------
+    def _after_trim(self, iteration: int) -> None:
+        """After any trim: checkpoint, a new thread in the archive, memory re-ranked."""
+        self.hooks.before_trim(iteration)
+        self.session.new_thread()
+        self.hooks.after_trim()
+
+    def trim_now(self) -> TrimReport:
+        """Fold the oldest half of the window into the thread summary now (/session trim)."""
+        system, tools = self.prompt.system(), self.tools()
+        before = self.engine.used_tokens(system, tools)
+        limit = self.window.budget.limit
+        target = 0.5 if before > 0.5 * limit else before / limit / 2
+        prep = self.engine.force_trim(system, tools, target=target)
+        if not prep.dropped:
+            return TrimReport(before, before)
+        self._after_trim(0)
+        self.save_state()
+        return TrimReport(before, self.used_tokens(), len(prep.dropped))
+
+    def compact(self, focus: str = "") -> TrimReport | None:
+        """Ask the model to summarise the conversation and carry on from its summary (/compact).
+
+        The request goes through the same path as a turn's (redaction net, retries after a length
+        rejection, usage learning). None when there is nothing to compact; ValueError when the
+        model returned no summary (the conversation is then unchanged)."""
+        if not self.engine.window:
+            return None
+        before = self.used_tokens()
+        extra = f" Pay particular attention to: {focus.strip()}." if focus.strip() else ""
+        ask = make("user", load_prompt("compact.md").format(max_words=COMPACT_WORDS, focus=extra))
+        tools = self.tools()
+        result = self._send(
+            self._prepare(tools, TurnResult()), tools, TurnResult(), extra=[ask], max_tokens=COMPACT_MAX_TOKENS
+        )
+        text = result.content.strip()
+        if result.interrupted or not text:
+            raise ValueError("The model returned no summary; the conversation is unchanged.")
+        note = self.session.append(
+            make("system", f"<conversation_summary>\n{text}\n</conversation_summary>", meta={"kind": "compact"})
+        )
+        self.engine.compacted(note, self.latest_task() or None)
+        self._after_trim(0)
+        self.save_state()
+        return TrimReport(before, self.used_tokens(), 0)
+
+    def clear(self) -> None:
+        """Empty the window and drop the summary (/clear); the archive keeps every message."""
+        self.engine.clear()
+        self.save_state()
+
     # -- the loop --------------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnResult:
         out = TurnResult()
         self.add(make("user", text))
         self.save_state()
-        self.hooks.turn_started()
+        self.window.probe_once()  # the user's message is on disk; nothing sent yet
         while out.iterations < self.max_iterations:
             out.iterations += 1
             tools = self.tools()
@@ -169,9 +256,7 @@ class Orchestrator:
         prep = self.engine.prepare(self.prompt.system(), tools)
         if prep.trimmed:
             out.trims += 1
-            self.hooks.before_trim(out.iterations)
-            self.session.new_thread()
-            self.hooks.after_trim()  # memory re-ranked for the new situation
+            self._after_trim(out.iterations)  # memory re-ranked for the new situation
             prep = self.engine.prepare(self.prompt.system(), tools)
             self.save_state()
         return prep
@@ -183,45 +268,55 @@ class Orchestrator:
         return self.tool_choice
 
     def _send(
-        self, prep: Prepared, tools: list[dict[str, Any]], out: TurnResult, tool_choice: str | None = None
+        self,
+        prep: Prepared,
+        tools: list[dict[str, Any]],
+        out: TurnResult,
+        tool_choice: str | None = None,
+        *,
+        extra: list[Message] | None = None,
+        max_tokens: int | None = None,
     ) -> ChatResult:
+        """Send one request; after a length rejection trim harder (three levels) and send again.
+
+        ``extra`` follows the window without joining it (the /compact question): such a request
+        offers no tools and streams nothing to the screen."""
         level = 0
         while True:
-            messages = to_api(prep.messages)
-            for m in messages:
-                if isinstance(m.get("content"), str):
-                    m["content"] = self.hooks.redact_text(m["content"])
-            self.last_sent = messages
+            messages = to_api([*prep.messages, *(extra or [])])
+            if self.redactor is not None:
+                for m in messages:
+                    if isinstance(m.get("content"), str):
+                        m["content"] = self.redactor.redact(m["content"])[0]
             self.ui.waiting()
             try:
                 result = self.client.chat(
                     messages,
-                    tools,
-                    on_text=self.ui.text,
+                    None if extra else tools,
+                    on_text=None if extra else self.ui.text,
                     on_retry=lambda reason, wait: self.ui.notice(f"{reason}; retrying in {wait:.1f}s"),
                     tool_choice=tool_choice,
                     temperature=self.temperature,
-                    max_tokens=self.max_output_tokens,
+                    max_tokens=max_tokens or self.max_output_tokens,
                 )
             except ContextLengthError as exc:
                 level += 1
                 if level > MAX_REACTIVE:
                     raise
-                if exc.window and exc.window < self.engine.budget.context_window:
-                    self.hooks.window_learned(exc.window)  # trust the server's own figure from now on
-                self.hooks.before_trim(out.iterations)
-                self.session.new_thread()
-                self.hooks.after_trim()
+                if exc.window:
+                    self.window.rejected(exc.window)  # trust the server's own figure from now on
+                self._after_trim(out.iterations)
                 tools = self.tools()  # a stated window may have switched the profile
                 prep = self.engine.reactive(level, self.prompt.system(), tools, self.hooks.recovery_text())
                 out.trims += 1
                 self.save_state()
                 continue
             if result.usage is not None:
-                self.engine.observe(prep.messages, tools, result.usage.prompt_tokens)
+                if not extra:  # the estimator learns from requests whose shape it counted
+                    self.engine.observe(prep.messages, tools, result.usage.prompt_tokens)
+                    self.window.learned()
                 self.session.add_usage(result.usage.as_dict())
                 out.usage.append(result.usage.as_dict())
-                self.hooks.learned()
             return result
 
     def _run_tools(self, calls: list[dict[str, Any]], out: TurnResult) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from clio.messages import Message, api_view
+from clio.safety.redact import Redactor
 
 MemoryBlock = Callable[[str, list[str]], str]  # (current task, working files) -> text block
 
@@ -56,14 +57,14 @@ class PromptBuilder:
         *,
         custom_instructions: bool = True,
         memory: list[MemoryBlock] | None = None,
-        transform: Callable[[str], str] | None = None,
+        redactor: Redactor | None = None,
         profile: str = "full",
         instructions_max_chars: int | None = None,
     ) -> None:
         self.root = root
         self.cwd = cwd
         self.memory = memory or []
-        self.transform = transform
+        self.redactor = redactor
         self.instructions = project_instructions(root, cwd) if custom_instructions else []
         self.instructions_max_chars = instructions_max_chars
         self._memory_text = ""
@@ -71,13 +72,14 @@ class PromptBuilder:
         self.profile = profile
         self._static = self.static_text(profile)
 
-    def static_text(self, profile: str) -> str:
-        """The system prompt of ``profile`` with the project instructions (no memory)."""
+    def static_text(self, profile: str, instructions_max_chars: int | None = None) -> str:
+        """The system prompt of ``profile`` with the project instructions (no memory), the
+        instructions cut at ``instructions_max_chars`` (default: the builder's cap)."""
         base = load_prompt(PROMPT_FILES[profile]).format(
             root=self.root, os=f"{platform.system()} {platform.release()}"
         )
         parts = [base.strip()]
-        room = self.instructions_max_chars
+        room = self.instructions_max_chars if instructions_max_chars is None else instructions_max_chars
         for label, text in self.instructions:
             if room is not None:
                 if room <= 0:
@@ -107,8 +109,8 @@ class PromptBuilder:
             text = self._static
             if self._memory_text:
                 text += "\n\n" + self._memory_text
-            if self.transform is not None:
-                text = self.transform(text)
+            if self.redactor is not None:
+                text = self.redactor.redact(text)[0]
             self._system = {"role": "system", "content": text, "meta": {"kind": "system"}}
         return [self._system]
 

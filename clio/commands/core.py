@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from clio.commands.registry import COMMANDS, CommandError, ExitRequested, command
-from clio.tools.todos import format_todos, load_todos
+from clio.tools.todos import format_todos
 
 if TYPE_CHECKING:
-    from clio.app import App
+    from clio.commands.registry import CommandContext
 
 
 @command("help", "list commands", "/help [command]")
-def help_cmd(app: App, arg: str) -> None:
+def help_cmd(app: CommandContext, arg: str) -> None:
     name = arg.strip().lstrip("/")
     if name:
         cmd = COMMANDS.get(name)
@@ -32,17 +32,17 @@ def help_cmd(app: App, arg: str) -> None:
 
 
 @command("exit", "leave clio", aliases=("quit",))
-def exit_cmd(app: App, arg: str) -> None:
+def exit_cmd(app: CommandContext, arg: str) -> None:
     raise ExitRequested()
 
 
 @command("model", "show or switch the model", "/model [name]")
-def model_cmd(app: App, arg: str) -> None:
+def model_cmd(app: CommandContext, arg: str) -> None:
     name = arg.strip()
     if not name:
         app.console.print(f"model: [bold]{app.settings.model}[/bold] at {app.settings.endpoint()}")
         try:
-            models = app.client.list_models()
+            models = app.list_models()
         except Exception as exc:  # the listing is a courtesy; the endpoint may not offer it
             app.err.print(f"could not list the endpoint's models: {exc}", markup=False)
             return
@@ -50,42 +50,13 @@ def model_cmd(app: App, arg: str) -> None:
             app.console.print("available: " + ", ".join(models))
         return
     app.switch_model(name)
-    app.console.print(f"model set to [bold]{name}[/bold] (window {app.budget.context_window:,} tokens)")
-
-
-def context_figures(app: App) -> dict[str, object]:
-    orch = app.orchestrator
-    assert orch is not None and app.prompt is not None
-    engine = orch.engine
-    system = app.prompt.system()
-    tools = orch.tools()
-    used = engine.used_tokens(system, tools)
-    est = app.estimator
-    summary = engine.summary
-    return {
-        "context_window": app.budget.context_window,
-        "used_tokens": used,
-        "chars_per_token": round(est.chars_per_token, 3),
-        "ratio_samples": est.samples,
-        "exact_tokenizer": est.exact,
-        "limit_tokens": app.budget.limit,
-        "reserve_output": app.budget.reserve,
-        "proactive_at_tokens": int(app.budget.limit * app.budget.proactive_at),
-        "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
-        "profile": orch.profile,
-        "tools": [t["function"]["name"] for t in tools],
-        "full_fixed_tokens": app.full_fixed_tokens,
-        "window_messages": len(engine.window),
-        "archived_messages": len(app.session.messages) if app.session else 0,
-        "summary": summary is not None,
-        "trims": summary.trims if summary is not None else 0,
-        "model": app.settings.model,
-    }
+    window = app.context_figures()["context_window"]
+    app.console.print(f"model set to [bold]{name}[/bold] (window {window:,} tokens)")
 
 
 @command("context", "show the context window, tokens in use and the learned ratio", "/context [--json]")
-def context_cmd(app: App, arg: str) -> None:
-    figures = context_figures(app)
+def context_cmd(app: CommandContext, arg: str) -> None:
+    figures = app.context_figures()
     if "--json" in arg.split():
         app.console.file.write(json.dumps(figures) + "\n")
         return
@@ -93,6 +64,7 @@ def context_cmd(app: App, arg: str) -> None:
     pct = 100 * used / max(window, 1)
     app.console.print(
         f"context: [bold]{used:,}[/bold] of {window:,} tokens ({pct:.1f}%), model {figures['model']}"
+        f" (window {figures['window_source']})"
     )
     app.console.print(
         f"  {figures['chars_per_token']} chars/token ({figures['ratio_samples']} samples"
@@ -114,7 +86,7 @@ def context_cmd(app: App, arg: str) -> None:
 
 
 @command("stats", "usage of this session", "/stats")
-def stats_cmd(app: App, arg: str) -> None:
+def stats_cmd(app: CommandContext, arg: str) -> None:
     session = app.session
     assert session is not None
     u = session.info.usage
@@ -131,16 +103,14 @@ def stats_cmd(app: App, arg: str) -> None:
 
 
 @command("todo", "show the session's todo list", "/todo")
-def todo_cmd(app: App, arg: str) -> None:
-    items = load_todos(app.tool_ctx)
+def todo_cmd(app: CommandContext, arg: str) -> None:
+    items = app.todos()
     app.console.print(format_todos(items) if items else "No todos in this session.")
 
 
 @command("clear", "empty the conversation window (the archive keeps every message)", "/clear")
-def clear_cmd(app: App, arg: str) -> None:
-    assert app.orchestrator is not None
-    app.orchestrator.engine.clear()
-    app.orchestrator.save_state()
+def clear_cmd(app: CommandContext, arg: str) -> None:
+    app.clear_window()
     app.console.clear()
     app.console.print("Conversation window cleared; the session archive still holds every message.")
 
@@ -148,33 +118,15 @@ def clear_cmd(app: App, arg: str) -> None:
 @command(
     "compact", "ask the model to summarise the conversation and continue from the summary", "/compact [focus]"
 )
-def compact_cmd(app: App, arg: str) -> None:
-    from clio.agent.prompt import load_prompt, to_api
-    from clio.memory.yarn import summarize
-    from clio.messages import make
-
-    orch, prompt, session = app.orchestrator, app.prompt, app.session
-    assert orch is not None and prompt is not None and session is not None
-    engine = orch.engine
-    if not engine.window:
+def compact_cmd(app: CommandContext, arg: str) -> None:
+    try:
+        report = app.compact(arg)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if report is None:
         app.console.print("Nothing to compact yet.")
         return
-    system, tools = prompt.system(), orch.tools()
-    before = engine.used_tokens(system, tools)
-    focus = f" Pay particular attention to: {arg.strip()}." if arg.strip() else ""
-    ask = make("user", load_prompt("compact.md").format(max_words=400, focus=focus))
-    prep = engine.prepare(system, tools)
-    result = app.client.chat(to_api([*prep.messages, ask]), None, max_tokens=1200)
-    text = result.content.strip()
-    if result.interrupted or not text:
-        raise CommandError("The model returned no summary; the conversation is unchanged.")
-    engine.summary = summarize(list(engine.window), engine.summary, app.latest_task() or None)
-    note = session.append(
-        make("system", f"<conversation_summary>\n{text}\n</conversation_summary>", meta={"kind": "compact"})
-    )
-    engine.window = [note]
-    app.trimmed()
-    after = engine.used_tokens(prompt.system(), tools)
     app.console.print(
-        f"Compacted the conversation: {before:,} -> {after:,} tokens ({before - after:,} freed)."
+        f"Compacted the conversation: {report.before:,} -> {report.after:,} tokens "
+        f"({report.before - report.after:,} freed)."
     )

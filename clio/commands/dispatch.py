@@ -8,10 +8,10 @@ import clio.commands.builtin  # noqa: F401  (registers the commands)
 from clio.commands.registry import CommandError, ExitRequested, run_command
 
 if TYPE_CHECKING:
-    from clio.app import App
+    from clio.commands.registry import CommandContext
 
 
-def run_slash(app: App, line: str) -> bool:
+def run_slash(app: CommandContext, line: str) -> bool:
     """True when the command ran; False (after printing why) when it failed."""
     try:
         run_command(app, line)

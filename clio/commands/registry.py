@@ -1,7 +1,8 @@
 """The one registry of slash commands.
 
 Adding a command is one decorated function ``handler(app, arg) -> None`` where ``arg``
-is the text after the command name. Families with subcommands (``/session show``)
+is the text after the command name and ``app`` is the narrow :class:`CommandContext` (the
+running App is one; a test may pass its own). Families with subcommands (``/session show``)
 parse ``arg`` themselves with :func:`split_sub`.
 """
 
@@ -9,10 +10,43 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from clio.app import App
+    from rich.console import Console
+
+    from clio.agent.orchestrator import TrimReport
+    from clio.config import Settings
+    from clio.paths import Paths
+    from clio.store.sessions import Session, SessionStore
+    from clio.tools.registry import Services
+
+
+class CommandContext(Protocol):
+    """What a slash command may see and do: output, settings, stores, the session, and a few
+    operations of the agent. Nothing else of the App is reachable from a command."""
+
+    console: Console
+    err: Console
+    settings: Settings
+    paths: Paths
+    services: Services
+    sessions: SessionStore
+    writes: bool  # False in incognito
+    redacted_total: int
+
+    @property
+    def session(self) -> Session | None: ...
+
+    def confirm(self, question: str) -> bool: ...
+    def open_session(self, resume: str | None = None) -> Session: ...
+    def switch_model(self, name: str) -> None: ...
+    def list_models(self) -> list[str]: ...
+    def context_figures(self) -> dict[str, object]: ...
+    def trim_now(self) -> TrimReport: ...
+    def compact(self, focus: str) -> TrimReport | None: ...
+    def clear_window(self) -> None: ...
+    def todos(self) -> list[dict[str, Any]]: ...
 
 
 class CommandError(Exception):
@@ -23,7 +57,7 @@ class ExitRequested(Exception):
     """Raised by /exit."""
 
 
-CommandHandler = Callable[["App", str], None]
+CommandHandler = Callable[[CommandContext, str], None]
 
 
 @dataclass
@@ -66,7 +100,7 @@ def split_sub(arg: str) -> tuple[str, str]:
     return head.lower(), rest.strip()
 
 
-def run_command(app: App, line: str) -> None:
+def run_command(app: CommandContext, line: str) -> None:
     """Run one '/name args' line. Raises CommandError for unknown commands."""
     text = line.strip()
     if text.startswith("/"):

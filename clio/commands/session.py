@@ -11,7 +11,7 @@ from clio.commands.registry import CommandError, command, split_sub
 from clio.store.sessions import SessionBusy, SessionNotFound
 
 if TYPE_CHECKING:
-    from clio.app import App
+    from clio.commands.registry import CommandContext
 
 SUBS = ("show", "list", "switch", "name", "delete", "export", "trim")
 
@@ -21,7 +21,7 @@ def _when(ts: float) -> str:
 
 
 @command("session", "manage sessions", "/session show|list|switch|name|delete|export|trim", subcommands=SUBS)
-def session_cmd(app: App, arg: str) -> None:
+def session_cmd(app: CommandContext, arg: str) -> None:
     sub, rest = split_sub(arg)
     handler = HANDLERS.get(sub or "show")
     if handler is None:
@@ -29,7 +29,7 @@ def session_cmd(app: App, arg: str) -> None:
     handler(app, rest)
 
 
-def show(app: App, rest: str) -> None:
+def show(app: CommandContext, rest: str) -> None:
     s = app.session
     assert s is not None
     u = s.info.usage
@@ -42,12 +42,11 @@ def show(app: App, rest: str) -> None:
     table.add_row(
         "tokens", f"{u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
     )
-    table.add_row("cost", f"${s.info.cost:.4f}" if s.info.cost else "n/a (the endpoint reports no prices)")
     table.add_row("stored", str(s.dir) if s.persistent and app.writes else "nowhere (incognito)")
     app.console.print(table)
 
 
-def list_(app: App, rest: str) -> None:
+def list_(app: CommandContext, rest: str) -> None:
     infos = app.sessions.list()
     if not infos:
         app.console.print("No saved sessions in this project.")
@@ -61,7 +60,7 @@ def list_(app: App, rest: str) -> None:
     app.console.print(table)
 
 
-def switch(app: App, rest: str) -> None:
+def switch(app: CommandContext, rest: str) -> None:
     if not rest:
         raise CommandError("Usage: /session switch <id|name>")
     try:
@@ -73,7 +72,7 @@ def switch(app: App, rest: str) -> None:
     )
 
 
-def name(app: App, rest: str) -> None:
+def name(app: CommandContext, rest: str) -> None:
     if not rest:
         raise CommandError("Usage: /session name <name>")
     assert app.session is not None
@@ -81,7 +80,7 @@ def name(app: App, rest: str) -> None:
     app.console.print(f"Session named '{app.session.info.name}'.")
 
 
-def delete(app: App, rest: str) -> None:
+def delete(app: CommandContext, rest: str) -> None:
     if not rest:
         raise CommandError("Usage: /session delete <id>")
     try:
@@ -102,7 +101,7 @@ def delete(app: App, rest: str) -> None:
     app.console.print(f"Deleted session {info.id}.")
 
 
-def export(app: App, rest: str) -> None:
+def export(app: CommandContext, rest: str) -> None:
     from pathlib import Path
 
     from clio.store.export_html import export_html
@@ -119,7 +118,8 @@ def export(app: App, rest: str) -> None:
         raise CommandError(
             "Incognito writes nothing by itself: name the file, e.g. /session export ~/session.html"
         )
-    messages = [app.redactor.redact_message(m)[0] for m in session.messages]
+    redactor = app.services.redactor
+    messages = [redactor.redact_message(m)[0] if redactor else m for m in session.messages]
     info = session.info.to_dict()
     info["model"] = info.get("model") or app.settings.model
     info["message_count"] = len(messages)
@@ -127,32 +127,23 @@ def export(app: App, rest: str) -> None:
     app.console.print(f"Exported {len(messages)} messages to {written}")
 
 
-def trim(app: App, rest: str) -> None:
+def trim(app: CommandContext, rest: str) -> None:
     """No argument: trim the context window now. A number of days: delete sessions older than that."""
     if rest:
         _delete_old(app, rest)
         return
-    orch, prompt = app.orchestrator, app.prompt
-    assert orch is not None and prompt is not None
-    system, tools = prompt.system(), orch.tools()
-    before = orch.engine.used_tokens(system, tools)
-    limit = app.budget.limit
-    target = 0.5 if before > 0.5 * limit else before / limit / 2
-    prep = orch.engine.force_trim(system, tools, target=target)
-    if not prep.dropped:
-        app.console.print(
-            f"Nothing to trim: the window holds {len(orch.engine.window)} message(s), {before:,} tokens."
-        )
+    report = app.trim_now()
+    if not report.dropped:
+        window = app.context_figures()["window_messages"]
+        app.console.print(f"Nothing to trim: the window holds {window} message(s), {report.before:,} tokens.")
         return
-    app.trimmed()
-    after = orch.engine.used_tokens(prompt.system(), tools)
     app.console.print(
-        f"Trimmed {len(prep.dropped)} messages into the thread summary: {before:,} -> {after:,} tokens "
-        "(the archive keeps every message)."
+        f"Trimmed {report.dropped} messages into the thread summary: {report.before:,} -> {report.after:,} "
+        "tokens (the archive keeps every message)."
     )
 
 
-def _delete_old(app: App, rest: str) -> None:
+def _delete_old(app: CommandContext, rest: str) -> None:
     try:
         days = float(rest)
     except ValueError:

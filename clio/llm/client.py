@@ -49,8 +49,6 @@ class ChatResult:
     finish_reason: str | None = None
     usage: Usage | None = None
     interrupted: bool = False
-    first_token_s: float | None = None  # seconds from request to first streamed token
-    elapsed_s: float = 0.0
 
 
 if TYPE_CHECKING:
@@ -88,7 +86,6 @@ class LLMClient:
         self.max_retries = max_retries
         self.backoff = backoff
         self.include_usage = True
-        self.usage_log: list[Usage] = []  # the usage of every request, for the estimator and /stats
         self._api_key = api_key
         self._timeout = timeout
         self._client_obj: Any = None
@@ -177,7 +174,6 @@ class LLMClient:
             kwargs["max_tokens"] = max_tokens
         if self.include_usage:
             kwargs["stream_options"] = {"include_usage": True}
-        started = time.monotonic()
         result = ChatResult()
         calls: dict[int, dict[str, Any]] = {}
         stream = self._client.chat.completions.create(**kwargs)
@@ -191,14 +187,10 @@ class LLMClient:
                     if delta is not None:
                         piece = getattr(delta, "content", None)
                         if piece:
-                            if result.first_token_s is None:
-                                result.first_token_s = time.monotonic() - started
                             text_parts.append(piece)
                             if on_text:
                                 on_text(piece)
                         for tc in getattr(delta, "tool_calls", None) or []:
-                            if result.first_token_s is None:
-                                result.first_token_s = time.monotonic() - started
                             _merge_call(calls, tc)
                     if choice.finish_reason:
                         result.finish_reason = choice.finish_reason
@@ -212,11 +204,8 @@ class LLMClient:
             raise StreamBroken(str(exc)) from exc
         result.content = "".join(text_parts)
         result.tool_calls = [_finish_call(calls[i], i) for i in sorted(calls)]
-        result.elapsed_s = time.monotonic() - started
         if not result.interrupted and result.finish_reason is None and result.usage is None:
             raise StreamBroken("no finish_reason")
-        if result.usage is not None:
-            self.usage_log.append(result.usage)
         return result
 
     # -- failures --------------------------------------------------------------------------------

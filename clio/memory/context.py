@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clio.memory import trim as T
+from clio.memory.budget import Budget
 from clio.memory.stm import latest_user_index, repair
 from clio.memory.tokens import TokenEstimator
 from clio.memory.yarn import ThreadSummary, from_dict, summarize, summary_message, to_dict
 from clio.messages import Message, meta
 
-SUMMARY_MAX_TOKENS = 1500
 _MAX_ROUNDS = 6  # a trim grows the summary, which may need one more trim; this converges in 2-3
 
 
@@ -39,7 +39,7 @@ class ContextEngine:
     def __init__(
         self,
         estimator: TokenEstimator,
-        budget: T.Budget,
+        budget: Budget,
         *,
         window: list[Message] | None = None,
         summary: ThreadSummary | None = None,
@@ -58,9 +58,8 @@ class ContextEngine:
 
     # -- building blocks -----------------------------------------------------------------
     def summary_max_chars(self) -> int:
-        """The rendered summary's budget: 1/8 of the limit, at most ~1,500 tokens."""
-        tokens = max(150, min(SUMMARY_MAX_TOKENS, self.budget.limit // 8))
-        return int(tokens * self.estimator.chars_per_token)
+        """The rendered summary's budget (its share of the budget, ``clio.memory.budget``)."""
+        return self.budget.shares(self.estimator.chars_per_token).summary_chars()
 
     @property
     def summary(self) -> ThreadSummary | None:
@@ -72,10 +71,6 @@ class ContextEngine:
         self._summary = value
         self._summary_msg = summary_message(value, self.summary_max_chars()) if value is not None else None
 
-    @property
-    def summary_message(self) -> Message | None:
-        return self._summary_msg
-
     def fixed(self, system: list[Message]) -> list[Message]:
         """What goes in front of the window: system prompt, summary, recovery."""
         out = list(system)
@@ -84,13 +79,6 @@ class ContextEngine:
         if self.recovery is not None:
             out.append(self.recovery)
         return out
-
-    def latest_user(self) -> str | None:
-        i = latest_user_index(self.window)
-        if i is None:
-            return None
-        c = self.window[i].get("content")
-        return c if isinstance(c, str) else None
 
     def _absorb(self, dropped: list[Message], window: list[Message]) -> None:
         i = latest_user_index(window)
@@ -215,6 +203,13 @@ class ContextEngine:
         """Estimated prompt tokens of the next request as things stand (no trimming)."""
         return self.estimator.count_request(self.fixed(system) + self.window, tools)
 
+    def compacted(self, note: Message, task: str | None) -> None:
+        """The window was summarised by the model into ``note``: fold it into the thread summary
+        (so files, commits and errors stay named) and carry on from the note alone."""
+        self.summary = summarize(list(self.window), self.summary, task)
+        self.window = [note]
+        self._ok = None
+
     def clear(self) -> None:
         """Start over (/clear): empty window, no summary, no recovery."""
         self.window = []
@@ -238,7 +233,7 @@ class ContextEngine:
 
     @classmethod
     def from_state(
-        cls, estimator: TokenEstimator, budget: T.Budget, state: Any, messages: Iterable[Message]
+        cls, estimator: TokenEstimator, budget: Budget, state: Any, messages: Iterable[Message]
     ) -> ContextEngine:
         """Rebuild from ``state()`` and the archived ``messages`` (any iterable, in order).
 

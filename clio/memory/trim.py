@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from clio.memory.budget import Budget
 from clio.memory.stm import flatten, group_units, latest_user_index, repair
 from clio.memory.tokens import TokenEstimator
 from clio.messages import KIND_RECOVERY, Message, meta
@@ -30,40 +31,6 @@ MIN_KEEP_CHARS = 400  # a truncated message keeps at least this much of its head
 CUT_MARKER = (
     "\n[... {n} characters cut to fit the context window; the session archive keeps the full text ...]\n"
 )
-
-
-@dataclass
-class Budget:
-    """Token budget of one request: the window minus what is reserved for the reply."""
-
-    context_window: int
-    reserve_output: int | None = None
-    proactive_at: float = 0.75
-    target: float = 0.50
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.context_window, int) or self.context_window <= 0:
-            raise ValueError(f"context_window must be a positive integer, got {self.context_window!r}")
-        if self.reserve_output is None:
-            self.reserve_output = min(4096, self.context_window // 4)
-        if not 0 <= self.reserve_output < self.context_window:
-            raise ValueError(
-                f"reserve_output must be between 0 and the context window ({self.context_window}), "
-                f"got {self.reserve_output}"
-            )
-        if not 0 < self.target <= self.proactive_at <= 1:
-            raise ValueError(
-                f"need 0 < target <= proactive_at <= 1, got {self.target} and {self.proactive_at}"
-            )
-
-    @property
-    def reserve(self) -> int:
-        return self.reserve_output or 0
-
-    @property
-    def limit(self) -> int:
-        """Most tokens a prompt may take: the context window minus the reserved reply."""
-        return self.context_window - self.reserve
 
 
 @dataclass

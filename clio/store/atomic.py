@@ -20,7 +20,7 @@ import os
 import random
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,10 +40,6 @@ def add_damaged_hook(hook: DamagedHook) -> None:
 def remove_damaged_hook(hook: DamagedHook) -> None:
     if hook in _damaged_hooks:
         _damaged_hooks.remove(hook)
-
-
-class ReadOnlyStore(Exception):
-    """Raised when something tries to write while writing is disabled (incognito)."""
 
 
 def _fsync_dir(path: Path) -> None:
@@ -198,12 +194,6 @@ class FileLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
-
-
-@contextlib.contextmanager
-def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
-    with FileLock(path, timeout):
-        yield
 
 
 def locked_update(

@@ -13,7 +13,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from clio.safety.redact import Redactor
+    from clio.store.ltm_store import LtmStore
+    from clio.store.notes import NoteStore
+    from clio.store.prefs_store import PrefStore
+    from clio.store.sessions import Session, SessionStore
 
 
 class ToolError(Exception):
@@ -40,6 +47,33 @@ def _nobody(question: str) -> str | None:
     return None
 
 
+class Recall(Protocol):
+    def search(self, query: str, max_sessions: int = 5, max_results: int = 10) -> list[dict[str, Any]]:
+        """Ranked hits from earlier sessions of the project."""
+        ...
+
+
+@dataclass
+class Services:
+    """The stores and objects tools may use, built by the app; None where a session has none."""
+
+    redactor: Redactor | None = None  # the one redactor: tools that persist what they get redact it
+    sessions: SessionStore | None = None
+    session: Session | None = None
+    ltm: LtmStore | None = None
+    notes: NoteStore | None = None
+    prefs: PrefStore | None = None
+    recall: Recall | None = None
+    todos_mem: list[dict[str, Any]] | None = None  # the todo list when nothing is written (incognito)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, None) if name in _SERVICE_NAMES else None
+        return default if value is None else value
+
+
+_SERVICE_NAMES = {"redactor", "sessions", "session", "ltm", "notes", "prefs", "recall", "todos_mem"}
+
+
 @dataclass
 class ToolContext:
     """Everything a tool may touch. Built once per session by the app."""
@@ -51,15 +85,16 @@ class ToolContext:
     sandbox: bool = False  # confine file and git operations to root
     interactive: bool = True  # False in one-shot mode
     yes: bool = False  # --yes given
-    services: dict[str, Any] = field(default_factory=dict)  # ltm, notes, prefs, recall, todos, session...
+    services: Services = field(default_factory=Services)
     stored_results: dict[str, str] = field(default_factory=dict)  # handle -> text when session_dir is None
     result_chars: int = 8000  # results longer than this are stored, the model gets a preview (results.py)
 
     def service(self, name: str) -> Any:
-        try:
-            return self.services[name]
-        except KeyError:
-            raise ToolError(f"{name} is not available in this session") from None
+        """The named service, or a ToolError saying it is not available in this session."""
+        value = self.services.get(name)
+        if value is None:
+            raise ToolError(f"{name} is not available in this session")
+        return value
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], str]
@@ -223,7 +258,7 @@ def declined(ctx: ToolContext, action: str, hint: str = "Do not retry it unchang
 
 def redacted_args(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Arguments with secrets redacted, for tools that persist what they are given (memory)."""
-    redactor = ctx.services.get("redactor")
+    redactor = ctx.services.redactor
     if redactor is None:
         return args
     clean, _hits = redactor.redact_obj(args)

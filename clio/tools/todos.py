@@ -1,7 +1,7 @@
 """``todo_operations``: the session's task list (read, write, add, update).
 
 Stored in ``<session_dir>/todos.json`` (atomic; a damaged file is quarantined) or, without
-a session directory, in ``ctx.services["todos_mem"]``. Items are
+a session directory, in ``ctx.services.todos_mem``. Items are
 ``{"id": int, "content": str, "status": "pending" | "in_progress" | "done"}``.
 """
 
@@ -28,15 +28,14 @@ def _valid(data: Any) -> bool:
 def load_todos(ctx: ToolContext) -> list[dict[str, Any]]:
     """The session's todo items (a copy)."""
     if ctx.session_dir is None:
-        mem = ctx.services.setdefault("todos_mem", [])
-        return [dict(d) for d in mem]
+        return [dict(d) for d in ctx.services.todos_mem or []]
     items: list[dict[str, Any]] = read_json(ctx.session_dir / "todos.json", list, validate=_valid)
     return items
 
 
 def save_todos(ctx: ToolContext, items: list[dict[str, Any]]) -> None:
     if ctx.session_dir is None:
-        ctx.services["todos_mem"] = [dict(d) for d in items]
+        ctx.services.todos_mem = [dict(d) for d in items]
         return
     atomic_write_json(ctx.session_dir / "todos.json", items)
 

@@ -30,12 +30,8 @@ def run_one_shot(
 ) -> int:
     ui = OneShotUI(out, err)
     ask = _tty_ask if (sys.stdin.isatty() and sys.stderr.isatty() and not settings.yes) else None
-    app = App(settings, paths, interactive=False, console=out, err=err, ui=ui, ask=ask)
+    app = App.start(settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask)
     try:
-        if resume is not None:
-            app.open_session(resume) if resume else app.resume_latest()
-        else:
-            app.open_session()
         if text.lstrip().startswith("/"):
             try:
                 return 0 if run_slash(app, text.strip()) else 1

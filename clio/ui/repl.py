@@ -84,12 +84,8 @@ def run_repl(
     err: Console,
 ) -> int:
     ui = ReplUI(out)
-    app = App(settings, paths, interactive=True, console=out, err=err, ui=ui, ask=_ask)
+    app = App.start(settings, paths, resume=resume, interactive=True, console=out, err=err, ui=ui, ask=_ask)
     try:
-        if resume is not None:
-            app.open_session(resume) if resume else app.resume_latest()
-        else:
-            app.open_session()
         history: History = InMemoryHistory()
         if app.writes:
             paths.clio_dir.mkdir(parents=True, exist_ok=True)
@@ -152,10 +148,8 @@ def _banner(app: App, out: Console) -> None:
 
 
 def _toolbar(app: App) -> HTML:
-    used = 0
-    if app.orchestrator is not None and app.prompt is not None:
-        used = app.orchestrator.engine.used_tokens(app.prompt.system(), app.orchestrator.tools())
-    window = app.budget.context_window
+    used = app.orchestrator.used_tokens() if app.orchestrator is not None else 0
+    window = app.window.size
     name = app.session.info.name if app.session else ""
     return HTML(
         f" {app.settings.model} · {used:,}/{window:,} tokens ({100 * used // max(window, 1)}%)"

@@ -420,7 +420,7 @@ def test_standalone_server(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [
             sys.executable,
-            str(Path(__file__).with_name("fakeserver.py")),
+            str(Path(__file__).resolve().parents[2] / "testkit" / "fakeserver.py"),
             "--port",
             "0",
             "--script",

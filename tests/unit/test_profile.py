@@ -1,4 +1,5 @@
-"""The tool profile and what scales with the window (clio/agent/profile.py), without a server.
+"""The tool profile and what scales with the window (clio/memory/budget.py, clio/agent/window.py),
+without a server.
 
 The lean profile exists so a small window (2k-4k tokens, common with local models) has room for
 the conversation: these tests pin what it sends, what it refuses, and the rule that picks it.
@@ -14,16 +15,14 @@ import pytest
 
 import clio.app_memory  # noqa: F401  (registers memory_operations and preferences)
 import clio.tools.builtin  # noqa: F401
-from clio.agent.profile import (
-    FIXED_SHARE,
-    chars_for,
-    choose_profile,
-    scaled_budget,
-)
 from clio.agent.prompt import PromptBuilder
+from clio.agent.window import Window
+from clio.config import Settings
+from clio.memory.budget import FIXED_SHARE, MIN_RESULT_CHARS, RESULT_CHARS, Budget, Shares
 from clio.memory.tokens import TokenEstimator
+from clio.store.model_state import ModelStateStore
 from clio.tools.registry import REGISTRY, Lean, Tool, ToolContext
-from clio.tools.results import MIN_RESULT_CHARS, RESULT_CHARS, maybe_store, page_chars, result_chars_for
+from clio.tools.results import maybe_store, page_chars
 
 
 def compact(schemas: list[dict[str, Any]]) -> int:
@@ -98,24 +97,45 @@ def test_a_tool_not_offered_does_not_run(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- choosing
 
 
+def window(profile: str = "auto", size: int = 6000, full_fixed: int = 2000) -> Window:
+    """A real Window with nothing stored, whose full fixed part costs ``full_fixed`` tokens."""
+    w = Window(Settings(model="unknown-local-model", profile=profile, context_window=size), ModelStateStore(None))
+    w.measure_full_with(lambda est, cap: full_fixed)
+    return w
+
+
 def test_choose_profile_by_the_fixed_share_of_the_budget() -> None:
     assert pytest.approx(1 / 3) == FIXED_SHARE
-    assert choose_profile("auto", 6000, 2000) == "full"  # exactly a third
-    assert choose_profile("auto", 6000, 2001) == "lean"
-    assert choose_profile("auto", 1792, 1830) == "lean"  # llama-server -c 2048, 256 reserved
-    assert choose_profile("auto", 124_000, 1830) == "full"
-    assert choose_profile("full", 1792, 1830) == "full"  # the user's word wins
-    assert choose_profile("lean", 124_000, 10) == "lean"
-    with pytest.raises(ValueError, match="profile must be one of"):
-        choose_profile("small", 1000, 10)
+    assert Shares(6000, 3.5).fits_full(2000)  # exactly a third
+    assert not Shares(6000, 3.5).fits_full(2001)
+    w = window(size=8000, full_fixed=2000)  # limit 6000
+    assert (w.budget.limit, w.profile) == (6000, "full")
+    assert window(size=8000, full_fixed=2001).profile == "lean"
+    assert window(size=2048, full_fixed=1830).profile == "lean"  # llama-server -c 2048
+    assert window(size=128_000, full_fixed=1830).profile == "full"
+    assert window("full", size=2048, full_fixed=1830).profile == "full"  # the user's word wins
+    assert window("lean", size=128_000, full_fixed=10).profile == "lean"
+
+
+def test_a_stated_window_re_chooses_the_profile_and_tells_the_listeners() -> None:
+    w = window(size=32_768, full_fixed=1830)
+    seen: list[tuple[int, str, int]] = []
+    w.subscribe(lambda win: seen.append((win.size, win.profile, win.shares.result_chars())))
+    assert seen == [(32_768, "full", RESULT_CHARS)]
+    note = w.use(2048, "stated by the endpoint's model list")
+    assert "lean tool profile" in note and w.source == "stated by the endpoint's model list"
+    assert seen[-1][:2] == (2048, "lean") and seen[-1][2] < RESULT_CHARS
+    assert w.use(1900, "again") == ""  # already lean: no second note
 
 
 def test_budgets_scale_down_in_small_windows_only() -> None:
-    assert scaled_budget(1200, 124_000, 1 / 10) == 1200
-    assert scaled_budget(1200, 1792, 1 / 10) == 179
-    assert scaled_budget(300, 1792, 1 / 40) == 44
-    assert chars_for(1792, 1 / 8, 3.5) == 784
-    assert chars_for(124_000, 1 / 8, 3.5, 2000) == 2000
+    big, small = Shares(124_000, 3.5), Shares(1792, 3.5)
+    assert big.ltm_tokens(1200) == 1200
+    assert small.ltm_tokens(1200) == 179
+    assert small.prefs_tokens(300) == 44
+    assert small.task_chars() == 784
+    assert big.task_chars() == 2000
+    assert big.summary_chars() == int(1500 * 3.5) and small.summary_chars() == int(224 * 3.5)
 
 
 def test_full_fixed_part_exceeds_a_third_of_a_2k_window_and_lean_fits(tmp_path: Path) -> None:
@@ -129,9 +149,9 @@ def test_full_fixed_part_exceeds_a_third_of_a_2k_window_and_lean_fits(tmp_path: 
         )
 
     limit_2k = 2048 - 512  # the default reply reserve is a quarter of the window
-    assert choose_profile("auto", limit_2k, fixed("full")) == "lean"
+    assert not Shares(limit_2k, 3.5).fits_full(fixed("full"))
     assert fixed("lean") < limit_2k / 3, fixed("lean")
-    assert choose_profile("auto", 8192 - 2048, fixed("full")) == "full"
+    assert Shares(8192 - 2048, 3.5).fits_full(fixed("full"))
 
 
 # ---------------------------------------------------------------- the system prompt
@@ -164,10 +184,10 @@ def test_long_project_instructions_are_cut_with_a_note(tmp_path: Path) -> None:
 
 
 def test_result_limit_scales_with_the_window(tmp_path: Path) -> None:
-    assert result_chars_for(124_000, 3.5) == RESULT_CHARS
-    assert result_chars_for(1792, 3.3) == 1971
-    assert result_chars_for(300, 3.3) == MIN_RESULT_CHARS
-    ctx = ToolContext(root=tmp_path, session_dir=tmp_path / "s", result_chars=result_chars_for(1792, 3.3))
+    assert Shares(124_000, 3.5).result_chars() == RESULT_CHARS
+    assert Shares(1792, 3.3).result_chars() == 1971
+    assert Shares(300, 3.3).result_chars() == MIN_RESULT_CHARS
+    ctx = ToolContext(root=tmp_path, session_dir=tmp_path / "s", result_chars=Shares(1792, 3.3).result_chars())
     text = "".join(f"{i:04d} river stone cloud maple\n" for i in range(250))  # 7,250 chars
     preview = maybe_store(ctx, "file_operations", text)
     assert len(preview) < ctx.result_chars, len(preview)
@@ -183,10 +203,8 @@ def test_result_limit_scales_with_the_window(tmp_path: Path) -> None:
 
 
 def test_a_reply_reserve_that_does_not_fit_the_window_falls_back_to_the_default() -> None:
-    from clio.app_model import budget_for
-
-    assert budget_for(32768, 4096).reserve == 4096
-    assert budget_for(4096, 256).reserve == 256
-    assert budget_for(4096, 4096).reserve == 1024  # would leave no room for the prompt
-    assert budget_for(2048, 1024).reserve == 512
-    assert budget_for(2048, None).limit == 1536
+    assert Budget.for_window(32768, 4096).reserve == 4096
+    assert Budget.for_window(4096, 256).reserve == 256
+    assert Budget.for_window(4096, 4096).reserve == 1024  # would leave no room for the prompt
+    assert Budget.for_window(2048, 1024).reserve == 512
+    assert Budget.for_window(2048, None).limit == 1536

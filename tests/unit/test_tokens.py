@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 import tiktoken
 
+from clio.llm import encoding as enc_mod
+from clio.llm.encoding import load_encoding
 from clio.memory import tokens as tk
-from clio.memory.tokens import TokenEstimator, load_encoding
+from clio.memory.tokens import TokenEstimator
 from testkit.fakeserver_sse import count_prompt_tokens
 
 TOOLS = [
@@ -211,9 +213,9 @@ def test_recounting_the_same_messages_does_not_encode_again() -> None:
 # ---------------------------------------------------------------- loading encodings
 @pytest.fixture
 def fresh_cache() -> Any:
-    tk.clear_encoding_cache()
+    enc_mod.clear_encoding_cache()
     yield
-    tk.clear_encoding_cache()
+    enc_mod.clear_encoding_cache()
 
 
 def test_models_unknown_to_tiktoken_get_no_encoding(
@@ -224,8 +226,8 @@ def test_models_unknown_to_tiktoken_get_no_encoding(
     for model in ("qwen2.5-coder:7b", "llama3.1", "mistral-small", "deepseek-coder"):
         assert load_encoding(model, None) is None
     assert called == []
-    assert tk.encoding_name("gpt-4o") == "o200k_base"
-    assert tk.encoding_name("openai/gpt-4o-mini") == "o200k_base"
+    assert enc_mod.encoding_name("gpt-4o") == "o200k_base"
+    assert enc_mod.encoding_name("openai/gpt-4o-mini") == "o200k_base"
 
 
 def test_a_failed_load_returns_none_and_is_not_retried(

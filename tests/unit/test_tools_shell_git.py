@@ -318,7 +318,7 @@ def test_todos_persist_per_session(tmp_path: Path) -> None:
 def test_todos_in_memory_and_damaged_file(tmp_path: Path) -> None:
     ctx = ToolContext(root=tmp_path)
     ok(ctx, "todo_operations", operation="add", content="only in memory")
-    assert ctx.services["todos_mem"] == [{"id": 1, "content": "only in memory", "status": "pending"}]
+    assert ctx.services.todos_mem == [{"id": 1, "content": "only in memory", "status": "pending"}]
     assert list(tmp_path.iterdir()) == []
     sess = tmp_path / "s"
     sess.mkdir()
