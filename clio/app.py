@@ -153,7 +153,10 @@ class App:
             window=self.window,
             ui=self.ui,
             hooks=Hooks(
-                before_trim=self._checkpoint, after_trim=self.refresh_memory, recovery_text=self.recovery_text
+                before_trim=self._checkpoint,
+                after_trim=self.refresh_memory,
+                recovery_text=self.recovery_text,
+                turn_started=self._turn_started,
             ),
             redactor=self.redactor,
             max_iterations=s.max_iterations,
@@ -162,6 +165,7 @@ class App:
             max_output_tokens=s.max_output_tokens,
             tool_choice=s.tool_choice,
         )
+        self._ranked_on_task = False
         prompt = self.prompt
         self.window.measure_full_with(
             lambda est, cap: est.count_messages([{"role": "system", "content": prompt.static_text("full", cap)}])
@@ -265,6 +269,17 @@ class App:
             if len(files) >= limit:
                 break
         return files
+
+    def _turn_started(self) -> None:
+        """The first message of a session (new or resumed) in this run: rank memory against it.
+
+        Memory was ranked when the session was attached, before the user typed anything (a new
+        session has no task then). Ranking again here, once, and after every trim keeps the
+        front of the request stable between trims (prefix caches) while the first request
+        already carries what matters for the task."""
+        if not self._ranked_on_task:
+            self._ranked_on_task = True
+            self.refresh_memory()
 
     def refresh_memory(self) -> None:
         if self.prompt is not None:

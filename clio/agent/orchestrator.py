@@ -75,6 +75,7 @@ class Hooks:
     before_trim: Callable[[int], None] = lambda iteration: None  # write the progress checkpoint
     after_trim: Callable[[], None] = lambda: None  # re-rank memory into the system prompt
     recovery_text: Callable[[], str] = lambda: ""  # todos + git + task anchor
+    turn_started: Callable[[], None] = lambda: None  # the user's message is on disk; nothing sent yet
 
 
 class Orchestrator:
@@ -202,6 +203,7 @@ class Orchestrator:
         self.add(make("user", text))
         self.save_state()
         self.window.probe_once()  # the user's message is on disk; nothing sent yet
+        self.hooks.turn_started()
         while out.iterations < self.max_iterations:
             out.iterations += 1
             tools = self.tools()
