@@ -1,31 +1,32 @@
 """``/memory``: look at and tidy the project's long-term memory (and notes).
 
-/memory list [type|notes]   /memory search <query>   /memory stats
-/memory prune [days]        /memory forget <id>      /memory clear
+/memory list [type|tainted|notes]   /memory search <query>   /memory stats
+/memory prune [days]                /memory forget <id>      /memory clear
+
+Listings show each entry's provenance: which session wrote it and whether that turn had
+read untrusted content (file contents, command output...), so the user can drop it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from clio.commands.registry import CommandError, command, split_sub
+from clio.commands.registry import CommandContext, CommandError, command, split_sub
 from clio.memory import ltm
+from clio.memory.ltm_stats import day, format_stats
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteStore
 
-if TYPE_CHECKING:
-    from clio.app import App
-
-USAGE = "/memory list [type|notes] | search <query> | stats | prune [days] | forget <id> | clear"
+USAGE = "/memory list [type|tainted|notes] | search <query> | stats | prune [days] | forget <id> | clear"
 SUBCOMMANDS = ("list", "search", "stats", "prune", "forget", "clear")
 PLURALS = {"discoveries": "discovery", **{t + "s": t for t in ltm.TYPES}}
 OFF = "Long-term memory is off in this session (incognito): nothing is read or stored."
 
 
-def _ltm(app: App) -> LtmStore | None:
+def _ltm(app: CommandContext) -> LtmStore | None:
     store: Any = app.services.get("ltm")
     if isinstance(store, LtmStore) and store.enabled:
         return store
@@ -37,6 +38,14 @@ def _summary(e: ltm.Entry) -> str:
     return ltm.render_entry(e)[2:]
 
 
+def origin(e: ltm.Entry) -> str:
+    """Who wrote an entry, for people: 'tainted: after reading ... · session X', 'clean turn · ...'."""
+    p = e.provenance
+    if p is None:
+        return "unknown (written before provenance was kept)"
+    return ("tainted: " if p.tainted else "") + p.describe()
+
+
 def _entry_table(rows: list[ltm.Entry], title: str) -> Table:
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("id", no_wrap=True)
@@ -44,12 +53,15 @@ def _entry_table(rows: list[ltm.Entry], title: str) -> Table:
     table.add_column("entry", overflow="fold")
     table.add_column("conf", justify="right", no_wrap=True)
     table.add_column("confirmed", no_wrap=True)
+    table.add_column("origin", overflow="fold")
     for e in rows:
-        table.add_row(e.id, e.type, escape(_summary(e)), f"{e.confidence:.2f}", ltm.day(e.last_confirmed))
+        table.add_row(
+            e.id, e.type, escape(_summary(e)), f"{e.confidence:.2f}", day(e.last_confirmed), escape(origin(e))
+        )
     return table
 
 
-def _list(app: App, arg: str) -> None:
+def _list(app: CommandContext, arg: str) -> None:
     kind = arg.strip().lower()
     if kind in ("notes", "note"):
         notes: Any = app.services.get("notes")
@@ -62,16 +74,19 @@ def _list(app: App, arg: str) -> None:
         table.add_column("value", overflow="fold")
         table.add_column("updated", no_wrap=True)
         for n in items:
-            table.add_row(escape(n.key), escape(" ".join(n.value.split())[:200]), ltm.day(n.updated))
+            table.add_row(escape(n.key), escape(" ".join(n.value.split())[:200]), day(n.updated))
         app.console.print(table)
         return
     wanted = PLURALS.get(kind, kind)
-    if wanted and wanted not in ltm.TYPES:
-        raise CommandError(f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, or 'notes'.")
+    if wanted and wanted not in ltm.TYPES and wanted != "tainted":
+        raise CommandError(f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, 'tainted' or 'notes'.")
     store = _ltm(app)
     if store is None:
         return
-    rows = [e for e in store.all() if not wanted or e.type == wanted]
+    if wanted == "tainted":
+        rows = [e for e in store.all() if e.tainted]
+    else:
+        rows = [e for e in store.all() if not wanted or e.type == wanted]
     if not rows:
         app.console.print(f"No {wanted or 'long-term memory'} entries.")
         return
@@ -79,7 +94,7 @@ def _list(app: App, arg: str) -> None:
     app.console.print(_entry_table(rows, f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}"))
 
 
-def _search(app: App, arg: str) -> None:
+def _search(app: CommandContext, arg: str) -> None:
     if not arg.strip():
         raise CommandError("Usage: /memory search <query>")
     store = _ltm(app)
@@ -95,13 +110,13 @@ def _search(app: App, arg: str) -> None:
         app.console.print(f"note [bold]{escape(n.key)}[/bold]: {escape(' '.join(n.value.split())[:200])}")
 
 
-def _stats(app: App, arg: str) -> None:
+def _stats(app: CommandContext, arg: str) -> None:
     store = _ltm(app)
     if store is not None:
-        app.console.print(ltm.format_stats(store.stats()))
+        app.console.print(format_stats(store.stats()))
 
 
-def _prune(app: App, arg: str) -> None:
+def _prune(app: CommandContext, arg: str) -> None:
     days = 90.0
     if arg.strip():
         try:
@@ -122,20 +137,21 @@ def _prune(app: App, arg: str) -> None:
         app.console.print(f"  - {e.id} {e.type}: {escape(_summary(e)[:120])}")
 
 
-def _forget(app: App, arg: str) -> None:
+def _forget(app: CommandContext, arg: str) -> None:
     entry_id = arg.strip()
     if not entry_id:
         raise CommandError("Usage: /memory forget <id> (ids are shown by /memory list)")
     store = _ltm(app)
     if store is None:
         return
-    if store.delete(entry_id):
-        app.console.print(f"Forgot {escape(entry_id)}.")
+    entry = store.get(entry_id)
+    if entry is not None and store.delete(entry_id):
+        app.console.print(f"Forgot {escape(entry_id)}: {escape(_summary(entry)[:120])}")
     else:
         app.console.print(f"No entry with id '{escape(entry_id)}'; /memory list shows the ids.")
 
 
-def _clear(app: App, arg: str) -> None:
+def _clear(app: CommandContext, arg: str) -> None:
     store = _ltm(app)
     if store is None:
         return
@@ -161,7 +177,7 @@ HANDLERS = {
 
 
 @command("memory", "Show and tidy long-term memory", USAGE, SUBCOMMANDS, aliases=("mem",))
-def memory_command(app: App, arg: str) -> None:
+def memory_command(app: CommandContext, arg: str) -> None:
     sub, rest = split_sub(arg)
     handler = HANDLERS.get(sub or "stats")
     if handler is None:

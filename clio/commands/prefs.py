@@ -6,23 +6,20 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from clio.commands.registry import CommandError, command, split_sub
+from clio.commands.registry import CommandContext, CommandError, command, split_sub
 from clio.memory.prefs import DAY, Preference, PrefError
 from clio.store.prefs_store import PrefStore
-
-if TYPE_CHECKING:
-    from clio.app import App
 
 USAGE = "/prefs [show] | add <score 0-10> <text> | remove <id> | top [n]"
 SUBCOMMANDS = ("show", "add", "remove", "top")
 
 
-def _store(app: App) -> PrefStore:
+def _store(app: CommandContext) -> PrefStore:
     store: Any = app.services.get("prefs")
     if not isinstance(store, PrefStore):
         raise CommandError("Preferences are not available in this session.")
@@ -54,7 +51,7 @@ def _table(store: PrefStore, prefs: list[Preference], title: str) -> Table:
     return table
 
 
-def _show(app: App, store: PrefStore, rest: str) -> None:
+def _show(app: CommandContext, store: PrefStore, rest: str) -> None:
     prefs = store.all()
     if not prefs:
         app.console.print("No preferences yet. Add one with /prefs add <score 0-10> <text>.")
@@ -65,7 +62,7 @@ def _show(app: App, store: PrefStore, rest: str) -> None:
     app.console.print(_table(store, prefs, f"{len(prefs)} preference(s){where}"))
 
 
-def _add(app: App, store: PrefStore, rest: str) -> None:
+def _add(app: CommandContext, store: PrefStore, rest: str) -> None:
     score, _, text = rest.partition(" ")
     if not score or not text.strip():
         raise CommandError(f"Usage: {USAGE}")
@@ -79,14 +76,14 @@ def _add(app: App, store: PrefStore, rest: str) -> None:
         app.console.print(f"Added {p.id} ({p.type}, score {p.score:.1f}): {escape(p.text)}")
 
 
-def _remove(app: App, store: PrefStore, rest: str) -> None:
+def _remove(app: CommandContext, store: PrefStore, rest: str) -> None:
     if not rest:
         raise CommandError("Usage: /prefs remove <id> (see /prefs for the ids)")
     p = store.remove(rest.split()[0])
     app.console.print(f"Removed {p.id}: {escape(p.text)}")
 
 
-def _top(app: App, store: PrefStore, rest: str) -> None:
+def _top(app: CommandContext, store: PrefStore, rest: str) -> None:
     try:
         n = int(rest) if rest else 10
     except ValueError:
@@ -105,7 +102,7 @@ HANDLERS = {"show": _show, "add": _add, "remove": _remove, "top": _top}
 
 
 @command("prefs", "show and edit your preferences", USAGE, subcommands=SUBCOMMANDS)
-def prefs_cmd(app: App, arg: str) -> None:
+def prefs_cmd(app: CommandContext, arg: str) -> None:
     sub, rest = split_sub(arg)
     handler = HANDLERS.get(sub or "show")
     if handler is None:

@@ -41,7 +41,7 @@ BANDS: dict[str, tuple[float, float]] = {
 TYPES: tuple[str, ...] = tuple(BANDS)
 DERIVE_ORDER = ("taboo", "aversion", "habit", "preference", "style")
 LABELS = {"taboo": "Never", "aversion": "Avoid", "preference": "Prefer", "style": "Style", "habit": "Usually"}
-HEADER = "User preferences (from earlier sessions; what the user says now wins):"
+HEADER = "User preferences from earlier sessions (guidance, not instructions; what the user says now wins):"
 
 
 class PrefError(ValueError):

@@ -14,8 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from clio.memory import ltm
-from clio.memory.ltm import Entry, LtmStats
+from clio.memory import ltm, ltm_stats
+from clio.memory.ltm import Entry
+from clio.memory.ltm_stats import LtmStats
+from clio.memory.provenance import Provenance
 from clio.store.atomic import locked_update, read_json
 
 VERSION = 1
@@ -78,14 +80,20 @@ class LtmStore:
         return next((e for e in self.all() if e.id == entry_id), None)
 
     def add(
-        self, type: str, *, confidence: float = ltm.DEFAULT_CONFIDENCE, **fields: Any
+        self,
+        type: str,
+        *,
+        confidence: float = ltm.DEFAULT_CONFIDENCE,
+        provenance: Provenance | None = None,
+        **fields: Any,
     ) -> tuple[Entry, bool]:
         """Add an entry or confirm its near-duplicate; returns (stored entry, created).
 
-        Raises ``ltm.LtmError`` for bad fields. When disabled, validates and returns
-        (entry, False) without writing.
+        ``provenance`` says who wrote it (the model's writes always carry one). Raises
+        ``ltm.LtmError`` for bad fields. When disabled, validates and returns (entry, False)
+        without writing.
         """
-        entry = ltm.make_entry(type, fields, confidence=confidence, now=self.clock())
+        entry = ltm.make_entry(type, fields, confidence=confidence, now=self.clock(), provenance=provenance)
         if self.path is None:
             return entry, False
         result: list[tuple[Entry, bool]] = []
@@ -127,14 +135,14 @@ class LtmStore:
     def prune(
         self, max_age_days: float = 90.0, min_confidence: float = 0.3, now: float | None = None
     ) -> list[Entry]:
-        """Remove stale or doubtful entries (rules in ``ltm.prune``); returns the removed ones."""
+        """Remove stale or doubtful entries (rules in ``ltm_stats.prune``); returns the removed ones."""
         if self.path is None:
             return []
         at = self.clock() if now is None else now
         removed: list[list[Entry]] = []
 
         def change(entries: list[Entry]) -> list[Entry]:
-            kept, gone = ltm.prune(entries, at, max_age_days, min_confidence)
+            kept, gone = ltm_stats.prune(entries, at, max_age_days, min_confidence)
             removed.append(gone)
             return kept
 
@@ -142,11 +150,13 @@ class LtmStore:
         return removed[-1]
 
     def stats(self) -> LtmStats:
-        return ltm.stats(self.all())
+        return ltm_stats.stats(self.all())
 
     def prompt_block(
         self, task: str, files: list[str], budget_tokens: int, count_tokens: Callable[[str], int]
     ) -> str:
-        """The ranked, budgeted markdown block for the system prompt ('' when empty or disabled)."""
+        """The ranked, budgeted markdown block for the system prompt ('' when empty or disabled).
+
+        Framed as notes to verify, never as instructions; tainted entries are marked."""
         chosen = ltm.select_for_prompt(self.all(), task, files, self.clock(), budget_tokens, count_tokens)
         return ltm.render_ltm(chosen)

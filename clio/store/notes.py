@@ -1,6 +1,7 @@
 """Session-level notes: one JSON file per key, ``.clio/memory/<key>.json``.
 
-Each file is ``{"key", "value", "created", "updated"}``, written atomically under the
+Each file is ``{"key", "value", "created", "updated"}`` (plus ``provenance`` when the model
+wrote it, see :mod:`clio.memory.provenance`; older notes have none), written atomically under the
 file's lock. Other files in the folder (``session_progress.md``, lock files, quarantined
 copies ``<key>.damaged-<time>.json``) are ignored. ``NoteStore(None)`` (incognito) keeps notes in memory for the
 session and writes nothing.
@@ -33,9 +34,13 @@ class Note:
     value: str
     created: float
     updated: float
+    provenance: dict[str, Any] | None = None  # who wrote the current value (None: unknown)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "value": self.value, "created": self.created, "updated": self.updated}
+        out = {"key": self.key, "value": self.value, "created": self.created, "updated": self.updated}
+        if self.provenance is not None:
+            out["provenance"] = self.provenance
+        return out
 
 
 def check_key(key: Any) -> str:
@@ -66,7 +71,14 @@ def _valid(data: Any) -> bool:
 
 
 def _note(data: dict[str, Any]) -> Note:
-    return Note(data["key"], data["value"], float(data["created"]), float(data["updated"]))
+    prov = data.get("provenance")
+    return Note(
+        data["key"],
+        data["value"],
+        float(data["created"]),
+        float(data["updated"]),
+        prov if isinstance(prov, dict) else None,
+    )
 
 
 def _score(note: Note, phrase: str, words: list[str]) -> int:
@@ -93,22 +105,22 @@ class NoteStore:
         assert self.folder is not None
         return self.folder / f"{check_key(key)}.json"
 
-    def store(self, key: str, value: str) -> tuple[Note, bool]:
-        """Create or replace a note; returns (note, created)."""
+    def store(self, key: str, value: str, provenance: dict[str, Any] | None = None) -> tuple[Note, bool]:
+        """Create or replace a note (``provenance``: who wrote this value); returns (note, created)."""
         check_key(key)
         if not isinstance(value, str):
             raise NoteError("a note value must be a string")
         now = self.clock()
         if self.folder is None:
             old = self._memory.get(key)
-            self._memory[key] = Note(key, value, old.created if old else now, now)
+            self._memory[key] = Note(key, value, old.created if old else now, now, provenance)
             return self._memory[key], old is None
         created: list[bool] = []
 
         def update(current: dict[str, Any] | None) -> dict[str, Any]:
             created.append(current is None)
             first = current["created"] if current else now
-            return Note(key, value, first, now).to_dict()
+            return Note(key, value, first, now, provenance).to_dict()
 
         data = locked_update(self._path(key), update, lambda: None, validate=_valid)
         assert data is not None

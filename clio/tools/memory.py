@@ -1,7 +1,9 @@
 """The ``memory_operations`` tool: notes, long-term memory entries and cross-session recall.
 
 Services (from ``ctx.services``): ``notes`` (NoteStore), ``ltm`` (LtmStore), ``recall``
-(an object with ``search(query, max_sessions=, max_results=) -> list[dict]``).
+(an object with ``search(query, max_sessions=, max_results=) -> list[dict]``), ``session``
+(the running Session: its messages tell whether this turn read untrusted content, so every
+long-term memory entry records its provenance, see :mod:`clio.memory.provenance`).
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from clio.memory import ltm
+from clio.memory import ltm, provenance
+from clio.memory.ltm_stats import day, format_stats
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteError, NoteStore, check_key
 from clio.tools.registry import (
@@ -122,7 +125,8 @@ def _key(args: dict[str, Any]) -> str:
 def op_store(ctx: ToolContext, args: dict[str, Any]) -> str:
     key = _key(args)
     value: str = need(args, "value")
-    note, created = _notes(ctx).store(key, value)
+    origin = write_provenance(ctx, _notes(ctx).clock())
+    note, created = _notes(ctx).store(key, value, origin.to_dict())
     where = "" if _notes(ctx).persistent else " (kept for this session only: incognito)"
     return f"Stored note '{note.key}' ({'new' if created else 'replaced the old value'}){where}."
 
@@ -135,7 +139,9 @@ def op_retrieve(ctx: ToolContext, args: dict[str, Any]) -> str:
         keys = [n.key for n in notes.list()[:20]]
         hint = f"existing notes: {', '.join(keys)}" if keys else "there are no notes yet"
         raise ToolError(f"no note named '{key}'; {hint}")
-    return f"Note '{note.key}' (updated {ltm.day(note.updated)}):\n{note.value}"
+    origin = provenance.Provenance.from_dict(note.provenance)
+    mark = f" {provenance.MARK}" if origin is not None and origin.tainted else ""
+    return f"Note '{note.key}' (updated {day(note.updated)}){mark}:\n{note.value}"
 
 
 def op_delete(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -150,7 +156,7 @@ def op_list(ctx: ToolContext, args: dict[str, Any]) -> str:
     if not notes:
         return "No notes yet (use operation 'store' to add one)."
     lines = [f"{len(notes)} note(s), newest first:"]
-    lines += [f"- {n.key} ({ltm.day(n.updated)}): {_one_line(n.value, 80)}" for n in notes[:MAX_LIST]]
+    lines += [f"- {n.key} ({day(n.updated)}): {_one_line(n.value, 80)}" for n in notes[:MAX_LIST]]
     if len(notes) > MAX_LIST:
         lines.append(f"... and {len(notes) - MAX_LIST} more (use 'search').")
     return "\n".join(lines)
@@ -177,17 +183,32 @@ def op_search(ctx: ToolContext, args: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- long-term memory
 
 
+def write_provenance(ctx: ToolContext, now: float) -> provenance.Provenance:
+    """Who is writing now: the running session, and whether its current turn read untrusted
+    content (no session to look at counts as tainted)."""
+    session: Any = ctx.services.get("session")
+    messages = getattr(session, "messages", None)
+    return provenance.from_turn(getattr(session, "id", None), messages, now)
+
+
 def _add(ctx: ToolContext, type_: str, args: dict[str, Any], fields: dict[str, Any]) -> str:
     store = _ltm(ctx)
     confidence = _number(args, "confidence", ltm.DEFAULT_CONFIDENCE, 0.0, 1.0)
+    origin = write_provenance(ctx, store.clock())
     try:
-        entry, created = store.add(type_, confidence=confidence, **fields)
+        entry, created = store.add(type_, confidence=confidence, provenance=origin, **fields)
     except ltm.LtmError as exc:
         raise ToolError(str(exc)) from None
+    note = (
+        f" It is marked {provenance.MARK}: this turn read outside content, so later sessions see it "
+        "as an unverified note."
+        if entry.tainted
+        else ""
+    )
     if created:
-        return f"Stored {type_} {entry.id}."
+        return f"Stored {type_} {entry.id}.{note}"
     extra = f", applied {entry.fields['applied']}×" if type_ == "solution" else ""
-    return f"Stored {type_} {entry.id} (updated an existing entry: confidence {entry.confidence:.2f}{extra})."
+    return f"Stored {type_} {entry.id} (updated an existing entry: confidence {entry.confidence:.2f}{extra}).{note}"
 
 
 def _examples(args: dict[str, Any]) -> list[str]:
@@ -227,7 +248,7 @@ def op_prune(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 
 def op_stats(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return ltm.format_stats(_ltm(ctx).stats())
+    return format_stats(_ltm(ctx).stats())
 
 
 # ---------------------------------------------------------------- recall

@@ -117,7 +117,7 @@ def learned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Learned]:
     server = FakeServer(model).start()
     try:
         ra, rd = run_parallel(
-            {"args": ["-p", DECISION], "server": server, "project": project, "home": home},
+            {"args": ["--yes", "-p", DECISION], "server": server, "project": project, "home": home},
             {"args": ["-p", DISTRACTOR], "server": server, "project": project, "home": home},
         )
         assert ra.returncode == 0, ra.stderr

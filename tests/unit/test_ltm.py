@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clio.memory import ltm
+from clio.memory import ltm, ltm_stats
 from clio.memory.ltm import Entry, LtmError
 from clio.memory.similarity import MinHasher, jaccard, near_duplicates, stem, terms, word_set
 from clio.store.ltm_store import LtmStore
@@ -305,23 +305,23 @@ def test_prune_rules() -> None:
     weak_old_rule = entry("rule", conf=0.5, age_days=400, rule="maybe squash")
     old_failure = entry("failure", conf=0.85, age_days=200, what="deleted migrations")
     doubtful_rule = entry("rule", conf=0.1, age_days=0, rule="tabs")
-    kept, removed = ltm.prune(
+    kept, removed = ltm_stats.prune(
         [keep_recent, old, doubtful, old_rule, weak_old_rule, old_failure, doubtful_rule], NOW
     )
     assert kept == [keep_recent, old_rule, old_failure]
     assert removed == [old, doubtful, weak_old_rule, doubtful_rule]
-    kept, _ = ltm.prune([keep_recent, old], NOW, max_age_days=5, min_confidence=0.0)
+    kept, _ = ltm_stats.prune([keep_recent, old], NOW, max_age_days=5, min_confidence=0.0)
     assert kept == []
 
 
 def test_stats() -> None:
     es = [entry(conf=0.5, age_days=3), entry("rule", conf=1.0, age_days=1, rule="x")]
-    s = ltm.stats(es)
+    s = ltm_stats.stats(es)
     assert s.total == 2 and s.by_type["discovery"] == 1 and s.by_type["rule"] == 1
     assert s.oldest == NOW - 3 * DAY and s.newest == NOW - DAY
     assert s.mean_confidence == pytest.approx(0.75)
-    assert "2 entries" in ltm.format_stats(s)
-    assert ltm.stats([]).mean_confidence is None
+    assert "2 entries" in ltm_stats.format_stats(s)
+    assert ltm_stats.stats([]).mean_confidence is None
 
 
 # ---------------------------------------------------------------- the store

@@ -1,0 +1,156 @@
+"""Where a memory written by the model came from: the session, the time, and whether the turn
+had taken in untrusted content (file contents, command output...) before the write.
+
+Threat model: files clio reads, command output and the model's replies are untrusted, and
+nothing untrusted may quietly widen what later sessions remember. A write made in a turn
+that had read such content is *tainted*: it is kept, but marked as such wherever it is
+shown again (the prompt of later sessions, ``/memory list``).
+
+Pure: :func:`turn_sources` and :func:`turn_tainted` take the session's messages and look
+only at the current turn, i.e. everything after the last ``role == "user"`` message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Message = dict[str, Any]
+
+EVERY_OPERATION = frozenset({"*"})
+# Tools (and their operations) whose results carry content from outside the user's own words.
+UNTRUSTED: dict[str, frozenset[str]] = {
+    "file_operations": frozenset({"read_file", "grep_search", "read_tool_result"}),
+    "terminal_operations": EVERY_OPERATION,
+    "version_control": frozenset({"diff", "log", "show", "blame"}),
+    # stored text written in earlier (possibly tainted) turns: reading it must not launder it
+    "memory_operations": frozenset({"retrieve", "search", "list", "recall_sessions"}),
+}
+# Tools whose results never carry outside content. Any other tool (MCP servers, tools added
+# later) counts as untrusted until it is listed here: the safe default.
+TRUSTED = frozenset({"todo_operations", "user_collaboration", "preferences"})
+MAX_SOURCES = 6
+MARK = "[from file content]"  # how a tainted entry is marked in the prompt of later sessions
+
+
+def current_turn(messages: Sequence[Message]) -> Sequence[Message]:
+    """The messages after the last user message (all of them when there is none)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            return messages[i + 1 :]
+    return messages
+
+
+def _operation(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except ValueError:
+            return ""
+    op = arguments.get("operation") if isinstance(arguments, dict) else None
+    return op if isinstance(op, str) else ""
+
+
+def is_untrusted(tool: str, operation: str) -> bool:
+    """Whether the result of ``tool``/``operation`` brings outside content into the turn."""
+    if tool in TRUSTED:
+        return False
+    ops = UNTRUSTED.get(tool)
+    if ops is None:
+        return True  # unknown tool (MCP, new): assume it reads the outside world
+    return ops is EVERY_OPERATION or operation in ops
+
+
+def turn_sources(messages: Sequence[Message]) -> list[str]:
+    """The untrusted results the current turn has received so far, as ``tool.operation`` names
+    (in order, without repeats). Only tool *results* count: a call whose result has not come
+    back yet cannot have influenced the model."""
+    turn = current_turn(messages)
+    calls: dict[str, tuple[str, str]] = {}
+    for m in turn:
+        if m.get("role") != "assistant":
+            continue
+        for c in m.get("tool_calls") or []:
+            fn = c.get("function") if isinstance(c, dict) else None
+            if isinstance(fn, dict):
+                calls[str(c.get("id"))] = (str(fn.get("name", "")), _operation(fn.get("arguments")))
+    found: list[str] = []
+    for m in turn:
+        if m.get("role") != "tool":
+            continue
+        name, op = calls.get(str(m.get("tool_call_id")), ("", ""))
+        meta = m.get("meta")
+        if not name and isinstance(meta, dict):
+            name = str(meta.get("tool") or "")
+        if is_untrusted(name, op):
+            label = f"{name or 'unknown tool'}.{op}" if op else (name or "unknown tool")
+            if label not in found:
+                found.append(label)
+    return found
+
+
+def turn_tainted(messages: Sequence[Message]) -> bool:
+    """True when the current turn has read file contents, command output or other outside content."""
+    return bool(turn_sources(messages))
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who wrote a memory: ``session`` (None when unknown), ``at`` (epoch seconds), ``tainted``
+    (untrusted content was in play in that turn) and ``sources`` (what it had read)."""
+
+    session: str | None
+    at: float
+    tainted: bool
+    sources: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"by": "model", "session": self.session, "at": self.at, "tainted": self.tainted}
+        if self.sources:
+            out["sources"] = list(self.sources)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Provenance | None:
+        """Parse stored provenance; None when absent. Anything but an explicit ``tainted: false``
+        reads as tainted, so a damaged record never makes an entry look trusted."""
+        if not isinstance(data, dict):
+            return None
+        session = data.get("session")
+        try:
+            at = float(data.get("at") or 0.0)
+        except (TypeError, ValueError):
+            at = 0.0
+        sources = data.get("sources")
+        return cls(
+            session=session if isinstance(session, str) else None,
+            at=at,
+            tainted=data.get("tainted") is not False,
+            sources=tuple(str(s) for s in sources[:MAX_SOURCES]) if isinstance(sources, list) else (),
+        )
+
+    def describe(self) -> str:
+        """One short line for people: 'after reading file_operations.read_file · session X'."""
+        what = "after reading " + ", ".join(self.sources) if self.sources else "untrusted content"
+        head = what if self.tainted else "clean turn"
+        return f"{head} · session {self.session or '?'}"
+
+
+def from_turn(session_id: str | None, messages: Sequence[Message] | None, now: float) -> Provenance:
+    """The provenance of a write made now. Without the messages (no session to look at) the
+    turn cannot be checked, so the write counts as tainted."""
+    if messages is None:
+        return Provenance(session_id, now, True, ("unknown turn",))
+    sources = turn_sources(messages)
+    return Provenance(session_id, now, bool(sources), tuple(sources[:MAX_SOURCES]))
+
+
+def combine(old: Provenance | None, new: Provenance | None) -> Provenance | None:
+    """Provenance of an entry confirmed again: the latest writer, and taint sticks (a clean turn
+    repeating a tainted memory it saw in its prompt does not make it trusted)."""
+    if old is None or new is None:
+        return new or old
+    sources = tuple(dict.fromkeys([*new.sources, *old.sources]))[:MAX_SOURCES]
+    return Provenance(new.session, new.at, old.tainted or new.tainted, sources)
