@@ -358,6 +358,8 @@ class App:
         if destructive:
             if self._ask is None:  # nobody to ask: only --yes lets it through
                 return s.yes
+            if kind == "memory":  # a write to memory after the turn read untrusted content
+                return self.confirm(f"⚠ after reading files or command output, {summary}\nAllow?")
             return self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?")
         if s.yes:
             return True
