@@ -47,7 +47,6 @@ class SessionInfo:
     message_count: int = 0
     path: Path | None = None
     usage: dict[str, int] = field(default_factory=dict)
-    cost: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,7 +57,6 @@ class SessionInfo:
             "updated": self.updated,
             "message_count": self.message_count,
             "usage": self.usage,
-            "cost": self.cost,
         }
 
     @classmethod
@@ -72,7 +70,6 @@ class SessionInfo:
             message_count=int(d.get("message_count") or 0),
             path=path,
             usage={k: int(v) for k, v in (d.get("usage") or {}).items() if isinstance(v, (int, float))},
-            cost=d.get("cost"),
         )
 
 

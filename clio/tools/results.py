@@ -5,7 +5,7 @@ session directory (incognito), in ``ctx.stored_results``. Handles look like
 ``terminal_operations-1a2b3c4d`` and are validated before they touch a path.
 
 Every size here is a share of one number, ``ctx.result_chars`` (8,000 characters, less in a
-small context window, see ``result_chars_for``): the preview shows its first 5/16 and last
+small context window: ``clio.memory.budget.Shares.result_chars``, set by the window): the preview shows its first 5/16 and last
 3/16, a page is at most 7/8 of it (so a page, with its header, is never stored again).
 """
 
@@ -14,19 +14,13 @@ from __future__ import annotations
 import re
 import secrets
 
+from clio.memory.budget import RESULT_CHARS
 from clio.store.atomic import atomic_write_text
 from clio.tools.registry import ToolContext, ToolError
 
-__all__ = ["MAX_PAGE", "RESULT_CHARS", "maybe_store", "page_chars", "read_stored", "result_chars_for"]
+__all__ = ["MAX_PAGE", "RESULT_CHARS", "maybe_store", "page_chars", "read_stored"]
 
-RESULT_CHARS = 8000  # results longer than this are stored (the most, for large windows)
-MIN_RESULT_CHARS = 1000  # the least, however small the window
 MAX_PAGE = RESULT_CHARS * 7 // 8
-
-
-def result_chars_for(prompt_tokens: int, chars_per_token: float) -> int:
-    """The storing limit for a prompt budget: a result takes at most a third of it (8,000 at most)."""
-    return max(MIN_RESULT_CHARS, min(RESULT_CHARS, int(prompt_tokens * chars_per_token / 3)))
 
 
 def page_chars(ctx: ToolContext) -> int:

@@ -8,7 +8,6 @@ mdstream), so long answers scroll normally and stay cheap to redraw.
 from __future__ import annotations
 
 import io
-import json
 import time
 from typing import Any
 
@@ -18,33 +17,10 @@ from rich.markdown import Markdown
 from rich.spinner import Spinner
 from rich.text import Text
 
+from clio.tools.describe import summarize_args
+
 LIVE_LINES = 6
 MIN_INTERVAL = 0.08  # seconds between re-renders
-
-
-def summarize_args(name: str, args: dict[str, Any], width: int = 70) -> str:
-    """A short human label for a tool call: operation plus its most telling argument."""
-    op = str(args.get("operation", ""))
-    for key in (
-        "path",
-        "command",
-        "pattern",
-        "query",
-        "key",
-        "message",
-        "question",
-        "fact",
-        "text",
-        "handle",
-    ):
-        if key in args and args[key] not in (None, ""):
-            val = " ".join(str(args[key]).split())
-            if len(val) > width:
-                val = val[: width - 1] + "…"
-            return f"{op} {val}".strip()
-    rest = {k: v for k, v in args.items() if k != "operation"}
-    extra = json.dumps(rest, ensure_ascii=False)[:width] if rest else ""
-    return f"{op} {extra}".strip()
 
 
 def result_hint(text: str, width: int = 60) -> str:

@@ -34,7 +34,7 @@ FILLER = [f"the build step number {i} prints a progress line to the console" for
 def seed(project: Path) -> None:
     clock = [1_700_000_000.0]
     store = LtmStore(project / ".clio" / "ltm.json", clock=lambda: clock[0])
-    for subject, fact in SUBJECTS * 2:  # 20 older entries (each subject twice, reworded)
+    for _subject, fact in SUBJECTS * 2:  # 20 older entries (each subject twice, reworded)
         store.add("discovery", fact=fact if clock[0] < 1_700_000_010 else f"{fact} (confirmed)")
         clock[0] += 1
     clock[0] += 30 * 86400  # a month later: 20 newer entries about something else
