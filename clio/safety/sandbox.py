@@ -1,12 +1,16 @@
-"""Path confinement and the check for destructive shell commands.
+"""Path containment and the check for destructive shell commands.
 
-- ``resolve_path``: every path a tool touches goes through here (``~`` expanded, relative to
-  the project root, ``..`` and symlinks resolved); in sandbox mode a path outside the root
-  is refused with a ToolError the model can read.
+- ``is_inside``: whether a resolved path lies beneath the project root. (``resolve_path``,
+  which turns a tool argument into a checked path, is in clio/tools/paths.py.)
 - ``destructive_reason``: a short reason when a shell command can destroy data (recursive
-  ``rm`` outside the project, forced pushes, hard resets, disk tools...), else None. The
-  command is split with shlex where possible; anything that does not parse is checked on
-  its raw text with regexes, erring on the side of asking.
+  ``rm`` outside the project, forced pushes, hard resets, disk tools...) or hides what it runs
+  (a command name from a variable or substitution, text piped into a shell, inline interpreter
+  code that deletes or spawns), else None. The command is split with shlex where possible;
+  anything that does not parse is checked on its raw text with regexes, erring on the side of
+  asking. This is the second line: under ``--sandbox`` the kernel confines every command
+  (clio/safety/containment.py) whatever this check says.
+
+Nothing here imports from clio.tools: tools depend on safety, not the other way round.
 """
 
 from __future__ import annotations
@@ -16,36 +20,12 @@ import re
 import shlex
 from pathlib import Path
 
-from clio.tools.registry import ToolContext, ToolError
-
-__all__ = ["destructive_reason", "is_inside", "resolve_path"]
+__all__ = ["destructive_reason", "is_inside"]
 
 
 def is_inside(path: Path, root: Path) -> bool:
     """True when ``path`` is ``root`` or below it (both already resolved)."""
     return path == root or root in path.parents
-
-
-def resolve_path(ctx: ToolContext, path: str) -> Path:
-    """The absolute, resolved path for a tool argument; refused outside the root in sandbox mode."""
-    if not isinstance(path, str) or not path.strip():
-        raise ToolError("'path' must be a non-empty string")
-    raw = path.strip()
-    if "\x00" in raw:
-        raise ToolError("the path contains a NUL character")
-    p = Path(os.path.expanduser(raw))
-    if not p.is_absolute():
-        p = ctx.root / p
-    try:
-        resolved = p.resolve()
-    except (OSError, RuntimeError) as exc:  # symlink loops
-        raise ToolError(f"cannot resolve path '{raw}': {exc}") from None
-    if ctx.sandbox and not is_inside(resolved, ctx.root.resolve()):
-        raise ToolError(
-            f"'{raw}' resolves to {resolved}, which is outside the project root (sandbox mode); "
-            f"only paths under {ctx.root.resolve()} may be used"
-        )
-    return resolved
 
 
 # ---------------------------------------------------------------------------------------
@@ -98,6 +78,30 @@ _FALLBACK_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bch(mod|own|grp)\s+.*(-R|--recursive)"), "recursive chmod/chown (could not be parsed)"),
 ]
 _SUBST = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
+# a backtick substitution where a command name goes: `echo rm` -rf x
+_BACKTICK_COMMAND = re.compile(r"(^|[;&|(\n]|\b(?:then|do|else)\s)\s*`")
+# a shell or ``source`` reading a process substitution: bash <(curl ...)
+_SHELL_PROCSUB = re.compile(r"(^|[\s;&|(])(sh|bash|zsh|dash|ksh|source|\.)(\s+-\S+)*\s+<\(")
+# a here-document or here-string: the program before it and its body
+_HEREDOC = re.compile(
+    r"(?P<line>[^\n]*?)<<-?[ \t]*(?P<q>['\"]?)(?P<tag>\w+)(?P=q)[^\n]*\n(?P<body>.*?)\n[ \t]*(?P=tag)[ \t]*(?:\n|$)",
+    re.S,
+)
+_HERESTRING = re.compile(r"(?P<line>[^\n<]*?)<<<\s*(?P<body>'[^']*'|\"[^\"]*\"|\S+)")
+_INTERPRETER = re.compile(
+    r"^(python|pypy)[0-9.]*$|^(perl|ruby|node|nodejs|deno|bun|php|lua[0-9.]*|tclsh|Rscript|osascript|pwsh)$"
+)
+# the short option that takes inline code, per interpreter family
+_CODE_OPTS = {"python": "c", "pypy": "c", "perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "bun": "e",
+              "php": "rR", "lua": "e", "tclsh": "", "Rscript": "e", "osascript": "e", "pwsh": "c"}  # fmt: skip
+_CODE_LONG = ("--eval", "--print", "--command", "--exec")
+_CODE_DANGER = re.compile(
+    r"rmtree|unlink|\bremove(dirs)?\b|rmdir|\brm(_rf|_r|_f)?\b|rmSync|rimraf|truncate|shred|"
+    r"os\.system|subprocess|\bpopen|\bspawn|\bexec(Sync|File|[lv]p?e?)?\b|\bsystem\s*\(|shell_exec|passthru|"
+    r"proc_open|child_process|FileUtils|File\.delete|Deno\.(remove|run|Command)|b64decode|base64|"
+    r"__import__|\beval\s*\(|`",
+    re.I,
+)
 
 
 def destructive_reason(command: str, root: Path) -> str | None:
@@ -111,11 +115,21 @@ def _check(command: str, root: Path, depth: int) -> str | None:
     for pat, why in _RAW_PATTERNS:
         if pat.search(command):
             return why
+    if _BACKTICK_COMMAND.search(command):
+        return "the command name comes from a `substitution` (cannot be checked)"
+    if _SHELL_PROCSUB.search(command):
+        return "runs a script from a process substitution <(...)"
     for m in _SUBST.finditer(command):
         inner = m.group(1) if m.group(1) is not None else m.group(2)
         reason = _check(inner, root, depth + 1)
         if reason:
             return reason
+    for pat in (_HEREDOC, _HERESTRING):
+        for m in pat.finditer(command):
+            reason = _check_fed(m.group("line"), m.group("body").strip("'\""), root, depth)
+            if reason:
+                return reason
+    command = _HEREDOC.sub(lambda m: m.group("line") + " ; ", command)
     text = command.replace("\\\n", " ").replace("\n", " ; ").replace("`", " ; ")
     try:
         lex = shlex.shlex(text, posix=True, punctuation_chars=True)
@@ -127,20 +141,37 @@ def _check(command: str, root: Path, depth: int) -> str | None:
                 return why
         return None
     cwd: Path | None = root
-    for words in _split(tokens):
-        argv, via_input = _strip_wrappers(words)
+    for words, sep in _split(tokens):
+        argv, via_input, split_string = _strip_wrappers(words)
+        if split_string is not None:
+            reason = _check(" ".join([split_string, *map(shlex.quote, argv)]), root, depth + 1)
+            if reason:
+                return reason
+            continue
         if not argv:
             continue
+        if argv[0].startswith("$") or "$(" in argv[0] or "${" in argv[0]:
+            return "the command name comes from a variable or substitution (cannot be checked)"
         name = os.path.basename(argv[0])
+        piped = sep in ("|", "|&")
         if name == "cd" or name == "pushd":
             cwd = _cd(argv[1:], cwd)
             continue
         if name in _SHELLS or name == "eval":
             inner = _inner_script(argv)
             if inner is not None:
+                if name == "eval" and ("$" in inner or "`" in inner):
+                    return "eval of text computed at run time (cannot be checked)"
                 reason = _check(inner, root, depth + 1)
                 if reason:
                     return reason
+            elif piped and _reads_stdin(argv):
+                return f"pipes text into {name} (what it runs cannot be checked)"
+            continue
+        if _INTERPRETER.match(name):
+            reason = _check_interpreter(name, argv, piped)
+            if reason:
+                return reason
             continue
         reason = _check_simple(name, argv[1:], root, cwd, via_input)
         if reason:
@@ -148,25 +179,85 @@ def _check(command: str, root: Path, depth: int) -> str | None:
     return None
 
 
-def _split(tokens: list[str]) -> list[list[str]]:
-    """Simple commands, with redirections (and their targets) removed."""
-    out: list[list[str]] = [[]]
+def _check_fed(line: str, body: str, root: Path, depth: int) -> str | None:
+    """A here-document or here-string fed to the last command of ``line``."""
+    last = re.split(r"[;&|(]", line)[-1].split()
+    words = [w for w in last if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]
+    if not words:
+        return None
+    name = os.path.basename(words[0].strip("'\""))
+    if name in _SHELLS and _inner_script(words) is None:
+        return _check(body, root, depth + 1)
+    if _INTERPRETER.match(name) and _code_of(name, words) is None and _CODE_DANGER.search(body):
+        return f"{name} code that deletes files or runs commands"
+    return None
+
+
+def _family(name: str) -> str:
+    m = re.match(r"^(python|pypy|lua)", name)
+    return m.group(1) if m else name
+
+
+def _code_of(name: str, argv: list[str]) -> str | None:
+    """The inline code given to an interpreter (-c, -e, --eval...), else None."""
+    letters = _CODE_OPTS.get(_family(name), "")
+    for j, a in enumerate(argv[1:], start=1):
+        if a.startswith(_CODE_LONG):
+            if "=" in a:
+                return a.split("=", 1)[1]
+            return argv[j + 1] if j + 1 < len(argv) else ""
+        if a.startswith("-") and not a.startswith("--") and letters and a[-1] in letters:
+            return argv[j + 1] if j + 1 < len(argv) else ""
+        if not a.startswith("-"):
+            if name == "deno" and a == "eval":
+                return " ".join(argv[j + 1 :])
+            break
+    return None
+
+
+def _reads_stdin(argv: list[str]) -> bool:
+    """A shell or interpreter given no script file (or ``-``) runs what it reads on stdin."""
+    for a in argv[1:]:
+        if a in ("-", "-s") or (a.startswith("-") and not a.startswith("--") and "s" in a[1:]):
+            return True
+        if a in ("-m", "-c") or a.startswith("--"):
+            return False
+        if not a.startswith("-"):
+            return False
+    return True
+
+
+def _check_interpreter(name: str, argv: list[str], piped: bool) -> str | None:
+    code = _code_of(name, argv)
+    if code is not None:
+        if _CODE_DANGER.search(code):
+            return f"{name} inline code that deletes files or runs commands"
+        return None
+    if piped and _reads_stdin(argv):
+        return f"pipes text into {name} (what it runs cannot be checked)"
+    return None
+
+
+def _split(tokens: list[str]) -> list[tuple[list[str], str]]:
+    """Simple commands with the separator before each, redirections (and their targets) removed."""
+    out: list[tuple[list[str], str]] = [([], "")]
     skip = False
     for tok in tokens:
         if skip:
             skip = False
             continue
-        if tok in _SEPARATORS:
-            out.append([])
+        if tok in _SEPARATORS or tok in ("<(", ">("):
+            out.append(([], tok))
         elif tok and set(tok) <= set("<>&|") and ("<" in tok or ">" in tok):
             skip = True
         else:
-            out[-1].append(tok)
-    return [c for c in out if c]
+            out[-1][0].append(tok)
+    return [c for c in out if c[0]]
 
 
-def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
-    """Drop ``VAR=value`` prefixes and wrappers such as sudo/env/xargs; report xargs."""
+def _strip_wrappers(words: list[str]) -> tuple[list[str], bool, str | None]:
+    """Drop ``VAR=value`` prefixes and wrappers such as sudo/env/xargs; report xargs, and the
+    string of ``env -S STRING`` (which env splits into a command line itself)."""
     i, via_input = 0, False
     while i < len(words):
         w = words[i]
@@ -184,13 +275,20 @@ def _strip_wrappers(words: list[str]) -> tuple[list[str], bool]:
             i += 1
             if opt == "--":
                 break
+            if name == "env" and (opt.startswith("--split-string") or re.match(r"^-[a-zA-Z]*S", opt)):
+                if "=" in opt and opt.startswith("--"):
+                    return words[i:], via_input, opt.split("=", 1)[1]
+                tail = opt[opt.index("S") + 1 :] if not opt.startswith("--") else ""
+                if tail:
+                    return words[i:], via_input, tail
+                return words[i + 1 :], via_input, words[i] if i < len(words) else ""
             if opt in arg_opts and i < len(words):
                 i += 1
         if name == "timeout" and i < len(words):
             i += 1  # the duration
         if name == "watch":
             break
-    return words[i:], via_input
+    return words[i:], via_input, None
 
 
 def _inner_script(argv: list[str]) -> str | None:
@@ -306,30 +404,86 @@ def _check_simple(name: str, args: list[str], root: Path, cwd: Path | None, via_
                 return f"recursive {name} on {why}"
         return None
     if name == "find":
-        if not any(a in ("-delete", "-exec", "-execdir", "-ok") for a in args):
-            return None
-        starts = []
-        for a in args:
-            if a.startswith("-") or a in ("(", "!", "\\("):
-                break
-            starts.append(a)
-        for t in starts or ["."]:
-            why = _dangerous_target(t, root, cwd, whole_root=False)
-            if why:
-                return f"find -delete/-exec on {why}"
-        return None
+        return _check_find(args, root, cwd)
     if name == "git":
         return _check_git(args)
+    return None
+
+
+_FIND_ACTIONS = ("-delete", "-exec", "-execdir", "-ok", "-okdir")
+_FIND_NARROWING = ("-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+                   "-lname", "-ilname")  # fmt: skip
+_DELETERS = {"rm", "unlink", "rmdir", "shred", "truncate", "mv", "srm", "trash", "gio"}
+
+
+def _check_find(args: list[str], root: Path, cwd: Path | None) -> str | None:
+    if not any(a in _FIND_ACTIONS for a in args):
+        return None
+    starts = []
+    for a in args:
+        if a.startswith("-") or a in ("(", "!", "\\("):
+            break
+        starts.append(a)
+    for t in starts or ["."]:
+        why = _dangerous_target(t, root, cwd, whole_root=False)
+        if why:
+            return f"find -delete/-exec on {why}"
+    deleting = "-delete" in args
+    for j, a in enumerate(args):
+        if a in _FIND_ACTIONS[1:] and j + 1 < len(args):
+            prog = os.path.basename(args[j + 1])
+            if prog in _SHELLS or _INTERPRETER.match(prog) or prog in _WRAPPERS or prog.startswith("$"):
+                return f"find -exec runs {prog} on every match (cannot be checked)"
+            deleting = deleting or prog in _DELETERS
+    if deleting:
+        narrowed = any(
+            a in _FIND_NARROWING and j + 1 < len(args) and args[j + 1].strip("*") != ""
+            for j, a in enumerate(args)
+        )
+        if not narrowed:
+            return "find deletes every file it finds (no -name/-path filter)"
     return None
 
 
 _GIT_GLOBAL_ARG = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
 
 
+# config keys whose value git runs as a command (or that load more config)
+_GIT_COMMAND_KEYS = re.compile(
+    r"^(core\.(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy)|sequence\.editor|diff\.external"
+    r"|diff\..+\.(textconv|command)|filter\..+|credential(\..+)?\.helper|gpg(\..+)?\.program|pager\..+"
+    r"|uploadpack\..+|protocol\..*allow|merge\..+\.driver|remote\..+\.(uploadpack|receivepack|proxy)"
+    r"|include\..*|includeif\..*)$",
+    re.I,
+)
+
+
+def _git_setting(key: str, value: str | None) -> str | None:
+    key = key.strip()
+    if key.lower().startswith("alias."):
+        return (
+            "a git alias that runs a shell command"
+            if value is not None and value.lstrip().startswith("!")
+            else None
+        )
+    if _GIT_COMMAND_KEYS.match(key):
+        return f"git setting {key} runs a command"
+    return None
+
+
 def _check_git(args: list[str]) -> str | None:
     i = 0
     while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_GLOBAL_ARG else 1
+        opt = args[i]
+        value = args[i + 1] if opt == "-c" and i + 1 < len(args) else None
+        if opt.startswith("--config-env"):
+            return "git --config-env takes settings from the environment (cannot be checked)"
+        if value is not None:
+            key, eq, val = value.partition("=")
+            why = _git_setting(key, val if eq else None)
+            if why:
+                return f"git -c: {why}"
+        i += 2 if opt in _GIT_GLOBAL_ARG else 1
     if i >= len(args):
         return None
     sub, rest = args[i], args[i + 1 :]
@@ -370,4 +524,14 @@ def _check_git(args: list[str]) -> str | None:
         return "git stash clear deletes every stash"
     elif sub == "filter-branch":
         return "git filter-branch rewrites history"
+    elif sub == "update-ref" and (_has_short(opts, "d") or "--stdin" in opts):
+        return "git update-ref -d deletes a ref"
+    elif sub == "reflog" and pos[:1] in (["expire"], ["delete"]):
+        return "git reflog expire/delete drops recovery points"
+    elif sub == "config":
+        keys = pos[1:] if pos[:1] in (["set"], ["--add"]) else pos
+        if len(keys) >= 2:
+            why = _git_setting(keys[0], keys[1])
+            if why:
+                return f"git config: {why}"
     return None

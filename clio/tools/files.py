@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clio.safety.sandbox import resolve_path
 from clio.store.atomic import atomic_write_text
 from clio.tools import search
+from clio.tools.paths import resolve_path
 from clio.tools.registry import (
     Handler,
     Lean,

@@ -14,7 +14,7 @@ from typing import Any
 
 import git
 
-from clio.safety.sandbox import resolve_path
+from clio.tools.paths import resolve_path
 from clio.tools.registry import (
     Handler,
     Lean,

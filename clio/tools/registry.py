@@ -82,12 +82,14 @@ class ToolContext:
     session_dir: Path | None = None  # where large results are stored (None: keep in memory)
     approve: Approver = _always
     ask_user: Asker = _nobody
-    sandbox: bool = False  # confine file and git operations to root
+    sandbox: bool = False  # confine file and git operations to root; shell commands in the OS sandbox
+    sandbox_network: bool = False  # the user allows network use to sandboxed shell commands
     interactive: bool = True  # False in one-shot mode
     yes: bool = False  # --yes given
     services: Services = field(default_factory=Services)
     stored_results: dict[str, str] = field(default_factory=dict)  # handle -> text when session_dir is None
     result_chars: int = 8000  # results longer than this are stored, the model gets a preview (results.py)
+    created_files: set[str] = field(default_factory=set)  # resolved paths the file tool created this session
 
     def service(self, name: str) -> Any:
         """The named service, or a ToolError saying it is not available in this session."""

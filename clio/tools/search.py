@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clio.safety.sandbox import is_inside, resolve_path
+from clio.safety.sandbox import is_inside
+from clio.tools.paths import resolve_path
 from clio.tools.registry import ToolContext, ToolError, need
 
 __all__ = ["SKIP_DIRS", "file_search", "glob_regex", "grep_search", "list_dir"]

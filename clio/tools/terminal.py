@@ -4,6 +4,12 @@
 timeout and on Ctrl-C), stdout and stderr merged. Output is read with ``select`` so memory
 stays bounded: the head and the tail are kept, the middle is counted and reported as cut.
 Every command goes through ``ctx.approve("shell", ...)``; destructive ones are flagged.
+
+Every command gets an environment without clio's credentials (``scrub_env``). Under
+``--sandbox`` every command runs inside the OS sandbox (clio/safety/containment.py): writes
+only beneath the project root and a private temp folder (``TMPDIR``), no network unless
+``ctx.sandbox_network``. Where the kernel cannot sandbox, every command asks, even with
+``--yes``, and one-shot runs refuse them.
 """
 
 from __future__ import annotations
@@ -12,12 +18,15 @@ import contextlib
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from clio.safety.containment import availability, scrub_env, wrap_command
 from clio.safety.sandbox import destructive_reason
 from clio.tools.registry import (
     Handler,
@@ -67,11 +76,31 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         return
 
 
-def run_command(command: str, cwd: Path, timeout: float) -> CommandResult:
-    """Run ``command`` with bash; never raises for the command's own failures."""
-    env = dict(os.environ, PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", TERM="dumb")
+def run_command(
+    command: str, cwd: Path, timeout: float, *, contained: bool = False, network: bool = False
+) -> CommandResult:
+    """Run ``command`` with bash; never raises for the command's own failures.
+
+    ``contained``: inside the OS sandbox, writable only beneath ``cwd`` and a private temp folder
+    (removed afterwards); ``network`` leaves the network open in there."""
+    env = scrub_env(os.environ)
+    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", TERM="dumb")
+    argv = ["bash", "-c", command]
+    private_tmp: str | None = None
+    if contained:
+        private_tmp = tempfile.mkdtemp(prefix="clio-shell-")
+        env.update(TMPDIR=private_tmp, TMP=private_tmp, TEMP=private_tmp, TEMPDIR=private_tmp)
+        argv = wrap_command(argv, [cwd, private_tmp], network=network)
+    try:
+        return _run(argv, cwd, timeout, env)
+    finally:
+        if private_tmp is not None:
+            shutil.rmtree(private_tmp, ignore_errors=True)
+
+
+def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str]) -> CommandResult:
     proc = subprocess.Popen(
-        ["bash", "-c", command],
+        argv,
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -140,7 +169,20 @@ def _execute(ctx: ToolContext, args: dict[str, Any]) -> str:
     timeout = DEFAULT_TIMEOUT if args.get("timeout") is None else need(args, "timeout", int)
     timeout = max(1, min(int(timeout), MAX_TIMEOUT))
     reason = destructive_reason(command, ctx.root)
-    if not ctx.approve("shell", command, destructive=reason is not None):
+    contained, summary, must_ask = False, command, reason is not None
+    if ctx.sandbox:
+        sandbox = availability()
+        contained = sandbox.available
+        if not contained:
+            if not ctx.interactive:
+                raise ToolError(
+                    f"refused: --sandbox is on but {sandbox.reason.removeprefix('no OS sandbox: ')}; "
+                    "without an OS sandbox shell commands need the user's approval, and none can be "
+                    "given in one-shot mode (even with --yes). Use the file tools instead."
+                )
+            # asked as a destructive action, so even --yes asks: --yes must not widen the sandbox
+            summary, must_ask = f"{command}\n(NOT sandboxed: {sandbox.reason})", True
+    if not ctx.approve("shell", summary, destructive=must_ask):
         if reason is not None:
             hint = " In one-shot mode rerun clio with --yes to allow it." if not ctx.interactive else ""
             raise ToolError(
@@ -148,7 +190,8 @@ def _execute(ctx: ToolContext, args: dict[str, Any]) -> str:
                 f"which was not given.{hint} Find a safer way or ask the user."
             )
         raise declined(ctx, f"running `{command}`")
-    res = run_command(command, ctx.root, timeout)
+    network = ctx.sandbox_network  # a user-only setting: never from a project config
+    res = run_command(command, ctx.root, timeout, contained=contained, network=network)
     out = res.output.rstrip("\n")
     body = out if out else "(no output)"
     if res.timed_out:
