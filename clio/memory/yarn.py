@@ -3,7 +3,10 @@
 ``summarize`` reads the dropped messages (user requests, tool calls by name/operation
 and their results) and merges them into the previous summary, so the summary
 accumulates across trims: the original task stays the first one ever, the first file
-read stays pinned, lists keep their most recent entries, counts add up.  The archive
+read stays pinned, lists keep their most recent entries, counts add up.  What the user
+established (decisions, constraints, conventions: ``clio.memory.decisions``) is merged with
+the newer statement replacing an older one on the same subject, and is the last thing
+after the original task that the rendering cuts.  The archive
 itself (every message, forever) lives in ``clio/store/sessions.py``.
 """
 
@@ -13,6 +16,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from clio.memory import decisions as D
 from clio.messages import KIND_SUMMARY, Message, tool_call_args
 
 MAX_REQUESTS = 5
@@ -21,6 +25,7 @@ MAX_COMMITS = 15
 MAX_DECISIONS = 8
 MAX_ERRORS = 8
 MAX_TOOLS = 30
+MAX_ESTABLISHED = D.MAX_ITEMS
 REQUEST_CHARS = 300
 TASK_CHARS = 800
 ITEM_CHARS = 200
@@ -53,6 +58,8 @@ class ThreadSummary:
     decisions: list[list[str]] = field(default_factory=list)  # [question, answer ("" = not yet)]
     errors: list[list[str]] = field(default_factory=list)  # [error, resolution]
     tool_counts: dict[str, int] = field(default_factory=dict)
+    # what the user established, oldest first: [kind, subject key, statement] (clio.memory.decisions)
+    established: list[list[str]] = field(default_factory=list)
     messages_compressed: int = 0
     trims: int = 0
 
@@ -128,6 +135,7 @@ def summarize(
     s = copy_summary(previous) if previous is not None else ThreadSummary()
     results = {m.get("tool_call_id"): _content(m) for m in dropped if m.get("role") == "tool"}
     pending_question = bool(s.decisions) and s.decisions[-1][1] == ""
+    proposed = D.proposal(s.decisions[-1][0]) if pending_question else None
     last_user = ""
     for msg in dropped:
         role = msg.get("role")
@@ -139,15 +147,24 @@ def summarize(
             if not s.original_task:
                 s.original_task = cut(text, TASK_CHARS)
             _add(s.recent_requests, cut(text, REQUEST_CHARS), MAX_REQUESTS)
-            if pending_question:
+            found = D.from_user(text)
+            agreed = D.agreed(proposed) if proposed and D.agrees(text) else None
+            if agreed is not None:  # an agreed proposal is a decision, not an open question
+                found.insert(0, agreed)
+                if pending_question:
+                    s.decisions.pop()
+            elif pending_question:
                 s.decisions[-1][1] = cut(text, ITEM_CHARS)
-                pending_question = False
+            pending_question, proposed = False, None
+            s.established = D.merge(s.established, found, MAX_ESTABLISHED)
         elif role == "assistant":
             calls = [c for c in msg.get("tool_calls") or () if isinstance(c, dict)]
             text = _content(msg).strip()
-            if text.endswith("?") and not calls:
-                _add(s.decisions, [cut(text, ITEM_CHARS, keep_end=True), ""], MAX_DECISIONS)
-                pending_question = True
+            if text and not calls:
+                proposed = D.proposal(text)
+                if text.endswith("?"):
+                    _add(s.decisions, [cut(text, ITEM_CHARS, keep_end=True), ""], MAX_DECISIONS)
+                    pending_question = True
             for call in calls:
                 _absorb_call(s, call, results.get(call.get("id")))
     s.current_task = (
@@ -217,6 +234,12 @@ def _render(s: ThreadSummary, caps: dict[str, int]) -> str:
         lines.append(f"Original task: {cut(s.original_task, caps['task'])}")
     if s.current_task:
         lines.append(f"Current task: {cut(s.current_task, caps['task'])}")
+    established = tail(s.established, caps["established"])
+    if established:
+        lines.append(
+            "Established by the user (still in force; a newer one replaced any older on its subject):"
+        )
+        lines += [f"- {kind}: {cut(text, caps['established_item'])}" for kind, _, text in established]
     reqs = tail(s.recent_requests, caps["requests"])
     if reqs:
         lines.append("Recent requests (oldest first):")
@@ -240,12 +263,16 @@ def _render(s: ThreadSummary, caps: dict[str, int]) -> str:
     errors = tail(s.errors, caps["errors"])
     if errors:
         lines.append("Errors:")
-        lines += [f"- {cut(e, caps['item'])} -> {cut(r, caps['item'])}" for e, r in errors]
+        lines += [f"- {cut(e, caps['error_item'])} -> {cut(r, caps['error_item'])}" for e, r in errors]
     if s.tool_counts:
         top = sorted(s.tool_counts.items(), key=lambda kv: (-kv[1], kv[0]))[: caps["tools"]]
         lines.append("Tool use: " + ", ".join(f"{k} x{v}" for k, v in top))
     lines.append("</thread_summary>")
     return "\n".join(lines)
+
+
+_SHRINK_FIRST = ("task", "item", "requests", "files", "commits", "decisions", "tools")
+_SHRINK_LAST = ("error_item", "errors", "established_item", "established")
 
 
 def render(s: ThreadSummary, max_chars: int = DEFAULT_MAX_CHARS) -> str:
@@ -260,16 +287,22 @@ def render(s: ThreadSummary, max_chars: int = DEFAULT_MAX_CHARS) -> str:
         "decisions": MAX_DECISIONS,
         "errors": MAX_ERRORS,
         "tools": MAX_TOOLS,
+        "established": MAX_ESTABLISHED,
+        "established_item": ITEM_CHARS,
+        "error_item": ITEM_CHARS,
     }
     text = _render(s, caps)
-    floors = {"task": 120, "item": 60, "files": 2, "tools": 5}
-    while len(text) > max_chars:
-        shrinkable = [k for k, v in caps.items() if v > floors.get(k, 1)]
-        if not shrinkable:
-            break
-        for k in shrinkable:
-            caps[k] = max(floors.get(k, 1), caps[k] * 2 // 3)
-        text = _render(s, caps)
+    floors = {"task": 120, "item": 60, "files": 2, "tools": 5, "established_item": 80, "error_item": 80}
+    # errors and what the user established shrink only once everything else is at its floor; the
+    # established lines come right after the tasks, so a final cut takes the tail first
+    for phase in (_SHRINK_FIRST, _SHRINK_LAST):
+        while len(text) > max_chars:
+            shrinkable = [k for k in phase if caps[k] > floors.get(k, 1)]
+            if not shrinkable:
+                break
+            for k in shrinkable:
+                caps[k] = max(floors.get(k, 1), caps[k] * 2 // 3)
+            text = _render(s, caps)
     if len(text) > max_chars:
         closing = "\n</thread_summary>"
         text = text[: max_chars - len(closing) - 1] + "…" + closing
@@ -324,6 +357,7 @@ def from_dict(d: Any) -> ThreadSummary:
         decisions=pairs("decisions"),
         errors=pairs("errors"),
         tool_counts=tools,
+        established=D.valid(d.get("established")),
         messages_compressed=count("messages_compressed"),
         trims=count("trims"),
     )
