@@ -139,6 +139,7 @@ class App:
             approve=self._approve,
             ask_user=self._ask_user,
             sandbox=s.sandbox,
+            sandbox_network=s.sandbox_network,
             interactive=self.interactive,
             yes=s.yes,
             services=self.services,

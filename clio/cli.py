@@ -13,11 +13,13 @@ from rich.console import Console
 from rich.table import Table
 
 from clio import __version__
-from clio.config import ConfigError, load_settings
+from clio.config import ConfigError, Settings, describe_risky, load_settings, risky_names
 from clio.llm.errors import LLMError
-from clio.paths import resolve_paths
+from clio.paths import Paths, resolve_paths
+from clio.safety.visible import escape_invisible
 from clio.store.atomic import add_damaged_hook
 from clio.store.sessions import SessionBusy, SessionNotFound, SessionStore
+from clio.store.trust import TrustStore
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--incognito", action="store_true", help="write nothing to disk; no memory, no instructions"
     )
     p.add_argument(
-        "--sandbox", action="store_true", help="confine file and git tools to the project; ask before shell"
+        "--sandbox",
+        action="store_true",
+        help="confine file and git tools to the project; run shell commands in an OS sandbox "
+        "(writes only in the project, no network)",
+    )
+    p.add_argument(
+        "--sandbox-network", action="store_true", help="with --sandbox: let shell commands use the network"
+    )
+    p.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust this project's .clio/config.yaml as it is now (its endpoint, approvals...), then go on",
     )
     p.add_argument("--version", action="version", version=f"clio {__version__}")
     return p
@@ -92,6 +105,90 @@ def read_input(value: str) -> str:
     return sys.stdin.read() if value == "-" else value
 
 
+def _ask_line(question: str) -> str | None:
+    """Ask on the terminal before the REPL starts (prompt on stderr, answer from stdin)."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    return line.rstrip("\n") if line else None
+
+
+class _Trust:
+    """Settles the project config's risky settings before the App is built (see clio.config)."""
+
+    def __init__(self, paths: Paths, flags: dict[str, Any], err: Console) -> None:
+        self.paths = paths
+        self.flags = flags
+        self.err = err
+        self.store = TrustStore(paths.home)
+        self.writes = not flags.get("incognito")
+
+    def load(self) -> tuple[Settings, list[str]]:
+        return load_settings(
+            self.paths.home,
+            self.paths.clio_dir,
+            self.flags,
+            trusted_digest=self.store.digest_for(self.paths.root),
+        )
+
+    def _say(self, message: str) -> None:
+        self.err.print(f"clio: {message}", markup=False, highlight=False)
+
+    def _grant(self, settings: Settings) -> Settings:
+        """Record trust in the config as read, and load again with its risky settings applied."""
+        proj = settings.project
+        assert proj is not None
+        if self.writes:
+            self.store.grant(self.paths.root, proj.digest)
+        names = risky_names(proj.risky)
+        again, _ = load_settings(self.paths.home, self.paths.clio_dir, self.flags, trusted_digest=proj.digest)
+        if again.project is None or not again.project.trusted:
+            self._say(
+                f"{escape_invisible(str(proj.path))} changed while you were asked; its settings that need trust ({names}) "
+                "are ignored this run"
+            )
+            return again
+        where = "recorded" if self.writes else "for this run only (incognito writes nothing)"
+        self._say(f"trusted this project's config, {where}: using {names}. Undo with /trust revoke.")
+        return again
+
+    def settle(self, settings: Settings, *, trust_flag: bool, can_ask: bool) -> Settings:
+        proj = settings.project
+        where = escape_invisible(str(proj.path)) if proj is not None else ""
+        if trust_flag:
+            if proj is None or not proj.risky:
+                self._say("--trust: this project's config asks for nothing that needs trust")
+                return settings
+            if proj.trusted:
+                self._say("--trust: this project's config is trusted already")
+                return settings
+            return self._grant(settings)
+        if proj is None or not proj.ignored:
+            return settings
+        names = risky_names(proj.ignored)
+        if not can_ask:
+            self._say(
+                f"ignored settings of this untrusted project's {where}: {names} "
+                "(check the file, then trust it with: clio --trust)"
+            )
+            return settings
+        changed = self.store.digest_for(self.paths.root) is not None
+        lines = [
+            "This project's config changed since you trusted it." if changed else "",
+            f"This project's config ({where}) asks for settings that only you may make:",
+            *(f"  {line}" for line in describe_risky(proj.ignored)),
+            "Trust this project's config and use them? Otherwise they are ignored this run. [y/N] ",
+        ]
+        try:
+            answer = _ask_line("\n".join(ln for ln in lines if ln))
+        except (EOFError, OSError):  # Ctrl-C stops clio (main)
+            answer = None
+        if answer is not None and answer.strip().lower() in ("y", "yes"):
+            return self._grant(settings)
+        self._say(f"ignored for this run ({names}); asked again next time")
+        return settings
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     color = not (args.no_color or os.environ.get("NO_COLOR"))
@@ -117,20 +214,35 @@ def main(argv: list[str] | None = None) -> int:
             "no_ltm": args.no_ltm or args.incognito,
             "no_custom_instructions": args.no_custom_instructions,
             "sandbox": args.sandbox,
+            "sandbox_network": args.sandbox_network,
             "yes": args.yes,
             "debug": args.debug,
         }
-        settings, warnings = load_settings(paths.home, paths.clio_dir, flags)
-        settings.color = color
+        trust = _Trust(paths, flags, err)
+        settings, warnings = trust.load()
         for w in warnings:
             err.print(f"clio: {w}", markup=False)
+        if args.print_input is not None:
+            args.input, args.exit = args.print_input, True
+        one_shot = args.input is not None and args.exit
+        # the REPL asks once, before the App is built; one-shot runs and scripts never wait for an answer
+        can_ask = not (one_shot or args.sessions) and sys.stdin.isatty() and sys.stderr.isatty()
+        settings = trust.settle(settings, trust_flag=args.trust, can_ask=can_ask)
+        settings.color = color
+        if args.debug:  # every log line passes the same redaction as requests and files
+            from clio.safety.logs import redact_logs
+            from clio.safety.redact import Redactor
+
+            redact_logs(Redactor(settings.redaction))
+        if settings.sandbox and not args.sessions:
+            from clio.safety.containment import availability
+
+            net = "; but the network is allowed (sandbox_network)" if settings.sandbox_network else ""
+            err.print(f"clio: {availability().reason}{net}", markup=False, highlight=False)
         if args.sessions:
             list_sessions(SessionStore(None if args.incognito else paths.sessions_dir), out)
             return 0
-        if args.print_input is not None:
-            args.input, args.exit = args.print_input, True
         text = read_input(args.input) if args.input is not None else None
-        one_shot = text is not None and args.exit
         if one_shot:
             from clio.ui.oneshot import run_one_shot
 

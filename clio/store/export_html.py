@@ -5,7 +5,9 @@ it reaches the page: markdown is rendered with raw HTML disabled, links are limi
 to http/https/mailto, images become plain links (no network resources at all), code
 fences are highlighted by pygments (which escapes), and every other string goes
 through :func:`html.escape`. A Content-Security-Policy meta tag forbids scripts and
-remote loads as a second line of defence.
+remote loads as a second line of defence. Bidi controls, invisible and control characters
+(:mod:`clio.safety.visible`) are shown as escapes (``\\u202e``) in a marked span, so
+``file_\\u202etxt.exe`` cannot pass for ``file_exe.txt``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from clio import messages as M
+from clio.safety.visible import escape_invisible
 from clio.store.atomic import atomic_write_text
 from clio.store.export_css import stylesheet
 
@@ -41,12 +44,34 @@ ARGS_LIMIT = 4000  # characters of pretty-printed tool arguments shown
 ROLES = ("user", "assistant", "system", "tool")
 ALLOWED_LINK_PREFIXES = ("http://", "https://", "mailto:")
 _SUMMARY_WRAP = re.compile(r"\s*<thread_summary\b[^>]*>(.*?)(?:</thread_summary>)?\s*", re.S)
+_TAG = re.compile(r"(<[^>]*>)")
+ESCAPE_CSS = (
+    ".ctl { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85em;"
+    " color: var(--danger); border: 1px solid var(--danger); border-radius: 3px; padding: 0 2px; }\n"
+)
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def esc(value: object) -> str:
     """Escape any value for text or a quoted attribute."""
     return html.escape(str(value), quote=True)
+
+
+def _marked(escape: str) -> str:
+    return f'<span class="ctl" title="invisible or control character">{escape}</span>'
+
+
+def show_invisible(markup: str) -> str:
+    """Escape every invisible or control character of an HTML fragment built by this module.
+
+    In text, the escape goes in a ``ctl`` span; inside a tag (an attribute value) it goes in
+    plain. Relies on this module's invariant: every string from the session was escaped, so
+    ``<`` and ``>`` only ever delimit the tags written here.
+    """
+    parts = _TAG.split(markup)
+    for i, part in enumerate(parts):
+        parts[i] = escape_invisible(part) if i % 2 else escape_invisible(part, _marked)
+    return "".join(parts)
 
 
 # ---------------------------------------------------------------------------- markdown
@@ -353,7 +378,8 @@ def render_html(info: dict[str, Any], messages: list[M.Message], *, exported: fl
     body = "".join(renderer.message(m, i) for i, m in enumerate(messages) if isinstance(m, dict))
     if not body:
         body = '<p class="empty">This session has no messages.</p>'
-    title = f"{info.get('name') or 'Untitled session'} · clio session"
+    body = show_invisible(body)
+    title = escape_invisible(f"{info.get('name') or 'Untitled session'} · clio session")
     footer = (
         f"Exported by clio on {esc(format_date(exported))}" if exported is not None else "Exported by clio"
     )
@@ -363,8 +389,8 @@ def render_html(info: dict[str, Any], messages: list[M.Message], *, exported: fl
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         '<meta name="referrer" content="no-referrer">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{esc(title)}</title>\n<style>\n{stylesheet()}</style>\n</head>\n<body>\n<main>\n"
-        f"{render_header(info, messages)}"
+        f"<title>{esc(title)}</title>\n<style>\n{stylesheet()}{ESCAPE_CSS}</style>\n</head>\n<body>\n<main>\n"
+        f"{show_invisible(render_header(info, messages))}"
         f'<section class="messages">\n{body}</section>\n<footer>{footer}</footer>\n'
         "</main>\n</body>\n</html>\n"
     )

@@ -3,6 +3,10 @@
 :class:`MarkdownStream` re-renders the growing answer and prints the lines that can no
 longer change above a small live region holding the tail (the approach of aider's
 mdstream), so long answers scroll normally and stay cheap to redraw.
+
+Text from the model or a tool goes through :mod:`clio.safety.visible` first: bidi controls,
+invisible characters and terminal controls are shown as escapes (``\\u202e``) in reverse video,
+never passed to the terminal raw.
 """
 
 from __future__ import annotations
@@ -17,10 +21,29 @@ from rich.markdown import Markdown
 from rich.spinner import Spinner
 from rich.text import Text
 
+from clio.safety.visible import escape_invisible, split_invisible
 from clio.tools.describe import summarize_args
 
 LIVE_LINES = 6
 MIN_INTERVAL = 0.08  # seconds between re-renders
+ESCAPE_STYLE = "bold reverse"  # how an escaped invisible character is drawn (kept under NO_COLOR)
+# Around each escape in markdown: noncharacters, which escape_invisible itself escapes, so text
+# can never contain them raw; replaced after rendering by reverse video on / off.
+_OPEN, _CLOSE = "\ufdd0", "\ufdd1"
+_SGR_OPEN, _SGR_CLOSE = "\x1b[7m", "\x1b[27m"
+
+
+def visible(text: str, style: str = "") -> Text:
+    """``text`` as a rich Text with invisible and control characters shown as styled escapes."""
+    out = Text(style=style)
+    for piece, is_escape in split_invisible(text):
+        out.append(piece, style=ESCAPE_STYLE if is_escape else None)
+    return out
+
+
+def visible_markdown_source(text: str) -> str:
+    """Markdown with each invisible character replaced by its escape between two markers."""
+    return escape_invisible(text, lambda e: f"{_OPEN}{e}{_CLOSE}")
 
 
 def result_hint(text: str, width: int = 60) -> str:
@@ -46,8 +69,9 @@ class MarkdownStream:
             color_system=self.console.color_system,  # type: ignore[arg-type]
             no_color=self.console.no_color,
         )
-        c.print(Markdown(text, code_theme="monokai"))
-        return buf.getvalue().splitlines(keepends=True)
+        c.print(Markdown(visible_markdown_source(text), code_theme="monokai"))
+        rendered = buf.getvalue().replace(_OPEN, _SGR_OPEN).replace(_CLOSE, _SGR_CLOSE)
+        return rendered.splitlines(keepends=True)
 
     def update(self, text: str, final: bool = False) -> None:
         now = time.monotonic()
@@ -113,22 +137,22 @@ class ReplUI:
     def tool_start(self, name: str, args: dict[str, Any]) -> None:
         self.pause()
         self._label = f"{name} {summarize_args(name, args)}"
-        self._start(Spinner("dots", text=Text(self._label, style="dim")))
+        self._start(Spinner("dots", text=visible(self._label, "dim")))
 
     def tool_done(self, name: str, ok: bool, result: str) -> None:
         self.pause()
         mark = Text("✓ ", style="green") if ok else Text("✗ ", style="red")
-        line = mark + Text(getattr(self, "_label", name), style="cyan")
+        line = mark + visible(getattr(self, "_label", name), "cyan")
         hint = result_hint(result)
         if hint and not ok:
-            line += Text(f"  {hint}", style="red")
+            line += visible(f"  {hint}", "red")
         elif hint:
-            line += Text(f"  {hint}", style="dim")
+            line += visible(f"  {hint}", "dim")
         self.console.print(line, overflow="ellipsis", no_wrap=True)
 
     def notice(self, text: str) -> None:
         self.pause()
-        self.console.print(Text(text, style="yellow"))
+        self.console.print(visible(text, "yellow"))
 
 
 class OneShotUI:
@@ -151,11 +175,13 @@ class OneShotUI:
     def answer_done(self, content: str, *, interrupted: bool, final: bool) -> None:
         if final:
             self.final_text = content
-            if content:
+            if content and self.out.is_terminal:  # a person reads it: nothing invisible, no controls
+                self.out.print(visible(content.rstrip("\n")), soft_wrap=True)
+            elif content:  # a pipe or a file: the answer byte for byte
                 self.out.file.write(content if content.endswith("\n") else content + "\n")
                 self.out.file.flush()
         elif content.strip():
-            self.err.print(Text(content.strip(), style="dim"))
+            self.err.print(visible(content.strip(), "dim"))
         if interrupted:
             self.err.print(Text("interrupted", style="yellow"))
 
@@ -165,9 +191,7 @@ class OneShotUI:
     def tool_done(self, name: str, ok: bool, result: str) -> None:
         mark = "✓" if ok else "✗"
         hint = result_hint(result)
-        self.err.print(
-            Text(f"{mark} {getattr(self, '_label', name)}  {hint}", style="green" if ok else "red")
-        )
+        self.err.print(visible(f"{mark} {getattr(self, '_label', name)}  {hint}", "green" if ok else "red"))
 
     def notice(self, text: str) -> None:
-        self.err.print(Text(text, style="yellow"))
+        self.err.print(visible(text, "yellow"))

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,7 +27,8 @@ from testkit.clio_run import (
     system_text,
     tool_results,
 )
-from testkit.fakeserver import Fail, FakeServer, Reply
+from testkit.fakeserver import FakeServer, Reply
+from testkit.scripted import ScriptedModel, call, turn_requests
 
 DECISION = "we decided to use PostgreSQL for the billing service because of row-level locking"
 DISTRACTOR = "we decided to use Redis as the cache for web sessions because it is fast"
@@ -37,48 +37,6 @@ PREF = "Write pytest fixtures instead of unittest setUp methods"
 TABOO = "Reformatting whole files with black"  # score 1: a hard limit
 RECALL_QUERY = "which database did we choose for billing"
 WIDE = {"COLUMNS": "250"}  # rich tables wrap at 80 columns otherwise
-
-
-# ---------------------------------------------------------------- a scripted model
-
-
-class ScriptedModel:
-    """The fake server's responder: replies chosen by the latest user message of the request.
-
-    ``on(trigger, r0, r1, ...)``: in a turn whose user message contains ``trigger``, the first
-    request gets r0, the request after the first tool round r1, and so on. Anything else gets a
-    plain "ok". Safe with several clio processes talking to the server at once.
-    """
-
-    def __init__(self) -> None:
-        self.turns: dict[str, tuple[Reply | Fail, ...]] = {}
-
-    def on(self, trigger: str, *replies: Reply | Fail) -> None:
-        self.turns[trigger] = replies
-
-    def __call__(self, body: dict[str, Any]) -> Reply | Fail:
-        text, rounds = latest_user(body)
-        for trigger, replies in self.turns.items():
-            if trigger in text:
-                return replies[rounds] if rounds < len(replies) else Reply(text="(script exhausted)")
-        return Reply(text="ok")
-
-
-def latest_user(body: dict[str, Any]) -> tuple[str, int]:
-    """(text of the last user message, number of assistant messages after it)."""
-    msgs = body["messages"]
-    last = max(i for i, m in enumerate(msgs) if m.get("role") == "user")
-    rounds = sum(1 for m in msgs[last + 1 :] if m.get("role") == "assistant")
-    return str(msgs[last].get("content")), rounds
-
-
-def turn_requests(server: FakeServer, trigger: str) -> list[dict[str, Any]]:
-    """The chat requests of the turn(s) whose user message contains ``trigger``, in order."""
-    return [b for b in server.chat_requests if trigger in latest_user(b)[0]]
-
-
-def call(name: str, **args: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": args}
 
 
 # ---------------------------------------------------------------- one project, two earlier sessions

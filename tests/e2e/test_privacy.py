@@ -24,7 +24,8 @@ from testkit.clio_run import (
     system_text,
     tool_results,
 )
-from testkit.fakeserver import Fail, FakeServer, Reply
+from testkit.fakeserver import FakeServer, Reply
+from testkit.scripted import ScriptedModel, turn_requests
 
 INSTRUCTIONS = "INSTRUCTIONS-MARKER-4417: name every branch after its ticket."
 AGENTS = "AGENTS-MARKER-9023: run make check before committing."
@@ -34,34 +35,6 @@ TABOO = "TABOO-MARKER-5512 force-pushing to main"
 
 
 # ---------------------------------------------------------------- helpers
-
-
-class ScriptedModel:
-    """Replies chosen by the request's latest user message: ``on(trigger, r0, r1, ...)`` gives r0 to
-    the turn's first request, r1 to the request after the first tool round...; others get "ok"."""
-
-    def __init__(self) -> None:
-        self.turns: dict[str, tuple[Reply | Fail, ...]] = {}
-
-    def on(self, trigger: str, *replies: Reply | Fail) -> None:
-        self.turns[trigger] = replies
-
-    def __call__(self, body: dict[str, Any]) -> Reply | Fail:
-        text, rounds = latest_user(body)
-        for trigger, replies in self.turns.items():
-            if trigger in text:
-                return replies[rounds] if rounds < len(replies) else Reply(text="(script exhausted)")
-        return Reply(text="ok")
-
-
-def latest_user(body: dict[str, Any]) -> tuple[str, int]:
-    msgs = body["messages"]
-    last = max(i for i, m in enumerate(msgs) if m.get("role") == "user")
-    return str(msgs[last].get("content")), sum(1 for m in msgs[last + 1 :] if m.get("role") == "assistant")
-
-
-def turn_requests(server: FakeServer, trigger: str) -> list[dict[str, Any]]:
-    return [b for b in server.chat_requests if trigger in latest_user(b)[0]]
 
 
 def fo(operation: str, **args: Any) -> dict[str, Any]:
@@ -378,7 +351,7 @@ def test_sandbox_confines_file_tools_and_asks_before_shell(fake_server: FakeServ
             "project": other,
             "home": home,
         },
-        {"args": ["-p", "configured shell"], "server": fake_server, "project": allowed, "home": home},
+        {"args": ["--trust", "-p", "configured shell"], "server": fake_server, "project": allowed, "home": home},
     )
     assert r_yes.returncode == 0, r_yes.stderr
     assert r_no.returncode == 0, r_no.stderr
