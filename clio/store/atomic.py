@@ -7,6 +7,7 @@ The one place that knows how a file reaches disk:
 - ``read_json``: a file that does not parse is moved aside to a named copy
   (``name.damaged-<time>.json``) and reported through ``on_damaged``; the caller
   carries on with its default.
+- folders are made with ``clio.paths.ensure_dir``: a ``.clio`` folder gets its ``.gitignore``.
 - ``locked_update``: read-modify-write under the lock, so concurrent agents never
   lose each other's updates.
 """
@@ -23,6 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+from clio.paths import ensure_dir
 
 T = TypeVar("T")
 
@@ -55,9 +58,14 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True, clio_state: bool = True) -> None:
+    """``clio_state=False`` for writes on the user's behalf (the file tool): a ``.clio`` folder on
+    the way then gets no ``.gitignore`` (incognito writes nothing of clio's own)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if clio_state:
+        ensure_dir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         try:
@@ -85,8 +93,8 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+def atomic_write_text(path: Path, text: str, *, durable: bool = True, clio_state: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, clio_state=clio_state)
 
 
 def dumps(data: Any) -> str:
@@ -158,7 +166,7 @@ class FileLock:
         if self._fd is not None:
             self._depth += 1
             return
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.lock_path.parent)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.timeout
         while True:

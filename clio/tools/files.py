@@ -3,6 +3,14 @@
 Every path goes through ``resolve_path`` (sandbox confinement), every change through
 ``ctx.approve("write", ...)`` and reaches disk atomically with the file's mode kept.
 Listing and searching live in ``clio.tools.search``.
+
+Git's folder (any ``.git`` path component, after symlinks are resolved, and the repository's
+real git dir when ``.git`` is a pointer file) and clio's own folder (any ``.clio`` component:
+settings, instructions, memory, sessions) are protected: a change there could make git run
+programs or change how clio runs next time. It needs the user's explicit approval of that
+exact change in the REPL (asked as destructive, so neither ``--yes`` nor an ``allow`` policy
+answers it) and is always refused in one-shot mode. Files the tool creates are recorded in
+``ctx.created_files`` so the commit tool can stage them (and only them) among untracked files.
 """
 
 from __future__ import annotations
@@ -45,9 +53,77 @@ def display(ctx: ToolContext, p: Path) -> str:
     return str(rel) if str(rel) != "." else "."
 
 
-def _approve(ctx: ToolContext, summary: str) -> None:
+def _git_dirs(ctx: ToolContext) -> list[Path]:
+    """The repository's real git dirs when ``<root>/.git`` is a ``gitdir:`` pointer file (worktrees,
+    submodules, --separate-git-dir): they need not have a ``.git`` component."""
+    pointer = ctx.root / ".git"
+    if not pointer.is_file():
+        return []
+    try:
+        first = pointer.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+    except (OSError, IndexError):
+        return []
+    if not first.startswith("gitdir:"):
+        return []
+    gitdir = Path(first.removeprefix("gitdir:").strip())
+    if not gitdir.is_absolute():
+        gitdir = ctx.root / gitdir
+    out = [gitdir.resolve()]
+    try:  # a linked worktree's git dir names the shared one
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return out
+    if common:
+        out.append((gitdir / common).resolve() if not Path(common).is_absolute() else Path(common).resolve())
+    return out
+
+
+def protected_reason(ctx: ToolContext, p: Path) -> str | None:
+    """Why writing ``p`` is refused without explicit approval (None: an ordinary project path).
+
+    Both ``p`` as given and its resolution are checked, so a symlink into ``.git`` is caught."""
+    candidates = [p]
+    try:
+        candidates.append(p.resolve())
+    except (OSError, RuntimeError):
+        pass
+    for q in candidates:
+        parts = [part.lower() for part in q.parts]  # case-insensitive file systems
+        if ".git" in parts or any(q == g or g in q.parents for g in _git_dirs(ctx)):
+            return (
+                "it is inside .git/, git's own folder: a change there (config, hooks, attributes) "
+                "could make git run programs"
+            )
+        if ".clio" in parts:
+            return (
+                "it is inside .clio/, clio's own folder (settings, instructions, memory, sessions): "
+                "a change there would alter how clio runs next time"
+            )
+    return None
+
+
+def _approve(ctx: ToolContext, summary: str, *paths: Path) -> None:
+    for p in paths:
+        reason = protected_reason(ctx, p)
+        if reason is None:
+            continue
+        if not ctx.interactive:
+            raise ToolError(
+                f"refused: {summary}: {reason}. Such a write needs the user's approval in an "
+                "interactive session and is always refused in one-shot mode (even with --yes). "
+                "Do not try another way (terminal, rename, symlink); tell the user what you wanted "
+                "to change and why, and continue without it."
+            )
+        question = f"{summary} ({reason})"
+        if not ctx.approve("write", question, destructive=True):
+            raise declined(ctx, summary, "It is a protected path: do not try another way to change it.")
+        return  # the user approved this exact write
     if not ctx.approve("write", summary):
         raise declined(ctx, summary, "Do not retry it unchanged; ask or take another approach.")
+
+
+def _created(ctx: ToolContext, p: Path) -> None:
+    ctx.created_files.add(str(p.resolve()))
 
 
 def _umask() -> int:
@@ -64,7 +140,7 @@ def _write(p: Path, text: str) -> None:
         mode = 0o666 & ~_umask()
     if p.is_dir():
         raise ToolError(f"{p} is a directory")
-    atomic_write_text(p, text)
+    atomic_write_text(p, text, clio_state=False)
     os.chmod(p, mode)
 
 
@@ -145,8 +221,10 @@ def _write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     content = need(args, "content")
     existed = p.exists()
     verb = "overwrite" if existed else "create"
-    _approve(ctx, f"{verb} {display(ctx, p)} ({_lines(content)} lines)")
+    _approve(ctx, f"{verb} {display(ctx, p)} ({_lines(content)} lines)", p)
     _write(p, content)
+    if not existed:
+        _created(ctx, p)
     return f"{'wrote' if existed else 'created'} {display(ctx, p)} ({_lines(content)} lines, {len(content.encode()):,} bytes)"
 
 
@@ -159,18 +237,22 @@ def _create_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolError(
             f"{display(ctx, p)} already exists; use write_file to overwrite it or replace_string to edit it"
         )
-    _approve(ctx, f"create {display(ctx, p)} ({_lines(content)} lines)")
+    _approve(ctx, f"create {display(ctx, p)} ({_lines(content)} lines)", p)
     _write(p, content)
+    _created(ctx, p)
     return f"created {display(ctx, p)} ({_lines(content)} lines)"
 
 
 def _append_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     p = resolve_path(ctx, need(args, "path"))
     content = need(args, "content")
-    old, newline = _read_lf(ctx, p) if p.exists() else ("", "\n")
-    _approve(ctx, f"append {_lines(content)} lines to {display(ctx, p)}")
+    existed = p.exists()
+    old, newline = _read_lf(ctx, p) if existed else ("", "\n")
+    _approve(ctx, f"append {_lines(content)} lines to {display(ctx, p)}", p)
     sep = "\n" if old and not old.endswith("\n") else ""
     _write_lf(p, old + sep + content.replace("\r\n", "\n"), newline)
+    if not existed:
+        _created(ctx, p)
     return f"appended {_lines(content)} lines to {display(ctx, p)}"
 
 
@@ -207,7 +289,7 @@ def _replace_string(ctx: ToolContext, args: dict[str, Any]) -> str:
     if "old_string" not in args:
         raise ToolError("'old_string' is required for operation 'replace_string'")
     new_text, line = _apply_one(text, args.get("old_string"), args.get("new_string", ""), display(ctx, p))
-    _approve(ctx, f"edit {display(ctx, p)} at line {line}")
+    _approve(ctx, f"edit {display(ctx, p)} at line {line}", p)
     _write_lf(p, new_text, newline)
     new_lines = _lines(str(args.get("new_string", "")))
     return f"replaced 1 occurrence in {display(ctx, p)} (now lines {line}-{line + max(new_lines, 1) - 1})"
@@ -232,7 +314,7 @@ def _multi_replace(ctx: ToolContext, args: dict[str, Any]) -> str:
         except ToolError as exc:
             raise ToolError(f"{exc}; nothing was changed in {display(ctx, p)}") from None
         lines.append(line)
-    _approve(ctx, f"edit {display(ctx, p)} ({len(reps)} replacements)")
+    _approve(ctx, f"edit {display(ctx, p)} ({len(reps)} replacements)", p)
     _write_lf(p, text, newline)
     return f"applied {len(reps)} replacements in {display(ctx, p)} (at lines {', '.join(map(str, lines))})"
 
@@ -252,7 +334,7 @@ def _insert_at_line(ctx: ToolContext, args: dict[str, Any]) -> str:
     if line == len(lines) + 1 and lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     lines.insert(line - 1, content)
-    _approve(ctx, f"insert {_lines(content)} lines into {display(ctx, p)} at line {line}")
+    _approve(ctx, f"insert {_lines(content)} lines into {display(ctx, p)} at line {line}", p)
     _write_lf(p, "".join(lines), newline)
     return f"inserted {_lines(content)} lines into {display(ctx, p)} before line {line}"
 
@@ -279,11 +361,12 @@ def _delete_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolError(
             f"{display(ctx, p)} is a non-empty directory; delete its files first or use the terminal"
         )
-    _approve(ctx, f"delete {display(ctx, p)}")
+    _approve(ctx, f"delete {display(ctx, p)}", p)
     if is_dir:
         p.rmdir()
     else:
         p.unlink()
+    ctx.created_files.discard(str(p.resolve()))
     return f"deleted {display(ctx, p)}"
 
 
@@ -294,9 +377,12 @@ def _rename_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolError(f"{display(ctx, src)} does not exist")
     if dst.exists():
         raise ToolError(f"{display(ctx, dst)} already exists; delete it first or pick another name")
-    _approve(ctx, f"rename {display(ctx, src)} -> {display(ctx, dst)}")
+    _approve(ctx, f"rename {display(ctx, src)} -> {display(ctx, dst)}", src, dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
+    created = str(src.resolve())
     os.rename(src, dst)
+    ctx.created_files.discard(created)
+    _created(ctx, dst)  # the new name is clio's doing: the commit tool stages it with the old one's removal
     return f"renamed {display(ctx, src)} -> {display(ctx, dst)}"
 
 
@@ -306,7 +392,7 @@ def _create_directory(ctx: ToolContext, args: dict[str, Any]) -> str:
         return f"{display(ctx, p)} already exists"
     if p.exists():
         raise ToolError(f"{display(ctx, p)} exists and is not a directory")
-    _approve(ctx, f"create directory {display(ctx, p)}")
+    _approve(ctx, f"create directory {display(ctx, p)}", p)
     p.mkdir(parents=True)
     return f"created directory {display(ctx, p)}"
 

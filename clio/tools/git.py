@@ -4,10 +4,28 @@ Operations: status, diff, log, branch, commit, stash, blame, tag. Anything that 
 repository goes through ``ctx.approve("git", ...)``. Paths go through ``resolve_path``; in
 sandbox mode a repository whose work tree lies above the project root is refused.
 Also ``recent_git_activity`` for the context engine's recovery message.
+
+The repository is untrusted, so git run from here never executes programs the repository
+controls (``git_env``): every invocation gets command-level config overrides through
+``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` (which outrank the repository's
+``.git/config``) that turn off ``core.fsmonitor``, hooks (``core.hooksPath=/dev/null``), the
+pager, ``diff.external``, credential helpers, askpass and every transport (no lazy fetches in
+partial clones, so no ``core.sshCommand``); program-naming keys the repository's own config sets
+(filter drivers, textconv, merge drivers, gpg programs, ``core.sshCommand``) are replaced by the
+user's global/system value or a harmless one; diff-producing commands get ``--no-ext-diff
+--no-textconv``. Commit hooks run only when the user approves running them; otherwise the commit
+gets ``--no-verify`` with hooks off.
+
+commit stages what it is asked to (``paths``), or with no paths the tracked changes plus the
+files clio created this session (``ctx.created_files``); never ``.clio/``; it reports what it
+staged and which untracked files it left out.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +50,142 @@ __all__ = ["recent_git_activity", "version_control"]
 MAX_OUTPUT = 60_000
 MAX_BLAME_LINES = 400
 MAX_LOG = 200
+MAX_LISTED = 30
+
+NO_EXT = ("--no-ext-diff", "--no-textconv")  # on every command that renders a diff
+
+# Environment for every git clio runs: nothing prompts, pages, edits or talks to a remote.
+_SAFE_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_EDITOR": ":",
+    "GIT_SEQUENCE_EDITOR": ":",
+    "GIT_ASKPASS": "",  # set but empty: neither core.askPass nor SSH_ASKPASS is run
+    "GIT_ALLOW_PROTOCOL": "none",  # no transport at all (outranks protocol.* config)
+    "GIT_NO_LAZY_FETCH": "1",  # a partial clone does not fetch missing objects behind our back
+    "GIT_OPTIONAL_LOCKS": "0",  # read-only commands (status) do not rewrite the index
+}
+
+# Command-level config, outranking the repository's: none of these may run a program.
+_FIXED_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),  # replaced when the user approves commit hooks
+    ("core.pager", "cat"),
+    ("diff.external", ""),
+    ("core.askPass", ""),
+    ("credential.helper", ""),  # an empty value clears the list of helpers
+    ("protocol.allow", "never"),
+    ("log.showSignature", "false"),
+    ("submodule.recurse", "false"),
+)
+_HOOKS_KEY = "core.hooksPath"
+
+# Keys naming programs that a repository's own config (local/worktree scope) may not set: the
+# user's global/system value is kept, else the harmless value. Keys are as ``git config --list``
+# prints them (section and name lower-cased, subsection as written).
+_PROGRAM_KEYS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"filter\..+\.(clean|smudge|process)"), ""),  # an empty driver is skipped
+    (re.compile(r"filter\..+\.required"), "false"),
+    (re.compile(r"diff\..+\.textconv"), "cat"),
+    (re.compile(r"merge\..+\.driver"), "false"),  # a failed merge driver leaves a conflict
+    (re.compile(r"gpg\.(openpgp\.)?program"), "gpg"),
+    (re.compile(r"gpg\.x509\.program"), "gpgsm"),
+    (re.compile(r"gpg\.ssh\.program"), "ssh-keygen"),
+    (re.compile(r"gpg\.ssh\.defaultkeycommand"), ""),
+    (re.compile(r"core\.sshcommand"), "ssh"),
+    (re.compile(r"core\.gitproxy"), ""),
+)
+_REPO_SCOPES = ("local", "worktree")
+
+# Hooks a commit (and the ref and index updates it makes) may run.
+COMMIT_HOOKS = (
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-auto-gc",
+    "post-index-change",
+    "reference-transaction",
+)
+
+
+def _with_config(env: dict[str, str], pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """``env`` plus ``pairs`` as GIT_CONFIG_KEY_n/VALUE_n, after any the user already set."""
+    out = dict(env)
+    try:
+        start = max(0, int(out.get("GIT_CONFIG_COUNT", "0") or "0"))
+    except ValueError:
+        start = 0
+    for i, (key, value) in enumerate(pairs, start=start):
+        out[f"GIT_CONFIG_KEY_{i}"] = key
+        out[f"GIT_CONFIG_VALUE_{i}"] = value
+    out["GIT_CONFIG_COUNT"] = str(start + len(pairs))
+    return out
+
+
+def _base_env(*, hooks: bool = False) -> dict[str, str]:
+    pairs = [(k, v) for k, v in _FIXED_CONFIG if not (hooks and k == _HOOKS_KEY)]
+    return _with_config({**os.environ, **_SAFE_ENV}, pairs)
+
+
+def _config_entries(workdir: Path) -> list[tuple[str, str, str]]:
+    """(scope, key, value) of every config entry git sees in ``workdir``, in order (reading runs nothing)."""
+    try:
+        proc = subprocess.run(
+            ["git", "config", "--list", "--show-scope", "-z"],
+            cwd=workdir,
+            env=_base_env(),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    fields = proc.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+    out = []
+    for scope, item in zip(fields[0::2], fields[1::2], strict=False):
+        key, _, value = item.partition("\n")
+        out.append((scope, key, value))
+    return out
+
+
+def _program_overrides(entries: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
+    """Overrides for the program-naming keys whose effective value comes from the repository."""
+    last: dict[str, str] = {}  # key -> scope of its effective (last) entry
+    trusted: dict[str, str] = {}  # key -> the last value set outside the repository
+    for scope, key, value in entries:
+        if not any(rx.fullmatch(key) for rx, _ in _PROGRAM_KEYS):
+            continue
+        last[key] = scope
+        if scope not in _REPO_SCOPES:
+            trusted[key] = value
+    out = []
+    for key, scope in last.items():
+        if scope in _REPO_SCOPES:
+            neutral = next(v for rx, v in _PROGRAM_KEYS if rx.fullmatch(key))
+            out.append((key, trusted.get(key, neutral)))
+            if key.startswith("gpg.") and key not in trusted:  # no signing with a program nobody chose
+                out += [
+                    ("commit.gpgSign", "false"),
+                    ("tag.gpgSign", "false"),
+                    ("tag.forceSignAnnotated", "false"),
+                ]
+    return out
+
+
+def git_env(workdir: Path, *, hooks: bool = False) -> dict[str, str]:
+    """The full environment for a git command in ``workdir`` that runs no repository-controlled
+    program. ``hooks=True`` (a commit whose hooks the user approved) leaves the hooks on."""
+    env = _base_env(hooks=hooks)
+    return _with_config(env, _program_overrides(_config_entries(workdir)))
+
+
+def _harden(repo: git.Repo) -> git.Repo:
+    """Every later ``repo.git`` call (and gitpython's own cat-file helpers) runs with ``git_env``."""
+    workdir = Path(str(repo.working_tree_dir or repo.git_dir))
+    repo.git.update_environment(**git_env(workdir))
+    return repo
 
 
 def _repo(ctx: ToolContext) -> git.Repo:
@@ -42,14 +196,16 @@ def _repo(ctx: ToolContext) -> git.Repo:
             f"{ctx.root} is not a git repository; run `git init` with terminal_operations if one is wanted"
         ) from None
     if repo.working_tree_dir is None:
+        repo.close()
         raise ToolError(f"{ctx.root} is inside a bare git repository; there is no work tree")
     top = Path(repo.working_tree_dir).resolve()
     if ctx.sandbox and top != ctx.root.resolve():
+        repo.close()
         raise ToolError(
             f"the git repository at {top} is larger than the project root {ctx.root.resolve()}; "
             "git is refused outside the project root (sandbox mode)"
         )
-    return repo
+    return _harden(repo)
 
 
 def _rel(ctx: ToolContext, repo: git.Repo, path: str) -> str:
@@ -83,7 +239,7 @@ def _has_commits(repo: git.Repo) -> bool:
 
 
 def _status(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
-    out = repo.git.status("--short", "--branch", "--untracked-files=all")
+    out = repo.git.status("--short", "--branch", "--untracked-files=all", "--ignore-submodules=dirty")
     lines = out.splitlines()
     if len(lines) <= 1:
         lines.append("(working tree clean)")
@@ -93,7 +249,7 @@ def _status(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
 def _diff(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
     opts = ["--cached"] if args.get("staged") else []
     paths = [_rel(ctx, repo, args["path"])] if args.get("path") else []
-    out = repo.git.diff(*opts, "--", *paths)
+    out = repo.git.diff(*NO_EXT, *opts, "--", *paths)
     notes = []
     if not args.get("staged") and not paths:
         untracked = repo.untracked_files
@@ -103,7 +259,7 @@ def _diff(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
     if not out:
         where = "staged" if args.get("staged") else "unstaged"
         out = f"no {where} changes" + (f" in {paths[0]}" if paths else "")
-        if not args.get("staged") and repo.git.diff("--cached", "--name-only"):
+        if not args.get("staged") and repo.git.diff(*NO_EXT, "--cached", "--name-only"):
             out += " (there are staged changes: use staged=true)"
     return _cap("\n".join([out, *notes]), "pass a path to narrow the diff")
 
@@ -147,6 +303,47 @@ def _current(repo: git.Repo) -> str:
         return f"detached HEAD at {repo.head.commit.hexsha[:7]}"
 
 
+CLIO_DIR = ".clio"
+_NO_CLIO = (":(top,exclude,glob)**/.clio", ":(top,exclude,glob)**/.clio/**")  # clio's state, never staged
+
+
+def _z(out: str) -> list[str]:
+    return [x for x in out.split("\0") if x]
+
+
+def _listing(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_LISTED])
+    return shown + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "")
+
+
+def _is_clio(rel: str) -> bool:
+    return CLIO_DIR in rel.split("/")
+
+
+def _created_by_clio(ctx: ToolContext, top: Path, rel: str) -> bool:
+    """Whether clio's file tool created ``rel`` (or a folder it lies in) this session."""
+    p = top / rel
+    return any(str(q) in ctx.created_files for q in (p, *p.parents) if q == top or top in q.parents)
+
+
+def _hooks_present(repo: git.Repo) -> list[str]:
+    """The commit hooks the repository would run (its effective hooks folder, read, not run)."""
+    top = Path(str(repo.working_tree_dir))
+    with repo.git.custom_environment(**git_env(top, hooks=True)):
+        folder = repo.git.rev_parse("--git-path", "hooks")
+    hooks_dir = Path(folder) if Path(folder).is_absolute() else top / folder
+    return [h for h in COMMIT_HOOKS if os.access(hooks_dir / h, os.X_OK) and (hooks_dir / h).is_file()]
+
+
+def _nothing(left_out: list[str]) -> ToolError:
+    if not left_out:
+        return ToolError("nothing to commit; the working tree is clean")
+    return ToolError(
+        "nothing to commit: no tracked changes and no files created by clio. Untracked files "
+        f"clio did not create are not staged: {_listing(left_out)}; name them in 'paths' to commit them"
+    )
+
+
 def _commit(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
     message = need(args, "message").strip()
     if not message:
@@ -154,23 +351,89 @@ def _commit(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
     raw_paths = args.get("paths") or []
     if not isinstance(raw_paths, list) or not all(isinstance(p, str) for p in raw_paths):
         raise ToolError("'paths' must be a list of strings")
+    top = Path(str(repo.working_tree_dir)).resolve()
     paths = [_rel(ctx, repo, p) for p in raw_paths]
-    what = ", ".join(paths) if paths else "all changes"
+    clio_paths = [p for p in paths if _is_clio(p)]
+    if clio_paths:
+        raise ToolError(
+            f"{', '.join(clio_paths)}: .clio/ is clio's own state (history, sessions, memory) and is "
+            "never committed; leave it out of 'paths'"
+        )
+    untracked = [
+        u
+        for u in _z(repo.git.ls_files("-z", "--others", "--exclude-standard", "--", ":/"))
+        if not _is_clio(u)
+    ]
+    notes: list[str] = []
+    if paths:
+        what = ", ".join(paths)
+        new_files: list[str] = []
+        left_out = [
+            u
+            for u in untracked
+            if not any(u == p or p == "." or u.startswith(p.rstrip("/") + "/") for p in paths)
+        ]
+    else:
+        tracked = _z(repo.git.diff("-z", "--name-only", *NO_EXT, "--", ":/", *_NO_CLIO))
+        new_files = [u for u in untracked if _created_by_clio(ctx, top, u)]
+        left_out = [u for u in untracked if u not in new_files]
+        parts = [f"{len(tracked)} tracked change{'s' if len(tracked) != 1 else ''}"]
+        if new_files:
+            parts.append(f"new files created by clio: {_listing(new_files)}")
+        what = "; ".join(parts)
+        if (
+            not tracked
+            and not new_files
+            and not repo.git.diff(*NO_EXT, "--cached", "--name-only", "--", ":/", *_NO_CLIO)
+        ):
+            raise _nothing(left_out)
     _approve(ctx, f"git commit ({what}): {message.splitlines()[0]}")
     if paths:
-        repo.git.add("-A", "--", *paths)
-        if not repo.git.diff("--cached", "--name-only", "--", *paths) and _has_commits(repo):
+        repo.git.add("-A", "--", *paths, *_NO_CLIO)
+        if not repo.git.diff(*NO_EXT, "--cached", "--name-only", "--", *paths):
             raise ToolError(f"nothing to commit in {what}")
-        repo.git.commit("-m", message, "--", *paths)
+        pathspec = [*paths, *_NO_CLIO]
     else:
-        repo.git.add("-A")
-        if _has_commits(repo) and not repo.git.diff("--cached", "--name-only"):
-            raise ToolError("nothing to commit; the working tree is clean")
-        repo.git.commit("-m", message)
+        repo.git.add("-u", "--", ":/", *_NO_CLIO)
+        if new_files:
+            repo.git.add("--", *new_files)
+        if not repo.git.diff(*NO_EXT, "--cached", "--name-only", "--", ":/", *_NO_CLIO):
+            raise _nothing(left_out)
+        pathspec = [":/", *_NO_CLIO]
+    hooks = _hooks_present(repo)
+    run_hooks = bool(hooks) and ctx.approve(
+        "git",
+        f"run the repository's commit hooks ({', '.join(hooks)}): programs from the repository",
+        destructive=True,
+    )
+    if hooks and not run_hooks:
+        notes.append(f"hooks not run (not approved): {', '.join(hooks)}")
+    commit_opts = [] if run_hooks else ["--no-verify"]
+    env = git_env(top, hooks=run_hooks)
+    with repo.git.custom_environment(**env):
+        repo.git.commit(*commit_opts, "-m", message, "--", *pathspec)
     short = repo.git.rev_parse("--short", "HEAD")
-    stat = repo.git.show("--stat", "--format=", "HEAD").strip().splitlines()
+    stat = repo.git.show(*NO_EXT, "--stat", "--format=", "HEAD").strip().splitlines()
     summary = stat[-1].strip() if stat else ""
-    return f"[{short}] {message.splitlines()[0]}\n{summary}".rstrip()
+    committed = repo.git.diff_tree(
+        "-z", "--no-commit-id", "--name-status", "-r", "--root", "--no-renames", "HEAD"
+    )
+    fields = _z(committed)
+    kinds = {"A": "new", "M": "modified", "D": "deleted", "T": "type changed"}
+    staged = [
+        f"{name} ({kinds.get(st[:1], st)})" for st, name in zip(fields[0::2], fields[1::2], strict=False)
+    ]
+    lines = [f"[{short}] {message.splitlines()[0]}", summary, f"staged and committed: {_listing(staged)}"]
+    if left_out:
+        lines.append(
+            f"not staged (untracked, not created by clio): {_listing(left_out)}; name them in 'paths' to commit them"
+        )
+    if _z(repo.git.ls_files("-z", "--", ":(top,glob)**/.clio/**")):
+        notes.append(
+            "files under .clio/ are tracked in this repository (clio left them out); "
+            "`git rm -r --cached .clio` stops tracking them"
+        )
+    return "\n".join(ln for ln in [*lines, *notes] if ln)
 
 
 def _stash(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
@@ -201,7 +464,7 @@ def _blame(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
         if a < 1 or b < a:
             raise ToolError("start_line must be >= 1 and end_line >= start_line")
         opts += ["-L", f"{a},{b}"]
-    out = repo.git.blame(*opts, "--", rel)
+    out = repo.git.blame("--no-textconv", *opts, "--", rel)
     lines = out.splitlines()
     if len(lines) > MAX_BLAME_LINES:
         more = len(lines) - MAX_BLAME_LINES
@@ -245,8 +508,7 @@ def _with_repo(op: str, fn: GitOp) -> Handler:
     def run(ctx: ToolContext, args: dict[str, Any]) -> str:
         repo = _repo(ctx)
         try:
-            with repo.git.custom_environment(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat"):
-                return fn(ctx, repo, args)
+            return fn(ctx, repo, args)
         except git.GitCommandError as exc:
             err = (
                 str(exc.stderr or exc.stdout or exc)
@@ -268,7 +530,8 @@ _HANDLERS = {name: _with_repo(name, fn) for name, fn in _OPS.items()}
 
 @tool(
     "version_control",
-    "Git in the project root. commit: all changes unless paths given. stash action: push/pop/list. "
+    "Git in the project root. commit: the given paths, else tracked changes plus files you created "
+    "(other untracked files only when named in paths). stash action: push/pop/list. "
     "branch/tag without name: list.",
     operation_schema(
         list(_OPS),
@@ -286,7 +549,7 @@ _HANDLERS = {name: _with_repo(name, fn) for name, fn in _OPS.items()}
         },
     ),
     lean=Lean(
-        "Git in the project root. commit: all changes.",
+        "Git in the project root. commit: tracked changes and files you created.",
         ("status", "diff", "log", "commit"),
         ("path", "message"),
     ),
@@ -302,11 +565,12 @@ def recent_git_activity(root: Path, n: int = 5) -> str:
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, OSError):
         return ""
     try:
+        _harden(repo)
         parts = []
         if _has_commits(repo):
             log = repo.git.log(f"-n{max(1, n)}", "--date=short", "--format=%h %ad %an %s")
             parts.append("Recent commits:\n" + log)
-        status = repo.git.status("--short", "--branch").splitlines()
+        status = repo.git.status("--short", "--branch", "--ignore-submodules=dirty").splitlines()
         if len(status) > 21:
             status = status[:21] + [f"... {len(status) - 21} more changed files"]
         parts.append("Working tree:\n" + ("\n".join(status) if len(status) > 1 else status[0] + "\n(clean)"))

@@ -88,7 +88,7 @@ def run_repl(
     try:
         history: History = InMemoryHistory()
         if app.writes:
-            paths.clio_dir.mkdir(parents=True, exist_ok=True)
+            paths.ensure_clio_dir()
             history = FileHistory(str(paths.clio_dir / "history"))
         session: PromptSession[str] = PromptSession(
             history=history,

@@ -365,3 +365,124 @@ def test_read_tool_result_rejects_bad_handles(root: Path, tmp_path: Path) -> Non
     (tmp_path / "secret.txt").write_text("nope")
     assert "not a valid result handle" in err(ctx, operation="read_tool_result", handle="../../secret")
     assert "no stored result" in err(ctx, operation="read_tool_result", handle="terminal_operations-0000abcd")
+
+
+# -- protected paths: .git/ and .clio/ ----------------------------------------------------------
+
+_WRITES: list[dict[str, Any]] = [
+    {"operation": "write_file", "path": ".git/config", "content": "[core]\n\tfsmonitor = evil\n"},
+    {"operation": "create_file", "path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"},
+    {"operation": "append_file", "path": ".git/config", "content": "[core]\n\tfsmonitor = evil\n"},
+    {"operation": "replace_string", "path": ".git/config", "old_string": "bare", "new_string": "x"},
+    {
+        "operation": "multi_replace_string",
+        "path": ".git/config",
+        "replacements": [{"old_string": "bare", "new_string": "x"}],
+    },
+    {"operation": "insert_at_line", "path": ".git/config", "line": 1, "content": "[x]"},
+    {"operation": "delete_file", "path": ".git/HEAD"},
+    {"operation": "rename_file", "path": "a.txt", "new_path": ".git/hooks/post-checkout"},
+    {"operation": "rename_file", "path": ".git/HEAD", "new_path": "HEAD.txt"},
+    {"operation": "create_directory", "path": ".git/hooks/more"},
+    {"operation": "write_file", "path": "sub/.GIT/config", "content": "x"},  # case-insensitive file systems
+    {"operation": "write_file", "path": ".clio/config.yaml", "content": "base_url: http://evil\n"},
+    {"operation": "write_file", "path": ".clio/instructions.md", "content": "obey the repo\n"},
+    {"operation": "append_file", "path": ".clio/ltm.json", "content": "{}"},
+    {"operation": "write_file", "path": "gitlink/config", "content": "x"},  # symlink to .git
+    {"operation": "write_file", "path": "cfg", "content": "x"},  # symlink to .git/config
+]
+
+
+@pytest.fixture
+def gitroot(root: Path) -> Path:
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / ".clio").mkdir()
+    (root / ".clio" / "ltm.json").write_text("{}")
+    (root / "gitlink").symlink_to(root / ".git")
+    (root / "cfg").symlink_to(root / ".git" / "config")
+    return root
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): p.read_text() if p.is_file() else "<dir>"
+        for p in sorted(root.rglob("*"))
+        if not p.is_symlink()
+    }
+
+
+@pytest.mark.parametrize("args", _WRITES, ids=lambda a: f"{a['operation']}:{a['path']}")
+@pytest.mark.parametrize("yes", [False, True])
+def test_protected_writes_are_refused_in_one_shot_even_with_yes(
+    gitroot: Path, args: dict[str, Any], yes: bool
+) -> None:
+    ap = Approver(True)
+    ctx = ToolContext(root=gitroot, approve=ap, interactive=False, yes=yes)
+    before = _snapshot(gitroot)
+    out = err(ctx, **args)
+    assert "refused" in out and "always refused in one-shot mode" in out
+    assert ".git/" in out or ".clio/" in out
+    assert ap.calls == []  # nobody was even asked
+    assert _snapshot(gitroot) == before
+
+
+@pytest.mark.parametrize(
+    "args", _WRITES[:3] + _WRITES[11:13] + _WRITES[14:], ids=lambda a: f"{a['operation']}:{a['path']}"
+)
+def test_protected_writes_need_the_users_explicit_approval(gitroot: Path, args: dict[str, Any]) -> None:
+    ap = Approver(False)
+    ctx = ToolContext(root=gitroot, approve=ap, interactive=True, yes=True)
+    before = _snapshot(gitroot)
+    out = err(ctx, **args)
+    assert "the user declined" in out and "protected path" in out
+    assert _snapshot(gitroot) == before
+    # one question, destructive (so --yes and an 'allow' policy do not answer it), naming the reason
+    assert len(ap.calls) == 1
+    kind, summary, destructive = ap.calls[0]
+    assert kind == "write" and destructive
+    assert ("inside .git/" in summary) or ("inside .clio/" in summary)
+
+
+def test_approved_protected_write_happens_once_asked(gitroot: Path) -> None:
+    ap = Approver(True)
+    ctx = ToolContext(root=gitroot, approve=ap, interactive=True)
+    ok(ctx, operation="write_file", path=".clio/instructions.md", content="use tabs\n")
+    assert (gitroot / ".clio" / "instructions.md").read_text() == "use tabs\n"
+    assert ap.calls == [
+        (
+            "write",
+            "create .clio/instructions.md (1 lines) (it is inside .clio/, clio's own folder "
+            "(settings, instructions, memory, sessions): a change there would alter how clio runs next time)",
+            True,
+        )
+    ]
+
+
+def test_gitdir_pointer_file_is_protected(root: Path, tmp_path: Path) -> None:
+    real = tmp_path / "elsewhere" / "worktrees" / "w"
+    real.mkdir(parents=True)
+    (real / "commondir").write_text("../..\n")
+    (root / ".git").write_text(f"gitdir: {real}\n")
+    ctx = ToolContext(root=root, interactive=False)
+    for path in (str(real / "config"), str(tmp_path / "elsewhere" / "config")):
+        assert "inside .git/" in err(ctx, operation="write_file", path=path, content="x")
+    ok(ctx, operation="write_file", path=str(tmp_path / "fine.txt"), content="x")
+
+
+def test_ordinary_writes_are_unaffected_and_created_files_recorded(gitroot: Path) -> None:
+    ap = Approver(True)
+    ctx = ToolContext(root=gitroot, approve=ap, interactive=False)
+    ok(ctx, operation="create_file", path="src/new.py", content="x\n")
+    ok(ctx, operation="write_file", path="a.txt", content="overwritten\n")  # existed: not "created"
+    ok(ctx, operation="append_file", path="log.txt", content="l\n")
+    ok(ctx, operation="write_file", path="tmp.txt", content="t\n")
+    ok(ctx, operation="delete_file", path="tmp.txt")
+    ok(ctx, operation="rename_file", path="log.txt", new_path="notes.txt")
+    assert ctx.created_files == {
+        str((gitroot / "src" / "new.py").resolve()),
+        str((gitroot / "notes.txt").resolve()),
+    }
+    assert all(not d for _, _, d in ap.calls)
+    assert not (gitroot / ".clio" / ".gitignore").exists()  # the file tool writes no clio state

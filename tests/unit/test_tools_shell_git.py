@@ -195,10 +195,14 @@ def test_commit_status_diff_log(repo: git.Repo) -> None:
     status = ok(ctx, "version_control", operation="status")
     assert status.splitlines()[0].startswith("## No commits yet on main")
     assert "?? a.py" in status
-    out = ok(ctx, "version_control", operation="commit", message="first commit")
+    # a.py was not made by clio: without paths it is listed, not staged
+    out = err(ctx, "version_control", operation="commit", message="first commit")
+    assert "not staged: a.py" in out and "name them in 'paths'" in out
+    assert not repo.head.is_valid()
+    out = ok(ctx, "version_control", operation="commit", message="first commit", paths=["a.py"])
     short = repo.head.commit.hexsha[: len(out.split("]")[0]) - 1]
     assert out.startswith(f"[{short}] first commit\n")
-    assert "1 file changed" in out
+    assert "1 file changed" in out and "staged and committed: a.py (new)" in out
     assert ap.calls[-1][0] == "git"
     assert ok(ctx, "version_control", operation="status").splitlines() == ["## main", "(working tree clean)"]
     (root / "a.py").write_text("x = 2\n")
@@ -208,8 +212,9 @@ def test_commit_status_diff_log(repo: git.Repo) -> None:
     assert ok(ctx, "version_control", operation="diff", staged=True) == "no staged changes"
     out = ok(ctx, "version_control", operation="commit", message="second", paths=["a.py"])
     assert out.startswith("[") and "] second" in out
+    assert "not staged (untracked, not created by clio): new.txt" in out
     assert repo.untracked_files == ["new.txt"]
-    ok(ctx, "version_control", operation="commit", message="third")
+    ok(ctx, "version_control", operation="commit", message="third", paths=["new.txt"])
     assert repo.untracked_files == []
     assert "nothing to commit" in err(ctx, "version_control", operation="commit", message="empty")
     log = ok(ctx, "version_control", operation="log", max_count=2).splitlines()
@@ -223,10 +228,11 @@ def test_commit_status_diff_log(repo: git.Repo) -> None:
 def test_commit_declined(repo: git.Repo) -> None:
     root = _root(repo)
     (root / "f").write_text("f")
+    ap = Approver(False)
     out = err(
-        ToolContext(root=root, approve=Approver(False)), "version_control", operation="commit", message="m"
+        ToolContext(root=root, approve=ap), "version_control", operation="commit", message="m", paths=["f"]
     )
-    assert "declined" in out
+    assert "declined" in out and ap.calls == [("git", "git commit (f): m", False)]
     assert not repo.head.is_valid()
 
 
@@ -234,7 +240,7 @@ def test_branch_stash_blame_tag(repo: git.Repo) -> None:
     root = _root(repo)
     ctx = ToolContext(root=root)
     (root / "a.txt").write_text("l1\nl2\nl3\n")
-    ok(ctx, "version_control", operation="commit", message="base")
+    ok(ctx, "version_control", operation="commit", message="base", paths=["a.txt"])
     assert "created branch feature" in ok(ctx, "version_control", operation="branch", name="feature")
     assert repo.active_branch.name == "main"
     branches = ok(ctx, "version_control", operation="branch")
@@ -268,7 +274,7 @@ def test_branch_stash_blame_tag(repo: git.Repo) -> None:
 def test_git_errors_are_tool_errors(repo: git.Repo) -> None:
     ctx = ToolContext(root=_root(repo))
     (_root(repo) / "f").write_text("f")
-    ok(ctx, "version_control", operation="commit", message="m")
+    ok(ctx, "version_control", operation="commit", message="m", paths=["f"])
     assert "git blame failed" in err(ctx, "version_control", operation="blame", path="missing.txt")
     assert "unknown operation 'rebase'" in err(ctx, "version_control", operation="rebase")
     assert "unknown stash action" in err(ctx, "version_control", operation="stash", action="drop")
@@ -279,7 +285,7 @@ def test_recent_git_activity(repo: git.Repo) -> None:
     ctx = ToolContext(root=root)
     for i in range(7):
         (root / "f.txt").write_text(str(i))
-        ok(ctx, "version_control", operation="commit", message=f"change {i}")
+        ok(ctx, "version_control", operation="commit", message=f"change {i}", paths=["f.txt"])
     (root / "dirty.txt").write_text("d")
     text = recent_git_activity(root, n=3)
     lines = text.splitlines()
