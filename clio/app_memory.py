@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 import clio.tools.memory  # noqa: F401  (registers memory_operations)
 import clio.tools.prefs  # noqa: F401  (registers preferences)
 from clio.agent.prompt import MemoryBlock
+from clio.memory import lifecycle
+from clio.memory.ltm import Entry, render_ltm
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteStore
 from clio.store.prefs_store import PrefStore
@@ -60,16 +62,36 @@ def memory_services(services: Services, paths: Paths | None, sessions: SessionSt
     services.recall = LazyRecall(paths.clio_dir / "recall.sqlite" if paths else None, sessions, services)
 
 
-def memory_blocks(services: Services, window: Window, settings: Settings) -> list[MemoryBlock]:
+class Injected:
+    """The long-term memory entries the system prompt carries now (set at every re-rank)."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+
+    def used_by(self, turn: list[dict[str, Any]]) -> list[str]:
+        """Ids of the injected entries a finished turn used: named in what the assistant wrote or
+        passed to its tools (:func:`clio.memory.lifecycle.used_in_turn`)."""
+        texts = [str(m.get("content") or "") for m in turn if m.get("role") == "assistant"]
+        args = [c.get("function", {}).get("arguments") for m in turn for c in m.get("tool_calls") or []]
+        return [e.id for e in self.entries if lifecycle.used_in_turn(e, texts, args)]
+
+
+def memory_blocks(
+    services: Services, window: Window, settings: Settings, injected: Injected | None = None
+) -> list[MemoryBlock]:
     """The prompt blocks long-term memory and preferences contribute, ranked per task.
 
-    Their budgets are the settings, capped by their shares of the window (clio.memory.budget)."""
+    Their budgets are the settings, capped by their shares of the window (clio.memory.budget).
+    ``injected`` learns which entries went in, so the app can reinforce those a turn used."""
     ltm, prefs = services.ltm, services.prefs
     assert ltm is not None and prefs is not None
 
     def ltm_block(task: str, files: list[str]) -> str:
         budget = window.shares.ltm_tokens(settings.ltm_budget_tokens)
-        return ltm.prompt_block(task, files, budget, window.estimator.count_text)
+        chosen = ltm.select(task, files, budget, window.estimator.count_text)
+        if injected is not None:
+            injected.entries = chosen
+        return render_ltm(chosen)
 
     def prefs_block(task: str, files: list[str]) -> str:
         budget = window.shares.prefs_tokens(settings.prefs_budget_tokens)

@@ -28,6 +28,7 @@ from clio.tools.results import maybe_store
 
 MAX_REACTIVE = 3
 COMPACT_WORDS, COMPACT_MAX_TOKENS = 400, 1200
+UPKEEP_SYSTEM = "You maintain a coding agent's project memory. Reply exactly in the format asked for."
 
 
 class SessionLog(Protocol):
@@ -191,6 +192,22 @@ class Orchestrator:
         self._after_trim(0)
         self.save_state()
         return TrimReport(before, self.used_tokens(), 0)
+
+    def ask(self, prompt: str, max_tokens: int) -> str:
+        """One bounded request outside the conversation (memory upkeep): the redaction net, the
+        client's retries and usage accounting as for a turn; the window and the archive are
+        untouched. "" when the model says nothing or the request does not fit the window."""
+        if self.window.estimator.count_text(prompt) > self.window.budget.limit // 2:
+            return ""
+        text = self.redactor.redact(prompt)[0] if self.redactor is not None else prompt
+        messages = [{"role": "system", "content": UPKEEP_SYSTEM}, {"role": "user", "content": text}]
+        try:
+            result = self.client.chat(messages, None, temperature=self.temperature, max_tokens=max_tokens)
+        except ContextLengthError:
+            return ""
+        if result.usage is not None:
+            self.session.add_usage(result.usage.as_dict())
+        return "" if result.interrupted else result.content.strip()
 
     def clear(self) -> None:
         """Empty the window and drop the summary (/clear); the archive keeps every message."""

@@ -1,7 +1,13 @@
 """``/memory``: look at and tidy the project's long-term memory (and notes).
 
-/memory list [type|tainted|notes]   /memory search <query>   /memory stats
-/memory prune [days]                /memory forget <id>      /memory clear
+/memory list [type|tainted|pinned|notes]   /memory search <query>   /memory stats
+/memory prune [days]   /memory pin <id>   /memory unpin <id>   /memory compact
+/memory forget <id>    /memory clear
+
+``/memory compact`` lists the groups of old, faded entries on one topic that compaction
+would merge (:func:`clio.memory.lifecycle.compaction_groups`); when the app provides a
+``ltm_compactor`` service (a callable: the group's entries -> the summary's fields, or None),
+it also replaces each group by the model's summary, the old wordings kept in its history.
 
 Listings show each entry's provenance: which session wrote it and whether that turn had
 read untrusted content (file contents, command output...), so the user can drop it.
@@ -15,13 +21,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
-from clio.memory import ltm
+from clio.memory import lifecycle, ltm
 from clio.memory.ltm_stats import day, format_stats
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteStore
 
-USAGE = "/memory list [type|tainted|notes] | search <query> | stats | prune [days] | forget <id> | clear"
-SUBCOMMANDS = ("list", "search", "stats", "prune", "forget", "clear")
+USAGE = (
+    "/memory list [type|tainted|pinned|notes] | search <query> | stats | prune [days] | pin <id> | "
+    "unpin <id> | compact | forget <id> | clear"
+)
+SUBCOMMANDS = ("list", "search", "stats", "prune", "pin", "unpin", "compact", "forget", "clear")
+
 PLURALS = {"discoveries": "discovery", **{t + "s": t for t in ltm.TYPES}}
 OFF = "Long-term memory is off in this session (incognito): nothing is read or stored."
 
@@ -46,17 +56,24 @@ def origin(e: ltm.Entry) -> str:
     return ("tainted: " if p.tainted else "") + p.describe()
 
 
-def _entry_table(rows: list[ltm.Entry], title: str) -> Table:
+def _entry_table(rows: list[ltm.Entry], title: str, now: float) -> Table:
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("id", no_wrap=True)
     table.add_column("type", no_wrap=True)
     table.add_column("entry", overflow="fold")
     table.add_column("conf", justify="right", no_wrap=True)
-    table.add_column("confirmed", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("active", no_wrap=True)
     table.add_column("origin", overflow="fold")
     for e in rows:
         table.add_row(
-            e.id, e.type, escape(_summary(e)), f"{e.confidence:.2f}", day(e.last_confirmed), escape(origin(e))
+            e.id + (" (pinned)" if e.pinned else ""),
+            e.type,
+            escape(_summary(e)),
+            f"{e.confidence:.2f}",
+            f"{ltm.effective_score(e, now):.2f}",
+            day(e.active),
+            escape(origin(e)),
         )
     return table
 
@@ -78,20 +95,26 @@ def _list(app: CommandContext, arg: str) -> None:
         app.console.print(table)
         return
     wanted = PLURALS.get(kind, kind)
-    if wanted and wanted not in ltm.TYPES and wanted != "tainted":
-        raise CommandError(f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, 'tainted' or 'notes'.")
+    if wanted and wanted not in ltm.TYPES and wanted not in ("tainted", "pinned"):
+        raise CommandError(
+            f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, 'tainted', 'pinned' or 'notes'."
+        )
     store = _ltm(app)
     if store is None:
         return
     if wanted == "tainted":
         rows = [e for e in store.all() if e.tainted]
+    elif wanted == "pinned":
+        rows = [e for e in store.all() if e.pinned]
     else:
         rows = [e for e in store.all() if not wanted or e.type == wanted]
     if not rows:
         app.console.print(f"No {wanted or 'long-term memory'} entries.")
         return
     rows.sort(key=lambda e: (list(ltm.TYPES).index(e.type), -e.last_confirmed))
-    app.console.print(_entry_table(rows, f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}"))
+    app.console.print(
+        _entry_table(rows, f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}", store.clock())
+    )
 
 
 def _search(app: CommandContext, arg: str) -> None:
@@ -104,8 +127,9 @@ def _search(app: CommandContext, arg: str) -> None:
     if not hits and not note_hits:
         app.console.print(f"Nothing matches '{escape(arg)}'.")
         return
-    if hits:
-        app.console.print(_entry_table([e for _, e in hits], f"Long-term memory matching '{escape(arg)}'"))
+    if hits and store is not None:
+        title = f"Long-term memory matching '{escape(arg)}'"
+        app.console.print(_entry_table([e for _, e in hits], title, store.clock()))
     for _, n in note_hits:
         app.console.print(f"note [bold]{escape(n.key)}[/bold]: {escape(' '.join(n.value.split())[:200])}")
 
@@ -117,7 +141,7 @@ def _stats(app: CommandContext, arg: str) -> None:
 
 
 def _prune(app: CommandContext, arg: str) -> None:
-    days = 90.0
+    days = lifecycle.PRUNE_UNUSED_DAYS
     if arg.strip():
         try:
             days = float(arg)
@@ -128,13 +152,70 @@ def _prune(app: CommandContext, arg: str) -> None:
     store = _ltm(app)
     if store is None:
         return
-    removed = store.prune(max_age_days=days)
+    removed = store.prune(max_unused_days=days)
     app.console.print(
-        f"Pruned {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} "
-        f"(last confirmed over {days:g} days ago or confidence below 0.3)."
+        f"Pruned {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} (not confirmed or used for over "
+        f"{days:g} days, rules excepted, or score below {lifecycle.PRUNE_SCORE:g}; pinned entries kept)."
     )
     for e in removed:
         app.console.print(f"  - {e.id} {e.type}: {escape(_summary(e)[:120])}")
+
+
+def _set_pin(app: CommandContext, arg: str, pinned: bool) -> None:
+    entry_id = arg.strip()
+    verb = "pin" if pinned else "unpin"
+    if not entry_id:
+        raise CommandError(f"Usage: /memory {verb} <id> (ids are shown by /memory list)")
+    store = _ltm(app)
+    if store is None:
+        return
+    entry = store.pin(entry_id, pinned)
+    if entry is None:
+        app.console.print(f"No entry with id '{escape(entry_id)}'; /memory list shows the ids.")
+    elif pinned:
+        app.console.print(f"Pinned {escape(entry_id)}: it is never pruned or compacted.")
+    else:
+        app.console.print(f"Unpinned {escape(entry_id)}: it decays and may be pruned again.")
+
+
+def _pin(app: CommandContext, arg: str) -> None:
+    _set_pin(app, arg, True)
+
+
+def _unpin(app: CommandContext, arg: str) -> None:
+    _set_pin(app, arg, False)
+
+
+def _compact(app: CommandContext, arg: str) -> None:
+    store = _ltm(app)
+    if store is None:
+        return
+    groups = store.compaction_groups()
+    if not groups:
+        app.console.print("Nothing to compact (no group of old, faded entries on one topic).")
+        return
+    compactor: Any = app.services.get("ltm_compactor")
+    for n, group in enumerate(groups, 1):
+        app.console.print(f"Group {n} ({len(group)} {group[0].type} entries):")
+        for e in group:
+            app.console.print(f"  - {e.id}: {escape(_summary(e)[:120])}")
+        if not callable(compactor):
+            continue
+        fields = compactor(group)
+        if not fields:
+            app.console.print("  (left as it is: no summary)")
+            continue
+        try:
+            summary = store.compact([e.id for e in group], fields)
+        except ltm.LtmError as exc:
+            app.console.print(f"  (left as it is: {escape(str(exc))})")
+            continue
+        if summary is not None:
+            app.console.print(f"  -> {summary.id}: {escape(_summary(summary)[:160])}")
+    if not callable(compactor):
+        app.console.print(
+            f"{len(groups)} group(s) could be compacted; compaction by the model is not available here."
+        )
 
 
 def _forget(app: CommandContext, arg: str) -> None:
@@ -171,6 +252,9 @@ HANDLERS = {
     "search": _search,
     "stats": _stats,
     "prune": _prune,
+    "pin": _pin,
+    "unpin": _unpin,
+    "compact": _compact,
     "forget": _forget,
     "clear": _clear,
 }

@@ -14,7 +14,15 @@ Entry types and their fields (``*`` = required)::
 Every entry also has an id (``d-1a2b3c``: type letter + 6 hex of its text), a confidence
 in 0..1, ``first_seen`` / ``last_confirmed`` epoch times and, when the model wrote it, its
 ``provenance`` (:mod:`clio.memory.provenance`; entries from before provenance have none).
-Upkeep (pruning, stats) is in :mod:`clio.memory.ltm_stats`.
+Lifecycle fields (all optional in ltm.json, so older files load): ``last_used`` and ``uses``
+(reinforcement), ``pinned``, ``history`` (earlier wordings kept by merges and compaction,
+oldest first) and ``distinct`` (ids the model judged to be other facts).
+
+Dedup is lossless (:func:`clio.memory.dedup.upsert`, :func:`clio.memory.similarity.classify`): only a true
+duplicate is merged, keeping the newer wording and the older one in ``history``. Decay is by
+type (:data:`DECAY_CLASS`, :func:`decay`). Upkeep (pruning, stats) is in
+:mod:`clio.memory.ltm_stats` and :mod:`clio.memory.lifecycle`; ambiguous pairs in
+:mod:`clio.memory.dedup`.
 """
 
 from __future__ import annotations
@@ -29,17 +37,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clio.memory.provenance import MARK, Provenance, combine
-from clio.memory.similarity import bm25, near_duplicates, terms, word_set
+from clio.memory.similarity import DUPLICATE_MIN, bm25, rrf, terms, word_set
 
 DAY = 86400.0
-DEDUP_THRESHOLD = 0.85
-DEDUP_MINHASH_MIN: int | None = None  # candidates before the MinHash prefilter runs (None: never)
+DEDUP_THRESHOLD = DUPLICATE_MIN
 CONFIRM_BUMP = 0.05  # confidence gained when an entry is confirmed again
 DEFAULT_CONFIDENCE = 0.7
 MAX_TEXT = 2000  # characters per text field
 MAX_EXAMPLES = 10
 MAX_LINE = 400  # characters per rendered entry
-HALF_LIFE_DAYS = 60.0
+# Decay by type, after the scriptling memory design's classes (docs/memory.md says why).
+DECAY_CLASS: dict[str, str] = {
+    "discovery": "fact", "solution": "fact", "pattern": "fact", "workflow": "fact",
+    "failure": "event", "rule": "preference",
+}  # fmt: skip
+HALF_LIFE_BY_CLASS: dict[str, float | None] = {"fact": 90.0, "event": 30.0, "note": 7.0, "preference": None}
+HALF_LIFE_DAYS = 90.0  # for a type without a class
+USE_STRETCH, USE_STRETCH_MAX = 0.25, 4  # each use (up to 4) stretches the half-life by 25%
 W_RELEVANCE, W_BASE = 0.65, 0.35  # score = W_RELEVANCE*relevance + W_BASE*confidence*recency
 
 DEFAULT_CAPS: dict[str, int] = {
@@ -71,7 +85,10 @@ TYPES: dict[str, TypeSpec] = {
 }  # also the order of sections in the prompt
 
 
-_BASE_KEYS = ("id", "type", "confidence", "first_seen", "last_confirmed", "provenance")
+_BASE_KEYS = (
+    "id", "type", "confidence", "first_seen", "last_confirmed", "provenance",
+    "last_used", "uses", "pinned", "history", "distinct",
+)  # fmt: skip
 
 
 @dataclass
@@ -83,6 +100,16 @@ class Entry:
     last_confirmed: float
     fields: dict[str, Any] = field(default_factory=dict)
     provenance: Provenance | None = None  # None: written before provenance was recorded
+    last_used: float | None = None  # last recall or use in a turn (reinforcement)
+    uses: int = 0
+    pinned: bool = False  # never pruned or compacted
+    history: list[dict[str, Any]] = field(default_factory=list)  # earlier wordings, oldest first
+    distinct: list[str] = field(default_factory=list)  # ids the model judged to be other facts
+
+    @property
+    def active(self) -> float:
+        """When it was last confirmed or used: the start of its decay."""
+        return max(self.last_confirmed, self.last_used or 0.0)
 
     @property
     def tainted(self) -> bool:
@@ -110,6 +137,16 @@ class Entry:
         }
         if self.provenance is not None:
             out["provenance"] = self.provenance.to_dict()
+        if self.last_used is not None:
+            out["last_used"] = self.last_used
+        if self.uses:
+            out["uses"] = self.uses
+        if self.pinned:
+            out["pinned"] = True
+        if self.history:
+            out["history"] = [dict(h) for h in self.history]
+        if self.distinct:
+            out["distinct"] = list(self.distinct)
         return out
 
     @classmethod
@@ -132,6 +169,20 @@ class Entry:
             provenance=Provenance.from_dict(data.get("provenance")),
         )
         e.last_confirmed = last
+        try:
+            used = data.get("last_used")
+            e.last_used = None if used is None else float(used)
+            e.uses = int(data.get("uses", 0))
+        except (TypeError, ValueError):
+            raise LtmError(f"entry {data['id']} has a bad last_used or uses") from None
+        e.pinned = data.get("pinned") is True
+        history, distinct = data.get("history", []), data.get("distinct", [])
+        if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+            raise LtmError(f"entry {data['id']} has a bad history")
+        if not isinstance(distinct, list) or not all(isinstance(d, str) for d in distinct):
+            raise LtmError(f"entry {data['id']} has a bad distinct list")
+        e.history = [dict(h) for h in history]
+        e.distinct = list(distinct)
         return e
 
 
@@ -219,9 +270,21 @@ def make_entry(
     return e
 
 
-def merge(old: Entry, new: Entry) -> Entry:
-    """``old`` confirmed again by ``new``: fresher, more confident, examples merged, applied+1;
-    the provenance of the latest write, tainted if either write was."""
+def wording(e: Entry) -> dict[str, Any]:
+    """The text fields (and steps) of an entry: what ``history`` keeps of an earlier wording."""
+    spec = TYPES[e.type]
+    return {k: e.fields[k] for k in (*spec.text, "steps") if e.fields.get(k)}
+
+
+def snapshot(e: Entry, why: str) -> dict[str, Any]:
+    """A history item for ``e``'s current wording: its text fields, when it was written, why it went."""
+    return {"id": e.id, "at": e.last_confirmed, "why": why, **wording(e)}
+
+
+def merge(old: Entry, new: Entry, why: str = "merged") -> Entry:
+    """``old`` confirmed again by ``new``: the NEWER wording (the older one goes to ``history``
+    when it differs), fresher, more confident, examples merged, applied+1, the provenance of
+    the latest write (tainted if either write was). Keeps ``old``'s id, pin and uses."""
     fields = dict(old.fields)
     for name, value in new.fields.items():
         if name == "applied":
@@ -229,46 +292,54 @@ def merge(old: Entry, new: Entry) -> Entry:
         elif name == "examples":
             seen = list(dict.fromkeys([*fields.get(name, []), *value]))
             fields[name] = seen[-MAX_EXAMPLES:]
-        elif not fields.get(name) and value:
-            fields[name] = value
+        elif value:
+            fields[name] = value  # the newer wording
+    history = [*old.history, *new.history]
+    after = {k: fields[k] for k in (*TYPES[old.type].text, "steps") if fields.get(k)}
+    if wording(old) != after:
+        history.append(snapshot(old, why))
     return dataclasses.replace(
         old,
         fields=fields,
         confidence=round(min(1.0, max(old.confidence, new.confidence) + CONFIRM_BUMP), 4),
         last_confirmed=max(old.last_confirmed, new.last_confirmed),
         provenance=combine(old.provenance, new.provenance),
+        last_used=max((t for t in (old.last_used, new.last_used) if t is not None), default=None),
+        uses=old.uses + new.uses,
+        pinned=old.pinned or new.pinned,
+        history=history,
+        distinct=list(dict.fromkeys([*old.distinct, *new.distinct])),
     )
-
-
-def upsert(
-    entries: list[Entry], new: Entry, threshold: float = DEDUP_THRESHOLD
-) -> tuple[list[Entry], Entry, bool]:
-    """Add ``new`` or merge it into its nearest same-type duplicate (Jaccard >= threshold).
-
-    Returns (entries, the stored entry, created).
-    """
-    same = [i for i, e in enumerate(entries) if e.type == new.type]
-    sets = [word_set(entries[i].text()) for i in same]
-    hits = near_duplicates(word_set(new.text()), sets, threshold, prefilter_min=DEDUP_MINHASH_MIN)
-    out = list(entries)
-    if hits:
-        idx = same[hits[0][0]]
-        out[idx] = merge(out[idx], new)
-        return out, out[idx], False
-    taken = {e.id for e in entries}
-    if new.id in taken:
-        new = dataclasses.replace(new, id=entry_id(new.type, new.text(), taken))
-    out.append(new)
-    return out, new, True
 
 
 # ---------------------------------------------------------------- ranking
 
 
-def recency(entry: Entry, now: float, half_life_days: float = HALF_LIFE_DAYS) -> float:
-    """0.5 ** (days since last confirmed / half-life); 1.0 for entries confirmed 'in the future'."""
-    age_days = max(0.0, now - entry.last_confirmed) / DAY
-    return float(0.5 ** (age_days / half_life_days))
+def half_life(entry: Entry) -> float | None:
+    """Days for ``entry``'s weight to halve (None: never decays): its type's class, stretched
+    by 25% per use up to 4 uses (2x), so what keeps being used fades slower."""
+    base = HALF_LIFE_BY_CLASS.get(DECAY_CLASS.get(entry.type, "fact"), HALF_LIFE_DAYS)
+    if base is None:
+        return None
+    return base * (1.0 + USE_STRETCH * min(entry.uses, USE_STRETCH_MAX))
+
+
+def recency(entry: Entry, now: float, half_life_days: float | None = None) -> float:
+    """0.5 ** (days since last confirmed or used / half-life of its type); 1.0 for a type
+    that never decays and for entries active 'in the future'."""
+    hl = half_life(entry) if half_life_days is None else half_life_days
+    if hl is None:
+        return 1.0
+    age_days = max(0.0, now - entry.active) / DAY
+    return float(0.5 ** (age_days / hl))
+
+
+decay = recency
+
+
+def effective_score(entry: Entry, now: float) -> float:
+    """Importance (confidence) x decay by type since the last reinforcement."""
+    return entry.confidence * recency(entry, now)
 
 
 def relevance(entries: list[Entry], query: str) -> list[float]:
@@ -281,12 +352,28 @@ def relevance(entries: list[Entry], query: str) -> list[float]:
     ]
 
 
-def rank(entries: list[Entry], query: str, now: float) -> list[tuple[float, Entry]]:
-    """(score, entry) best first: W_RELEVANCE*relevance + W_BASE*confidence*recency."""
+def fuse(entries: list[Entry], lexical: list[float], semantic: dict[str, float]) -> list[float]:
+    """Relevance from the lexical and semantic rankings fused by RRF (k=60), scaled to 0..1 by
+    the best entry; rules stay 1. Entries without a semantic score rank only lexically."""
+    lex_order = [e.id for r, e in sorted(zip(lexical, entries, strict=True), key=lambda t: -t[0]) if r > 0]
+    sem_order = [k for k, v in sorted(semantic.items(), key=lambda t: -t[1]) if v > 0]
+    fused = rrf([lex_order, sem_order])
+    best = max((fused.get(e.id, 0.0) for e in entries if e.type != "rule"), default=0.0)
+    return [1.0 if e.type == "rule" else (fused.get(e.id, 0.0) / best if best > 0 else 0.0) for e in entries]
+
+
+def rank(
+    entries: list[Entry], query: str, now: float, semantic: dict[str, float] | None = None
+) -> list[tuple[float, Entry]]:
+    """(score, entry) best first: W_RELEVANCE*relevance + W_BASE*effective score (confidence x
+    decay by type). With ``semantic`` (entry id -> similarity to the query, from
+    :mod:`clio.memory.semantic` when its model is loaded), relevance is the RRF fusion of the
+    lexical and semantic rankings; without it, BM25 alone."""
     rel = relevance(entries, query)
+    if semantic:
+        rel = fuse(entries, rel, semantic)
     scored = [
-        (W_RELEVANCE * r + W_BASE * e.confidence * recency(e, now), e)
-        for r, e in zip(rel, entries, strict=True)
+        (W_RELEVANCE * r + W_BASE * effective_score(e, now), e) for r, e in zip(rel, entries, strict=True)
     ]
     scored.sort(key=lambda t: (-t[0], -t[1].last_confirmed, t[1].id))
     return scored
@@ -300,6 +387,7 @@ def select_for_prompt(
     budget_tokens: int,
     count_tokens: Callable[[str], int],
     caps: dict[str, int] | None = None,
+    semantic: dict[str, float] | None = None,
 ) -> list[Entry]:
     """The most useful entries for this task within ``budget_tokens`` and the per-type caps.
 
@@ -313,7 +401,7 @@ def select_for_prompt(
     per_type: Counter[str] = Counter()
     chosen: list[Entry] = []
     room = sum(limits.get(t, 0) for t in TYPES)
-    for _score, e in rank(entries, " ".join([task, *files]), now):  # path components become words
+    for _score, e in rank(entries, " ".join([task, *files]), now, semantic):  # path components become words
         if len(chosen) >= room or budget_tokens - used < 3:
             break
         if per_type[e.type] >= limits.get(e.type, 0):

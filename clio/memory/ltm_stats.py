@@ -1,4 +1,4 @@
-"""Long-term memory upkeep: pruning stale or doubtful entries, and the numbers /memory stats shows.
+"""Long-term memory upkeep: pruning faded entries, and the numbers /memory stats shows.
 
 Pure, like :mod:`clio.memory.ltm`: entries in, entries (or text) out.
 """
@@ -9,32 +9,20 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from clio.memory.ltm import DAY, TYPES, Entry
-
-KEEP_TYPES = ("rule", "failure")  # survive pruning by age when confident (see prune)
-KEEP_CONFIDENCE = 0.8
+from clio.memory import lifecycle
+from clio.memory.ltm import TYPES, Entry
 
 
 def prune(
-    entries: list[Entry], now: float, max_age_days: float = 90.0, min_confidence: float = 0.3
+    entries: list[Entry],
+    now: float,
+    max_unused_days: float = lifecycle.PRUNE_UNUSED_DAYS,
+    min_score: float = lifecycle.PRUNE_SCORE,
 ) -> tuple[list[Entry], list[Entry]]:
-    """Split into (kept, removed).
-
-    An entry is removed when its confidence is below ``min_confidence``, OR when it was
-    last confirmed more than ``max_age_days`` days before ``now`` -- except that rules and
-    failures with confidence >= KEEP_CONFIDENCE (0.8) never expire by age alone (a hard
-    rule or a lesson from a failure does not go stale because nobody repeated it).
-    """
-    kept: list[Entry] = []
-    removed: list[Entry] = []
-    for e in entries:
-        too_old = (now - e.last_confirmed) > max_age_days * DAY
-        protected = e.type in KEEP_TYPES and e.confidence >= KEEP_CONFIDENCE
-        if e.confidence < min_confidence or (too_old and not protected):
-            removed.append(e)
-        else:
-            kept.append(e)
-    return kept, removed
+    """Split into (kept, removed): an entry goes when its effective score (confidence x decay
+    by type) is below ``min_score`` or, for a type that decays, it was not confirmed or used
+    for ``max_unused_days``; pinned entries stay (:func:`clio.memory.lifecycle.prune`)."""
+    return lifecycle.prune(entries, now, max_unused_days, min_score)
 
 
 @dataclass
@@ -47,6 +35,7 @@ class LtmStats:
     mean_confidence: float | None
     tainted: int = 0  # written in a turn that had read untrusted content
     unknown_origin: int = 0  # written before provenance was recorded
+    pinned: int = 0
 
 
 def stats(entries: list[Entry]) -> LtmStats:
@@ -60,6 +49,7 @@ def stats(entries: list[Entry]) -> LtmStats:
         mean_confidence=sum(e.confidence for e in entries) / len(entries) if entries else None,
         tainted=sum(1 for e in entries if e.tainted),
         unknown_origin=sum(1 for e in entries if e.provenance is None),
+        pinned=sum(1 for e in entries if e.pinned),
     )
 
 
@@ -73,6 +63,7 @@ def format_stats(s: LtmStats) -> str:
     counts = ", ".join(f"{n} {t}" for t, n in s.by_type.items() if n)
     origin = f" {s.tainted} written after reading untrusted content." if s.tainted else ""
     origin += f" {s.unknown_origin} of unknown origin (older than provenance)." if s.unknown_origin else ""
+    origin += f" {s.pinned} pinned." if s.pinned else ""
     return (
         f"Long-term memory: {s.total} entries ({counts}); mean confidence {s.mean_confidence or 0:.2f}; "
         f"oldest {day(s.oldest)}, newest {day(s.newest)}, last confirmed {day(s.last_confirmed)}.{origin}"

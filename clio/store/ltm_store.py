@@ -5,16 +5,21 @@ Every change is a read-modify-write under the inter-process lock
 several agents in one project never lose each other's entries. A file that does not
 parse is quarantined by ``read_json`` (and reported); a single stored entry that does
 not parse is kept in the file untouched and left out of ``all()``.
+
+Lifecycle (:mod:`clio.memory.lifecycle`): ``reinforce`` after a recall or a turn that used
+entries, ``pin``/``unpin``, ``prune``, ``compact`` (a group replaced by one summary entry),
+``decide`` (the model's decision on an ambiguous pair, :mod:`clio.memory.dedup`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clio.memory import ltm, ltm_stats
+from clio.memory import dedup, lifecycle, ltm, ltm_stats
 from clio.memory.ltm import Entry
 from clio.memory.ltm_stats import LtmStats
 from clio.memory.provenance import Provenance
@@ -99,7 +104,7 @@ class LtmStore:
         result: list[tuple[Entry, bool]] = []
 
         def change(entries: list[Entry]) -> list[Entry]:
-            out, stored, created = ltm.upsert(entries, entry)
+            out, stored, created = dedup.upsert(entries, entry)
             result.append((stored, created))
             return out
 
@@ -133,30 +138,149 @@ class LtmStore:
         return count[-1]
 
     def prune(
-        self, max_age_days: float = 90.0, min_confidence: float = 0.3, now: float | None = None
+        self,
+        max_unused_days: float = lifecycle.PRUNE_UNUSED_DAYS,
+        min_score: float = lifecycle.PRUNE_SCORE,
+        now: float | None = None,
     ) -> list[Entry]:
-        """Remove stale or doubtful entries (rules in ``ltm_stats.prune``); returns the removed ones."""
+        """Remove faded entries (rules in :func:`clio.memory.lifecycle.prune`: effective score
+        below ``min_score`` or unused for ``max_unused_days``, pinned ones kept); returns them."""
         if self.path is None:
             return []
         at = self.clock() if now is None else now
         removed: list[list[Entry]] = []
 
         def change(entries: list[Entry]) -> list[Entry]:
-            kept, gone = ltm_stats.prune(entries, at, max_age_days, min_confidence)
+            kept, gone = ltm_stats.prune(entries, at, max_unused_days, min_score)
             removed.append(gone)
             return kept
 
         self._update(change)
         return removed[-1]
 
+    def reinforce(self, ids: Iterable[str], now: float | None = None) -> list[str]:
+        """Mark the entries ``ids`` as used now (recalled, or used in a turn): their decay
+        restarts and their use count grows. Returns the ids found (unknown ones are ignored)."""
+        wanted = set(ids)
+        if self.path is None or not wanted:
+            return []
+        at = self.clock() if now is None else now
+        found: list[list[str]] = []
+
+        def change(entries: list[Entry]) -> list[Entry]:
+            out = [lifecycle.reinforce(e, at) if e.id in wanted else e for e in entries]
+            found.append([e.id for e in entries if e.id in wanted])
+            return out
+
+        self._update(change)
+        return found[-1]
+
+    def pin(self, entry_id: str, pinned: bool = True) -> Entry | None:
+        """Pin (never pruned or compacted) or unpin an entry; returns it, None when not found."""
+        if self.path is None:
+            return None
+        result: list[Entry | None] = []
+
+        def change(entries: list[Entry]) -> list[Entry]:
+            out = [dataclasses.replace(e, pinned=pinned) if e.id == entry_id else e for e in entries]
+            result.append(next((e for e in out if e.id == entry_id), None))
+            return out
+
+        self._update(change)
+        return result[-1]
+
+    def compaction_groups(self, now: float | None = None) -> list[list[Entry]]:
+        """The groups :func:`clio.memory.lifecycle.compaction_groups` proposes, as entries."""
+        entries = self.all()
+        by_id = {e.id: e for e in entries}
+        at = self.clock() if now is None else now
+        return [[by_id[i] for i in g] for g in lifecycle.compaction_groups(entries, at)]
+
+    def needs_compaction(self) -> bool:
+        """More than :data:`clio.memory.lifecycle.AUTO_COMPACT_AT` entries and something to compact."""
+        entries = self.all()
+        return len(entries) > lifecycle.AUTO_COMPACT_AT and bool(
+            lifecycle.compaction_groups(entries, self.clock())
+        )
+
+    def compact(
+        self,
+        ids: Sequence[str],
+        fields: Mapping[str, Any],
+        *,
+        type: str | None = None,
+        confidence: float | None = None,
+        provenance: Provenance | None = None,
+    ) -> Entry | None:
+        """Replace the entries ``ids`` by one summary entry made of ``fields`` (of ``type``, by
+        default the type of the group's first entry); their wordings stay in its history and
+        its provenance is tainted if any of theirs was. ``confidence`` defaults to the
+        group's highest. Returns the summary, None when none of ``ids`` is there any more.
+        Raises ``ltm.LtmError`` for bad fields (nothing is written then)."""
+        if self.path is None:
+            return None
+        now = self.clock()
+        result: list[Entry | None] = []
+
+        def change(entries: list[Entry]) -> list[Entry]:
+            group = [e for e in entries if e.id in set(ids)]
+            if not group:
+                result.append(None)
+                return entries
+            conf = max(e.confidence for e in group) if confidence is None else confidence
+            summary = ltm.make_entry(
+                type or group[0].type, dict(fields), confidence=conf, now=now, provenance=provenance
+            )
+            out, stored = lifecycle.compact(entries, ids, summary)
+            result.append(stored)
+            return out
+
+        self._update(change)
+        return result[-1]
+
+    def ambiguous_pairs(
+        self, embeddings: Mapping[str, Sequence[float]] | None = None
+    ) -> list[tuple[Entry, Entry, float]]:
+        """Pairs that may be one fact, for the model to decide (:func:`clio.memory.dedup.ambiguous_pairs`)."""
+        entries = self.all()
+        by_id = {e.id: e for e in entries}
+        return [(by_id[a], by_id[b], s) for a, b, s in dedup.ambiguous_pairs(entries, embeddings)]
+
+    def decide(self, a_id: str, b_id: str, decision: str) -> None:
+        """Apply the model's decision on an ambiguous pair (:func:`clio.memory.dedup.apply_decision`)."""
+        if decision not in dedup.DECISIONS:
+            raise ltm.LtmError(f"unknown decision {decision!r}; use one of: {', '.join(dedup.DECISIONS)}")
+        if self.path is not None:
+            self._update(lambda entries: dedup.apply_decision(entries, a_id, b_id, decision))
+
     def stats(self) -> LtmStats:
         return ltm_stats.stats(self.all())
 
+    def select(
+        self,
+        task: str,
+        files: list[str],
+        budget_tokens: int,
+        count_tokens: Callable[[str], int],
+        semantic: dict[str, float] | None = None,
+    ) -> list[Entry]:
+        """The entries for the system prompt (:func:`clio.memory.ltm.select_for_prompt`); the
+        lead keeps their ids to call :meth:`reinforce` with those a turn used
+        (:func:`clio.memory.lifecycle.used_in_turn`)."""
+        return ltm.select_for_prompt(
+            self.all(), task, files, self.clock(), budget_tokens, count_tokens, semantic=semantic
+        )
+
     def prompt_block(
-        self, task: str, files: list[str], budget_tokens: int, count_tokens: Callable[[str], int]
+        self,
+        task: str,
+        files: list[str],
+        budget_tokens: int,
+        count_tokens: Callable[[str], int],
+        semantic: dict[str, float] | None = None,
     ) -> str:
         """The ranked, budgeted markdown block for the system prompt ('' when empty or disabled).
 
-        Framed as notes to verify, never as instructions; tainted entries are marked."""
-        chosen = ltm.select_for_prompt(self.all(), task, files, self.clock(), budget_tokens, count_tokens)
-        return ltm.render_ltm(chosen)
+        Framed as notes to verify, never as instructions; tainted entries are marked.
+        ``semantic``: entry id -> similarity to the task, only when the caller has it."""
+        return ltm.render_ltm(self.select(task, files, budget_tokens, count_tokens, semantic))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from clio.memory import ltm, provenance
+from clio.memory import lifecycle, ltm, provenance
 from clio.memory.ltm_stats import day, format_stats
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteError, NoteStore, check_key
@@ -27,6 +27,7 @@ from clio.tools.registry import (
 )
 
 SNIPPET = 160
+RECALL_REINFORCE = 0.5  # a search hit this close to the best one counts as recalled
 MAX_LIST = 50
 
 _STR = {"type": "string"}
@@ -58,14 +59,14 @@ PARAMETERS = operation_schema(
         "max_sessions": {"type": "integer"},
         "max_results": {"type": "integer"},
         "max_age_days": {"type": "number"},
-        "min_confidence": {"type": "number"},
+        "min_score": {"type": "number"},
     },
 )
 DESCRIPTION = (
     "Memory. Notes for this project: store/retrieve/search/list/delete (key, value). Long-term "
     "project knowledge shown in later sessions: add_discovery (fact), add_solution (error, solution), "
     "add_pattern (pattern); add only verified, reusable facts. recall_sessions (query): search past "
-    "sessions. prune_ltm, ltm_stats."
+    "sessions. prune_ltm (max_age_days unused, min_score), ltm_stats."
 )
 
 
@@ -177,6 +178,8 @@ def op_search(ctx: ToolContext, args: dict[str, Any]) -> str:
     if entries:
         lines.append("Long-term memory:")
         lines += [f"- [{e.id} {e.type}] {_one_line(ltm.render_entry(e)[2:])}" for _, e in entries]
+        if store is not None:  # recalled: reinforce the strong matches (their decay restarts)
+            store.reinforce(e.id for score, e in entries if score >= RECALL_REINFORCE)
     return "\n".join(lines) or f"Nothing in notes or long-term memory matches {query!r}."
 
 
@@ -236,14 +239,15 @@ def op_add_pattern(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 
 def op_prune(ctx: ToolContext, args: dict[str, Any]) -> str:
-    days = _number(args, "max_age_days", 90.0, 0.0, 36500.0)
-    floor = _number(args, "min_confidence", 0.3, 0.0, 1.0)
+    days = _number(args, "max_age_days", lifecycle.PRUNE_UNUSED_DAYS, 0.0, 36500.0)
+    key = "min_score" if args.get("min_score") is not None else "min_confidence"  # the older name
+    floor = _number(args, key, lifecycle.PRUNE_SCORE, 0.0, 1.0)
     store = _ltm(ctx)
     removed = store.prune(days, floor)
     left = len(store.all())
     return (
-        f"Pruned {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} (last confirmed over {days:g} days "
-        f"ago or confidence below {floor:g}; confident rules and failures kept); {left} remain."
+        f"Pruned {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} (not confirmed or used for over "
+        f"{days:g} days (rules excepted) or score below {floor:g}; pinned entries kept); {left} remain."
     )
 
 

@@ -65,13 +65,15 @@ class Services:
     prefs: PrefStore | None = None
     recall: Recall | None = None
     todos_mem: list[dict[str, Any]] | None = None  # the todo list when nothing is written (incognito)
+    # entries of one faded topic -> the fields of one summary entry written by the model, or None
+    ltm_compactor: Callable[[list[Any]], dict[str, Any] | None] | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, None) if name in _SERVICE_NAMES else None
         return default if value is None else value
 
 
-_SERVICE_NAMES = {"redactor", "sessions", "session", "ltm", "notes", "prefs", "recall", "todos_mem"}
+_SERVICE_NAMES = {"redactor", "sessions", "session", "ltm", "notes", "prefs", "recall", "todos_mem", "ltm_compactor"}
 
 
 @dataclass

@@ -127,9 +127,20 @@ def run_repl(
             except LLMError as exc:
                 ui.pause()
                 err.print(Text(str(exc), style="red"))
+        _upkeep(app, err)
         return 0
     finally:
         app.close()
+
+
+def _upkeep(app: App, err: Console) -> None:
+    """Memory upkeep when the user leaves: never in the way (Ctrl-C or a failing endpoint skip it)."""
+    try:
+        done = app.upkeep()
+    except (KeyboardInterrupt, LLMError):
+        return
+    if done:
+        err.print(Text(f"compacted {done} faded memory topic(s) into summaries (/memory list)", style="dim"))
 
 
 def _banner(app: App, out: Console) -> None:

@@ -27,8 +27,9 @@ while not gate.exists():  # the barrier: every worker starts at the same moment
 for n in range(count):
     if mode == "distinct":
         store.add("discovery", fact=f"worker {idx} learned fact number {n} token w{idx}x{n}")
-    else:  # near-duplicates of one solution, worded slightly differently per worker
-        extra = ["quickly", "again"][idx % 2]
+    else:  # near-duplicates of one solution, worded slightly differently per worker (a word more:
+        # a true duplicate; a word *replaced* would be left for the model to decide, see dedup.py)
+        extra = ["", "quickly"][idx % 2]
         store.add(
             "solution",
             error="pytest cannot import module clio when run from the tests folder directly",

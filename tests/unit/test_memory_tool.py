@@ -111,6 +111,7 @@ def test_add_discovery_creates_then_confirms(ctx: ToolContext, tmp_path: Path) -
         ({"operation": "search", "query": " "}, "must not be empty"),
         ({"operation": "recall_sessions", "query": "x", "max_results": 0}, "between 1 and"),
         ({"operation": "prune_ltm", "min_confidence": 2}, "between 0 and 1"),
+        ({"operation": "prune_ltm", "min_score": -1}, "between 0 and 1"),
         ({"operation": "prune_ltm", "max_age_days": -1}, "between 0 and"),
         ({"operation": "forget"}, "unknown operation 'forget'"),
     ],
@@ -202,7 +203,7 @@ def test_prune_and_stats(tmp_path: Path) -> None:
     store.add("discovery", fact="an old fact about the parser")
     clock[0] = NOW
     store.add("discovery", fact="a fresh fact about the lexer", confidence=0.9)
-    store.add("discovery", fact="a dubious guess", confidence=0.2)
+    store.add("discovery", fact="a dubious guess", confidence=0.05)
     store.clock = lambda: NOW
     ctx = ToolContext(root=tmp_path, services=Services(ltm=store, notes=NoteStore(tmp_path / "m")))
     out, ok = call(ctx, operation="ltm_stats")
@@ -210,6 +211,8 @@ def test_prune_and_stats(tmp_path: Path) -> None:
     out, ok = call(ctx, operation="prune_ltm")
     assert ok and out.startswith("Pruned 2 entries") and out.endswith("1 remain.")
     assert [e.fields["fact"] for e in store.all()] == ["a fresh fact about the lexer"]
+    out, ok = call(ctx, operation="prune_ltm", min_score=0.95)  # below 0.9 x decay
+    assert ok and out.startswith("Pruned 1 entry") and store.all() == []
 
 
 def test_incognito(tmp_path: Path) -> None:
@@ -324,7 +327,7 @@ def app(tmp_path: Path) -> StandInApp:
     store = LtmStore(tmp_path / ".clio" / "ltm.json", clock=lambda: NOW)
     store.add("discovery", fact="Migrations run with alembic upgrade head", confidence=0.9)
     store.add("rule", rule="Never commit generated files")
-    store.add("discovery", fact="Flaky guess about [bold] markup", confidence=0.1)
+    store.add("discovery", fact="Flaky guess about [bold] markup", confidence=0.05)
     notes = NoteStore(tmp_path / ".clio" / "memory")
     notes.store("alembic-notes", "alembic env lives in db/")
     return StandInApp({"ltm": store, "notes": notes})
@@ -457,3 +460,66 @@ def test_notes_record_provenance(ctx: ToolContext, tmp_path: Path) -> None:
     out, ok = call(ctx, operation="retrieve", key="dirty")
     assert ok and "[from file content]" in out
     assert "[from file content]" not in call(ctx, operation="retrieve", key="plain")[0]
+
+
+# ---------------------------------------------------------------- lifecycle through the tool and /memory
+
+
+def test_search_reinforces_the_entries_it_recalls(tmp_path: Path) -> None:
+    clock = [NOW]
+    store = LtmStore(tmp_path / "ltm.json", clock=lambda: clock[0])
+    hit, _ = store.add("discovery", fact="Migrations run with alembic upgrade head")
+    weak, _ = store.add("discovery", fact="the alembic logo is a flask")
+    miss, _ = store.add("discovery", fact="Docs are built with mkdocs")
+    ctx = ToolContext(root=tmp_path, services=Services(ltm=store, notes=NoteStore(None)))
+    clock[0] = NOW + 50 * DAY
+    out, ok = call(ctx, operation="search", query="alembic migrations upgrade")
+    assert ok and hit.id in out and weak.id in out
+    after = {e.id: e for e in store.all()}
+    assert after[hit.id].uses == 1 and after[hit.id].last_used == NOW + 50 * DAY
+    assert after[weak.id].uses == 0 and after[miss.id].uses == 0  # a weak match is not a recall
+    call(ctx, operation="search", query="kubernetes")
+    assert {e.id: e.uses for e in store.all()} == {hit.id: 1, weak.id: 0, miss.id: 0}
+
+
+def test_memory_pin_unpin_and_list_pinned(app: StandInApp) -> None:
+    store = app.services["ltm"]
+    flaky = next(e for e in store.all() if "Flaky" in e.fields.get("fact", ""))
+    assert run(app, f"/memory pin {flaky.id}").startswith(f"Pinned {flaky.id}")
+    out = run(app, "/memory list pinned")
+    assert "1 entry" in out and f"{flaky.id} (pinned)" in out and "alembic" not in out
+    assert "1 pinned" in run(app, "/memory stats")
+    assert run(app, "/memory prune").startswith("Pruned 0 entries")  # pinned: kept despite its score
+    assert run(app, f"/memory unpin {flaky.id}").startswith(f"Unpinned {flaky.id}")
+    assert run(app, "/memory prune").startswith("Pruned 1 entry")
+    assert "No entry with id 'd-000000'" in run(app, "/memory pin d-000000")
+    with pytest.raises(CommandError, match="Usage: /memory pin"):
+        run(app, "/memory pin")
+
+
+def test_memory_compact_lists_groups_and_compacts_with_a_compactor(tmp_path: Path) -> None:
+    store = LtmStore(tmp_path / "ltm.json", clock=lambda: NOW - 120 * DAY)
+    facts = [
+        "the nightly backup job writes to s3://acme-backups/db",
+        "restoring needs the key from s3://acme-backups/db/keyring",
+        "backup retention for s3://acme-backups/db is 14 days",
+    ]
+    ids = [store.add("discovery", fact=f, confidence=0.5)[0].id for f in facts]
+    store.add("rule", rule="never delete backups by hand")
+    store.clock = lambda: NOW
+    app = StandInApp({"ltm": store})
+    out = run(app, "/memory compact")
+    assert "Group 1 (3 discovery entries)" in out and all(i in out for i in ids)
+    assert "not available here" in out and len(store.all()) == 4
+    seen: list[list[str]] = []
+
+    def compactor(group: list[Any]) -> dict[str, str]:
+        seen.append([e.id for e in group])
+        return {"fact": "Backups go nightly to s3://acme-backups/db, kept 14 days; the key is in the keyring"}
+
+    app.services["ltm_compactor"] = compactor
+    out = run(app, "/memory compact")
+    assert seen == [ids] and "-> d-" in out
+    (summary,) = [e for e in store.all() if e.type == "discovery"]
+    assert [h["fact"] for h in summary.history] == facts
+    assert run(app, "/memory compact").startswith("Nothing to compact")
