@@ -59,7 +59,7 @@ class App:
         self._ask = ask  # callable(question: str) -> str | None, for approvals and request_input
         self.writes = not settings.incognito
         self.redactor = Redactor(settings.redaction)  # the one redactor: archive, requests, tools
-        self.sessions = SessionStore(paths.sessions_dir if self.writes else None)
+        self.sessions = SessionStore(paths.sessions_dir if self.writes else None, redact=self.redactor.text)
         self.client = LLMClient(
             settings.endpoint(),
             settings.require_key(),
@@ -74,7 +74,7 @@ class App:
             notice=ui.notice,
         )
         self.services = Services(redactor=self.redactor, sessions=self.sessions)
-        memory_services(self.services, paths if self.writes else None, self.sessions)
+        memory_services(self.services, paths if self.writes else None, self.sessions, self.redactor)
         self.services.ltm_compactor = self._summarize_group
         self.injected = Injected()  # the LTM entries in the system prompt, to reinforce those a turn uses
         self.session: Session | None = None

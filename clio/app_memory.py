@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from clio.agent.window import Window
     from clio.config import Settings
     from clio.paths import Paths
+    from clio.safety.redact import Redactor
 
 SCENARIO = "coding"
 
@@ -54,10 +55,12 @@ class LazyRecall:
         return hits
 
 
-def memory_services(services: Services, paths: Paths | None, sessions: SessionStore) -> None:
+def memory_services(
+    services: Services, paths: Paths | None, sessions: SessionStore, redactor: Redactor
+) -> None:
     """Open the memory stores into ``services`` (in memory only when ``paths`` is None)."""
     services.ltm = LtmStore(paths.clio_dir / "ltm.json" if paths else None)
-    services.notes = NoteStore(paths.memory_dir if paths else None)
+    services.notes = NoteStore(paths.memory_dir if paths else None, redact=redactor.text)
     services.prefs = PrefStore(paths.home / "preferences.json" if paths else None)
     services.recall = LazyRecall(paths.clio_dir / "recall.sqlite" if paths else None, sessions, services)
 

@@ -200,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def damaged(path: Path, moved: Path) -> None:
         err.print(
-            f"clio: {path} was damaged; moved it aside to {moved.name} and started a fresh one", markup=False
+            f"clio: {path} was damaged; moved it aside to {moved.name} and "
+            + ("rebuilt it from the session's archive" if path.name == "session.json" else "started a fresh one"),
+            markup=False,
         )
 
     add_damaged_hook(damaged)
@@ -240,7 +242,10 @@ def main(argv: list[str] | None = None) -> int:
             net = "; but the network is allowed (sandbox_network)" if settings.sandbox_network else ""
             err.print(f"clio: {availability().reason}{net}", markup=False, highlight=False)
         if args.sessions:
-            list_sessions(SessionStore(None if args.incognito else paths.sessions_dir), out)
+            from clio.safety.redact import Redactor
+
+            store = SessionStore(None if args.incognito else paths.sessions_dir, redact=Redactor(settings.redaction).text)
+            list_sessions(store, out)
             return 0
         text = read_input(args.input) if args.input is not None else None
         if one_shot:

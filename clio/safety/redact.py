@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from clio.safety.redact_rules import (
@@ -35,6 +35,7 @@ from clio.safety.redact_rules import (
     redact_assignments,
     starts_token,
 )
+from clio.safety.redact_rules_services import SERVICE_RULES
 
 __all__ = ["LEVELS", "PLACEHOLDER_RE", "Redactor", "entropy", "placeholder"]
 
@@ -156,8 +157,8 @@ def _after_escape(text: str, i: int) -> bool:
     return i > 0 and text[i] in ESCAPE_LETTERS and text[i] not in 'u"\\/' and escaped(text, i)
 
 
-def _apply(rule: Rule, text: str, low: str | None, labels: list[str]) -> tuple[str, str | None]:
-    """Run one rule; returns the new text and its lowercase twin (None if lower() changes indexes)."""
+def _spans(rule: Rule, text: str, low: str | None) -> Iterator[tuple[int, int]]:
+    """Where one rule finds secrets in text (left to right, not overlapping): the spans to replace."""
     if rule.regex_i is None:
         regex, src = rule.regex, text
     elif low is None:
@@ -166,9 +167,7 @@ def _apply(rule: Rule, text: str, low: str | None, labels: list[str]) -> tuple[s
         regex, src = rule.regex, low
     grp = "s" if "s" in regex.groupindex else 0
     marked = MARK in text
-    out: list[str] = []
-    out_low: list[str] = []
-    pos = i = 0
+    i = 0
     while (m := regex.search(src, i)) is not None:
         i = max(m.end(), m.start() + 1)
         a, b = m.span(grp)
@@ -179,10 +178,23 @@ def _apply(rule: Rule, text: str, low: str | None, labels: list[str]) -> tuple[s
             # "\npm_…": raw JSON reads an escape (\n) then "pm_…"; plain text reads a backslash then an
             # npm token. Keep the escape's letter and redact the rest: neither reading keeps the secret.
             a = max(a, m.start() + 1)
+        if b - a >= 2 and text[a] in "\"'" and text[b - 1] == text[a]:
+            a, b = a + 1, b - 1  # a quoted value (mysql -p'pw'): the quotes stay
         if classes(text[a:b]) < rule.min_classes or (
             marked and _touches_placeholder(text, m.start(), m.end())
         ):
             continue
+        if rule.check is not None and not rule.check(text[a:b]):
+            continue
+        yield a, b
+
+
+def _apply(rule: Rule, text: str, low: str | None, labels: list[str]) -> tuple[str, str | None]:
+    """Run one rule; returns the new text and its lowercase twin (None if lower() changes indexes)."""
+    out: list[str] = []
+    out_low: list[str] = []
+    pos = 0
+    for a, b in _spans(rule, text, low):
         out += [text[pos:a], placeholder(rule.label)]
         if low is not None:
             out_low += [low[pos:a], placeholder(rule.label).lower()]
@@ -195,7 +207,95 @@ def _apply(rule: Rule, text: str, low: str | None, labels: list[str]) -> tuple[s
     return "".join(out), "".join(out_low) if low is not None else None
 
 
-_ALL_NEEDLES = sorted({n for rule in STANDARD_RULES for n in rule.needles})
+# --- keys split across adjacent string literals: "sk-abc" "def…", 'AKIA' + 'XXXX…' ---
+
+_LIT = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+_CHAIN = re.compile(r"(?:" + _LIT + r")(?:[ \t]*\+?\s*(?:" + _LIT + r"))+")
+# where two literals meet: a quote, then spaces, a "+" or a line break (not "" nor ", "), then a quote
+_ADJACENT = re.compile(r"[\"'](?:[ \t]*\+\s*|[ \t]+|[ \t]*\n\s*)[\"']")
+_ONE_LIT = re.compile(_LIT)
+_MAX_CHAIN = 4096  # characters of a chain looked at past a junction
+
+
+def _redact_split(text: str, low: str | None, labels: list[str]) -> str:
+    """A known shape that only appears once adjacent literals are joined (the single-literal secrets
+    are already placeholders). The first literal it touches gets the placeholder, the others lose
+    the secret's part of their content, so the code stays valid and the value joins to a placeholder."""
+    if not _ADJACENT.search(text):
+        return text
+    out: list[str] = []
+    pos = covered = 0
+    for adj in _ADJACENT.finditer(text):
+        if adj.start() < covered:
+            continue
+        # a chain's first literal ends at its first junction, on that junction's line
+        start = max(covered, text.rfind("\n", 0, adj.start()) + 1)
+        for chain in _CHAIN.finditer(text, start, adj.end() + _MAX_CHAIN):
+            if chain.start() > adj.start():
+                break
+            covered = chain.end()
+            lits = list(_ONE_LIT.finditer(text, chain.start(), chain.end()))
+            contents = [m.group()[1:-1] for m in lits]
+            hits = _crossing_hits("".join(contents), _cuts(contents))
+            if not hits:
+                continue
+            for m, content in zip(lits, _rebuild(contents, hits, labels), strict=True):
+                out += [text[pos : m.start() + 1], content]
+                pos = m.end() - 1
+        covered = max(covered, adj.end())
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _cuts(contents: list[str]) -> set[int]:
+    """Offsets in the joined text where one literal ends and the next begins."""
+    cuts, n = set(), 0
+    for c in contents[:-1]:
+        n += len(c)
+        cuts.add(n)
+    return cuts
+
+
+def _crossing_hits(joined: str, cuts: set[int]) -> list[tuple[int, int, str]]:
+    """Secrets in the joined literals that span a cut; rules in order, the first to claim a character wins."""
+    low = _lower(joined)
+    present = _present_needles(joined, low if low is not None else joined.lower())
+    kept: list[tuple[int, int, str]] = []
+    for rule in _RULES:
+        if rule.needles and not present.intersection(rule.needles):
+            continue
+        for a, b in _spans(rule, joined, low):
+            if any(a < c < b for c in cuts) and not any(a < y and x < b for x, y, _ in kept):
+                kept.append((a, b, rule.label))
+    return sorted(kept)
+
+
+def _rebuild(contents: list[str], hits: list[tuple[int, int, str]], labels: list[str]) -> list[str]:
+    """Each literal's new content: the secret's characters removed, the placeholder in the first."""
+    labels.extend(label for _, _, label in hits)
+    out: list[str] = []
+    start = 0
+    for c in contents:
+        end = start + len(c)
+        piece: list[str] = []
+        i = start
+        for a, b, label in hits:
+            if b <= i or a >= end:
+                continue
+            piece.append(c[i - start : max(a, i) - start])
+            if a >= start:
+                piece.append(placeholder(label))
+            i = min(b, end)
+        piece.append(c[i - start :])
+        out.append("".join(piece))
+        start = end
+    return out
+
+
+_RULES: tuple[Rule, ...] = STANDARD_RULES + SERVICE_RULES
+_ALL_NEEDLES = sorted({n for rule in _RULES for n in rule.needles})
 
 
 def _present_needles(text: str, lowered: str) -> set[str]:
@@ -210,14 +310,18 @@ class Redactor:
         if level not in LEVELS:
             raise ValueError(f"unknown redaction level {level!r}: choose one of {', '.join(LEVELS)}")
         self.level = level
-        self._rules: tuple[Rule, ...] = STANDARD_RULES
-        self._steps: list[Callable[[str, str | None, list[str]], str]] = [redact_assignments]
+        self._rules: tuple[Rule, ...] = _RULES
+        self._steps: list[Callable[[str, str | None, list[str]], str]] = [_redact_split, redact_assignments]
         if level == "strict":
             self._steps += [_redact_emails, _redact_tokens]
 
     @property
     def enabled(self) -> bool:
         return self.level != "off"
+
+    def text(self, text: str) -> str:
+        """The text with every secret replaced (what the stores take as their ``redact``)."""
+        return self.redact(text)[0]
 
     def redact(self, text: str) -> tuple[str, list[str]]:
         """The text with every secret replaced, and one label per replacement."""

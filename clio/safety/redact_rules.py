@@ -7,6 +7,7 @@ the file valid around the placeholder.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 MARK = "[REDACTED:"
@@ -49,16 +50,28 @@ class Rule:
     needles: tuple[str, ...]  # run the regex only if one occurs (lowercase needles: case-insensitive)
     min_classes: int  # the secret must mix this many of lower / upper / digit
     bounded: str | None  # check starts_token at the match start, with these extra glue characters
+    check: Callable[[str], bool] | None = None  # a last test of the value (e.g. it decodes as expected)
 
 
 def _rule(
-    label: str, pattern: str, needles: tuple[str, ...], min_classes: int = 0, bounded: str | None = None
+    label: str,
+    pattern: str,
+    needles: tuple[str, ...],
+    min_classes: int = 0,
+    bounded: str | None = None,
+    check: Callable[[str], bool] | None = None,
 ) -> Rule:
     ci = pattern.startswith("(?i)")
     if ci:
         pattern = pattern[4:]
     return Rule(
-        label, re.compile(pattern), re.compile(pattern, re.I) if ci else None, needles, min_classes, bounded
+        label,
+        re.compile(pattern),
+        re.compile(pattern, re.I) if ci else None,
+        needles,
+        min_classes,
+        bounded,
+        check,
     )
 
 
@@ -126,14 +139,14 @@ STANDARD_RULES: tuple[Rule, ...] = (
     _rule(
         "github_token",
         r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?![A-Za-z0-9_])",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        ("gh", "github_pat_"),
         3,
         bounded="",
     ),
     _rule(
         "gitlab_token",
         r"gl(?:pat|dt|rt|ptt|ft|soat|cbt)-[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
-        ("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-"),
+        ("gl",),
         bounded="",
     ),
     _rule(
@@ -226,6 +239,9 @@ _CAMEL = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+")  # SecretBytes: a type
 _SNAKE = re.compile(r"[a-z]+(?:_[a-z0-9]+)+")  # next_api_key: a variable
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # self.token, settings.PASSWORD
 _TEMPLATE = re.compile(r"^(?:\$|\{\{|%\(|<.*>$|\{.*\}$)|^[*xX.•#_-]+$")  # ${VAR}, {{ x }}, <your-key>, ****
+_EXAMPLE = re.compile(  # YOUR_API_KEY_HERE, changeme: documentation, not a secret
+    r"(?i)(?:your|my|insert|enter)[_-][\w-]*|[\w-]*[_-]here|change[_-]?me|replace[_-]?me"
+)
 _NETRC = re.compile(r"(?i)\b(?:machine|login)\b")
 _ENV_LINE = re.compile(r"(?:export |set )?")
 _YAML_LINE = re.compile(r"[ \t]*(?:- )?")
@@ -261,7 +277,7 @@ def _norm(s: str) -> str:
 
 def quoted_ok(value: str, password: bool) -> bool:
     """A quoted value under a secret-named key: anything but references, masks and (for tokens) words."""
-    if len(value) < 3 or MARK in value or _TEMPLATE.search(value):
+    if len(value) < 3 or MARK in value or _TEMPLATE.search(value) or _EXAMPLE.fullmatch(value):
         return False
     return password or (_token_like(value) and not _DOTTED.fullmatch(value))
 
@@ -300,7 +316,12 @@ def _assignment_value(text: str, m: re.Match[str]) -> tuple[int, int, str] | Non
     if sep == ":" and raw_sep.endswith(":") and not kq:
         return None  # "passwd:name" is not YAML (that needs a space after the colon)
     if raw_sep == "=" and not kq and _ENV_LINE.fullmatch(line):  # .env line: the value as written
-        ok = len(value) >= 3 and MARK not in value and not _TEMPLATE.search(value)
+        ok = (
+            len(value) >= 3
+            and MARK not in value
+            and not _TEMPLATE.search(value)
+            and not _EXAMPLE.fullmatch(value)
+        )
         return (a, b, "") if ok and value.lower() not in _NOT_SECRET else None
     eol = text.find("\n", a)
     eol = len(text) if eol < 0 else eol

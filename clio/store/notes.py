@@ -4,7 +4,9 @@ Each file is ``{"key", "value", "created", "updated"}`` (plus ``provenance`` whe
 wrote it, see :mod:`clio.memory.provenance`; older notes have none), written atomically under the
 file's lock. Other files in the folder (``session_progress.md``, lock files, quarantined
 copies ``<key>.damaged-<time>.json``) are ignored. ``NoteStore(None)`` (incognito) keeps notes in memory for the
-session and writes nothing.
+session and writes nothing. With a ``redact`` function (the secret redactor) keys and values are
+redacted before they are kept, whoever calls :meth:`NoteStore.store`; a key's placeholder becomes
+``REDACTED-<label>`` so it stays a valid file name, and lookups redact the key the same way.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from clio.store.atomic import locked_update, read_json
 
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_KEY = 100
+_PLACEHOLDER = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
 
 
 class NoteError(ValueError):
@@ -92,10 +95,24 @@ def _score(note: Note, phrase: str, words: list[str]) -> int:
 
 
 class NoteStore:
-    def __init__(self, folder: Path | None, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        folder: Path | None,
+        *,
+        clock: Callable[[], float] = time.time,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
         self.folder = Path(folder) if folder is not None else None
         self.clock = clock
+        self.redact = redact  # the secret redactor (None: kept as given)
         self._memory: dict[str, Note] = {}  # incognito only
+
+    def _key(self, key: str) -> str:
+        """The key as stored: checked, and with any secret in it replaced by REDACTED-<label>."""
+        check_key(key)
+        if self.redact is None:
+            return key
+        return check_key(_PLACEHOLDER.sub(r"REDACTED-\1", self.redact(key)))
 
     @property
     def persistent(self) -> bool:
@@ -107,9 +124,11 @@ class NoteStore:
 
     def store(self, key: str, value: str, provenance: dict[str, Any] | None = None) -> tuple[Note, bool]:
         """Create or replace a note (``provenance``: who wrote this value); returns (note, created)."""
-        check_key(key)
+        key = self._key(key)
         if not isinstance(value, str):
             raise NoteError("a note value must be a string")
+        if self.redact is not None:
+            value = self.redact(value)
         now = self.clock()
         if self.folder is None:
             old = self._memory.get(key)
@@ -127,14 +146,16 @@ class NoteStore:
         return _note(data), created[-1]
 
     def retrieve(self, key: str) -> Note | None:
+        key = self._key(key)
         if self.folder is None:
-            return self._memory.get(check_key(key))
+            return self._memory.get(key)
         data = read_json(self._path(key), lambda: None, validate=_valid)
         return _note(data) if data else None
 
     def delete(self, key: str) -> bool:
+        key = self._key(key)
         if self.folder is None:
-            return self._memory.pop(check_key(key), None) is not None
+            return self._memory.pop(key, None) is not None
         path = self._path(key)
         try:
             path.unlink()

@@ -6,6 +6,12 @@ Layout of one session, ``.clio/sessions/<id>/``:
 - ``stm.json``       the window state (which archived messages are in the window, the summary)
 - ``results/``, ``todos.json``  written by tools
 
+A damaged ``session.json`` is moved aside (reported through the damaged-file hook) and rebuilt
+from what is left: the id from the folder, the times from the id and the files, the message
+count from the archive, the name and model from the damaged copy when still readable there
+(else the name is made again from the first user message). Session names go through the
+store's ``redact`` (the secret redactor) whenever they are set or read.
+
 Appending rewrites only the last chunk and the small meta file, so the cost of a turn does
 not grow with the session's length. Every write is atomic. A ``SessionStore(None)`` keeps
 everything in memory and writes nothing (incognito).
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import secrets
 import shutil
 import time
@@ -25,8 +32,12 @@ from typing import Any
 
 from clio.messages import Message
 from clio.store.atomic import atomic_write_json, read_json
+from clio.store.session_repair import from_damaged, has_archive, id_time, is_number
 
 CHUNK = 64
+NAME_CHARS = 80
+Redact = Callable[[str], str]
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
 
 class SessionBusy(Exception):
@@ -86,6 +97,35 @@ def _is_list(v: Any) -> bool:
     return isinstance(v, list)
 
 
+def _is_meta(v: Any) -> bool:
+    """A session.json clio can read: a dict whose fields convert (else it is damaged)."""
+    if not isinstance(v, dict):
+        return False
+    try:
+        SessionInfo.from_dict(v, None)
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def clean_name(name: str, redact: Redact | None) -> str:
+    """A session name as stored: redacted first (so no secret is cut in half), then one line of at
+    most NAME_CHARS characters, never ending inside a placeholder."""
+    text = " ".join((redact or _identity)(name).split())
+    if len(text) <= NAME_CHARS:
+        return text
+    end = NAME_CHARS
+    for m in _PLACEHOLDER.finditer(text, max(0, end - 64), end + 64):
+        if m.start() < end < m.end():
+            end = m.start()
+    cut = text[:end]
+    return cut.rstrip()
+
+
 class Session:
     """An open session. Messages are appended through :meth:`append` (the one way in)."""
 
@@ -96,6 +136,7 @@ class Session:
         *,
         lock_fd: int | None = None,
         materialized: bool = True,
+        redact: Redact | None = None,
     ) -> None:
         self.info = info
         self.messages = messages  # the whole archive, in order
@@ -103,6 +144,7 @@ class Session:
         self._lock_fd = lock_fd
         self._materialized = materialized  # a new session reaches disk with its first message
         self.transform: Callable[[Message], Message] | None = None  # e.g. secret redaction before disk
+        self.redact = redact  # applied to the session's name (None: names kept as given)
 
     @property
     def id(self) -> str:
@@ -130,7 +172,7 @@ class Session:
         self.info.message_count = len(self.messages)
         self.info.updated = time.time()
         if not self.info.name and msg.get("role") == "user" and isinstance(msg.get("content"), str):
-            self.info.name = auto_name(msg["content"])
+            self.info.name = clean_name(auto_name(_head(msg["content"], self.redact)), None)
         self._write_chunk(meta["seq"] // CHUNK)
         self.save_meta()
         return msg
@@ -185,7 +227,7 @@ class Session:
         self.save_meta()
 
     def rename(self, name: str) -> None:
-        self.info.name = name.strip()[:80]
+        self.info.name = clean_name(name, self.redact)
         self._materialize()
         self.save_meta()
 
@@ -196,6 +238,11 @@ class Session:
             finally:
                 os.close(self._lock_fd)
                 self._lock_fd = None
+
+
+def _head(text: str, redact: Redact | None) -> str:
+    """The start of a message, redacted whole enough that a secret near the name's end is seen."""
+    return (redact or _identity)(text[:4096])
 
 
 def auto_name(text: str) -> str:
@@ -209,8 +256,10 @@ def auto_name(text: str) -> str:
 class SessionStore:
     """All sessions of a project. ``SessionStore(None)`` writes nothing (incognito)."""
 
-    def __init__(self, sessions_dir: Path | None) -> None:
+    def __init__(self, sessions_dir: Path | None, *, redact: Redact | None = None) -> None:
         self.dir = sessions_dir
+        self.redact = redact  # the secret redactor, for session names (None: names kept as they are)
+        self.rebuilt: list[str] = []  # ids whose session.json was rebuilt from the archive
 
     # -- listing ---------------------------------------------------------------------------------
     def list(self) -> list[SessionInfo]:
@@ -218,19 +267,54 @@ class SessionStore:
             return []
         out = []
         for d in self.dir.iterdir():
-            if d.is_dir() and (d / "session.json").exists():
+            if d.is_dir() and ((d / "session.json").exists() or has_archive(d)):
                 out.append(self.info(d.name))
         out.sort(key=lambda i: (i.updated, i.id), reverse=True)
         return out
 
     def info(self, session_id: str) -> SessionInfo:
-        if self.dir is None:
+        if self.dir is None or not session_id or session_id.startswith(".") or "/" in session_id:
             raise SessionNotFound(session_id)
         d = self.dir / session_id
-        if not (d / "session.json").exists():
+        meta = d / "session.json"
+        if not meta.exists() and not has_archive(d):
             raise SessionNotFound(session_id)
-        data = read_json(d / "session.json", lambda: {"id": session_id}, validate=_is_dict)
-        return SessionInfo.from_dict(data, d)
+        data = read_json(meta, lambda: None, validate=_is_meta)
+        if data is None:  # damaged (moved aside and reported) or lost: rebuild it from the archive
+            info = self._rebuild(d)
+        else:
+            info = SessionInfo.from_dict(data, d)
+        if self.redact is not None:
+            info.name = clean_name(info.name, self.redact)
+        return info
+
+    def _rebuild(self, d: Path) -> SessionInfo:
+        """session.json made again from the folder: see the module docstring."""
+        messages = list(self.iter_messages(d.name))
+        files = [p for p in (d / "archive").glob("*.json")] if (d / "archive").is_dir() else []
+        files += [p for p in (d / "stm.json", d / "todos.json") if p.exists()]
+        mtimes = [p.stat().st_mtime for p in files]
+        metas = [m["meta"] for m in messages if isinstance(m.get("meta"), dict)]
+        stamps = [float(meta["ts"]) for meta in metas if is_number(meta.get("ts"))]
+        created = id_time(d.name) or min(stamps + mtimes, default=d.stat().st_mtime)
+        old = from_damaged(d)
+        name = str(old.get("name") or "")
+        if not name:
+            first = next((m for m in messages if m.get("role") == "user"), None)
+            if first is not None and isinstance(first.get("content"), str):
+                name = auto_name(_head(first["content"], self.redact))
+        info = SessionInfo(
+            id=d.name,
+            name=clean_name(name, self.redact),
+            model=str(old.get("model") or ""),
+            created=created,
+            updated=max([created, *stamps, *mtimes]),
+            message_count=len(messages),
+            path=d,
+        )
+        atomic_write_json(d / "session.json", info.to_dict())
+        self.rebuilt.append(d.name)
+        return info
 
     def iter_messages(self, session_id: str) -> Iterator[Message]:
         if self.dir is None:
@@ -269,8 +353,8 @@ class SessionStore:
         info = SessionInfo(id=new_session_id(now), model=model, created=now, updated=now)
         if self.dir is not None:
             info.path = self.dir / info.id
-            return Session(info, [], materialized=False)
-        return Session(info, [])
+            return Session(info, [], materialized=False, redact=self.redact)
+        return Session(info, [], redact=self.redact)
 
     def open(self, session_id: str) -> Session:
         info = self.info(session_id)
@@ -280,7 +364,7 @@ class SessionStore:
         for i, m in enumerate(messages):  # seq is the position: heal anything odd
             m.setdefault("meta", {})["seq"] = i
         info.message_count = len(messages)
-        return Session(info, messages, lock_fd=fd)
+        return Session(info, messages, lock_fd=fd, redact=self.redact)
 
     def delete(self, session_id: str) -> None:
         info = self.info(session_id)

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import re
 import secrets
+from typing import TYPE_CHECKING, Any
 
 from clio.memory.budget import RESULT_CHARS
 from clio.store.atomic import atomic_write_text
 from clio.tools.registry import ToolContext, ToolError
+
+if TYPE_CHECKING:
+    from clio.safety.redact import Redactor
 
 __all__ = ["MAX_PAGE", "RESULT_CHARS", "maybe_store", "page_chars", "read_stored"]
 
@@ -49,11 +53,24 @@ def _cut_tail(text: str, n: int) -> str:
     return tail[nl + 1 :] if 0 <= nl < n // 2 else tail
 
 
+def _redactor(ctx: ToolContext) -> Redactor | None:
+    """The session's redactor, from a typed ``Services`` or a plain dict of services."""
+    services: Any = ctx.services
+    found = getattr(services, "redactor", None) or (
+        services.get("redactor") if isinstance(services, dict) else None
+    )
+    return found if found is not None and hasattr(found, "redact") else None
+
+
 def maybe_store(ctx: ToolContext, tool_name: str, text: str, limit: int | None = None) -> str:
-    """``text`` itself when short; else store it and return a preview plus paging instructions."""
+    """``text`` itself when short; else store it (secrets redacted, like the archive) and return a
+    preview plus paging instructions (offsets count in the stored, redacted text)."""
     limit = ctx.result_chars if limit is None else limit
     if len(text) <= limit:
         return text
+    redactor = _redactor(ctx)
+    if redactor is not None:
+        text = redactor.redact(text)[0]
     handle = _new_handle(tool_name)
     if ctx.session_dir is not None:
         atomic_write_text(ctx.session_dir / "results" / f"{handle}.txt", text, durable=False)

@@ -1,7 +1,8 @@
 """``todo_operations``: the session's task list (read, write, add, update).
 
 Stored in ``<session_dir>/todos.json`` (atomic; a damaged file is quarantined) or, without
-a session directory, in ``ctx.services.todos_mem``. Items are
+a session directory, in ``ctx.services.todos_mem``; secrets in an item's content are redacted
+before it is kept (with the session's redactor, as the archive is). Items are
 ``{"id": int, "content": str, "status": "pending" | "in_progress" | "done"}``.
 """
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from clio.store.atomic import atomic_write_json, read_json
 from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+from clio.tools.results import _redactor
 
 __all__ = ["STATUSES", "format_todos", "load_todos", "save_todos", "todo_operations"]
 
@@ -33,11 +35,19 @@ def load_todos(ctx: ToolContext) -> list[dict[str, Any]]:
     return items
 
 
-def save_todos(ctx: ToolContext, items: list[dict[str, Any]]) -> None:
+def save_todos(ctx: ToolContext, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the items, their content redacted; returns what was kept."""
+    redactor = _redactor(ctx)
+    kept = [dict(d) for d in items]
+    if redactor is not None:
+        for d in kept:
+            if isinstance(d.get("content"), str):
+                d["content"] = redactor.redact(d["content"])[0]
     if ctx.session_dir is None:
-        ctx.services.todos_mem = [dict(d) for d in items]
-        return
-    atomic_write_json(ctx.session_dir / "todos.json", items)
+        ctx.services.todos_mem = [dict(d) for d in kept]
+    else:
+        atomic_write_json(ctx.session_dir / "todos.json", kept)
+    return kept
 
 
 def format_todos(items: list[dict[str, Any]]) -> str:
@@ -74,8 +84,7 @@ def _write(ctx: ToolContext, args: dict[str, Any]) -> str:
         if not content.strip():
             raise ToolError(f"item #{i} has empty content")
         items.append({"id": i, "content": content.strip(), "status": status})
-    save_todos(ctx, items)
-    return format_todos(items)
+    return format_todos(save_todos(ctx, items))
 
 
 def _add(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -85,8 +94,7 @@ def _add(ctx: ToolContext, args: dict[str, Any]) -> str:
     items = load_todos(ctx)
     new_id = max((d["id"] for d in items), default=0) + 1
     items.append({"id": new_id, "content": content, "status": _status(args.get("status"))})
-    save_todos(ctx, items)
-    return format_todos(items)
+    return format_todos(save_todos(ctx, items))
 
 
 def _update(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -99,8 +107,7 @@ def _update(ctx: ToolContext, args: dict[str, Any]) -> str:
             content = args.get("content")
             if isinstance(content, str) and content.strip():
                 d["content"] = content.strip()
-            save_todos(ctx, items)
-            return format_todos(items)
+            return format_todos(save_todos(ctx, items))
     ids = ", ".join(str(d["id"]) for d in items) or "none"
     raise ToolError(f"no todo with id {item_id} (ids: {ids})")
 

@@ -15,7 +15,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import HTML
-from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.shortcuts import prompt as pt_prompt
 from rich.console import Console
@@ -28,6 +28,7 @@ from clio.commands.registry import COMMANDS, ExitRequested
 from clio.config import Settings
 from clio.llm.errors import LLMError
 from clio.paths import Paths
+from clio.ui.history import RedactingFileHistory
 from clio.ui.render import ReplUI
 
 
@@ -89,7 +90,7 @@ def run_repl(
         history: History = InMemoryHistory()
         if app.writes:
             paths.ensure_clio_dir()
-            history = FileHistory(str(paths.clio_dir / "history"))
+            history = RedactingFileHistory(paths.clio_dir / "history", redact=app.redactor.text)
         session: PromptSession[str] = PromptSession(
             history=history,
             completer=ClioCompleter(paths.root),

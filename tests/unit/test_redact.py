@@ -768,3 +768,113 @@ def test_a_token_after_a_json_escape_is_redacted_in_either_reading(before: str) 
     red, _ = Redactor().redact(raw)
     assert body not in red and json.loads(red)["k"] == json.loads('"' + out + '"')
     assert Redactor().redact(f"{before}tpm_{body}") == (f"{before}tpm_{body}", [])  # no secret shape
+
+
+# --- issue 11: more services, command-line passwords, keys split across string literals ---
+HEXL = "0123456789abcdef"
+_DISCORD_ID = base64.b64encode(b"112233445566778899").decode().rstrip("=")
+DISCORD_TOKEN = f"{_DISCORD_ID}.{rand(6)}.{rand(38, ALNUM + '_-')}"
+DISCORD_HOOK = rand(68, ALNUM + "_-")
+TELEGRAM = "1234567890:AA" + rand(33, ALNUM + "_-")
+SHOPIFY = ["shp" + kind + "_" + rand(32, HEXL) for kind in ("at", "ss", "ca", "pa")]
+DIGITALOCEAN = ["do" + kind + "_v1_" + rand(64, HEXL) for kind in "opr"]
+VAULT = ["hvs." + rand(91, ALNUM + "_-"), "hvb." + rand(140, ALNUM + "_-")]
+DOCKER_AUTH = base64.b64encode(b"deploy:" + PW.encode()).decode()
+
+NEW_CASES: list[Case] = [
+    Case("discord_bot_token", DISCORD_TOKEN, f"DISCORD_TOKEN={DISCORD_TOKEN}\n"),
+    Case("discord_bot_token", DISCORD_TOKEN, f"client.run('{DISCORD_TOKEN}')\n"),
+    Case(
+        "discord_webhook",
+        DISCORD_HOOK,
+        f'{{"url": "https://discord.com/api/webhooks/112233445566778899/{DISCORD_HOOK}"}}',
+    ),
+    Case("telegram_bot_token", TELEGRAM, f"curl https://api.telegram.org/bot{TELEGRAM}/getMe\n"),
+    Case("telegram_bot_token", TELEGRAM, f"bot:\n  token_value: {TELEGRAM}\n"),
+    *(Case("shopify_token", s, f"SHOPIFY_ADMIN={s}\n") for s in SHOPIFY),
+    *(Case("digitalocean_token", s, f"doctl auth init -t {s}\n") for s in DIGITALOCEAN),
+    *(Case("vault_token", s, f"$ vault login {s}\n") for s in VAULT),
+    Case(
+        "docker_auth",
+        DOCKER_AUTH,
+        json.dumps({"auths": {"ghcr.io": {"auth": DOCKER_AUTH}}}, indent=2),
+    ),
+    Case("password", "S3cretPw9", "mysql -h db -u root -pS3cretPw9 app < dump.sql\n"),
+    Case("password", PW, f"mysqldump -u root -p'{PW}' app > backup.sql\n"),
+    Case("password", PW, f"mysql -h db --password='{PW}' app\n"),
+    Case("password", "S3cretPw9", "mariadb -uroot -pS3cretPw9\n"),
+    Case("password", PW, f"sshpass -p '{PW}' ssh deploy@host uptime\n"),
+    Case("password", "hunter22", "sshpass -phunter22 scp a.txt host:/tmp\n"),
+]
+
+NEW_LOOKALIKES: dict[str, str] = {
+    "mysql prompts": "mysql -h db -u root -p app\nmysql -P 3306 -h db app\nmysql --skip-password app\n",
+    "mysql references": 'mysql -u root -p"$MYSQL_PWD" app\nmysql -p${DB_PASSWORD} app\n',
+    "ssh port after sshpass": "sshpass -e ssh -p 2222 deploy@host\nsshpass -f ~/.pw ssh -p 22 host\n",
+    "mkdir -p": "mkdir -p build/out && cp -p a b && grep -pattern x\n",
+    "docker auth not base64 of user:pass": '{"auth": "dGVzdA==", "auths": {}}',
+    "discord-shaped, not an id": f"{rand(24)}.{rand(6)}.{rand(38)}",
+    "telegram-shaped times": "12:34:56 1234567890:123 chat_id=1234567890:AB",
+    "shopify and do prefixes": "shpat_ is the prefix; dop_v1_ tokens are 64 hex characters",
+    "vault paths": "hvs.example is a file; vault kv get secret/app",
+    "adjacent literals": '"a" "b" "c"\nprint("sk-", "abc")\nmsg = "AKIA" + " is the prefix"\n',
+    "quotes in prose": "it's 'ok' and 'fine', \"really\" \"fine\"\n",
+}
+
+
+@pytest.mark.parametrize("case", NEW_CASES, ids=_id)
+@pytest.mark.parametrize("level", ["standard", "strict"])
+def test_new_rules_redact_the_secret(case: Case, level: str) -> None:
+    out, labels = Redactor(level).redact(case.text)
+    assert case.secret not in out
+    assert case.label in labels
+    if level == "standard":
+        assert out == case.text.replace(case.secret, placeholder(case.label))
+    assert Redactor(level).redact(out) == (out, [])
+
+
+@pytest.mark.parametrize("name", sorted(NEW_LOOKALIKES))
+def test_new_rules_leave_lookalikes_alone(name: str) -> None:
+    text = NEW_LOOKALIKES[name]
+    assert Redactor("standard").redact(text) == (text, [])
+
+
+def test_docker_config_stays_valid_json() -> None:
+    text = json.dumps({"auths": {"ghcr.io": {"auth": DOCKER_AUTH}}})
+    out, _ = Redactor().redact(text)
+    assert json.loads(out) == {"auths": {"ghcr.io": {"auth": placeholder("docker_auth")}}}
+    escaped_out, labels = Redactor().redact(json.dumps({"config": text}))
+    assert labels == ["docker_auth"] and DOCKER_AUTH not in escaped_out
+    assert json.loads(json.loads(escaped_out)["config"])["auths"]["ghcr.io"]["auth"] == placeholder(
+        "docker_auth"
+    )
+
+
+_OPENAI = STANDALONE[8][1]
+_AWS = STANDALONE[0][1]
+_GH = STANDALONE[10][1]
+
+
+@pytest.mark.parametrize(
+    ("code", "secret", "label"),
+    [
+        (f'KEY = "{_OPENAI[:6]}" "{_OPENAI[6:]}"\n', _OPENAI, "openai_api_key"),
+        (f"AWS = '{_AWS[:4]}' + '{_AWS[4:]}'\n", _AWS, "aws_access_key"),
+        (f'TOKEN = (\n    "{_GH[:10]}"\n    "{_GH[10:25]}"\n    "{_GH[25:]}"\n)\n', _GH, "github_token"),
+        (f'x = f("{_OPENAI[:20]}" + "{_OPENAI[20:]}", timeout=3)\n', _OPENAI, "openai_api_key"),
+    ],
+)
+def test_key_split_across_literals_is_redacted_and_code_stays_valid(
+    code: str, secret: str, label: str
+) -> None:
+    assert ast.parse(code)
+    out, labels = Redactor().redact(code)
+    assert labels == [label]
+    tree = ast.parse(out)  # still valid Python
+    values = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    joined = "".join(values)
+    assert secret not in joined and secret[:4] + secret[-6:] not in joined
+    assert placeholder(label) in joined
+    assert all(part not in out for part in (secret[8:20], secret[-12:]))
+    assert Redactor().redact(out) == (out, [])
+    assert Redactor("off").redact(code) == (code, [])
