@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from testkit.fakeserver import FakeServer
+from testkit.scripted import AppFactory
 
 
 @pytest.fixture
@@ -41,3 +42,17 @@ def home(tmp_path: Path) -> Path:
     h = tmp_path / "home"
     h.mkdir()
     return h
+
+
+@pytest.fixture
+def app_factory(fake_server: FakeServer, project: Path, home: Path) -> Iterator[AppFactory]:
+    """Builds real in-process Apps in ``project`` against ``fake_server``; all closed afterwards.
+
+    ``app_factory(ui=RecordingUI(), max_iterations=3, context_window=8000, yes=True)``: see
+    testkit/scripted.py's AppFactory.
+    """
+    factory = AppFactory(fake_server, project, home)
+    try:
+        yield factory
+    finally:
+        factory.close_all()

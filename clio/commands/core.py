@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
 from rich.table import Table
 
 from clio.commands.registry import COMMANDS, CommandError, ExitRequested, command
@@ -21,13 +22,13 @@ def help_cmd(app: CommandContext, arg: str) -> None:
         cmd = COMMANDS.get(name)
         if cmd is None:
             raise CommandError(f"No command /{name}; /help lists them.")
-        app.console.print(f"[bold]{cmd.usage}[/bold]  {cmd.help}")
+        app.console.print(f"[bold]{escape(cmd.usage)}[/bold]  {escape(cmd.help)}")
         if cmd.subcommands:
             app.console.print("subcommands: " + ", ".join(cmd.subcommands))
         return
     table = Table(box=None, show_header=False)
     for n in sorted(COMMANDS):
-        table.add_row(f"[bold]{COMMANDS[n].usage}[/bold]", COMMANDS[n].help)
+        table.add_row(f"[bold]{escape(COMMANDS[n].usage)}[/bold]", escape(COMMANDS[n].help))
     app.console.print(table)
 
 
