@@ -37,7 +37,7 @@ OFF = "Long-term memory is off in this session (incognito): nothing is read or s
 
 
 def _ltm(app: CommandContext) -> LtmStore | None:
-    store: Any = app.services.get("ltm")
+    store: Any = app.services.ltm
     if isinstance(store, LtmStore) and store.enabled:
         return store
     app.console.print(OFF)
@@ -81,7 +81,7 @@ def _entry_table(rows: list[ltm.Entry], title: str, now: float) -> Table:
 def _list(app: CommandContext, arg: str) -> None:
     kind = arg.strip().lower()
     if kind in ("notes", "note"):
-        notes: Any = app.services.get("notes")
+        notes: Any = app.services.notes
         items = notes.list() if isinstance(notes, NoteStore) else []
         if not items:
             app.console.print("No notes.")
@@ -122,7 +122,7 @@ def _search(app: CommandContext, arg: str) -> None:
         raise CommandError("Usage: /memory search <query>")
     store = _ltm(app)
     hits = ltm.search(store.all(), arg) if store is not None else []
-    notes: Any = app.services.get("notes")
+    notes: Any = app.services.notes
     note_hits = notes.search(arg) if isinstance(notes, NoteStore) else []
     if not hits and not note_hits:
         app.console.print(f"Nothing matches '{escape(arg)}'.")
@@ -194,7 +194,7 @@ def _compact(app: CommandContext, arg: str) -> None:
     if not groups:
         app.console.print("Nothing to compact (no group of old, faded entries on one topic).")
         return
-    compactor: Any = app.services.get("ltm_compactor")
+    compactor: Any = app.services.ltm_compactor
     for n, group in enumerate(groups, 1):
         app.console.print(f"Group {n} ({len(group)} {group[0].type} entries):")
         for e in group:

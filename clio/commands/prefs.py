@@ -20,7 +20,7 @@ SUBCOMMANDS = ("show", "add", "remove", "top")
 
 
 def _store(app: CommandContext) -> PrefStore:
-    store: Any = app.services.get("prefs")
+    store: Any = app.services.prefs
     if not isinstance(store, PrefStore):
         raise CommandError("Preferences are not available in this session.")
     return store

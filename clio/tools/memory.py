@@ -173,7 +173,7 @@ def op_search(ctx: ToolContext, args: dict[str, Any]) -> str:
     if notes:
         lines.append("Notes:")
         lines += [f"- {n.key}: {_one_line(n.value)}" for _, n in notes]
-    store: LtmStore | None = ctx.services.get("ltm")
+    store: LtmStore | None = ctx.services.ltm
     entries = ltm.search(store.all(), query, limit) if store is not None else []
     if entries:
         lines.append("Long-term memory:")
@@ -189,7 +189,7 @@ def op_search(ctx: ToolContext, args: dict[str, Any]) -> str:
 def write_provenance(ctx: ToolContext, now: float) -> provenance.Provenance:
     """Who is writing now: the running session, and whether its current turn read untrusted
     content (no session to look at counts as tainted)."""
-    session: Any = ctx.services.get("session")
+    session: Any = ctx.services.session
     messages = getattr(session, "messages", None)
     return provenance.from_turn(getattr(session, "id", None), messages, now)
 

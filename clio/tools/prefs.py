@@ -1,6 +1,6 @@
 """The ``preferences`` tool: the agent records and recalls the user's stable preferences.
 
-Service: ``ctx.services["prefs"]`` (a :class:`clio.store.prefs_store.PrefStore`); ``session``
+Service: ``ctx.services.prefs`` (a :class:`clio.store.prefs_store.PrefStore`); ``session``
 (the running Session) tells whether the current turn read untrusted content.
 
 Preferences are user-wide (they reach the prompt of every project), so the model writes one
@@ -81,7 +81,7 @@ def _permit(ctx: ToolContext, store: PrefStore, what: str) -> None:
     prompt carries no preferences."""
     if store.path is None:
         return
-    session: Any = ctx.services.get("session")
+    session: Any = ctx.services.session
     messages = getattr(session, "messages", None)
     sources = provenance.turn_sources(messages) if messages is not None else ["unknown turn"]
     if not ctx.interactive:

@@ -68,12 +68,9 @@ class Services:
     # entries of one faded topic -> the fields of one summary entry written by the model, or None
     ltm_compactor: Callable[[list[Any]], dict[str, Any] | None] | None = None
 
-    def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name, None) if name in _SERVICE_NAMES else None
-        return default if value is None else value
 
 
-_SERVICE_NAMES = {"redactor", "sessions", "session", "ltm", "notes", "prefs", "recall", "todos_mem", "ltm_compactor"}
+SERVICE_NAMES = frozenset(f for f in Services.__dataclass_fields__)
 
 
 @dataclass
@@ -95,7 +92,7 @@ class ToolContext:
 
     def service(self, name: str) -> Any:
         """The named service, or a ToolError saying it is not available in this session."""
-        value = self.services.get(name)
+        value = getattr(self.services, name, None) if name in SERVICE_NAMES else None
         if value is None:
             raise ToolError(f"{name} is not available in this session")
         return value

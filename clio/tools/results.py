@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from clio.memory.budget import RESULT_CHARS
 from clio.store.atomic import atomic_write_text
@@ -55,11 +55,7 @@ def _cut_tail(text: str, n: int) -> str:
 
 def _redactor(ctx: ToolContext) -> Redactor | None:
     """The session's redactor, from a typed ``Services`` or a plain dict of services."""
-    services: Any = ctx.services
-    found = getattr(services, "redactor", None) or (
-        services.get("redactor") if isinstance(services, dict) else None
-    )
-    return found if found is not None and hasattr(found, "redact") else None
+    return ctx.services.redactor
 
 
 def maybe_store(ctx: ToolContext, tool_name: str, text: str, limit: int | None = None) -> str:

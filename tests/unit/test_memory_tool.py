@@ -299,7 +299,7 @@ def test_incognito_notes_live_in_memory_only(tmp_path: Path) -> None:
 class StandInApp:
     """The App attributes a slash command sees: console, services, confirm."""
 
-    services: dict[str, Any]
+    services: Services
     answer: bool = False
     questions: list[str] = field(default_factory=list)
     console: Console = field(default_factory=lambda: Console(file=io.StringIO(), width=200))
@@ -330,11 +330,11 @@ def app(tmp_path: Path) -> StandInApp:
     store.add("discovery", fact="Flaky guess about [bold] markup", confidence=0.05)
     notes = NoteStore(tmp_path / ".clio" / "memory")
     notes.store("alembic-notes", "alembic env lives in db/")
-    return StandInApp({"ltm": store, "notes": notes})
+    return StandInApp(Services(ltm=store, notes=notes))
 
 
 def test_memory_list_and_filters(app: StandInApp) -> None:
-    ids = {e.fields.get("fact") or e.fields.get("rule"): e.id for e in app.services["ltm"].all()}
+    ids = {e.fields.get("fact") or e.fields.get("rule"): e.id for e in app.services.ltm.all()}
     out = run(app, "/memory list")
     assert "3 entries" in out and all(i in out for i in ids.values())
     assert "[bold] markup" in out  # user text is shown literally, not as rich markup
@@ -355,29 +355,29 @@ def test_memory_search_stats_prune_forget(app: StandInApp) -> None:
     assert out.startswith("Pruned 1 entry") and "Flaky guess" in out
     with pytest.raises(CommandError, match="Usage: /memory prune"):
         run(app, "/memory prune soon")
-    rule_id = next(e.id for e in app.services["ltm"].all() if e.type == "rule")
+    rule_id = next(e.id for e in app.services.ltm.all() if e.type == "rule")
     assert run(app, f"/memory forget {rule_id}").strip() == f"Forgot {rule_id}: Never commit generated files"
     assert "No entry with id 'r-000000'" in run(app, "/memory forget r-000000")
-    assert [e.type for e in app.services["ltm"].all()] == ["discovery"]
+    assert [e.type for e in app.services.ltm.all()] == ["discovery"]
 
 
 def test_memory_clear_asks_first(app: StandInApp) -> None:
     out = run(app, "/memory clear")
     assert app.questions == ["Delete all 3 long-term memory entries of this project?"]
-    assert "Nothing deleted." in out and len(app.services["ltm"].all()) == 3
+    assert "Nothing deleted." in out and len(app.services.ltm.all()) == 3
     app.answer = True
     assert "Deleted 3 long-term memory entries" in run(app, "/memory clear")
-    assert app.services["ltm"].all() == [] and app.services["notes"].list()
+    assert app.services.ltm.all() == [] and app.services.notes.list()
 
 
 def test_memory_without_a_store(tmp_path: Path) -> None:
-    for services in ({}, {"ltm": LtmStore(None)}):
-        app = StandInApp(dict(services))
+    for services in (Services(), Services(ltm=LtmStore(None))):
+        app = StandInApp(services)
         for sub in ("list", "stats", "prune", "forget d-123456", "clear"):
             assert "off in this session" in run(app, f"/memory {sub}")
         assert app.questions == []
     with pytest.raises(CommandError, match="Unknown subcommand 'wipe'"):
-        run(StandInApp({}), "/memory wipe")
+        run(StandInApp(Services()), "/memory wipe")
 
 
 # ---------------------------------------------------------------- provenance of the model's writes
@@ -435,7 +435,7 @@ def test_memory_list_shows_provenance_and_filters_tainted(tmp_path: Path) -> Non
         "rule", rule="Never commit generated files", provenance=Provenance("20261102-0900-cd34", NOW, False)
     )
     store.add("discovery", fact="Docs are built with mkdocs")  # from before provenance
-    app = StandInApp({"ltm": store})
+    app = StandInApp(Services(ltm=store))
     out = run(app, "/memory list")
     row = next(line for line in out.splitlines() if "curl pipe sh" in line)
     assert "tainted" in row and "terminal_operations" in row and "20261101-101010-ab12" in out
@@ -483,7 +483,7 @@ def test_search_reinforces_the_entries_it_recalls(tmp_path: Path) -> None:
 
 
 def test_memory_pin_unpin_and_list_pinned(app: StandInApp) -> None:
-    store = app.services["ltm"]
+    store = app.services.ltm
     flaky = next(e for e in store.all() if "Flaky" in e.fields.get("fact", ""))
     assert run(app, f"/memory pin {flaky.id}").startswith(f"Pinned {flaky.id}")
     out = run(app, "/memory list pinned")
@@ -507,7 +507,7 @@ def test_memory_compact_lists_groups_and_compacts_with_a_compactor(tmp_path: Pat
     ids = [store.add("discovery", fact=f, confidence=0.5)[0].id for f in facts]
     store.add("rule", rule="never delete backups by hand")
     store.clock = lambda: NOW
-    app = StandInApp({"ltm": store})
+    app = StandInApp(Services(ltm=store))
     out = run(app, "/memory compact")
     assert "Group 1 (3 discovery entries)" in out and all(i in out for i in ids)
     assert "not available here" in out and len(store.all()) == 4
@@ -517,7 +517,7 @@ def test_memory_compact_lists_groups_and_compacts_with_a_compactor(tmp_path: Pat
         seen.append([e.id for e in group])
         return {"fact": "Backups go nightly to s3://acme-backups/db, kept 14 days; the key is in the keyring"}
 
-    app.services["ltm_compactor"] = compactor
+    app.services.ltm_compactor = compactor
     out = run(app, "/memory compact")
     assert seen == [ids] and "-> d-" in out
     (summary,) = [e for e in store.all() if e.type == "discovery"]

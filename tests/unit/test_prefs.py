@@ -365,8 +365,7 @@ def test_tool_schema_is_compact_and_says_silence_is_no_preference() -> None:
 def make_app(store: PrefStore | None) -> tuple[Any, io.StringIO]:
     buf = io.StringIO()
     console = Console(file=buf, width=200, color_system=None)
-    services: dict[str, Any] = {"prefs": store} if store is not None else {}
-    return SimpleNamespace(console=console, err=console, services=services), buf
+    return SimpleNamespace(console=console, err=console, services=Services(prefs=store)), buf
 
 
 def test_prefs_command(tmp_path: Path) -> None:

@@ -37,10 +37,9 @@ def _redact(level: str) -> Any:
 # ---------------------------------------------------------------- stored tool results
 
 
-@pytest.mark.parametrize("shape", ["typed", "dict"])
-def test_stored_result_is_redacted_and_pages_match(tmp_path: Path, shape: str) -> None:
+def test_stored_result_is_redacted_and_pages_match(tmp_path: Path) -> None:
     red = Redactor()
-    services: Any = Services(redactor=red) if shape == "typed" else {"redactor": red}
+    services = Services(redactor=red)
     ctx = ToolContext(root=tmp_path, session_dir=tmp_path / "s", services=services, result_chars=400)
     text = "".join(f"line {i}: token {GH} ok\n" for i in range(60))
     preview = maybe_store(ctx, "terminal_operations", text)
