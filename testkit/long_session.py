@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from testkit.clio_run import CLIO
-from testkit.clio_run import clio_env as base_env
+from testkit.clio_run import run_clio
 from testkit.fakeserver import FakeServer, Reply
 from testkit.fakeserver_sse import common_prefix, count_prompt_tokens, messages_key
 
@@ -293,39 +292,35 @@ def main_session_turns(n: int) -> list[tuple[str, str, list[Step]]]:
 # running clio
 
 
-def clio_env(server: FakeServer, home: Path) -> dict[str, str]:
-    """The shared run environment plus a git identity (the scenario commits)."""
-    return base_env(
-        server,
-        home,
-        {
-            "GIT_AUTHOR_NAME": "Dev",
-            "GIT_AUTHOR_EMAIL": "dev@example.com",
-            "GIT_COMMITTER_NAME": "Dev",
-            "GIT_COMMITTER_EMAIL": "dev@example.com",
-        },
-    )
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Dev",
+    "GIT_AUTHOR_EMAIL": "dev@example.com",
+    "GIT_COMMITTER_NAME": "Dev",
+    "GIT_COMMITTER_EMAIL": "dev@example.com",
+}
 
 
 class Clio:
-    """Runs the installed clio one-shot in the project against the server."""
+    """Runs the installed clio one-shot in the project against the server (through the one runner,
+    ``testkit.clio_run.run_clio``, with a git identity: the scenario commits)."""
 
     def __init__(self, project: Project, server: FakeServer, home: Path, window: int) -> None:
         self.project = project
-        self.env = clio_env(server, home)
+        self.server = server
+        self.home = home
         self.window = window
         self.runs: list[subprocess.CompletedProcess[str]] = []
 
     def __call__(self, text: str, *, resume: bool = True) -> subprocess.CompletedProcess[str]:
-        args = [str(CLIO), "--model", MODEL, "--context-window", str(self.window), "--yes"]
+        args = ["--model", MODEL, "--context-window", str(self.window), "--yes"]
         if resume:
             args.append("--resume")
-        proc = subprocess.run(
+        proc = run_clio(
             [*args, "-p", text],
-            cwd=self.project.root,
-            env=self.env,
-            capture_output=True,
-            text=True,
+            server=self.server,
+            project=self.project.root,
+            home=self.home,
+            env_extra=GIT_IDENTITY,
             timeout=120,
         )
         self.runs.append(proc)
