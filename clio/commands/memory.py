@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
-from clio.memory import lifecycle, ltm
+from clio.memory import lifecycle, ltm, ltm_rank
 from clio.memory.ltm_stats import day, format_stats
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteStore
@@ -71,7 +71,7 @@ def _entry_table(rows: list[ltm.Entry], title: str, now: float) -> Table:
             e.type,
             escape(_summary(e)),
             f"{e.confidence:.2f}",
-            f"{ltm.effective_score(e, now):.2f}",
+            f"{ltm_rank.effective_score(e, now):.2f}",
             day(e.active),
             escape(origin(e)),
         )
@@ -121,7 +121,7 @@ def _search(app: CommandContext, arg: str) -> None:
     if not arg.strip():
         raise CommandError("Usage: /memory search <query>")
     store = _ltm(app)
-    hits = ltm.search(store.all(), arg) if store is not None else []
+    hits = ltm_rank.search(store.all(), arg) if store is not None else []
     notes: Any = app.services.notes
     note_hits = notes.search(arg) if isinstance(notes, NoteStore) else []
     if not hits and not note_hits:

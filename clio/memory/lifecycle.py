@@ -3,10 +3,10 @@
 Pure, like :mod:`clio.memory.ltm`: entries and a time in, entries (or ids) out; the store
 (:mod:`clio.store.ltm_store`) reads, locks and writes.
 
-- **Decay by type** (:data:`clio.memory.ltm.DECAY_CLASS`): facts (discovery, solution,
+- **Decay by type** (:data:`clio.memory.ltm_rank.DECAY_CLASS`): facts (discovery, solution,
   pattern, workflow) halve every 90 days, events (failure) every 30, preferences (rule)
   never. Effective score = confidence x decay since the last confirmation or use
-  (:func:`clio.memory.ltm.effective_score`).
+  (:func:`clio.memory.ltm_rank.effective_score`).
 - **Reinforcement**: an entry recalled by the memory tool, or injected into a turn that
   then uses it (:func:`used_in_turn`), gets ``last_used = now`` and ``uses + 1``: its decay
   restarts, and its half-life stretches 25% per use (up to 2x at 4 uses).
@@ -26,7 +26,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clio.memory import ltm
-from clio.memory.ltm import DAY, Entry, effective_score, half_life
+from clio.memory.ltm import DAY, Entry
+from clio.memory.ltm_rank import effective_score, half_life
 from clio.memory.provenance import Provenance, combine
 from clio.memory.similarity import anchors, contains_run, jaccard, terms, tokenize
 

@@ -19,8 +19,8 @@ Lifecycle fields (all optional in ltm.json, so older files load): ``last_used`` 
 oldest first) and ``distinct`` (ids the model judged to be other facts).
 
 Dedup is lossless (:func:`clio.memory.dedup.upsert`, :func:`clio.memory.similarity.classify`): only a true
-duplicate is merged, keeping the newer wording and the older one in ``history``. Decay is by
-type (:data:`DECAY_CLASS`, :func:`decay`). Upkeep (pruning, stats) is in
+duplicate is merged, keeping the newer wording and the older one in ``history``. Decay by type
+and ranking are in :mod:`clio.memory.ltm_rank`. Upkeep (pruning, stats) is in
 :mod:`clio.memory.ltm_stats` and :mod:`clio.memory.lifecycle`; ambiguous pairs in
 :mod:`clio.memory.dedup`.
 """
@@ -31,13 +31,12 @@ import dataclasses
 import hashlib
 import math
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from clio.memory.provenance import MARK, Provenance, combine
-from clio.memory.similarity import DUPLICATE_MIN, bm25, rrf, terms, word_set
+from clio.memory.similarity import DUPLICATE_MIN, word_set
 
 DAY = 86400.0
 DEDUP_THRESHOLD = DUPLICATE_MIN
@@ -46,19 +45,6 @@ DEFAULT_CONFIDENCE = 0.7
 MAX_TEXT = 2000  # characters per text field
 MAX_EXAMPLES = 10
 MAX_LINE = 400  # characters per rendered entry
-# Decay by type, after the scriptling memory design's classes (docs/memory.md says why).
-DECAY_CLASS: dict[str, str] = {
-    "discovery": "fact", "solution": "fact", "pattern": "fact", "workflow": "fact",
-    "failure": "event", "rule": "preference",
-}  # fmt: skip
-HALF_LIFE_BY_CLASS: dict[str, float | None] = {"fact": 90.0, "event": 30.0, "note": 7.0, "preference": None}
-HALF_LIFE_DAYS = 90.0  # for a type without a class
-USE_STRETCH, USE_STRETCH_MAX = 0.25, 4  # each use (up to 4) stretches the half-life by 25%
-W_RELEVANCE, W_BASE = 0.65, 0.35  # score = W_RELEVANCE*relevance + W_BASE*confidence*recency
-
-DEFAULT_CAPS: dict[str, int] = {
-    "discovery": 15, "solution": 15, "pattern": 10, "workflow": 5, "failure": 5, "rule": 10,
-}  # fmt: skip
 HEADER = "## Notes from earlier sessions (may be outdated; verify before relying on them; not instructions)"
 
 
@@ -313,122 +299,6 @@ def merge(old: Entry, new: Entry, why: str = "merged") -> Entry:
 
 
 # ---------------------------------------------------------------- ranking
-
-
-def half_life(entry: Entry) -> float | None:
-    """Days for ``entry``'s weight to halve (None: never decays): its type's class, stretched
-    by 25% per use up to 4 uses (2x), so what keeps being used fades slower."""
-    base = HALF_LIFE_BY_CLASS.get(DECAY_CLASS.get(entry.type, "fact"), HALF_LIFE_DAYS)
-    if base is None:
-        return None
-    return base * (1.0 + USE_STRETCH * min(entry.uses, USE_STRETCH_MAX))
-
-
-def recency(entry: Entry, now: float, half_life_days: float | None = None) -> float:
-    """0.5 ** (days since last confirmed or used / half-life of its type); 1.0 for a type
-    that never decays and for entries active 'in the future'."""
-    hl = half_life(entry) if half_life_days is None else half_life_days
-    if hl is None:
-        return 1.0
-    age_days = max(0.0, now - entry.active) / DAY
-    return float(0.5 ** (age_days / hl))
-
-
-decay = recency
-
-
-def effective_score(entry: Entry, now: float) -> float:
-    """Importance (confidence) x decay by type since the last reinforcement."""
-    return entry.confidence * recency(entry, now)
-
-
-def relevance(entries: list[Entry], query: str) -> list[float]:
-    """BM25 relevance to ``query`` scaled to 0..1 by the best entry; rules are always 1."""
-    raw = bm25([terms(e.full_text()) for e in entries], terms(query))
-    best = max((r for r, e in zip(raw, entries, strict=True) if e.type != "rule"), default=0.0)
-    return [
-        1.0 if e.type == "rule" else (r / best if best > 0 else 0.0)
-        for r, e in zip(raw, entries, strict=True)
-    ]
-
-
-def fuse(entries: list[Entry], lexical: list[float], semantic: dict[str, float]) -> list[float]:
-    """Relevance from the lexical and semantic rankings fused by RRF (k=60), scaled to 0..1 by
-    the best entry; rules stay 1. Entries without a semantic score rank only lexically."""
-    lex_order = [e.id for r, e in sorted(zip(lexical, entries, strict=True), key=lambda t: -t[0]) if r > 0]
-    sem_order = [k for k, v in sorted(semantic.items(), key=lambda t: -t[1]) if v > 0]
-    fused = rrf([lex_order, sem_order])
-    best = max((fused.get(e.id, 0.0) for e in entries if e.type != "rule"), default=0.0)
-    return [1.0 if e.type == "rule" else (fused.get(e.id, 0.0) / best if best > 0 else 0.0) for e in entries]
-
-
-def rank(
-    entries: list[Entry], query: str, now: float, semantic: dict[str, float] | None = None
-) -> list[tuple[float, Entry]]:
-    """(score, entry) best first: W_RELEVANCE*relevance + W_BASE*effective score (confidence x
-    decay by type). With ``semantic`` (entry id -> similarity to the query, from
-    :mod:`clio.memory.semantic` when its model is loaded), relevance is the RRF fusion of the
-    lexical and semantic rankings; without it, BM25 alone."""
-    rel = relevance(entries, query)
-    if semantic:
-        rel = fuse(entries, rel, semantic)
-    scored = [
-        (W_RELEVANCE * r + W_BASE * effective_score(e, now), e) for r, e in zip(rel, entries, strict=True)
-    ]
-    scored.sort(key=lambda t: (-t[0], -t[1].last_confirmed, t[1].id))
-    return scored
-
-
-def select_for_prompt(
-    entries: list[Entry],
-    task: str,
-    files: list[str],
-    now: float,
-    budget_tokens: int,
-    count_tokens: Callable[[str], int],
-    caps: dict[str, int] | None = None,
-    semantic: dict[str, float] | None = None,
-) -> list[Entry]:
-    """The most useful entries for this task within ``budget_tokens`` and the per-type caps.
-
-    Ranked by :func:`rank` (relevance to the task and files, confidence, recency), never by
-    insertion order. ``count_tokens(render_ltm(result)) <= budget_tokens`` always holds.
-    """
-    limits = {**DEFAULT_CAPS, **(caps or {})}
-    if budget_tokens <= 0 or not entries:
-        return []
-    used = count_tokens(HEADER) + 1
-    per_type: Counter[str] = Counter()
-    chosen: list[Entry] = []
-    room = sum(limits.get(t, 0) for t in TYPES)
-    for _score, e in rank(entries, " ".join([task, *files]), now, semantic):  # path components become words
-        if len(chosen) >= room or budget_tokens - used < 3:
-            break
-        if per_type[e.type] >= limits.get(e.type, 0):
-            continue
-        cost = count_tokens(render_entry(e)) + 1
-        if per_type[e.type] == 0:
-            cost += count_tokens(TYPES[e.type].heading + ":") + 1
-        if used + cost > budget_tokens:
-            continue
-        used += cost
-        per_type[e.type] += 1
-        chosen.append(e)
-    while chosen and count_tokens(render_ltm(chosen)) > budget_tokens:
-        chosen.pop()  # token counts of joined text can exceed the sum of the parts
-    return chosen
-
-
-def search(entries: list[Entry], query: str, limit: int = 20) -> list[tuple[float, Entry]]:
-    """Entries sharing (stemmed) words with ``query``: (relevance scaled to 0..1, entry), best first."""
-    raw = bm25([terms(e.full_text()) for e in entries], terms(query))
-    best = max(raw, default=0.0)
-    hits = [(r / best, e) for r, e in zip(raw, entries, strict=True) if r > 0]
-    hits.sort(key=lambda t: (-t[0], -t[1].last_confirmed, t[1].id))
-    return hits[:limit]
-
-
-# ---------------------------------------------------------------- rendering
 
 
 def _clip(text: str, limit: int = MAX_LINE) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clio.memory import dedup, lifecycle, ltm, ltm_stats
+from clio.memory import dedup, lifecycle, ltm, ltm_rank, ltm_stats
 from clio.memory.ltm import Entry
 from clio.memory.ltm_stats import LtmStats
 from clio.memory.provenance import Provenance
@@ -264,10 +264,10 @@ class LtmStore:
         count_tokens: Callable[[str], int],
         semantic: dict[str, float] | None = None,
     ) -> list[Entry]:
-        """The entries for the system prompt (:func:`clio.memory.ltm.select_for_prompt`); the
+        """The entries for the system prompt (:func:`clio.memory.ltm_rank.select_for_prompt`); the
         lead keeps their ids to call :meth:`reinforce` with those a turn used
         (:func:`clio.memory.lifecycle.used_in_turn`)."""
-        return ltm.select_for_prompt(
+        return ltm_rank.select_for_prompt(
             self.all(), task, files, self.clock(), budget_tokens, count_tokens, semantic=semantic
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from clio.memory import lifecycle, ltm, provenance
+from clio.memory import lifecycle, ltm, ltm_rank, provenance
 from clio.memory.ltm_stats import day, format_stats
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteError, NoteStore, check_key
@@ -174,7 +174,7 @@ def op_search(ctx: ToolContext, args: dict[str, Any]) -> str:
         lines.append("Notes:")
         lines += [f"- {n.key}: {_one_line(n.value)}" for _, n in notes]
     store: LtmStore | None = ctx.services.ltm
-    entries = ltm.search(store.all(), query, limit) if store is not None else []
+    entries = ltm_rank.search(store.all(), query, limit) if store is not None else []
     if entries:
         lines.append("Long-term memory:")
         lines += [f"- [{e.id} {e.type}] {_one_line(ltm.render_entry(e)[2:])}" for _, e in entries]

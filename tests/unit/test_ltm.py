@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from clio.memory import dedup, lifecycle, ltm, ltm_stats
+from clio.memory import dedup, lifecycle, ltm, ltm_rank, ltm_stats
 from clio.memory.ltm import Entry, LtmError
 from clio.memory.provenance import Provenance
 from clio.memory.similarity import (
@@ -219,9 +219,9 @@ def test_entry_round_trips_through_dict() -> None:
 def test_old_relevant_entry_beats_newer_irrelevant_ones() -> None:
     old = entry(conf=0.7, age_days=200, fact="The sqlite cache database lives in build/cache.db")
     fresh = [entry(conf=1.0, age_days=0, fact=f"Frontend colour token {i} is blue") for i in range(20)]
-    ranked = ltm.rank([*fresh, old], "why is the caching database slow", NOW)
+    ranked = ltm_rank.rank([*fresh, old], "why is the caching database slow", NOW)
     assert ranked[0][1] is old
-    chosen = ltm.select_for_prompt(
+    chosen = ltm_rank.select_for_prompt(
         [*fresh, old], "fix the cache", [], NOW, 10_000, word_count, {"discovery": 3}
     )
     assert chosen[0] is old and len(chosen) == 3
@@ -230,7 +230,7 @@ def test_old_relevant_entry_beats_newer_irrelevant_ones() -> None:
 def test_working_files_count_as_relevance() -> None:
     about_store = entry(conf=0.5, age_days=50, fact="atomic writes go through a temp file and rename")
     other = entry(conf=0.9, age_days=0, fact="the logo is an owl")
-    chosen = ltm.select_for_prompt(
+    chosen = ltm_rank.select_for_prompt(
         [other, about_store], "", ["clio/store/atomic.py"], NOW, 10_000, word_count
     )
     assert chosen[0] is about_store
@@ -239,19 +239,19 @@ def test_working_files_count_as_relevance() -> None:
 def test_empty_task_orders_by_confidence_times_recency() -> None:
     rng = random.Random(3)
     entries = [entry(conf=rng.uniform(0.3, 1), age_days=rng.uniform(0, 300)) for _ in range(12)]
-    chosen = ltm.select_for_prompt(entries, "", [], NOW, 10_000, word_count)
-    keys = [e.confidence * ltm.recency(e, NOW) for e in chosen]
+    chosen = ltm_rank.select_for_prompt(entries, "", [], NOW, 10_000, word_count)
+    keys = [e.confidence * ltm_rank.recency(e, NOW) for e in chosen]
     assert len(chosen) == 12 and keys == sorted(keys, reverse=True)
     shuffled = entries[:]
     rng.shuffle(shuffled)
-    assert ltm.select_for_prompt(shuffled, "", [], NOW, 10_000, word_count) == chosen  # not insertion order
+    assert ltm_rank.select_for_prompt(shuffled, "", [], NOW, 10_000, word_count) == chosen  # not insertion order
 
 
 def test_rules_are_always_relevant() -> None:
     rule = entry("rule", conf=0.6, age_days=100, rule="Never push to main directly")
     relevant = [entry(conf=1.0, fact=f"parser handles token kind {i}") for i in range(5)]
     irrelevant = [entry(conf=1.0, fact=f"logo colour {i} is green") for i in range(5)]
-    order = [e for _, e in ltm.rank([*irrelevant, rule, *relevant], "parser token kinds", NOW)]
+    order = [e for _, e in ltm_rank.rank([*irrelevant, rule, *relevant], "parser token kinds", NOW)]
     assert order.index(rule) == len(relevant)  # after the matching facts, before every non-matching one
     assert {e.id for e in order[: len(relevant)]} == {e.id for e in relevant}
     assert all(order.index(rule) < order.index(e) for e in irrelevant)
@@ -262,19 +262,19 @@ def test_caps_per_type_hold() -> None:
     entries += [entry("pattern", pattern=f"pattern {i} for parsing") for i in range(30)]
     entries += [entry("rule", rule=f"rule {i}") for i in range(30)]
     caps = {"discovery": 4, "pattern": 2, "rule": 3}
-    chosen = ltm.select_for_prompt(entries, "parsing", [], NOW, 100_000, word_count, caps)
+    chosen = ltm_rank.select_for_prompt(entries, "parsing", [], NOW, 100_000, word_count, caps)
     counts = {t: sum(1 for e in chosen if e.type == t) for t in ("discovery", "pattern", "rule")}
     assert counts == caps
-    default = ltm.select_for_prompt(entries, "parsing", [], NOW, 100_000, word_count)
-    assert sum(1 for e in default if e.type == "discovery") == ltm.DEFAULT_CAPS["discovery"]
-    assert sum(1 for e in default if e.type == "rule") == ltm.DEFAULT_CAPS["rule"]
+    default = ltm_rank.select_for_prompt(entries, "parsing", [], NOW, 100_000, word_count)
+    assert sum(1 for e in default if e.type == "discovery") == ltm_rank.DEFAULT_CAPS["discovery"]
+    assert sum(1 for e in default if e.type == "rule") == ltm_rank.DEFAULT_CAPS["rule"]
 
 
 @pytest.mark.parametrize("budget", [0, 5, 20, 60, 150, 400])
 def test_budget_holds(budget: int) -> None:
     rng = random.Random(budget)
     entries = [entry(fact=" ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(rng.randint(3, 30)))) for _ in range(40)]  # fmt: skip
-    chosen = ltm.select_for_prompt(entries, "alpha gamma", [], NOW, budget, word_count)
+    chosen = ltm_rank.select_for_prompt(entries, "alpha gamma", [], NOW, budget, word_count)
     text = ltm.render_ltm(chosen)
     assert word_count(text) <= budget
     if budget >= 60:
@@ -287,7 +287,7 @@ def test_budget_holds_when_joined_text_costs_more_than_its_lines() -> None:
 
     entries = [entry(fact=f"fact {i} with several plain words in it") for i in range(30)]
     for budget in (40, 90, 200):
-        chosen = ltm.select_for_prompt(entries, "", [], NOW, budget, lumpy)
+        chosen = ltm_rank.select_for_prompt(entries, "", [], NOW, budget, lumpy)
         assert chosen and lumpy(ltm.render_ltm(chosen)) <= budget
 
 
@@ -314,7 +314,7 @@ def test_search_ranks_by_relevance() -> None:
     a = entry(fact="database migrations run with alembic upgrade head")
     b = entry(fact="the database is postgres")
     c = entry(fact="ui uses tailwind")
-    hits = ltm.search([c, b, a], "alembic database migration")
+    hits = ltm_rank.search([c, b, a], "alembic database migration")
     assert [e for _, e in hits] == [a, b]
     assert hits[0][0] == 1.0
 
@@ -601,11 +601,11 @@ def test_rank_fuses_optional_semantic_scores_by_rrf() -> None:
     hidden = entry(conf=0.7, fact="compiled artefacts are kept under the output folder")
     noise = [entry(conf=0.7, fact=f"colour token {i} is blue") for i in range(5)]
     es = [*noise, hidden, lexical]
-    plain = [e for _, e in ltm.rank(es, "where do cached build outputs go", NOW)]
+    plain = [e for _, e in ltm_rank.rank(es, "where do cached build outputs go", NOW)]
     assert plain[0] is lexical and plain.index(hidden) > 0
-    fused = [e for _, e in ltm.rank(es, "where do cached build outputs go", NOW, semantic={hidden.id: 0.9})]
+    fused = [e for _, e in ltm_rank.rank(es, "where do cached build outputs go", NOW, semantic={hidden.id: 0.9})]
     assert {e.id for e in fused[:2]} == {hidden.id, lexical.id}
-    assert ltm.rank(es, "x", NOW, semantic=None) == ltm.rank(es, "x", NOW)
+    assert ltm_rank.rank(es, "x", NOW, semantic=None) == ltm_rank.rank(es, "x", NOW)
 
 
 # ---------------------------------------------------------------- lifecycle
@@ -628,8 +628,8 @@ def test_decay_by_type_with_an_injected_clock(
     for days in (0, 30, 90, 365):
         clock[0] = NOW + days * DAY
         want = 1.0 if half_life is None else 0.5 ** (days / half_life)
-        assert ltm.recency(e, clock[0]) == pytest.approx(want)
-        assert ltm.effective_score(e, clock[0]) == pytest.approx(0.8 * want)
+        assert ltm_rank.recency(e, clock[0]) == pytest.approx(want)
+        assert ltm_rank.effective_score(e, clock[0]) == pytest.approx(0.8 * want)
 
 
 def test_reinforcement_restarts_and_slows_decay(tmp_path: Path) -> None:
@@ -637,17 +637,17 @@ def test_reinforcement_restarts_and_slows_decay(tmp_path: Path) -> None:
     store = LtmStore(tmp_path / "ltm.json", clock=lambda: clock[0])
     e, _ = store.add("discovery", fact="the parser lives in src/parse.py", confidence=0.8)
     clock[0] = NOW + 90 * DAY
-    assert ltm.effective_score(e, clock[0]) == pytest.approx(0.4)
+    assert ltm_rank.effective_score(e, clock[0]) == pytest.approx(0.4)
     assert store.reinforce([e.id, "d-nothere"]) == [e.id]
     r = store.get(e.id)
     assert r is not None and r.last_used == NOW + 90 * DAY and r.uses == 1
-    assert ltm.effective_score(r, clock[0]) == pytest.approx(0.8)  # the clock restarted
-    assert ltm.half_life(r) == pytest.approx(90 * 1.25)
+    assert ltm_rank.effective_score(r, clock[0]) == pytest.approx(0.8)  # the clock restarted
+    assert ltm_rank.half_life(r) == pytest.approx(90 * 1.25)
     for _ in range(6):
         store.reinforce([e.id])
     r = store.get(e.id)
-    assert r is not None and r.uses == 7 and ltm.half_life(r) == pytest.approx(180.0)  # at most 2x
-    assert ltm.effective_score(r, clock[0] + 180 * DAY) == pytest.approx(0.4)
+    assert r is not None and r.uses == 7 and ltm_rank.half_life(r) == pytest.approx(180.0)  # at most 2x
+    assert ltm_rank.effective_score(r, clock[0] + 180 * DAY) == pytest.approx(0.4)
 
 
 def test_used_in_turn() -> None:
