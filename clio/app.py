@@ -17,12 +17,10 @@ import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult, TurnUI
 from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.agent.window import Window
-from clio.app_memory import Injected, memory_blocks, memory_services
+from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
 from clio.config import Settings
 from clio.llm.client import LLMClient
-from clio.memory import lifecycle, ltm
 from clio.memory.context import ContextEngine
-from clio.memory.json_reply import first_json_object
 from clio.messages import Message, meta, tool_call_args
 from clio.paths import Paths
 from clio.safety.redact import Redactor
@@ -33,9 +31,6 @@ from clio.tools.describe import summarize_args
 from clio.tools.git import recent_git_activity
 from clio.tools.registry import REGISTRY, Services, ToolContext
 from clio.tools.todos import format_todos, load_todos
-
-MEMORY_SUMMARY_WORDS, MEMORY_SUMMARY_TOKENS = 80, 400
-MAX_UPKEEP_GROUPS = 3
 
 
 class App:
@@ -279,36 +274,13 @@ class App:
             ltm_store.reinforce(used)
 
     def _summarize_group(self, entries: list[Any]) -> dict[str, Any] | None:
-        """The model's one summary entry for a group of faded entries on one topic (the fields of
-        their type), or None when it gave nothing usable."""
-        if not entries or self.orchestrator is None:
-            return None
-        spec = ltm.TYPES[entries[0].type]
-        prompt = load_prompt("compact_memory.md").format(
-            count=len(entries),
-            type=entries[0].type,
-            max_words=MEMORY_SUMMARY_WORDS,
-            notes="\n".join(f"- {t}" for t in lifecycle.group_texts(entries, [e.id for e in entries])),
-            fields=", ".join((*spec.text, *spec.lists)),
-        )
-        reply = first_json_object(self.agent.ask(prompt, max_tokens=MEMORY_SUMMARY_TOKENS))
-        if reply is None:
-            return None
-        fields = {k: v for k, v in reply.items() if k in (*spec.text, *spec.lists)}
-        return fields if all(fields.get(k) for k in spec.required) else None
+        return summarize_group(self.agent.ask, entries) if self.orchestrator is not None else None
 
     def upkeep(self) -> int:
-        """At the end of a REPL session: past a size, faded topics are compacted by the model (at
-        most a few groups, so leaving stays quick). Returns the number of groups compacted."""
-        ltm_store = self.services.ltm
-        if ltm_store is None or not self.writes or self.orchestrator is None or not ltm_store.needs_compaction():
+        """At the end of a REPL session: past a size, faded topics are compacted by the model."""
+        if self.services.ltm is None or not self.writes or self.orchestrator is None:
             return 0
-        done = 0
-        for group in ltm_store.compaction_groups()[:MAX_UPKEEP_GROUPS]:
-            fields = self._summarize_group(group)
-            if fields and ltm_store.compact([e.id for e in group], fields) is not None:
-                done += 1
-        return done
+        return compact_faded(self.services.ltm, self._summarize_group)
 
     def latest_task(self) -> str:
         return self.orchestrator.latest_task() if self.orchestrator is not None else ""

@@ -10,12 +10,14 @@ In incognito (``paths`` None) nothing is read from or written to disk: the store
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import clio.tools.memory  # noqa: F401  (registers memory_operations)
 import clio.tools.prefs  # noqa: F401  (registers preferences)
-from clio.agent.prompt import MemoryBlock
-from clio.memory import lifecycle
+from clio.agent.prompt import MemoryBlock, load_prompt
+from clio.memory import lifecycle, ltm
+from clio.memory.json_reply import first_json_object
 from clio.memory.ltm import Entry, render_ltm
 from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteStore
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from clio.safety.redact import Redactor
 
 SCENARIO = "coding"
+MEMORY_SUMMARY_WORDS, MEMORY_SUMMARY_TOKENS = 80, 400
+MAX_UPKEEP_GROUPS = 3  # groups compacted at the end of a session, so leaving stays quick
 
 
 class LazyRecall:
@@ -101,3 +105,35 @@ def memory_blocks(
         return prefs.prompt_block(SCENARIO, budget, window.estimator.count_text)
 
     return [ltm_block, prefs_block]
+
+
+def summarize_group(ask: Callable[[str, int], str], entries: list[Entry]) -> dict[str, Any] | None:
+    """The model's one summary entry for a group of faded entries on one topic (the fields of their
+    type), asked through ``ask(prompt, max_tokens)``; None when it gave nothing usable."""
+    if not entries:
+        return None
+    spec = ltm.TYPES[entries[0].type]
+    prompt = load_prompt("compact_memory.md").format(
+        count=len(entries),
+        type=entries[0].type,
+        max_words=MEMORY_SUMMARY_WORDS,
+        notes="\n".join(f"- {t}" for t in lifecycle.group_texts(entries, [e.id for e in entries])),
+        fields=", ".join((*spec.text, *spec.lists)),
+    )
+    reply = first_json_object(ask(prompt, MEMORY_SUMMARY_TOKENS))
+    if reply is None:
+        return None
+    fields = {k: v for k, v in reply.items() if k in (*spec.text, *spec.lists)}
+    return fields if all(fields.get(k) for k in spec.required) else None
+
+
+def compact_faded(store: LtmStore, summarize: Callable[[list[Entry]], dict[str, Any] | None]) -> int:
+    """Past a size, replace a few groups of faded entries by the model's summaries; the count done."""
+    if not store.needs_compaction():
+        return 0
+    done = 0
+    for group in store.compaction_groups()[:MAX_UPKEEP_GROUPS]:
+        fields = summarize(group)
+        if fields and store.compact([e.id for e in group], fields) is not None:
+            done += 1
+    return done
