@@ -56,7 +56,10 @@ def _merge(catalogue: list[Skill], stored: list[Any]) -> tuple[list[Skill], list
             merged.a, merged.b, merged.n, merged.pinned, merged.banned = s.a, s.b, s.n, s.pinned, s.banned
         out.append(merged)
     for s in by_id.values():
-        (out if s.source == "user" else kept).append(s if s.source == "user" else s.to_dict())
+        if s.source == "user":
+            out.append(s)
+        else:
+            kept.append(s.to_dict())
     return out, kept
 
 
