@@ -18,6 +18,7 @@ from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult,
 from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.agent.window import Window
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
+from clio.app_skills import Behaviours
 from clio.config import Settings
 from clio.llm.client import LLMClient
 from clio.memory.context import ContextEngine
@@ -71,6 +72,9 @@ class App:
         self.services = Services(redactor=self.redactor, sessions=self.sessions)
         memory_services(self.services, paths if self.writes else None, self.sessions, self.redactor)
         self.services.ltm_compactor = self._summarize_group
+        assert self.services.skills is not None
+        self.skills: Behaviours = self.services.skills
+        self.skills.enabled = self.writes and not settings.no_ltm  # learned behaviours (app_skills)
         self.injected = Injected()  # the LTM entries in the system prompt, to reinforce those a turn uses
         self.session: Session | None = None
         self.orchestrator: Orchestrator | None = None
@@ -128,6 +132,7 @@ class App:
         session.transform = self._redact_message
         self.session = session
         self.services.session = session
+        self.skills.attach(session.id)
         self.prompt = PromptBuilder(
             self.paths.root,
             self.paths.cwd,
@@ -258,9 +263,11 @@ class App:
     # -- turns -----------------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnResult:
         start = len(self.session.messages) if self.session is not None else 0
+        self.skills.begin_turn(text)
         try:
             return self.agent.run_turn(text)
         finally:
+            self.skills.end_turn()
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])
 
@@ -306,6 +313,7 @@ class App:
         if not self._ranked_on_task:
             self._ranked_on_task = True
             self.refresh_memory()
+        self.skills.turn_sent()
 
     def refresh_memory(self) -> None:
         if self.prompt is not None:
@@ -386,7 +394,7 @@ class App:
                 return s.yes
             if kind == "memory":  # a write to memory after the turn read untrusted content
                 return self.confirm(f"⚠ after reading files or command output, {summary}\nAllow?")
-            return self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?")
+            return self._judged(self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?"))
         if s.yes:
             return True
         policy = getattr(s.approvals, kind, "ask")
@@ -396,7 +404,12 @@ class App:
             return True
         if self._ask is None:
             return False
-        return self.confirm(f"{kind}: {summary}\nAllow?")
+        return self._judged(self.confirm(f"{kind}: {summary}\nAllow?"))
+
+    def _judged(self, granted: bool) -> bool:
+        """The user's answer to a tool action: an implicit signal about the turn's behaviours."""
+        self.skills.approval(granted)
+        return granted
 
     def _ask_user(self, question: str) -> str | None:
         if self._ask is None:
