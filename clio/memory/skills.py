@@ -3,7 +3,8 @@
 A behaviour is a short instruction about how to work ("run the tests after an edit"). Each has a
 Beta(a, b) posterior of "the user rewards this", starting at Beta(1, 1). A signal about a turn
 updates every behaviour that was active in it: a reward adds its weight to ``a``, a penalty to
-``b``. Explicit signals (/good, /bad) weigh 1; implicit ones less (``SIGNAL_WEIGHTS``).
+``b``. Explicit signals (/good, /bad) weigh 1; implicit ones less (``SIGNAL_WEIGHTS``). Evidence is
+capped (``MAX_EVIDENCE``) so the posterior can follow a change of taste.
 
 Selection (session start and after every trim): one draw from each posterior (Thompson
 sampling); pinned behaviours first, then the others by draw, skipping draws below
@@ -38,6 +39,7 @@ SIGNAL_WEIGHTS: dict[str, float] = {
 KINDS = tuple(SIGNAL_WEIGHTS)
 DRAW_THRESHOLD = 0.5
 MAX_ACTIVE = 5
+MAX_EVIDENCE = 30.0  # pseudo-counts kept per behaviour (benches/bench_skills.py)
 TABOO_OVERLAP = 2
 MAX_TEXT = 300
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -210,13 +212,20 @@ def parse_catalogue(text: str) -> list[Skill]:
     return out
 
 
-def update(skill: Skill, kind: str, weight: float) -> None:
-    """One signal of ``kind`` and ``weight`` about a turn ``skill`` was active in."""
+def update(skill: Skill, kind: str, weight: float, cap: float | None = None) -> None:
+    """One signal of ``kind`` and ``weight`` about a turn ``skill`` was active in.
+
+    Past ``cap`` (default ``MAX_EVIDENCE``) pseudo-counts, a and b shrink together (the mean is
+    kept): old evidence fades, so a user whose taste changes is followed within a few sessions."""
     if check_kind(kind) in POSITIVE:
         skill.a += weight
     else:
         skill.b += weight
     skill.n += 1
+    limit = MAX_EVIDENCE if cap is None else cap
+    total = skill.a + skill.b
+    if total > limit:
+        skill.a, skill.b = skill.a * limit / total, skill.b * limit / total
 
 
 def replay(skills: Iterable[Skill], signals: Iterable[Signal]) -> dict[str, tuple[float, float, int]]:

@@ -142,3 +142,17 @@ def test_skill_round_trip_and_ids() -> None:
     assert S.new_user_id("Use tabs for indentation", {"u-use-tabs-indentation"}) == "u-use-tabs-indentation-2"
     with pytest.raises(SkillError, match="several"):
         S.find([Skill("ab", "1"), Skill("ac", "2")], "a")
+
+
+def test_evidence_is_capped_so_taste_changes_can_be_followed() -> None:
+    sk = Skill("x", "do x")
+    for _ in range(100):
+        S.update(sk, "good", 1.0)
+    assert sk.a + sk.b == pytest.approx(S.MAX_EVIDENCE) and sk.mean > 0.95 and sk.n == 100
+    for _ in range(25):
+        S.update(sk, "bad", 1.0)
+    assert sk.mean < 0.5  # uncapped it would still be 101 / 126 = 0.80
+    free = Skill("y", "do y")
+    for _ in range(100):
+        S.update(free, "good", 1.0, cap=float("inf"))
+    assert free.a == 101.0
