@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from clio.memory.ids import find_by_id
 from clio.memory.recall import stem, tokenize
 
 POSITIVE = frozenset({"good", "approve"})
@@ -307,16 +308,15 @@ def is_correction(text: str) -> bool:
 
 
 def find(skills: Sequence[Skill], sid: str) -> Skill:
-    sid = str(sid).strip()
-    exact = [s for s in skills if s.id == sid]
-    if exact:
-        return exact[0]
-    hits = [s for s in skills if sid and s.id.startswith(sid)]
-    if len(hits) == 1:
-        return hits[0]
-    if hits:
-        raise SkillError(f"'{sid}' matches several behaviours: {', '.join(s.id for s in hits)}")
-    raise SkillError(f"no behaviour with id '{sid}' (/skills lists them)")
+    return find_by_id(
+        skills,
+        sid,
+        lambda s: s.id,
+        noun="behaviour",
+        nouns="behaviours",
+        hint="/skills lists them",
+        error=SkillError,
+    )
 
 
 def new_user_id(text: str, taken: set[str]) -> str:
