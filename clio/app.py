@@ -162,7 +162,7 @@ class App:
             ui=self.ui,
             hooks=Hooks(
                 before_trim=self._checkpoint,
-                after_trim=self.refresh_memory,
+                after_trim=self._after_trim,
                 recovery_text=self.recovery_text,
                 turn_started=self._turn_started,
             ),
@@ -314,6 +314,10 @@ class App:
             self._ranked_on_task = True
             self.refresh_memory()
         self.skills.turn_sent()
+
+    def _after_trim(self) -> None:
+        self.skills.trimmed()  # learned behaviours are drawn again with the memory re-rank
+        self.refresh_memory()
 
     def refresh_memory(self) -> None:
         if self.prompt is not None:

@@ -42,6 +42,7 @@ class Behaviours:
         self.turns: dict[int, set[str]] = {}  # turn -> behaviours active in it (this run)
         self._open = False
         self._approvals: list[bool] = []
+        self._fixed: list[str] | None = None  # sent: the session's behaviours until its next trim
 
     # -- selection ---------------------------------------------------------------------------------
     def stated(self) -> list[tuple[str, str]]:
@@ -51,7 +52,15 @@ class Behaviours:
         """Draw the behaviours for the prompt (session start, first message, after a trim)."""
         if not self.enabled:
             return ""
-        chosen = S.select(self.store.all(), budget_tokens, count_tokens, self.rng, self.stated())
+        skills = self.store.all()
+        if self._fixed is None:  # a new session, or after a trim: draw
+            chosen = S.select(skills, budget_tokens, count_tokens, self.rng, self.stated())
+        else:  # the same ones as before (this run or the run that left the session), if they fit
+            by_id = {s.id: s for s in skills}
+            chosen = []
+            for sid in self._fixed:
+                if sid in by_id and S.count_fits([*chosen, by_id[sid]], budget_tokens, count_tokens):
+                    chosen.append(by_id[sid])
         self.active = [s.id for s in chosen]
         if self._open:  # a trim in the middle of a turn: the turn saw both sets
             self.turns.setdefault(self.turn, set()).update(self.active)
@@ -62,6 +71,11 @@ class Behaviours:
         self.session, self.turns, self._open = session, {}, False
         last = self.store.last_turn(session) if self.enabled else None
         self.turn = last[0] if last else 0
+        self._fixed = self.store.chosen(session) if self.enabled else None
+
+    def trimmed(self) -> None:
+        """A trim: the next prompt draws the behaviours again."""
+        self._fixed = None
 
     def begin_turn(self, text: str) -> Signal | None:
         """A user message: a correction judges the previous turn; then a new turn opens."""
@@ -74,7 +88,9 @@ class Behaviours:
         return sig
 
     def turn_sent(self) -> None:
-        """The first request of the turn is about to go out with the behaviours active now."""
+        """The first request of the turn is about to go out with the behaviours active now: they
+        stay until the next trim (also for a later run resuming the session)."""
+        self._fixed = list(self.active)
         if self._open:
             self.turns[self.turn] = set(self.active)
 
@@ -89,7 +105,7 @@ class Behaviours:
         if not self.enabled:
             return None
         skills = sorted(self.turns.get(self.turn, set()))
-        self.store.remember_turn(self.session, self.turn, skills)
+        self.store.remember_turn(self.session, self.turn, skills, self.active)
         if not self._approvals:
             return None
         return self._record("approve" if all(self._approvals) else "deny", self.turn, None, "")

@@ -290,9 +290,13 @@ def select(
     for s in pinned + rest:
         if len(chosen) >= max_active:
             break
-        if count_tokens(render([*chosen, s])) <= budget_tokens:
+        if count_fits([*chosen, s], budget_tokens, count_tokens):
             chosen.append(s)
     return chosen
+
+
+def count_fits(skills: Sequence[Skill], budget_tokens: int, count_tokens: Callable[[str], int]) -> bool:
+    return count_tokens(render(skills)) <= budget_tokens
 
 
 def render(skills: Sequence[Skill]) -> str:

@@ -116,6 +116,12 @@ class SkillStore:
                 continue
         return out
 
+    def chosen(self, session: str) -> list[str] | None:
+        """The behaviours ``session``'s prompt carries until its next trim (None: not drawn yet)."""
+        entry = (self._read().get("turns") or {}).get(session)
+        active = entry.get("active") if isinstance(entry, dict) else None
+        return [str(s) for s in active] if isinstance(active, list) else None
+
     def last_turn(self, session: str) -> tuple[int, list[str]] | None:
         """The last turn of ``session`` this store heard of, with the behaviours active in it."""
         entry = (self._read().get("turns") or {}).get(session)
@@ -186,12 +192,20 @@ class SkillStore:
 
         return self._change(fn)
 
-    def remember_turn(self, session: str, turn: int, skill_ids: list[str]) -> None:
+    def remember_turn(self, session: str, turn: int, skill_ids: list[str], active: list[str]) -> None:
+        """The last turn of ``session`` (the behaviours it had) and the behaviours its prompt
+        carries now (the next run resuming it keeps them until a trim: the prefix stays cached)."""
+
         def fn(skills: list[Skill], data: Data) -> None:
             turns = data.get("turns") if isinstance(data.get("turns"), dict) else {}
             assert isinstance(turns, dict)
             turns.pop(session, None)
-            turns[session] = {"turn": turn, "skills": list(skill_ids), "at": self.clock()}
+            turns[session] = {
+                "turn": turn,
+                "skills": list(skill_ids),
+                "active": list(active),
+                "at": self.clock(),
+            }
             data["turns"] = dict(list(turns.items())[-MAX_SESSIONS:])
 
         self._change(fn)

@@ -67,6 +67,26 @@ def test_chosen_behaviours_stay_fixed_until_a_trim(app_factory: AppFactory, fake
     assert PLAN not in system_sent(fake_server)  # re-drawn after the trim, the ban applies
 
 
+def test_a_resumed_session_keeps_its_behaviours_until_a_trim(
+    app_factory: AppFactory, fake_server: FakeServer
+) -> None:
+    first = app_factory()
+    run(first, "/skills pin plan-first")
+    fake_server.script(Reply(text="one"), Reply(text="two"), Reply(text="three"))
+    first.run_turn("first")
+    sent = system_sent(fake_server)
+    assert first.session is not None
+    sid = first.session.id
+    first.close()
+    again = app_factory(resume=sid)  # another run (process) resuming the session
+    run(again, "/skills ban plan-first")
+    again.run_turn("second")
+    assert system_sent(fake_server) == sent  # same prefix: the provider's cache still hits
+    again.trim_now()
+    again.run_turn("third")
+    assert PLAN not in system_sent(fake_server)
+
+
 def test_correction_and_denial_are_weaker_signals(app_factory: AppFactory, fake_server: FakeServer) -> None:
     app = app_factory(ask=lambda q: "n", interactive=True)
     run(app, "/skills pin plan-first")

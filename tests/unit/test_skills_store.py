@@ -46,9 +46,10 @@ def test_user_behaviours_flags_and_last_turn(tmp_path: Path) -> None:
     assert banned.banned and not banned.pinned
     with pytest.raises(SkillError, match="no behaviour"):
         st.set_flags("zzz", banned=True)
-    st.remember_turn("s1", 4, ["beta"])
+    st.remember_turn("s1", 4, ["beta"], ["alpha", "beta"])
     assert store(tmp_path / "skills.json").last_turn("s1") == (4, ["beta"])
-    assert st.last_turn("other") is None
+    assert st.chosen("s1") == ["alpha", "beta"]
+    assert st.last_turn("other") is None and st.chosen("other") is None
 
 
 def test_catalogue_text_wins_and_unknown_entries_are_kept(tmp_path: Path) -> None:
