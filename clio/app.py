@@ -17,6 +17,7 @@ import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult, TurnUI
 from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.agent.window import Window
+from clio.app_consolidate import Consolidator, Outcome
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
 from clio.config import Settings
 from clio.llm.client import LLMClient
@@ -72,6 +73,10 @@ class App:
         memory_services(self.services, paths if self.writes else None, self.sessions, self.redactor)
         self.services.ltm_compactor = self._summarize_group
         self.injected = Injected()  # the LTM entries in the system prompt, to reinforce those a turn uses
+        assert self.services.ltm is not None
+        self.consolidator = Consolidator(
+            self.services.ltm, self.sessions, self.redactor, max_chars=lambda: self.window.shares.consolidation_chars()
+        )
         self.session: Session | None = None
         self.orchestrator: Orchestrator | None = None
         self.prompt: PromptBuilder | None = None
@@ -305,7 +310,21 @@ class App:
         already carries what matters for the task."""
         if not self._ranked_on_task:
             self._ranked_on_task = True
+            if self.consolidates and self.session is not None:  # before ranking: what it learns counts
+                self.consolidator.look_back(self.session.id, self.agent.ask, self.ui.notice)
             self.refresh_memory()
+
+    @property
+    def consolidates(self) -> bool:
+        s = self.settings
+        return self.writes and s.consolidate and not s.no_ltm and self.orchestrator is not None
+
+    def consolidate(self, *, force: bool = False) -> Outcome | None:
+        """Read the running session back into long-term memory (REPL exit, /memory consolidate);
+        None when consolidation is off here (incognito, --no-ltm, ``consolidate: false``)."""
+        if not self.consolidates or self.session is None:
+            return None
+        return self.consolidator.run(self.session, self.agent.ask, force=force)
 
     def refresh_memory(self) -> None:
         if self.prompt is not None:

@@ -93,6 +93,7 @@ class Settings:
     tool_choice: str | None = None  # None (not sent) | auto | required (first request of a turn only)
     ltm_budget_tokens: int = 1200
     prefs_budget_tokens: int = 300
+    consolidate: bool = True  # at a session's end, one request reads back what it established (LTM)
     approvals: Approvals = field(default_factory=Approvals)
     # flags and modes
     incognito: bool = False
@@ -167,6 +168,7 @@ TIGHTEN_ONLY: dict[str, Any] = {
     "tool_call_recovery": False,  # on: tool calls written as text in an answer are run
     "no_ltm": True,
     "no_custom_instructions": True,
+    "consolidate": False,
 }
 REDACTION_LEVELS = ("off", "standard", "strict")
 # Why each risky setting needs trust (shown when asking).
@@ -182,6 +184,7 @@ RISKY_REASONS = {
     "no_ltm": "sends your memory and preferences again",
     "no_custom_instructions": "reads the project's instructions again",
     "mcp_servers": "starts programs and sends them data",
+    "consolidate": "writes what each session established into the project's memory",
 }
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from clio.agent.orchestrator import TrimReport
+    from clio.app_consolidate import Outcome
     from clio.config import Settings
     from clio.paths import Paths
     from clio.store.sessions import Session, SessionStore
@@ -47,6 +48,7 @@ class CommandContext(Protocol):
     def compact(self, focus: str) -> TrimReport | None: ...
     def clear_window(self) -> None: ...
     def todos(self) -> list[dict[str, Any]]: ...
+    def consolidate(self, *, force: bool = False) -> Outcome | None: ...
 
 
 class CommandError(Exception):

@@ -67,7 +67,11 @@ def turn_sources(messages: Sequence[Message]) -> list[str]:
     """The untrusted results the current turn has received so far, as ``tool.operation`` names
     (in order, without repeats). Only tool *results* count: a call whose result has not come
     back yet cannot have influenced the model."""
-    turn = current_turn(messages)
+    return sources_in(current_turn(messages))
+
+
+def sources_in(turn: Sequence[Message]) -> list[str]:
+    """The untrusted results among ``turn`` (any run of messages), as ``tool.operation`` names."""
     calls: dict[str, tuple[str, str]] = {}
     for m in turn:
         if m.get("role") != "assistant":
@@ -96,6 +100,9 @@ def turn_tainted(messages: Sequence[Message]) -> bool:
     return bool(turn_sources(messages))
 
 
+WRITERS = ("model", "consolidation")
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Who wrote a memory: ``session`` (None when unknown), ``at`` (epoch seconds), ``tainted``
@@ -105,9 +112,10 @@ class Provenance:
     at: float
     tainted: bool
     sources: tuple[str, ...] = ()
+    by: str = "model"  # "model" (a memory tool call) or "consolidation" (read back at session end)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"by": "model", "session": self.session, "at": self.at, "tainted": self.tainted}
+        out: dict[str, Any] = {"by": self.by, "session": self.session, "at": self.at, "tainted": self.tainted}
         if self.sources:
             out["sources"] = list(self.sources)
         return out
@@ -129,12 +137,15 @@ class Provenance:
             at=at,
             tainted=data.get("tainted") is not False,
             sources=tuple(str(s) for s in sources[:MAX_SOURCES]) if isinstance(sources, list) else (),
+            by=data["by"] if data.get("by") in WRITERS else "model",
         )
 
     def describe(self) -> str:
         """One short line for people: 'after reading file_operations.read_file · session X'."""
         what = "after reading " + ", ".join(self.sources) if self.sources else "untrusted content"
         head = what if self.tainted else "clean turn"
+        if self.by == "consolidation":
+            head = "learned at session end" + (f", {what}" if self.tainted else "")
         return f"{head} · session {self.session or '?'}"
 
 
@@ -153,4 +164,4 @@ def combine(old: Provenance | None, new: Provenance | None) -> Provenance | None
     if old is None or new is None:
         return new or old
     sources = tuple(dict.fromkeys([*new.sources, *old.sources]))[:MAX_SOURCES]
-    return Provenance(new.session, new.at, old.tainted or new.tainted, sources)
+    return Provenance(new.session, new.at, old.tainted or new.tainted, sources, new.by)

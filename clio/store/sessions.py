@@ -58,6 +58,7 @@ class SessionInfo:
     message_count: int = 0
     path: Path | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    consolidated: int = 0  # messages already read back into long-term memory (clio.memory.consolidate)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +69,7 @@ class SessionInfo:
             "updated": self.updated,
             "message_count": self.message_count,
             "usage": self.usage,
+            "consolidated": self.consolidated,
         }
 
     @classmethod
@@ -81,7 +83,12 @@ class SessionInfo:
             message_count=int(d.get("message_count") or 0),
             path=path,
             usage={k: int(v) for k, v in (d.get("usage") or {}).items() if isinstance(v, (int, float))},
+            consolidated=_count(d.get("consolidated")),
         )
+
+
+def _count(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
 
 
 def new_session_id(now: float | None = None) -> str:

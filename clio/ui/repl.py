@@ -135,8 +135,12 @@ def run_repl(
 
 
 def _upkeep(app: App, err: Console) -> None:
-    """Memory upkeep when the user leaves: never in the way (Ctrl-C or a failing endpoint skip it)."""
+    """Memory upkeep when the user leaves: never in the way (Ctrl-C or a failing endpoint skip it).
+    First the session is read back into memory (consolidation), then faded topics are compacted."""
     try:
+        outcome = app.consolidate()
+        if outcome is not None and outcome.stored:
+            err.print(Text(outcome.describe() + " (/memory list learned)", style="dim"))
         done = app.upkeep()
     except (KeyboardInterrupt, LLMError):
         return
