@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from clio.store.ltm_store import LtmStore
 
 Ask = Callable[[str, int], str]
+LOOK_BACK = 5  # earlier sessions a new run looks at for one never consolidated
+NO_ANSWER = "the model gave no answer (tried again next time)"
 
 
 @dataclass
@@ -93,6 +95,7 @@ class Consolidator:
             return out
         if not force and not cons.worth_it(part):
             out.skipped = "only a question and its answer"
+            self._mark(session)  # judged once: a later continuation is judged on its own
             return out
         limit = self.max_chars()
         summary = _summary_text(session, limit // 4) if session.info.consolidated == 0 else ""
@@ -100,13 +103,17 @@ class Consolidator:
         prompt = cons.build_prompt(load_prompt("consolidate.md"), part, summary, pairs, limit)
         reply = ask(prompt, cons.REPLY_TOKENS)
         if not reply:
-            out.skipped = "the model gave no answer (tried again next time)"
+            out.skipped = NO_ANSWER
             return out
         learned = cons.parse_reply(reply, pairs)
         self._store(out, session.id, part, learned)
+        self._mark(session)
+        return out
+
+    @staticmethod
+    def _mark(session: Session) -> None:
         session.info.consolidated = len(session.messages)
         session.save_meta()
-        return out
 
     def _store(self, out: Outcome, session_id: str, part: list[Message], learned: cons.Learned) -> None:
         sources = provenance.sources_in(part)
@@ -141,20 +148,19 @@ class Consolidator:
             notice(outcome.describe())
 
     def previous(self, current_id: str, ask: Ask) -> Outcome | None:
-        """Consolidate the most recent earlier session if its end was never consolidated; None
-        when there is none, it is open in another process, or it has nothing new."""
-        for info in self.sessions.list():
-            if info.id == current_id:
-                continue
-            if info.message_count <= info.consolidated:
-                return None
+        """Consolidate the most recent earlier session whose end was never consolidated, looking
+        at up to :data:`LOOK_BACK` of them (sessions open in another process are left alone;
+        trivial ones are marked as read). At most one request; None when nothing was asked."""
+        recent = self.sessions.recent(LOOK_BACK + 1)
+        for info in [i for i in recent if i.id != current_id and i.message_count > i.consolidated]:
             try:
                 session = self.sessions.open(info.id)
             except (SessionBusy, SessionNotFound, OSError):
-                return None
+                continue
             try:
                 outcome = self.run(session, ask)
             finally:
                 session.close()
-            return None if outcome.skipped else outcome
+            if not outcome.skipped or outcome.skipped == NO_ANSWER:
+                return outcome
         return None

@@ -19,6 +19,7 @@ everything in memory and writes nothing (incognito).
 
 from __future__ import annotations
 
+import builtins
 import fcntl
 import os
 import re
@@ -277,6 +278,26 @@ class SessionStore:
             if d.is_dir() and ((d / "session.json").exists() or has_archive(d)):
                 out.append(self.info(d.name))
         out.sort(key=lambda i: (i.updated, i.id), reverse=True)
+        return out
+
+    def recent(self, limit: int) -> builtins.list[SessionInfo]:
+        """The ``limit`` most recently written sessions, newest first, reading only their
+        ``session.json`` (a stat of each folder otherwise: cheap with thousands of sessions)."""
+        if self.dir is None or not self.dir.is_dir():
+            return []
+        stamped = []
+        for d in self.dir.iterdir():
+            try:
+                stamped.append(((d / "session.json").stat().st_mtime, d.name))
+            except OSError:
+                continue  # no session.json: not written by a finished turn yet (list() rebuilds those)
+        stamped.sort(reverse=True)
+        out = []
+        for _, sid in stamped[:limit]:
+            try:
+                out.append(self.info(sid))
+            except SessionNotFound:
+                continue
         return out
 
     def info(self, session_id: str) -> SessionInfo:
