@@ -52,7 +52,8 @@ class Outcome:
             return f"nothing consolidated from session {self.session_id}: {self.skipped}"
         new = sum(1 for _, created in self.stored if created)
         ids = ", ".join(e.id for e, _ in self.stored)
-        what = f"learned {new} new, confirmed {len(self.stored) - new}" + (f" ({ids})" if ids else "")
+        same = len(self.stored) - new
+        what = f"learned {new} new" + (f", confirmed {same}" if same else "") + (f" ({ids})" if ids else "")
         return f"{what} from session {self.session_id}" + (f"; {self.decided} pair(s) decided" if self.decided else "")
 
 
