@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from clio.agent.prompt import load_prompt
 from clio.llm.errors import LLMError
 from clio.memory import consolidate as cons
-from clio.memory import ltm, provenance, yarn
+from clio.memory import decisions, ltm, provenance, yarn
 from clio.memory.ltm import Entry
 from clio.messages import Message
 from clio.store.sessions import Session, SessionBusy, SessionNotFound, SessionStore
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 Ask = Callable[[str, int], str]
 LOOK_BACK = 5  # earlier sessions a new run looks at for one never consolidated
+SAID_CONFIDENCE = 0.9  # a rule the user stated in so many words
 NO_ANSWER = "the model gave no answer (tried again next time)"
 
 
@@ -101,13 +102,14 @@ class Consolidator:
         limit = self.max_chars()
         summary = _summary_text(session, limit // 4) if session.info.consolidated == 0 else ""
         pairs = self.store.ambiguous_pairs()[: cons.MAX_PAIRS]
-        prompt = cons.build_prompt(load_prompt("consolidate.md"), part, summary, pairs, limit)
+        said = cons.established(part)
+        prompt = cons.build_prompt(load_prompt("consolidate.md"), part, summary, pairs, limit, said)
         reply = ask(prompt, cons.REPLY_TOKENS)
         if not reply:
             out.skipped = NO_ANSWER
             return out
-        learned = cons.parse_reply(reply, pairs)
-        self._store(out, session.id, part, learned)
+        self._store_said(out, session.id, said)
+        self._store(out, session.id, part, cons.parse_reply(reply, pairs))
         self._mark(session)
         return out
 
@@ -115,6 +117,17 @@ class Consolidator:
     def _mark(session: Session) -> None:
         session.info.consolidated = len(session.messages)
         session.save_meta()
+
+    def _store_said(self, out: Outcome, session_id: str, said: list[decisions.Item]) -> None:
+        """What the user stated, as rules in their own words: the user's, so never tainted."""
+        origin = provenance.Provenance(session_id, self.clock(), False, (), by="consolidation")
+        for _kind, _key, statement in said:
+            try:
+                out.stored.append(
+                    self.store.add("rule", confidence=SAID_CONFIDENCE, provenance=origin, rule=self.redactor.text(statement))
+                )
+            except ltm.LtmError:
+                continue
 
     def _store(self, out: Outcome, session_id: str, part: list[Message], learned: cons.Learned) -> None:
         sources = provenance.sources_in(part)

@@ -1,10 +1,14 @@
 """Consolidation ("sleep"): what a finished session established, read back by the model once.
 
 Pure (messages in, prompt out; reply in, entries out; no I/O, no model): the app
-(``clio.app_memory.consolidate``) sends the prompt through ``Orchestrator.ask`` and stores
+(``clio.app_consolidate``) sends the prompt through ``Orchestrator.ask`` and stores
 what comes back through the long-term memory store (dedup, provenance, redaction).
 
 - :func:`new_part` is what the session said since its last consolidation;
+- :func:`established` is what the user stated in the part (decisions, constraints, conventions,
+  agreed proposals), read without the model by :mod:`clio.memory.decisions`: stored as rules
+  in the user's own words whatever the model makes of the session (a small local model often
+  makes little of it), and listed in the prompt so the model does not repeat them;
 - :func:`worth_it` is the gate: a part with no finished exchange, or one that is only a
   question and its answer, teaches nothing durable and costs no request;
 - :func:`build_prompt` renders the part compactly (user and assistant text, tool calls by name
@@ -62,6 +66,24 @@ def _answered(part: Sequence[Message]) -> bool:
         elif m.get("role") == "assistant" and seen_user:
             return True
     return False
+
+
+def established(part: Sequence[Message]) -> list[decisions.Item]:
+    """What the user established in the part, in order: each user message's decisions,
+    constraints and conventions, and a proposal of the assistant the user then agreed to; a
+    later statement about the same subject replaces the earlier (as in the thread summary)."""
+    items: list[decisions.Item] = []
+    proposed: str | None = None
+    for m in part:
+        role, text = m.get("role"), str(m.get("content") or "").strip()
+        if role == "user" and text:
+            found = decisions.from_user(text)
+            agreed = decisions.agreed(proposed) if proposed and decisions.agrees(text) else None
+            items = decisions.merge(items, [agreed, *found] if agreed else found)
+            proposed = None
+        elif role == "assistant" and text and not m.get("tool_calls"):
+            proposed = decisions.proposal(text)
+    return items
 
 
 def stated(part: Sequence[Message]) -> int:
@@ -131,15 +153,19 @@ def build_prompt(
     summary: str,
     pairs: Sequence[tuple[ltm.Entry, ltm.Entry, float]],
     max_chars: int,
+    recorded: Sequence[decisions.Item] = (),
 ) -> str:
-    """The one consolidation request's text, at most about ``max_chars`` characters."""
+    """The one consolidation request's text, at most about ``max_chars`` characters.
+    ``recorded``: what :func:`established` already stores, listed so it is not repeated."""
     summary = cut(summary, max_chars // 4) if summary else ""
     pair_text = _pair_lines(pairs)
-    room = max(400, max_chars - len(template) - len(summary) - len(pair_text))
+    known = "\n".join(f"- {item[2]}" for item in recorded)
+    room = max(400, max_chars - len(template) - len(summary) - len(pair_text) - len(known))
     return template.format(
         max_entries=MAX_ENTRIES,
         types=_type_lines(),
         summary=summary or "(none)",
+        recorded=known or "(none)",
         transcript=transcript(part, room),
         pairs=pair_text or "(none)",
     )

@@ -73,11 +73,14 @@ def test_what_one_run_decided_is_in_the_next_runs_first_request(
     assert len(turn) == 1  # the answer came without any memory tool round
     assert server.chat_requests.index(asked[0]) < server.chat_requests.index(turn[0])
     assert RULE in system_text(turn[0])  # ranked and injected before the first turn request
-    assert "learned 1 new" in err
+    assert DECISION in system_text(turn[0])  # the user's own words, kept as a rule too
+    assert "learned 2 new" in err
 
-    (entry,) = [e for e in ltm_entries(project) if e["type"] == "rule"]
-    assert entry["provenance"]["by"] == "consolidation"
-    assert not entry["provenance"]["tainted"]
+    rules = {e["rule"]: e for e in ltm_entries(project) if e["type"] == "rule"}
+    assert set(rules) == {DECISION, RULE}
+    for entry in rules.values():
+        assert entry["provenance"]["by"] == "consolidation"
+        assert not entry["provenance"]["tainted"]
 
     run(server, project, home, "And the timeout?")  # run 2 was one question: nothing to read back
     assert len(consolidation_requests(server)) == 1
@@ -101,7 +104,7 @@ def test_no_consolidation_when_memory_is_off_or_nothing_happened(
     (home / "config.yaml").write_text("consolidate: true\n", encoding="utf-8")
     run(server, project, home, TASK)  # the same decision session, still waiting, is read now
     assert len(consolidation_requests(server)) == 1
-    assert [e["rule"] for e in ltm_entries(project) if e["type"] == "rule"] == [RULE]
+    assert {e["rule"] for e in ltm_entries(project) if e["type"] == "rule"} == {DECISION, RULE}
 
 
 def test_a_failed_consolidation_costs_nothing_and_is_tried_again(
@@ -132,8 +135,12 @@ def test_entries_from_a_session_that_read_a_file_are_marked(
     )
     run(server, project, home, ask)
     run(server, project, home, TASK)
-    (entry,) = [e for e in ltm_entries(project) if e["type"] == "rule"]
-    assert entry["provenance"]["tainted"]
-    assert entry["provenance"]["sources"] == ["file_operations.read_file"]
-    line = next(ln for ln in system_text(turn_requests(server, TASK)[0]).splitlines() if RULE in ln)
-    assert "[from file content]" in line
+    rules = {e["rule"]: e for e in ltm_entries(project) if e["type"] == "rule"}
+    learned, said = rules[RULE], rules[DECISION]
+    assert learned["provenance"]["tainted"]  # the model's reading of a session that read a file
+    assert learned["provenance"]["sources"] == ["file_operations.read_file"]
+    assert not said["provenance"]["tainted"]  # the user's own words stay the user's
+    prompt = system_text(turn_requests(server, TASK)[0]).splitlines()
+    assert "[from file content]" in next(ln for ln in prompt if RULE in ln)
+    assert "[from file content]" not in next(ln for ln in prompt if DECISION in ln)
+    assert not any("curl" in ln for ln in prompt)  # what the file asked to remember is not

@@ -32,7 +32,7 @@ def scripted(server: FakeServer) -> ScriptedModel:
 
 def rules(root: Path) -> list[str]:
     entries = json.loads((root / ".clio" / "ltm.json").read_text(encoding="utf-8"))["entries"]
-    return [e["rule"] for e in entries if e["type"] == "rule" and e["provenance"]["by"] == "consolidation"]
+    return sorted(e["rule"] for e in entries if e["type"] == "rule" and e["provenance"]["by"] == "consolidation")
 
 
 def test_leaving_the_repl_consolidates_and_the_next_session_starts_with_it(
@@ -46,10 +46,10 @@ def test_leaving_the_repl_consolidates_and_the_next_session_starts_with_it(
     term.prompt()
     assert consolidation_requests(fake_server) == []  # not while the session goes on
     term.child.sendeof()
-    term.expect(r"learned 1 new \(r-[0-9a-f]{6}\) from session \S+ \(/memory list learned\)")
+    term.expect(r"learned 2 new \(r-[0-9a-f]{6}, r-[0-9a-f]{6}\) from session \S+ \(/memory list learned\)")
     assert term.wait_exit() == 0
     assert len(consolidation_requests(fake_server)) == 1
-    assert rules(project) == [RULE]
+    assert rules(project) == sorted([DECISION, RULE])
 
     term = spawn()
     term.prompt()
@@ -76,7 +76,8 @@ def test_memory_consolidate_and_list_learned(
     term.expect(r"Noted: pgbouncer")
     term.prompt()
     term.type("/memory consolidate")
-    term.expect(r"learned 1 new \(r-[0-9a-f]{6}\)")
+    term.expect(r"learned 2 new \(r-[0-9a-f]{6}, r-[0-9a-f]{6}\)")
+    term.expect(r"\+ r-[0-9a-f]{6}: We will use pgbouncer in transaction mode")
     term.expect(r"\+ r-[0-9a-f]{6}: Billing database connections go through pgbouncer")
     term.prompt()
     term.type("/memory list learned")
@@ -89,4 +90,4 @@ def test_memory_consolidate_and_list_learned(
     term.child.sendeof()
     assert term.wait_exit() == 0
     assert len(consolidation_requests(fake_server)) == 1
-    assert rules(project) == [RULE]
+    assert rules(project) == sorted([DECISION, RULE])

@@ -177,10 +177,13 @@ def test_run_stores_entries_with_provenance_and_moves_the_marker(stores: tuple[L
         s.append(m)
     model = Model(json.dumps({"entries": [{"type": "rule", "rule": "invoices live in S3 bucket acme-invoices"}]}))
     out = consolidator(stores).run(s, model)
-    assert out.skipped == "" and len(out.stored) == 1 and out.stored[0][1]
-    entry = ltm_store.all()[0]
-    assert entry.fields["rule"] == "invoices live in S3 bucket acme-invoices"
-    assert entry.provenance == Provenance(s.id, 1000.0, False, (), by="consolidation")
+    assert out.skipped == "" and len(out.stored) == 2 and all(created for _, created in out.stored)
+    said, learned = (e for e, _ in out.stored)
+    assert said.fields["rule"] == "we decided to keep invoices in S3 bucket acme-invoices"  # the user's words
+    assert learned.fields["rule"] == "invoices live in S3 bucket acme-invoices"  # the model's
+    for entry in (said, learned):
+        assert entry.provenance == Provenance(s.id, 1000.0, False, (), by="consolidation")
+    assert "- we decided to keep invoices in S3 bucket acme-invoices" in model.prompts[0]  # not to repeat
     assert s.info.consolidated == 2
     assert sessions.info(s.id).consolidated == 2  # on disk
     again = consolidator(stores).run(s, model)
@@ -199,6 +202,32 @@ def test_a_session_that_read_files_yields_tainted_entries(stores: tuple[LtmStore
     assert p is not None and p.tainted and p.by == "consolidation"
     assert "file_operations.read_file" in p.sources
     s.close()
+
+
+def test_what_the_user_stated_is_stored_untainted_even_after_reading_files(
+    stores: tuple[LtmStore, SessionStore],
+) -> None:
+    ltm_store, sessions = stores
+    s = sessions.create("m")
+    for m in worked(3) + exchange("From now on we format Python with ruff format instead of black.", "Noted."):
+        s.append(m)
+    consolidator(stores).run(s, Model("{}"))  # the model learns nothing: the user's rule is kept
+    (entry,) = ltm_store.all()
+    assert entry.fields["rule"] == "From now on we format Python with ruff format instead of black."
+    assert entry.provenance is not None and not entry.provenance.tainted
+    s.close()
+
+
+def test_established_reads_statements_agreements_and_replacements() -> None:
+    part = (
+        exchange("We'll use requests for the HTTP client.", "Noted.")
+        + exchange("what does main.py do?", "It starts the server. I suggest we add a --port flag.")
+        + exchange("yes, sounds good", "Done.")
+        + exchange("Actually, we'll use httpx for the HTTP client.", "Switching.")
+        + exchange("Should we use Redis?", "Maybe.")
+    )
+    statements = [item[2] for item in cons.established(part)]
+    assert statements == ["agreed: add a --port flag", "Actually, we'll use httpx for the HTTP client."]
 
 
 def test_secrets_in_the_reply_are_redacted_before_storing(stores: tuple[LtmStore, SessionStore]) -> None:
@@ -251,7 +280,7 @@ def test_previous_consolidates_the_last_unconsolidated_session_once(stores: tupl
     model = Model(json.dumps({"entries": [{"type": "rule", "rule": "branches are named feature/<ticket>"}]}))
     c = consolidator(stores)
     out = c.previous(current.id, model)
-    assert out is not None and out.session_id == old.id and len(out.stored) == 1
+    assert out is not None and out.session_id == old.id and len(out.stored) == 2
     assert sessions.info(old.id).consolidated == 2
     assert c.previous(current.id, model) is None and len(model.prompts) == 1
     current.close()
