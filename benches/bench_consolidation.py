@@ -60,9 +60,15 @@ DECISIONS: list[tuple[str, tuple[str, ...]]] = [
 ]
 FILLER: list[tuple[str, str]] = [
     ("Read src/app.py and tell me what main does.", "main parses the arguments and starts the HTTP server."),
-    ("Why does test_login fail?", "It expects a 302 but the view now returns 303; the assertion is outdated."),
+    (
+        "Why does test_login fail?",
+        "It expects a 302 but the view now returns 303; the assertion is outdated.",
+    ),
     ("What does utils.slugify return for an empty string?", "An empty string; it never raises."),
-    ("Show me where the config is loaded.", "config/loader.py, load_settings(), reads settings.toml then the env."),
+    (
+        "Show me where the config is loaded.",
+        "config/loader.py, load_settings(), reads settings.toml then the env.",
+    ),
     ("How many migrations are there?", "Fourteen, the last one adds the invoices.status column."),
 ]
 
@@ -130,7 +136,11 @@ def main() -> int:
                     outcome = consolidator.run(session, ask)
                     got = store.all()
                     users = {u for u, _ in script}
-                    said = [e for e in got if e.type == "rule" and e.fields.get("rule") in users]
+                    said = [
+                        e
+                        for e in got
+                        if e.type == "rule" and any(str(e.fields.get("rule")) in u for u in users)
+                    ]
                     model_made = [e for e in got if e not in said]
                     keys = [k for u, _ in script for d, k in DECISIONS if d == u]
                     hit = sum(recovered(got, k) for k in keys)
@@ -138,8 +148,12 @@ def main() -> int:
                     by_model += sum(recovered(model_made, k) for k in keys)
                     found, total, entries_n = found + hit, total + len(keys), entries_n + len(got)
                     all_keys = [k.lower() for _, ks in DECISIONS for k in ks]
-                    noise += sum(1 for e in got if not any(k in ltm.render_entry(e).lower() for k in all_keys))
-                    print(f"run {run} session {n}: {hit}/{len(keys)} decisions, {len(got)} entries; {outcome.describe()}")
+                    noise += sum(
+                        1 for e in got if not any(k in ltm.render_entry(e).lower() for k in all_keys)
+                    )
+                    print(
+                        f"run {run} session {n}: {hit}/{len(keys)} decisions, {len(got)} entries; {outcome.describe()}"
+                    )
                     session.close()
     finally:
         stop()
@@ -151,7 +165,9 @@ def main() -> int:
     print(f"entries per session: {entries_n / sessions_n:.1f}; entries with no decision's key term: {noise}")
     print(f"replies without usable JSON: {bad_json}/{len(times)}")
     if times:
-        print(f"consolidation request wall time: median {statistics.median(times):.1f} s, max {max(times):.1f} s")
+        print(
+            f"consolidation request wall time: median {statistics.median(times):.1f} s, max {max(times):.1f} s"
+        )
     return 0
 
 

@@ -10,7 +10,9 @@ When it runs:
 Never in ``--incognito`` or with ``--no-ltm``; off with ``consolidate: false``. Skipped when
 nothing new happened (:func:`clio.memory.consolidate.worth_it`). What comes back passes through
 the same store as the memory tools: dedup, redaction, and provenance ``by: consolidation``
-naming the session; entries are tainted when the session had read outside content.
+naming the session; the model's entries are tainted when the session had read outside content.
+What the user stated (:func:`clio.memory.consolidate.established`) is stored as rules in the
+user's words, untainted, alongside.
 """
 
 from __future__ import annotations

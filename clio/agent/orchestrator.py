@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from clio.agent.prompt import PromptBuilder, load_prompt, to_api
+from clio.agent.stuck import RepeatGuard
 from clio.agent.window import Window
 from clio.llm.client import ChatResult, LLMClient
 from clio.llm.errors import ContextLengthError
@@ -23,6 +24,7 @@ from clio.memory.context import ContextEngine, Prepared
 from clio.memory.stm import latest_user_index
 from clio.messages import Message, make, tool_call_args
 from clio.safety.redact import Redactor
+from clio.tools.describe import summarize_args
 from clio.tools.registry import Registry, ToolContext
 from clio.tools.results import maybe_store
 
@@ -57,6 +59,7 @@ class TurnResult:
     iterations: int = 0
     interrupted: bool = False
     hit_cap: bool = False
+    stuck: str = ""  # why the turn was stopped for repeating itself (clio.agent.stuck)
     tool_calls: int = 0
     trims: int = 0
     usage: list[dict[str, int]] = field(default_factory=list)
@@ -221,6 +224,7 @@ class Orchestrator:
         self.save_state()
         self.window.probe_once()  # the user's message is on disk; nothing sent yet
         self.hooks.turn_started()
+        guard = RepeatGuard()
         while out.iterations < self.max_iterations:
             out.iterations += 1
             tools = self.tools()
@@ -260,10 +264,14 @@ class Orchestrator:
                 out.content = content
                 self.save_state()
                 return out
-            if self._run_tools(calls, out):
+            if self._run_tools(calls, out, guard):
                 self.save_state()
                 return out
             self.save_state()
+            if guard.stuck:
+                out.stuck = guard.reason()
+                self.ui.notice(out.stuck)
+                return out
         out.hit_cap = True
         self.ui.notice(
             f"Stopped after {self.max_iterations} tool iterations (max_iterations); "
@@ -338,8 +346,9 @@ class Orchestrator:
                 out.usage.append(result.usage.as_dict())
             return result
 
-    def _run_tools(self, calls: list[dict[str, Any]], out: TurnResult) -> bool:
-        """Run every call, append one result each. Returns True when the user interrupted."""
+    def _run_tools(self, calls: list[dict[str, Any]], out: TurnResult, guard: RepeatGuard) -> bool:
+        """Run every call, append one result each (a repeated result replaced by the guard's
+        tool error). Returns True when the user interrupted."""
         for i, call in enumerate(calls):
             name = call["function"]["name"]
             args = tool_call_args(call)
@@ -353,6 +362,11 @@ class Orchestrator:
                 self.ui.tool_done(name, False, "interrupted")
                 out.interrupted = True
                 return True
+            repeated = guard.observe(
+                name, call["function"]["arguments"], text, out.iterations, f"{name} {summarize_args(name, args, 50)}"
+            )
+            if repeated is not None:
+                text, ok = repeated, False
             text = maybe_store(self.tool_ctx, name, text)
             msg = self.add(
                 make(

@@ -45,6 +45,8 @@ def run_one_shot(
             return 130
         if result.hit_cap:
             return 3
+        if result.stuck:
+            return 5
         return 0
     finally:
         app.close()
