@@ -402,7 +402,7 @@ class App:
         s = self.settings
         if destructive:
             if self._ask is None:  # nobody to ask: only --yes lets it through
-                return s.yes
+                return s.yes or self._unasked(kind, summary)
             if kind == "memory":  # a write to memory after the turn read untrusted content
                 return self.confirm(f"⚠ after reading files or command output, {summary}\nAllow?")
             return self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?")
@@ -414,8 +414,14 @@ class App:
         if policy == "allow":
             return True
         if self._ask is None:
-            return False
+            return self._unasked(kind, summary)
         return self.confirm(f"{kind}: {summary}\nAllow?")
+
+    def _unasked(self, kind: str, summary: str) -> bool:
+        """Refuse an action nobody is there to approve, and note it (one-shot exit code 4)."""
+        if self.tool_ctx is not None:
+            self.tool_ctx.refused.append(f"{kind}: {summary}")
+        return False
 
     def _ask_user(self, question: str) -> str | None:
         if self._ask is None:

@@ -220,6 +220,7 @@ class Orchestrator:
     # -- the loop --------------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnResult:
         out = TurnResult()
+        self.tool_ctx.refused.clear()
         self.add(make("user", text))
         self.save_state()
         self.window.probe_once()  # the user's message is on disk; nothing sent yet

@@ -108,6 +108,7 @@ def _approve(ctx: ToolContext, summary: str, *paths: Path) -> None:
         if reason is None:
             continue
         if not ctx.interactive:
+            ctx.refused.append(f"write: {summary}")
             raise ToolError(
                 f"refused: {summary}: {reason}. Such a write needs the user's approval in an "
                 "interactive session and is always refused in one-shot mode (even with --yes). "

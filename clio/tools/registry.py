@@ -89,6 +89,7 @@ class ToolContext:
     stored_results: dict[str, str] = field(default_factory=dict)  # handle -> text when session_dir is None
     result_chars: int = 8000  # results longer than this are stored, the model gets a preview (results.py)
     created_files: set[str] = field(default_factory=set)  # resolved paths the file tool created this session
+    refused: list[str] = field(default_factory=list)  # actions of this turn refused with nobody to ask (one-shot)
 
     def service(self, name: str) -> Any:
         """The named service, or a ToolError saying it is not available in this session."""

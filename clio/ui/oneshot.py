@@ -47,6 +47,15 @@ def run_one_shot(
             return 3
         if result.stuck:
             return 5
+        refused = app.tool_ctx.refused if app.tool_ctx is not None else []
+        if refused:
+            more = f" and {len(refused) - 1} more" if len(refused) > 1 else ""
+            err.print(
+                f"clio: refused for lack of approval: {refused[0]}{more}. Approve it in the REPL (clio), "
+                "or rerun with --yes where that is enough.",
+                markup=False,
+            )
+            return 4
         return 0
     finally:
         app.close()

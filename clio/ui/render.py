@@ -46,10 +46,16 @@ def visible_markdown_source(text: str) -> str:
     return escape_invisible(text, lambda e: f"{_OPEN}{e}{_CLOSE}")
 
 
+ERROR_HINT = 200  # a failed call's first line is what the user needs to act on: shown longer
+
+
 def result_hint(text: str, width: int = 60) -> str:
+    """The first non-blank line, at most ``width`` characters, cut between words, never inside one."""
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     if len(first) > width:
-        first = first[: width - 1] + "…"
+        head = first[: width - 1]
+        space = head.rfind(" ")
+        first = (head[:space] if space >= width // 2 else head).rstrip(" ,;:") + "…"
     return first
 
 
@@ -143,10 +149,12 @@ class ReplUI:
         self.pause()
         mark = Text("✓ ", style="green") if ok else Text("✗ ", style="red")
         line = mark + visible(getattr(self, "_label", name), "cyan")
+        if not ok:  # the reason, whole words, wrapped rather than cut at the terminal's edge
+            hint = result_hint(result, ERROR_HINT)
+            self.console.print(line + visible(f"  {hint}", "red") if hint else line)
+            return
         hint = result_hint(result)
-        if hint and not ok:
-            line += visible(f"  {hint}", "red")
-        elif hint:
+        if hint:
             line += visible(f"  {hint}", "dim")
         self.console.print(line, overflow="ellipsis", no_wrap=True)
 
@@ -190,7 +198,7 @@ class OneShotUI:
 
     def tool_done(self, name: str, ok: bool, result: str) -> None:
         mark = "✓" if ok else "✗"
-        hint = result_hint(result)
+        hint = result_hint(result, 60 if ok else ERROR_HINT)
         self.err.print(visible(f"{mark} {getattr(self, '_label', name)}  {hint}", "green" if ok else "red"))
 
     def notice(self, text: str) -> None:

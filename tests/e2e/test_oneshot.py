@@ -426,7 +426,8 @@ def test_one_shot_approvals_need_yes(
                 "home": home,
             },
         )
-        assert no.returncode == 0, no.stderr
+        assert no.returncode == 4, no.stderr  # refused for lack of approval: its own exit code
+        assert "clio: refused for lack of approval: write: create new.txt (1 lines) and 3 more." in no.stderr
         assert not (project / "new.txt").exists()
         assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
         results = tool_results(fake_server.chat_requests[1])
@@ -521,3 +522,31 @@ def test_a_model_repeating_the_same_call_is_told_then_stopped(
     assert len(stops) == 1 and "read_file calc.py" in stops[0]
     archived = [m for m in all_archived(project) if m["role"] == "tool"]
     assert len(archived) == 4 and archived[-1]["content"].endswith("The turn stops here.")
+
+
+def test_an_action_refused_for_lack_of_approval_exits_4_with_whole_words(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    """Without --yes nobody can approve a write in a one-shot run: the model is told, the run
+    ends with exit code 4 and one line naming the refused action; hints are never cut mid-word."""
+    fake_server.script(
+        Reply(tool_calls=[fo("write_file", path="out.txt", content="hello\n")]),
+        Reply(text="I could not write out.txt."),
+    )
+    r = run_clio(["-p", "Write out.txt"], server=fake_server, project=project, home=home)
+    assert r.returncode == 4, r.stderr
+    assert r.stdout == "I could not write out.txt.\n"
+    assert not (project / "out.txt").exists()
+    lines = stderr_lines(r)
+    refused = [ln for ln in lines if ln.startswith("clio: refused for lack of approval: write:")]
+    assert len(refused) == 1 and "out.txt" in refused[0] and "--yes" in refused[0]
+    tool_line = next(ln for ln in lines if ln.startswith("✗ file_operations"))
+    assert "No user is present to approve it" in tool_line  # the reason in whole words
+
+    fake_server.script(
+        Reply(tool_calls=[fo("write_file", path="out.txt", content="hello\n")]),
+        Reply(text="Wrote it."),
+    )
+    ok = run_clio(["--yes", "-p", "Write out.txt"], server=fake_server, project=project, home=home)
+    assert ok.returncode == 0, ok.stderr
+    assert (project / "out.txt").read_text(encoding="utf-8") == "hello\n"
