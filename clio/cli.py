@@ -15,7 +15,7 @@ from rich.table import Table
 from clio import __version__
 from clio.config import ConfigError, Settings, describe_risky, load_settings, risky_names
 from clio.llm.errors import LLMError
-from clio.paths import Paths, resolve_paths
+from clio.paths import Paths, ensure_dir, resolve_paths
 from clio.safety.visible import escape_invisible
 from clio.store.atomic import add_damaged_hook
 from clio.store.sessions import SessionBusy, SessionNotFound, SessionStore
@@ -76,6 +76,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"clio {__version__}")
     return p
+
+
+def unwritable(paths: Paths) -> str | None:
+    """Why clio cannot keep its state in this project (None: it can), found before anything is
+    asked or typed, so nothing the user writes is lost to a read-only folder."""
+    try:
+        ensure_dir(paths.clio_dir)
+        probe = paths.clio_dir / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        return (
+            f"cannot write {paths.clio_dir} ({exc.strerror or exc}): clio keeps this project's sessions "
+            "and memory there. Run with --incognito to use clio here without writing anything."
+        )
+    return None
 
 
 def fail(err: Console, message: str, code: int = 1) -> int:
@@ -206,8 +222,17 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     add_damaged_hook(damaged)
+    if args.dir is not None:
+        where = Path(args.dir).expanduser()
+        if not where.is_dir():
+            what = "not a directory" if where.exists() else "no such directory"
+            return fail(err, f"--dir {args.dir}: {what}; give the project's folder.", 2)
     try:
         paths = resolve_paths(args.dir, args.config)
+        if not (args.incognito or args.sessions):
+            problem = unwritable(paths)
+            if problem is not None:
+                return fail(err, problem, 2)
         flags: dict[str, Any] = {
             "model": args.model,
             "base_url": args.base_url,
@@ -263,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
         return fail(err, f"{exc}")
     except KeyboardInterrupt:
         return fail(err, "interrupted", 130)
+    except OSError as exc:  # the last resort: one line, never a traceback
+        named = f" {exc.filename}" if exc.filename else ""
+        return fail(err, f"could not use{named}: {exc.strerror or exc}.")
 
 
 if __name__ == "__main__":

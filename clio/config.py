@@ -222,7 +222,11 @@ def _apply(s: Settings, data: dict[str, Any], source: str, warnings: list[str]) 
                     warnings.append(f"{source}: approvals.{k} must be 'ask' or 'allow'")
             continue
         if key not in _FILE_KEYS:
-            warnings.append(f"{source}: unknown setting '{key}' ignored")
+            import difflib  # only for a typo: off the start-up path
+
+            close = difflib.get_close_matches(key, sorted(_FILE_KEYS), n=1, cutoff=0.7)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            warnings.append(f"{source}: unknown setting '{key}' ignored{hint}")
             continue
         setattr(s, key, _coerce(key, value))
         s.sources[key] = source

@@ -71,6 +71,18 @@ class Command:
     subcommands: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
 
+    def accepts(self, arg: str) -> bool:
+        """False for arguments the usage line rules out: any, when it names none ("/stats"); any
+        but its flags, when it names only optional flags ("/context [--json]"). Commands with
+        free arguments or subcommands check their own."""
+        spec = self.usage.split()[1:] if self.usage.startswith(f"/{self.name}") else None
+        if spec is None or self.subcommands:
+            return True
+        flags = {t.strip("[]") for t in spec}
+        if not all(t.startswith("[--") and t.endswith("]") for t in spec):
+            return True
+        return all(word in flags for word in arg.split())
+
 
 COMMANDS: dict[str, Command] = {}
 _ALIASES: dict[str, str] = {}
@@ -112,4 +124,6 @@ def run_command(app: CommandContext, line: str) -> None:
     if cmd is None:
         known = ", ".join("/" + n for n in sorted(COMMANDS))
         raise CommandError(f"Unknown command /{name}. Known commands: {known}.")
+    if not cmd.accepts(arg):
+        raise CommandError(f"Usage: {cmd.usage}")
     cmd.handler(app, arg.strip())
