@@ -70,7 +70,7 @@ def main() -> int:
             archive = project.archive()
             calls = sum(len(m.get("tool_calls") or []) for m in archive)
             fixed = "return a + b" in (project.root / "calc.py").read_text(encoding="utf-8")
-            row = (r.returncode, wall, len(project.proxy.chat), calls, repeated_calls(archive), fixed)
+            row = (r.returncode, wall, len(project.proxy.chat()), calls, repeated_calls(archive), fixed)
             rows.append(row)
             print(
                 f"run {n}: exit {row[0]}, {wall:.0f} s, {row[2]} requests, {calls} tool calls, {row[4]} repeated, fixed={fixed}"
