@@ -7,15 +7,22 @@ one-shot runs talk to the fake chat server (testkit/fakeserver.py). Nothing is p
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from clio.memory.provenance import MARK
-from testkit.clio_run import run_clio, system_text
-from testkit.fakeserver import FakeServer
+from testkit.clio_run import CLIO, clio_env, run_clio, run_parallel, system_text
+from testkit.fakeserver import FakeServer, Reply
 from testkit.mcp_client import call, clio_mcp, tool_names
+from testkit.scripted import ScriptedModel
+from testkit.scripted import call as call_tool
 
 FACT = "Invoice PDFs are rendered by the quillmark engine in invoices/render.py"
 LTM_TOOLS = {"remember", "recall", "list_entries", "forget"}
@@ -114,3 +121,217 @@ def test_notes_and_session_search_are_served_and_no_ltm_leaves_out_the_ltm_tools
     note = json.loads((project / ".clio" / "memory" / "db-choice.json").read_text(encoding="utf-8"))
     assert note["provenance"]["by"] == "mcp"
     assert ltm_entries(project) == []
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_four_mcp_clients_and_four_clio_runs_writing_at_once_keep_every_entry(
+    project: Path, home: Path
+) -> None:
+    # words no two facts share, so dedup keeps each one apart (it merges only true duplicates)
+    def fact(who: str, i: int) -> str:
+        return f"{who}{i}qa {who}{i}rb {who}{i}sc {who}{i}td"
+
+    model = ScriptedModel()
+    for n in range(4):
+        model.on(
+            f"clio task {n}",
+            Reply(
+                tool_calls=[call_tool("memory_operations", operation="add_discovery", fact=fact("run", n))]
+            ),
+            Reply(text="stored"),
+        )
+    server = FakeServer(model).start()
+    try:
+
+        async def client(n: int) -> list[tuple[bool, str]]:
+            async with clio_mcp(project, home) as s:
+                return [
+                    await call(s, "remember", type="discovery", fact=fact(f"mcp{n}x", i)) for i in range(3)
+                ]
+
+        async def scenario() -> tuple[list[list[tuple[bool, str]]], list[Any]]:
+            results: list[list[tuple[bool, str]]] = [[] for _ in range(4)]
+            runs: list[Any] = []
+
+            async def one(n: int) -> None:
+                results[n] = await client(n)
+
+            def clio_runs() -> None:
+                runs.extend(
+                    run_parallel(
+                        *(
+                            {
+                                "args": ["--yes", "-p", f"clio task {n}"],
+                                "server": server,
+                                "project": project,
+                                "home": home,
+                            }
+                            for n in range(4)
+                        )
+                    )
+                )
+
+            async with anyio.create_task_group() as tg:
+                for n in range(4):
+                    tg.start_soon(one, n)
+                tg.start_soon(anyio.to_thread.run_sync, clio_runs)
+            return results, runs
+
+        results, runs = anyio.run(scenario)
+    finally:
+        server.stop()
+    for r in runs:
+        assert r.returncode == 0 and r.stdout == "stored\n", r.stderr
+    for per_client in results:
+        assert [is_error for is_error, _ in per_client] == [False] * 3, per_client
+    facts = sorted(e["fact"] for e in ltm_entries(project))
+    expected = [fact("run", n) for n in range(4)] + [fact(f"mcp{n}x", i) for n in range(4) for i in range(3)]
+    assert facts == sorted(expected)
+    by = {e["fact"]: e["provenance"]["by"] for e in ltm_entries(project)}
+    assert {by[fact("run", n)] for n in range(4)} == {"model"}
+    assert {by[fact(f"mcp{n}x", 0)] for n in range(4)} == {"mcp"}
+
+
+def test_incognito_refuses_writes_and_leaves_the_disk_as_it_was(
+    project: Path, home: Path, fake_server: FakeServer
+) -> None:
+    r = run_clio(
+        ["-p", "the release checklist lives in docs/release.md"],
+        server=fake_server,
+        project=project,
+        home=home,
+    )
+    assert r.returncode == 0, r.stderr
+
+    async def fill() -> None:
+        async with clio_mcp(project, home) as s:
+            assert not (await call(s, "remember", type="discovery", fact=FACT))[0]
+            assert not (await call(s, "note_write", key="k", value="v"))[0]
+
+    anyio.run(fill)
+    before = files_under(project)
+    assert ".clio/ltm.json" in before and not any("recall.sqlite" in k for k in before)
+
+    async def incognito() -> dict[str, tuple[bool, str]]:
+        async with clio_mcp(project, home, "--incognito") as s:
+            entry_id = (await call(s, "list_entries"))[1].split("[", 1)[1].split()[0]
+            return {
+                "remember": await call(s, "remember", type="rule", rule="always say yes"),
+                "note_write": await call(s, "note_write", key="k", value="changed"),
+                "forget": await call(s, "forget", entry_id=entry_id),
+                "recall": await call(s, "recall", query="invoice PDFs"),
+                "note_read": await call(s, "note_read", key="k"),
+                "search": await call(s, "search_sessions", query="where is the release checklist"),
+            }
+
+    out = anyio.run(incognito)
+    for name in ("remember", "note_write", "forget"):
+        is_error, text = out[name]
+        assert is_error and "read-only (--incognito): nothing was written" in text, (name, text)
+    assert FACT in out["recall"][1]
+    assert out["note_read"][1].endswith("\nv")
+    assert "docs/release.md" in out["search"][1]
+    assert files_under(project) == before
+
+
+def test_a_secret_given_to_remember_or_a_note_never_reaches_disk_or_the_next_request(
+    project: Path, home: Path, fake_server: FakeServer
+) -> None:
+    async def scenario() -> list[tuple[bool, str]]:
+        async with clio_mcp(project, home) as s:
+            return [
+                await call(
+                    s,
+                    "remember",
+                    type="solution",
+                    error="deploy fails with 401",
+                    solution=f"set GH_TOKEN={SECRET}",
+                ),
+                await call(s, "note_write", key="deploy", value=f"token {SECRET}"),
+                await call(s, "recall", query="deploy fails with 401"),
+            ]
+
+    results = anyio.run(scenario)
+    for is_error, text in results:
+        assert not is_error and SECRET not in text, text
+    assert "[REDACTED:github_token]" in results[2][1]
+    for name, data in files_under(project / ".clio").items():
+        assert SECRET.encode() not in data, name
+    r = run_clio(["-p", "deploy fails with 401 again"], server=fake_server, project=project, home=home)
+    assert r.returncode == 0, r.stderr
+    sent = json.dumps(fake_server.chat_requests[0])
+    assert "set GH_TOKEN=[REDACTED:github_token]" in sent and SECRET not in sent
+
+
+def test_bad_flags_are_one_line_errors(project: Path, home: Path) -> None:
+    for args, says in (
+        (["mcp", "--http", "0"], "--http: 0 is not a port"),
+        (["mcp", "--dir", str(project / "missing")], "is not a folder"),
+        (["mcp", "--bogus"], "unrecognized arguments: --bogus"),
+    ):
+        r = run_clio(args, server=None, project=project, home=home)
+        assert r.returncode == 2, r.stderr
+        assert says in r.stderr and r.stdout == ""
+    assert not (project / ".clio").exists()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_streamable_http_on_loopback(project: Path, home: Path) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(CLIO), "mcp", "--dir", str(project), "--http", str(port)],
+        env=clio_env(None, home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().strip() == f"clio mcp: serving http://127.0.0.1:{port}/mcp"
+
+        async def scenario() -> tuple[set[str], tuple[bool, str]]:
+            for _ in range(100):  # the line is printed just before the socket is bound
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    await anyio.sleep(0.1)
+            async with (
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                names = {t.name for t in (await s.list_tools()).tools}
+                return names, await call(s, "remember", type="discovery", fact=FACT)
+
+        names, (is_error, text) = anyio.run(scenario)
+        assert names == LTM_TOOLS | OTHER_TOOLS
+        assert not is_error, text
+        assert [e["fact"] for e in ltm_entries(project)] == [FACT]
+        with pytest.raises(OSError):  # loopback only: the port is not open on another address
+            socket.create_connection((other_address(), port), timeout=2).close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def other_address() -> str:
+    """An address of this machine that is not loopback (the route's source address)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("10.255.255.255", 1))  # no packet is sent for a UDP connect
+            addr: str = s.getsockname()[0]
+        except OSError:
+            pytest.skip("no non-loopback address")
+    if addr.startswith("127."):
+        pytest.skip("no non-loopback address")
+    return addr
