@@ -7,10 +7,11 @@ project, with the test's CLIO_HOME.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -20,9 +21,9 @@ from testkit.clio_run import CLIO, clio_env
 
 @asynccontextmanager
 async def clio_mcp(
-    project: Path, home: Path, *flags: str, cwd: Path | None = None
+    project: Path, home: Path, *flags: str, cwd: Path | None = None, errlog: TextIO = sys.stderr
 ) -> AsyncIterator[ClientSession]:
-    """An initialized client session with ``clio mcp --dir PROJECT FLAGS...``."""
+    """An initialized client session with ``clio mcp --dir PROJECT FLAGS...`` (its stderr to ``errlog``)."""
     home.mkdir(parents=True, exist_ok=True)
     params = StdioServerParameters(
         command=str(CLIO),
@@ -30,7 +31,7 @@ async def clio_mcp(
         env=clio_env(None, home),
         cwd=str(cwd or project),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
 

@@ -177,6 +177,7 @@ def main(argv: list[str]) -> int:
     """``clio mcp [--dir PATH] [--incognito] [--no-ltm] [--http PORT]``; the exit status."""
     from clio.config import ConfigError, load_settings
     from clio.paths import resolve_paths
+    from clio.store.atomic import add_damaged_hook
     from clio.store.trust import TrustStore
 
     args = build_parser().parse_args(argv)
@@ -192,6 +193,12 @@ def main(argv: list[str]) -> int:
         return _fail(str(exc), 2)
     for w in warnings:
         print(f"clio mcp: {w}", file=sys.stderr)
+    add_damaged_hook(
+        lambda path, moved: print(
+            f"clio mcp: {path} was damaged; moved it aside to {moved.name} and started a fresh one",
+            file=sys.stderr,
+        )
+    )
     ops = open_memory(paths, settings, read_only=args.incognito, no_ltm=args.no_ltm)
     server = build_server(ops, ltm=not args.no_ltm)
     try:

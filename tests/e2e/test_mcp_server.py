@@ -6,6 +6,7 @@ one-shot runs talk to the fake chat server (testkit/fakeserver.py). Nothing is p
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import subprocess
@@ -317,6 +318,20 @@ def test_streamable_http_on_loopback(project: Path, home: Path) -> None:
         assert names == LTM_TOOLS | OTHER_TOOLS
         assert not is_error, text
         assert [e["fact"] for e in ltm_entries(project)] == [FACT]
+        # DNS rebinding: a request naming another host is turned away
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request(
+            "POST",
+            "/mcp",
+            body=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+            headers={
+                "Host": "evil.example",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+        assert conn.getresponse().status in (400, 403, 421)
+        conn.close()
         with pytest.raises(OSError):  # loopback only: the port is not open on another address
             socket.create_connection((other_address(), port), timeout=2).close()
     finally:
@@ -335,3 +350,27 @@ def other_address() -> str:
     if addr.startswith("127."):
         pytest.skip("no non-loopback address")
     return addr
+
+
+def test_a_damaged_memory_file_is_moved_aside_in_one_line_and_the_server_carries_on(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    clio_dir = project / ".clio"
+    clio_dir.mkdir()
+    (clio_dir / "ltm.json").write_text("{not json", encoding="utf-8")
+    errlog = tmp_path / "stderr.txt"
+
+    async def scenario() -> list[tuple[bool, str]]:
+        with errlog.open("w", encoding="utf-8") as err:
+            async with clio_mcp(project, home, errlog=err) as s:
+                return [await call(s, "list_entries"), await call(s, "remember", type="discovery", fact=FACT)]
+
+    (listed, stored) = anyio.run(scenario)
+    assert listed == (False, "No long-term memory entries.")
+    assert not stored[0], stored[1]
+    lines = [ln for ln in errlog.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(
+        f"clio mcp: {clio_dir / 'ltm.json'} was damaged; moved it aside"
+    )
+    assert [p.name.startswith("ltm.damaged-") for p in clio_dir.glob("ltm.damaged-*")] == [True]
+    assert [e["fact"] for e in ltm_entries(project)] == [FACT]
