@@ -21,15 +21,17 @@ from testkit.clio_run import CLIO, clio_env
 
 @asynccontextmanager
 async def clio_mcp(
-    project: Path, home: Path, *flags: str, cwd: Path | None = None, errlog: TextIO = sys.stderr
+    project: Path | None, home: Path, *flags: str, cwd: Path | None = None, errlog: TextIO = sys.stderr
 ) -> AsyncIterator[ClientSession]:
-    """An initialized client session with ``clio mcp --dir PROJECT FLAGS...`` (its stderr to ``errlog``)."""
+    """An initialized client session with ``clio mcp --dir PROJECT FLAGS...`` (its stderr to
+    ``errlog``); ``project=None`` gives no --dir (then ``cwd`` decides)."""
     home.mkdir(parents=True, exist_ok=True)
+    where = ["--dir", str(project)] if project is not None else []
     params = StdioServerParameters(
         command=str(CLIO),
-        args=["mcp", "--dir", str(project), *flags],
+        args=["mcp", *where, *flags],
         env=clio_env(None, home),
-        cwd=str(cwd or project),
+        cwd=str(cwd or project or Path.cwd()),
     )
     async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

@@ -15,6 +15,7 @@ index is kept in memory).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,7 @@ class MemoryOps:
     count_tokens: Callable[[str], int]
     clock: Callable[[], float]
     _index: Any = field(default=None, repr=False)
+    _opening: threading.Lock = field(default_factory=threading.Lock, repr=False)  # tools run in threads
 
     # -- long-term memory ------------------------------------------------------------------
     def _store(self) -> LtmStore:
@@ -195,8 +197,9 @@ class MemoryOps:
     def search_sessions(self, query: str, max_results: int = 5, max_sessions: int = 10) -> str:
         """The same ranked index as the ``recall_sessions`` operation of clio's memory tool."""
         _query(query)
-        if self._index is None:
-            self._index = self.search_index()
+        with self._opening:
+            if self._index is None:
+                self._index = self.search_index()
         hits = self._index.search(
             query,
             max_sessions=_limit(max_sessions, "max_sessions"),

@@ -67,6 +67,13 @@ def test_remember_and_recall_through_the_sdk_client_then_a_clio_run_sees_it(
     first = fake_server.chat_requests[0]
     line = next(ln for ln in system_text(first).splitlines() if FACT in ln)
     assert line.endswith(MARK)
+    # and the user sees where it came from
+    r = run_clio(
+        ["-p", "/memory list"], server=fake_server, project=project, home=home, env_extra={"COLUMNS": "250"}
+    )
+    assert r.returncode == 0, r.stderr
+    row = next(ln for ln in r.stdout.splitlines() if entry["id"] in ln)
+    assert "tainted: written by mcp client" in row
 
 
 def test_a_bad_call_is_a_one_line_tool_error_and_the_server_keeps_serving(project: Path, home: Path) -> None:
@@ -374,3 +381,17 @@ def test_a_damaged_memory_file_is_moved_aside_in_one_line_and_the_server_carries
     )
     assert [p.name.startswith("ltm.damaged-") for p in clio_dir.glob("ltm.damaged-*")] == [True]
     assert [e["fact"] for e in ltm_entries(project)] == [FACT]
+
+
+def test_without_dir_it_serves_the_git_root_above_the_working_directory(project: Path, home: Path) -> None:
+    (project / ".git").mkdir()  # what find_project_root looks for
+    sub = project / "src" / "pkg"
+    sub.mkdir(parents=True)
+
+    async def scenario() -> tuple[bool, str]:
+        async with clio_mcp(None, home, cwd=sub) as s:
+            return await call(s, "note_write", key="where", value="root")
+
+    assert anyio.run(scenario) == (False, "created note 'where'")
+    assert (project / ".clio" / "memory" / "where.json").is_file()
+    assert not (sub / ".clio").exists()
