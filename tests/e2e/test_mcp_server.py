@@ -39,6 +39,12 @@ def ltm_entries(project: Path) -> list[dict[str, Any]]:
     return entries
 
 
+def past_session(text: str, server: FakeServer, project: Path, home: Path) -> None:
+    """A clio one-shot run in the project, so that the session index has something to find."""
+    r = run_clio(["-p", text], server=server, project=project, home=home)
+    assert r.returncode == 0, r.stderr
+
+
 def test_remember_and_recall_through_the_sdk_client_then_a_clio_run_sees_it(
     project: Path, home: Path, fake_server: FakeServer
 ) -> None:
@@ -101,13 +107,7 @@ def test_a_bad_call_is_a_one_line_tool_error_and_the_server_keeps_serving(projec
 def test_notes_and_session_search_are_served_and_no_ltm_leaves_out_the_ltm_tools(
     project: Path, home: Path, fake_server: FakeServer
 ) -> None:
-    r = run_clio(
-        ["-p", "we chose PostgreSQL for billing for row level locking"],
-        server=fake_server,
-        project=project,
-        home=home,
-    )
-    assert r.returncode == 0, r.stderr
+    past_session("we chose PostgreSQL for billing for row level locking", fake_server, project, home)
 
     async def scenario() -> tuple[set[str], list[tuple[bool, str]]]:
         async with clio_mcp(project, home, "--no-ltm") as s:
@@ -206,13 +206,7 @@ def test_four_mcp_clients_and_four_clio_runs_writing_at_once_keep_every_entry(
 def test_incognito_refuses_writes_and_leaves_the_disk_as_it_was(
     project: Path, home: Path, fake_server: FakeServer
 ) -> None:
-    r = run_clio(
-        ["-p", "the release checklist lives in docs/release.md"],
-        server=fake_server,
-        project=project,
-        home=home,
-    )
-    assert r.returncode == 0, r.stderr
+    past_session("the release checklist lives in docs/release.md", fake_server, project, home)
 
     async def fill() -> None:
         async with clio_mcp(project, home) as s:
