@@ -206,6 +206,11 @@ class _Trust:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:  # `clio mcp`: the memory as an MCP server, with its own flags
+        from clio.mcp.server import main as mcp_main
+
+        return mcp_main(argv[1:])
     args = build_parser().parse_args(argv)
     color = not (args.no_color or os.environ.get("NO_COLOR"))
     # soft_wrap: a message is one line however long (scripts read stderr line by line)

@@ -100,19 +100,22 @@ def turn_tainted(messages: Sequence[Message]) -> bool:
     return bool(turn_sources(messages))
 
 
-WRITERS = ("model", "consolidation")
+BY_MODEL, BY_MCP, BY_CONSOLIDATION = "model", "mcp", "consolidation"
+WRITERS = (BY_MODEL, BY_MCP, BY_CONSOLIDATION)  # clio's model (a memory tool call), an MCP client
+# of `clio mcp`, or consolidation (a session read back at its end)
 
 
 @dataclass(frozen=True)
 class Provenance:
     """Who wrote a memory: ``session`` (None when unknown), ``at`` (epoch seconds), ``tainted``
-    (untrusted content was in play in that turn) and ``sources`` (what it had read)."""
+    (untrusted content was in play in that turn), ``sources`` (what it had read) and ``by``
+    (``model``: clio's model in a session; ``mcp``: a client of ``clio mcp``, always tainted)."""
 
     session: str | None
     at: float
     tainted: bool
     sources: tuple[str, ...] = ()
-    by: str = "model"  # "model" (a memory tool call) or "consolidation" (read back at session end)
+    by: str = BY_MODEL  # one of WRITERS
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"by": self.by, "session": self.session, "at": self.at, "tainted": self.tainted}
@@ -132,19 +135,23 @@ class Provenance:
         except (TypeError, ValueError):
             at = 0.0
         sources = data.get("sources")
+        by = data.get("by")
         return cls(
             session=session if isinstance(session, str) else None,
             at=at,
             tainted=data.get("tainted") is not False,
             sources=tuple(str(s) for s in sources[:MAX_SOURCES]) if isinstance(sources, list) else (),
-            by=data["by"] if data.get("by") in WRITERS else "model",
+            by=by if by in WRITERS else BY_MODEL,
         )
 
     def describe(self) -> str:
-        """One short line for people: 'after reading file_operations.read_file · session X'."""
+        """One short line for people: 'after reading file_operations.read_file · session X', or
+        'written by mcp client NAME' for a write through ``clio mcp``."""
+        if self.by == BY_MCP:
+            return "written by " + (", ".join(self.sources) or "an mcp client")
         what = "after reading " + ", ".join(self.sources) if self.sources else "untrusted content"
         head = what if self.tainted else "clean turn"
-        if self.by == "consolidation":
+        if self.by == BY_CONSOLIDATION:
             head = "learned at session end" + (f", {what}" if self.tainted else "")
         return f"{head} · session {self.session or '?'}"
 
@@ -165,3 +172,11 @@ def combine(old: Provenance | None, new: Provenance | None) -> Provenance | None
         return new or old
     sources = tuple(dict.fromkeys([*new.sources, *old.sources]))[:MAX_SOURCES]
     return Provenance(new.session, new.at, old.tainted or new.tainted, sources, new.by)
+
+
+
+def from_mcp(client: str | None, now: float) -> Provenance:
+    """The provenance of a write through ``clio mcp``: an MCP client is not the user, and what it
+    sends may come from anything it read, so the write is tainted like file content. ``client``
+    is the name the client gave when it connected (shown, never trusted)."""
+    return Provenance(None, now, True, (f"mcp client {client}" if client else "mcp client",), BY_MCP)
