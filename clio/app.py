@@ -17,6 +17,7 @@ import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult, TurnUI
 from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.agent.window import Window
+from clio.app_approvals import Approvals
 from clio.app_consolidate import Consolidator, Outcome
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
 from clio.config import Settings
@@ -53,6 +54,9 @@ class App:
         self.err = err
         self.ui = ui
         self._ask = ask  # callable(question: str) -> str | None, for approvals and request_input
+        self.approvals = Approvals(
+            settings, self._prompt_user if ask is not None else None, ui.diff, lambda: self.tool_ctx
+        )
         self.writes = not settings.incognito
         self.redactor = Redactor(settings.redaction)  # the one redactor: archive, requests, tools
         self.sessions = SessionStore(paths.sessions_dir if self.writes else None, redact=self.redactor.text)
@@ -143,7 +147,7 @@ class App:
         self.tool_ctx = ToolContext(
             root=self.paths.root,
             session_dir=session.dir,
-            approve=self._approve,
+            approve=self.approvals,
             ask_user=self._ask_user,
             sandbox=s.sandbox,
             sandbox_network=s.sandbox_network,
@@ -381,10 +385,7 @@ class App:
 
     # -- user interaction ------------------------------------------------------------------------
     def confirm(self, question: str) -> bool:
-        if not self.interactive and self.settings.yes:
-            return True
-        answer = self._prompt_user(f"{question} [y/N] ")
-        return answer is not None and answer.strip().lower() in ("y", "yes")
+        return self.approvals.confirm(question)
 
     def _prompt_user(self, question: str) -> str | None:
         if self._ask is None:
@@ -397,31 +398,6 @@ class App:
             return str(answer) if answer is not None else None
         except (EOFError, KeyboardInterrupt):
             return None
-
-    def _approve(self, kind: str, summary: str, *, destructive: bool = False) -> bool:
-        s = self.settings
-        if destructive:
-            if self._ask is None:  # nobody to ask: only --yes lets it through
-                return s.yes or self._unasked(kind, summary)
-            if kind == "memory":  # a write to memory after the turn read untrusted content
-                return self.confirm(f"⚠ after reading files or command output, {summary}\nAllow?")
-            return self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?")
-        if s.yes:
-            return True
-        policy = getattr(s.approvals, kind, "ask")
-        if kind == "shell" and s.sandbox:
-            policy = "ask"
-        if policy == "allow":
-            return True
-        if self._ask is None:
-            return self._unasked(kind, summary)
-        return self.confirm(f"{kind}: {summary}\nAllow?")
-
-    def _unasked(self, kind: str, summary: str) -> bool:
-        """Refuse an action nobody is there to approve, and note it (one-shot exit code 4)."""
-        if self.tool_ctx is not None:
-            self.tool_ctx.refused.append(f"{kind}: {summary}")
-        return False
 
     def _ask_user(self, question: str) -> str | None:
         if self._ask is None:

@@ -92,7 +92,7 @@ class ScriptedModel:
 class RecordingUI:
     """A TurnUI that records every event as a tuple: ("waiting",), ("text", delta),
     ("answer_done", content, interrupted, final), ("tool_start", name, args),
-    ("tool_done", name, ok, result), ("notice", text)."""
+    ("tool_done", name, ok, result), ("notice", text), ("diff", text, lines_left_out)."""
 
     def __init__(self) -> None:
         self.events: list[tuple[Any, ...]] = []
@@ -114,6 +114,9 @@ class RecordingUI:
 
     def notice(self, text: str) -> None:
         self.events.append(("notice", text))
+
+    def diff(self, diff: str, left: int) -> None:
+        self.events.append(("diff", diff, left))
 
     def of(self, kind: str) -> list[tuple[Any, ...]]:
         """The events of one kind, in order, without the kind."""

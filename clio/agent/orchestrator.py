@@ -25,6 +25,7 @@ from clio.memory.stm import latest_user_index
 from clio.messages import Message, make, tool_call_args
 from clio.safety.redact import Redactor
 from clio.tools.describe import summarize_args
+from clio.tools.diffs import clip
 from clio.tools.registry import Registry, ToolContext
 from clio.tools.results import maybe_store
 
@@ -51,6 +52,7 @@ class TurnUI(Protocol):
     def tool_start(self, name: str, args: dict[str, Any]) -> None: ...
     def tool_done(self, name: str, ok: bool, result: str) -> None: ...
     def notice(self, text: str) -> None: ...
+    def diff(self, diff: str, left: int) -> None: ...
 
 
 @dataclass
@@ -347,6 +349,19 @@ class Orchestrator:
                 out.usage.append(result.usage.as_dict())
             return result
 
+    def _changes(self) -> list[dict[str, str]]:
+        """The file changes the call just made: shown (unless the user saw them when approving)
+        and kept, redacted, in the result's meta (the export shows them; never sent)."""
+        changes, self.tool_ctx.changes = self.tool_ctx.changes, []
+        out = []
+        for change, seen in changes:
+            if not seen:
+                shown, left = clip(change.diff)
+                self.ui.diff(shown, left)
+            diff = self.redactor.redact(change.diff)[0] if self.redactor is not None else change.diff
+            out.append({"path": change.path, "diff": diff})
+        return out
+
     def _run_tools(self, calls: list[dict[str, Any]], out: TurnResult, guard: RepeatGuard) -> bool:
         """Run every call, append one result each (a repeated result replaced by the guard's
         tool error). Returns True when the user interrupted."""
@@ -369,14 +384,11 @@ class Orchestrator:
             if repeated is not None:
                 text, ok = repeated, False
             text = maybe_store(self.tool_ctx, name, text)
-            msg = self.add(
-                make(
-                    "tool",
-                    text,
-                    tool_call_id=call["id"],
-                    meta={"tool": name, "ok": ok, "ms": int((time.monotonic() - started) * 1000)},
-                )
-            )
+            meta: dict[str, Any] = {"tool": name, "ok": ok, "ms": int((time.monotonic() - started) * 1000)}
+            diffs = self._changes()
+            if diffs:
+                meta["diffs"] = diffs
+            msg = self.add(make("tool", text, tool_call_id=call["id"], meta=meta))
             out.tool_calls += 1
             self.ui.tool_done(name, ok, str(msg.get("content") or ""))
         return False

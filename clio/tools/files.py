@@ -23,6 +23,7 @@ from typing import Any
 
 from clio.store.atomic import atomic_write_text
 from clio.tools import search
+from clio.tools.diffs import MAX_DIFF_CHARS, Change, unified
 from clio.tools.paths import resolve_path
 from clio.tools.registry import (
     Handler,
@@ -102,7 +103,35 @@ def protected_reason(ctx: ToolContext, p: Path) -> str | None:
     return None
 
 
-def _approve(ctx: ToolContext, summary: str, *paths: Path) -> None:
+def _approve(ctx: ToolContext, summary: str, *paths: Path, change: Change | None = None) -> None:
+    """Ask for the action (the approver may show ``change``, the diff it makes); raises when refused.
+    An approved ``change`` is recorded with :func:`_done` once it is on disk."""
+    ctx.proposed, ctx.proposed_shown = change, False
+    try:
+        _ask(ctx, summary, *paths)
+    finally:
+        ctx.proposed = None
+
+
+def _change(ctx: ToolContext, p: Path, before: str | None, after: str | None) -> Change:
+    label = display(ctx, p)
+    return Change(label, unified(label, before, after))
+
+
+def _done(ctx: ToolContext, change: Change) -> None:
+    ctx.changes.append((change, ctx.proposed_shown))
+
+
+def _old_text(p: Path) -> str | None:
+    """What a file holds before a change, for its diff (None: no file; undecodable bytes replaced)."""
+    try:
+        with p.open("rb") as f:
+            return f.read(MAX_DIFF_CHARS + 1).decode("utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _ask(ctx: ToolContext, summary: str, *paths: Path) -> None:
     for p in paths:
         reason = protected_reason(ctx, p)
         if reason is None:
@@ -222,8 +251,10 @@ def _write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     content = need(args, "content")
     existed = p.exists()
     verb = "overwrite" if existed else "create"
-    _approve(ctx, f"{verb} {display(ctx, p)} ({_lines(content)} lines)", p)
+    change = _change(ctx, p, _old_text(p) if existed else None, content)
+    _approve(ctx, f"{verb} {display(ctx, p)} ({_lines(content)} lines)", p, change=change)
     _write(p, content)
+    _done(ctx, change)
     if not existed:
         _created(ctx, p)
     return f"{'wrote' if existed else 'created'} {display(ctx, p)} ({_lines(content)} lines, {len(content.encode()):,} bytes)"
@@ -238,8 +269,10 @@ def _create_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolError(
             f"{display(ctx, p)} already exists; use write_file to overwrite it or replace_string to edit it"
         )
-    _approve(ctx, f"create {display(ctx, p)} ({_lines(content)} lines)", p)
+    change = _change(ctx, p, None, content)
+    _approve(ctx, f"create {display(ctx, p)} ({_lines(content)} lines)", p, change=change)
     _write(p, content)
+    _done(ctx, change)
     _created(ctx, p)
     return f"created {display(ctx, p)} ({_lines(content)} lines)"
 
@@ -249,9 +282,12 @@ def _append_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     content = need(args, "content")
     existed = p.exists()
     old, newline = _read_lf(ctx, p) if existed else ("", "\n")
-    _approve(ctx, f"append {_lines(content)} lines to {display(ctx, p)}", p)
     sep = "\n" if old and not old.endswith("\n") else ""
-    _write_lf(p, old + sep + content.replace("\r\n", "\n"), newline)
+    new = old + sep + content.replace("\r\n", "\n")
+    change = _change(ctx, p, old if existed else None, new)
+    _approve(ctx, f"append {_lines(content)} lines to {display(ctx, p)}", p, change=change)
+    _write_lf(p, new, newline)
+    _done(ctx, change)
     if not existed:
         _created(ctx, p)
     return f"appended {_lines(content)} lines to {display(ctx, p)}"
@@ -290,8 +326,10 @@ def _replace_string(ctx: ToolContext, args: dict[str, Any]) -> str:
     if "old_string" not in args:
         raise ToolError("'old_string' is required for operation 'replace_string'")
     new_text, line = _apply_one(text, args.get("old_string"), args.get("new_string", ""), display(ctx, p))
-    _approve(ctx, f"edit {display(ctx, p)} at line {line}", p)
+    change = _change(ctx, p, text, new_text)
+    _approve(ctx, f"edit {display(ctx, p)} at line {line}", p, change=change)
     _write_lf(p, new_text, newline)
+    _done(ctx, change)
     new_lines = _lines(str(args.get("new_string", "")))
     return f"replaced 1 occurrence in {display(ctx, p)} (now lines {line}-{line + max(new_lines, 1) - 1})"
 
@@ -302,6 +340,7 @@ def _multi_replace(ctx: ToolContext, args: dict[str, Any]) -> str:
     if not reps:
         raise ToolError("'replacements' is empty")
     text, newline = _read_lf(ctx, p)
+    original = text
     lines: list[int] = []
     for i, rep in enumerate(reps, start=1):
         if not isinstance(rep, dict):
@@ -315,8 +354,10 @@ def _multi_replace(ctx: ToolContext, args: dict[str, Any]) -> str:
         except ToolError as exc:
             raise ToolError(f"{exc}; nothing was changed in {display(ctx, p)}") from None
         lines.append(line)
-    _approve(ctx, f"edit {display(ctx, p)} ({len(reps)} replacements)", p)
+    change = _change(ctx, p, original, text)
+    _approve(ctx, f"edit {display(ctx, p)} ({len(reps)} replacements)", p, change=change)
     _write_lf(p, text, newline)
+    _done(ctx, change)
     return f"applied {len(reps)} replacements in {display(ctx, p)} (at lines {', '.join(map(str, lines))})"
 
 
@@ -335,8 +376,10 @@ def _insert_at_line(ctx: ToolContext, args: dict[str, Any]) -> str:
     if line == len(lines) + 1 and lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     lines.insert(line - 1, content)
-    _approve(ctx, f"insert {_lines(content)} lines into {display(ctx, p)} at line {line}", p)
+    change = _change(ctx, p, text, "".join(lines))
+    _approve(ctx, f"insert {_lines(content)} lines into {display(ctx, p)} at line {line}", p, change=change)
     _write_lf(p, "".join(lines), newline)
+    _done(ctx, change)
     return f"inserted {_lines(content)} lines into {display(ctx, p)} before line {line}"
 
 
@@ -362,11 +405,14 @@ def _delete_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolError(
             f"{display(ctx, p)} is a non-empty directory; delete its files first or use the terminal"
         )
-    _approve(ctx, f"delete {display(ctx, p)}", p)
+    change = None if is_dir or p.is_symlink() else _change(ctx, p, _old_text(p), None)
+    _approve(ctx, f"delete {display(ctx, p)}", p, change=change)
     if is_dir:
         p.rmdir()
     else:
         p.unlink()
+    if change is not None:
+        _done(ctx, change)
     ctx.created_files.discard(str(p.resolve()))
     return f"deleted {display(ctx, p)}"
 

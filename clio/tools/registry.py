@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from clio.store.notes import NoteStore
     from clio.store.prefs_store import PrefStore
     from clio.store.sessions import Session, SessionStore
+    from clio.tools.diffs import Change
 
 
 class ToolError(Exception):
@@ -90,6 +91,9 @@ class ToolContext:
     result_chars: int = 8000  # results longer than this are stored, the model gets a preview (results.py)
     created_files: set[str] = field(default_factory=set)  # resolved paths the file tool created this session
     refused: list[str] = field(default_factory=list)  # actions of this turn refused with nobody to ask (one-shot)
+    proposed: Change | None = None  # the diff of the write being approved (the approver may show it)
+    proposed_shown: bool = False  # set by the approver when the user saw that diff
+    changes: list[tuple[Change, bool]] = field(default_factory=list)  # made by the running call (diff, seen)
 
     def service(self, name: str) -> Any:
         """The named service, or a ToolError saying it is not available in this session."""

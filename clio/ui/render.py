@@ -98,6 +98,24 @@ class MarkdownStream:
             self.live.update(tail)
 
 
+_DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"), ("\\", "dim"))
+
+
+def diff_text(diff: str, left: int = 0) -> Text:
+    """A unified diff coloured line by line (invisible characters shown escaped: the content
+    comes from the model), and a last line saying how much was left out."""
+    out = Text()
+    for line in diff.splitlines():
+        style = next((st for head, st in _DIFF_STYLES if line.startswith(head)), "")
+        out.append_text(visible(line, style))
+        out.append("\n")
+    if left:
+        out.append(f"… {left} more line{'s' if left != 1 else ''} of diff", style="dim")
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
 class ReplUI:
     """Streams answers and tool lines to a terminal console."""
 
@@ -162,6 +180,10 @@ class ReplUI:
         self.pause()
         self.console.print(visible(text, "yellow"))
 
+    def diff(self, diff: str, left: int) -> None:
+        self.pause()
+        self.console.print(diff_text(diff, left), soft_wrap=True)
+
 
 class OneShotUI:
     """For ``--input``: the final answer on stdout, everything else on stderr."""
@@ -203,3 +225,6 @@ class OneShotUI:
 
     def notice(self, text: str) -> None:
         self.err.print(visible(text, "yellow"))
+
+    def diff(self, diff: str, left: int) -> None:
+        self.err.print(diff_text(diff, left), soft_wrap=True)
