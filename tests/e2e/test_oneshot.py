@@ -550,3 +550,12 @@ def test_an_action_refused_for_lack_of_approval_exits_4_with_whole_words(
     ok = run_clio(["--yes", "-p", "Write out.txt"], server=fake_server, project=project, home=home)
     assert ok.returncode == 0, ok.stderr
     assert (project / "out.txt").read_text(encoding="utf-8") == "hello\n"
+    # nobody was asked: the change is shown after the fact, as a diff on stderr
+    assert "--- /dev/null\n+++ b/out.txt\n@@ -0,0 +1 @@\n+hello\n" in ok.stderr
+    # and kept with the result, so the export shows it
+    export = project / "export.html"
+    shown = run_clio(["--resume", "-p", f"/session export {export}"], server=fake_server, project=project, home=home)
+    assert shown.returncode == 0, shown.stderr
+    page = export.read_text(encoding="utf-8")
+    assert '<pre class="diff"><span class="file">--- /dev/null</span>' in page
+    assert '<span class="add">+hello</span>' in page

@@ -372,8 +372,13 @@ def test_write_approval_yes_then_no(spawn: Spawn, fake_server: FakeServer, proje
     term.prompt()
 
     term.type("write ok.txt")
-    term.expect(r"create ok\.txt \(1 lines\)\s*Allow\? \[y/N\]")
+    term.expect(r"\+\+\+ b/ok\.txt\s+@@ -0,0 \+1 @@\s+\+kept")  # the change, above the question
+    term.expect(r"create ok\.txt \(1 lines\)\s*Allow\? \[y\]es / \[n\]o / \[a\]lways write this session / \[d\]iff")
     assert not (project / "ok.txt").exists()  # nothing happens before the answer
+    term.type("d")  # the whole diff, then the question again
+    term.expect(r"\+\+\+ b/ok\.txt\s+@@ -0,0 \+1 @@\s+\+kept")
+    term.expect(r"Allow\? \[y\]es")
+    assert not (project / "ok.txt").exists()
     term.type("y")
     term.expect(r"✓ file_operations write_file ok\.txt")
     term.expect(r"WROTE-IT")
@@ -381,7 +386,7 @@ def test_write_approval_yes_then_no(spawn: Spawn, fake_server: FakeServer, proje
     assert (project / "ok.txt").read_text(encoding="utf-8") == "kept\n"
 
     term.type("write no.txt")
-    term.expect(r"create no\.txt \(1 lines\)\s*Allow\? \[y/N\]")
+    term.expect(r"create no\.txt \(1 lines\)\s*Allow\? \[y\]es")
     term.type("n")
     term.expect(r"✗ file_operations write_file no\.txt\s+.*declined")
     term.expect(r"LEFT-IT-ALONE")
@@ -393,3 +398,47 @@ def test_write_approval_yes_then_no(spawn: Spawn, fake_server: FakeServer, proje
     term.child.sendeof()
     assert term.wait_exit() == 0
     assert history_entries(project) == ["write ok.txt", "write no.txt"]  # approvals are not history
+
+
+def test_always_allows_the_kind_for_the_session_and_shows_later_diffs_after_the_fact(
+    spawn: Spawn, fake_server: FakeServer, project: Path
+) -> None:
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    fake_server.script(
+        Reply(tool_calls=[call("file_operations", operation="write_file", path="a.txt", content="one\n")]),
+        Reply(text="FIRST-DONE"),
+        Reply(
+            tool_calls=[
+                call("file_operations", operation="replace_string", path="calc.py", old_string="a - b", new_string="a + b")
+            ]
+        ),
+        Reply(text="SECOND-DONE"),
+    )
+    term = spawn()
+    term.prompt()
+    term.type("write a.txt")
+    term.expect(r"Allow\? \[y\]es / \[n\]o / \[a\]lways write this session")
+    term.type("a")
+    term.expect(r"FIRST-DONE")
+    term.prompt()
+    start = term.mark()
+    term.type("fix calc.py")
+    term.expect(r"-    return a - b\s+\+    return a \+ b")  # shown after the fact: nobody was asked
+    term.expect(r"SECOND-DONE")
+    term.prompt()
+    assert "Allow?" not in term.since(start)
+    assert (project / "calc.py").read_text(encoding="utf-8") == "def add(a, b):\n    return a + b\n"
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+    term = spawn()  # 'always' lasts for the session only
+    term.prompt()
+    fake_server.script(
+        Reply(tool_calls=[call("file_operations", operation="write_file", path="b.txt", content="two\n")]),
+        Reply(text="THIRD"),
+    )
+    term.type("write b.txt")
+    term.expect(r"Allow\? \[y\]es")
+    term.type("n")
+    term.expect(r"THIRD")
+    term.prompt()
+    assert not (project / "b.txt").exists()
