@@ -20,6 +20,7 @@ from clio.agent.window import Window
 from clio.app_approvals import Approvals
 from clio.app_consolidate import Consolidator, Outcome
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
+from clio.app_undo import undo_note, undo_turns
 from clio.config import Settings
 from clio.llm.client import LLMClient
 from clio.memory.context import ContextEngine
@@ -29,6 +30,7 @@ from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
 from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
+from clio.store.snapshots import Restored, Snapshots
 from clio.tools.describe import summarize_args
 from clio.tools.git import recent_git_activity
 from clio.tools.registry import REGISTRY, Services, ToolContext
@@ -82,6 +84,7 @@ class App:
             self.services.ltm, self.sessions, self.redactor, max_chars=lambda: self.window.shares.consolidation_chars()
         )
         self.session: Session | None = None
+        self.pending_notes: list[str] = []  # told to the model with the user's next message
         self.orchestrator: Orchestrator | None = None
         self.prompt: PromptBuilder | None = None
         self.tool_ctx: ToolContext | None = None
@@ -137,6 +140,8 @@ class App:
         session.transform = self._redact_message
         self.session = session
         self.services.session = session
+        folder = session.dir / "snapshots" if (self.writes and session.dir is not None) else None
+        self.services.snapshots = Snapshots(folder, self.redactor)
         self.prompt = PromptBuilder(
             self.paths.root,
             self.paths.cwd,
@@ -267,11 +272,26 @@ class App:
     # -- turns -----------------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnResult:
         start = len(self.session.messages) if self.session is not None else 0
+        if self.services.snapshots is not None:
+            self.services.snapshots.begin(start)  # the files this turn changes are kept together
+        if self.pending_notes:  # what the model must know first (an /undo), with the user's words
+            text = "\n".join(self.pending_notes) + "\n\n" + text
+            self.pending_notes.clear()
         try:
             return self.agent.run_turn(text)
         finally:
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])
+
+    def undo(self, turns: int) -> list[Restored]:
+        """Put back the files the last ``turns`` turns changed; the model hears of it next turn."""
+        snapshots = self.services.snapshots
+        if snapshots is None:
+            return []
+        results = undo_turns(snapshots, turns, self.confirm, self.paths.root)
+        if results:
+            self.pending_notes.append(undo_note(results, self.paths.root))
+        return results
 
     def _reinforce(self, turn: list[Message]) -> None:
         """Injected memory the turn used decays from now on, not from when it was written."""

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from clio.config import Settings
     from clio.paths import Paths
     from clio.store.sessions import Session, SessionStore
+    from clio.store.snapshots import Restored
     from clio.tools.registry import Services
 
 
@@ -49,6 +50,7 @@ class CommandContext(Protocol):
     def clear_window(self) -> None: ...
     def todos(self) -> list[dict[str, Any]]: ...
     def consolidate(self, *, force: bool = False) -> Outcome | None: ...
+    def undo(self, turns: int) -> list[Restored]: ...
 
 
 class CommandError(Exception):

@@ -105,12 +105,17 @@ def protected_reason(ctx: ToolContext, p: Path) -> str | None:
 
 def _approve(ctx: ToolContext, summary: str, *paths: Path, change: Change | None = None) -> None:
     """Ask for the action (the approver may show ``change``, the diff it makes); raises when refused.
-    An approved ``change`` is recorded with :func:`_done` once it is on disk."""
+    Once approved, what the paths hold is kept for /undo; an approved ``change`` is recorded with
+    :func:`_done` once it is on disk."""
     ctx.proposed, ctx.proposed_shown = change, False
     try:
         _ask(ctx, summary, *paths)
     finally:
         ctx.proposed = None
+    snapshots = ctx.services.snapshots
+    if snapshots is not None:
+        for p in paths:
+            snapshots.keep(p)
 
 
 def _change(ctx: ToolContext, p: Path, before: str | None, after: str | None) -> Change:
@@ -118,8 +123,14 @@ def _change(ctx: ToolContext, p: Path, before: str | None, after: str | None) ->
     return Change(label, unified(label, before, after))
 
 
-def _done(ctx: ToolContext, change: Change) -> None:
-    ctx.changes.append((change, ctx.proposed_shown))
+def _done(ctx: ToolContext, change: Change | None, *paths: Path) -> None:
+    """A change is on disk: shown/kept as a diff, and what clio left noted for /undo."""
+    if change is not None:
+        ctx.changes.append((change, ctx.proposed_shown))
+    snapshots = ctx.services.snapshots
+    if snapshots is not None:
+        for p in paths:
+            snapshots.after(p)
 
 
 def _old_text(p: Path) -> str | None:
@@ -254,7 +265,7 @@ def _write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     change = _change(ctx, p, _old_text(p) if existed else None, content)
     _approve(ctx, f"{verb} {display(ctx, p)} ({_lines(content)} lines)", p, change=change)
     _write(p, content)
-    _done(ctx, change)
+    _done(ctx, change, p)
     if not existed:
         _created(ctx, p)
     return f"{'wrote' if existed else 'created'} {display(ctx, p)} ({_lines(content)} lines, {len(content.encode()):,} bytes)"
@@ -272,7 +283,7 @@ def _create_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     change = _change(ctx, p, None, content)
     _approve(ctx, f"create {display(ctx, p)} ({_lines(content)} lines)", p, change=change)
     _write(p, content)
-    _done(ctx, change)
+    _done(ctx, change, p)
     _created(ctx, p)
     return f"created {display(ctx, p)} ({_lines(content)} lines)"
 
@@ -287,7 +298,7 @@ def _append_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     change = _change(ctx, p, old if existed else None, new)
     _approve(ctx, f"append {_lines(content)} lines to {display(ctx, p)}", p, change=change)
     _write_lf(p, new, newline)
-    _done(ctx, change)
+    _done(ctx, change, p)
     if not existed:
         _created(ctx, p)
     return f"appended {_lines(content)} lines to {display(ctx, p)}"
@@ -329,7 +340,7 @@ def _replace_string(ctx: ToolContext, args: dict[str, Any]) -> str:
     change = _change(ctx, p, text, new_text)
     _approve(ctx, f"edit {display(ctx, p)} at line {line}", p, change=change)
     _write_lf(p, new_text, newline)
-    _done(ctx, change)
+    _done(ctx, change, p)
     new_lines = _lines(str(args.get("new_string", "")))
     return f"replaced 1 occurrence in {display(ctx, p)} (now lines {line}-{line + max(new_lines, 1) - 1})"
 
@@ -357,7 +368,7 @@ def _multi_replace(ctx: ToolContext, args: dict[str, Any]) -> str:
     change = _change(ctx, p, original, text)
     _approve(ctx, f"edit {display(ctx, p)} ({len(reps)} replacements)", p, change=change)
     _write_lf(p, text, newline)
-    _done(ctx, change)
+    _done(ctx, change, p)
     return f"applied {len(reps)} replacements in {display(ctx, p)} (at lines {', '.join(map(str, lines))})"
 
 
@@ -379,7 +390,7 @@ def _insert_at_line(ctx: ToolContext, args: dict[str, Any]) -> str:
     change = _change(ctx, p, text, "".join(lines))
     _approve(ctx, f"insert {_lines(content)} lines into {display(ctx, p)} at line {line}", p, change=change)
     _write_lf(p, "".join(lines), newline)
-    _done(ctx, change)
+    _done(ctx, change, p)
     return f"inserted {_lines(content)} lines into {display(ctx, p)} before line {line}"
 
 
@@ -412,7 +423,7 @@ def _delete_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     else:
         p.unlink()
     if change is not None:
-        _done(ctx, change)
+        _done(ctx, change, p)
     ctx.created_files.discard(str(p.resolve()))
     return f"deleted {display(ctx, p)}"
 
@@ -428,6 +439,7 @@ def _rename_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     dst.parent.mkdir(parents=True, exist_ok=True)
     created = str(src.resolve())
     os.rename(src, dst)
+    _done(ctx, None, src, dst)
     ctx.created_files.discard(created)
     _created(ctx, dst)  # the new name is clio's doing: the commit tool stages it with the old one's removal
     return f"renamed {display(ctx, src)} -> {display(ctx, dst)}"
@@ -441,6 +453,7 @@ def _create_directory(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolError(f"{display(ctx, p)} exists and is not a directory")
     _approve(ctx, f"create directory {display(ctx, p)}", p)
     p.mkdir(parents=True)
+    _done(ctx, None, p)
     return f"created directory {display(ctx, p)}"
 
 

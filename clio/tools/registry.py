@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from clio.store.notes import NoteStore
     from clio.store.prefs_store import PrefStore
     from clio.store.sessions import Session, SessionStore
+    from clio.store.snapshots import Snapshots
     from clio.tools.diffs import Change
 
 
@@ -65,6 +66,7 @@ class Services:
     notes: NoteStore | None = None
     prefs: PrefStore | None = None
     recall: Recall | None = None
+    snapshots: Snapshots | None = None  # before-images of the files each turn changes (/undo)
     todos_mem: list[dict[str, Any]] | None = None  # the todo list when nothing is written (incognito)
     # entries of one faded topic -> the fields of one summary entry written by the model, or None
     ltm_compactor: Callable[[list[Any]], dict[str, Any] | None] | None = None
