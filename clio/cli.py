@@ -30,6 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", metavar="TEXT", help="run one turn with TEXT first ('-' reads stdin)")
     p.add_argument("--exit", action="store_true", help="exit after --input instead of staying in the REPL")
     p.add_argument("-p", dest="print_input", metavar="TEXT", help="same as --input TEXT --exit")
+    p.add_argument(
+        "--output",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="one-shot output: the answer as text (default), one JSON object at the end, or one JSON event per line",
+    )
     p.add_argument("--new", action="store_true", help="start a new session (the default)")
     p.add_argument(
         "--resume",
@@ -257,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.print_input is not None:
             args.input, args.exit = args.print_input, True
         one_shot = args.input is not None and args.exit
+        if args.output != "text" and not one_shot:
+            return fail(err, f"--output {args.output} is for one-shot runs: add -p TEXT (or --input TEXT --exit).", 2)
         # the REPL asks once, before the App is built; one-shot runs and scripts never wait for an answer
         can_ask = not (one_shot or args.sessions) and sys.stdin.isatty() and sys.stderr.isatty()
         settings = trust.settle(settings, trust_flag=args.trust, can_ask=can_ask)
@@ -281,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         if one_shot:
             from clio.ui.oneshot import run_one_shot
 
-            return run_one_shot(settings, paths, text or "", resume=args.resume, out=out, err=err)
+            return run_one_shot(settings, paths, text or "", resume=args.resume, out=out, err=err, output=args.output)
         from clio.ui.repl import run_repl
 
         return run_repl(settings, paths, first_input=text, resume=args.resume, out=out, err=err)

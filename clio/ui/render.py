@@ -186,12 +186,15 @@ class ReplUI:
 
 
 class OneShotUI:
-    """For ``--input``: the final answer on stdout, everything else on stderr."""
+    """For ``--input``: the final answer on stdout, everything else on stderr. On a terminal the
+    answer streams as it arrives (invisible characters escaped); to a pipe or a file only the
+    final answer is written, byte for byte, so scripts get exactly the answer."""
 
     def __init__(self, out: Console, err: Console) -> None:
         self.out = out
         self.err = err
         self.final_text = ""
+        self.streamed = False  # part of the current answer is already on the terminal
 
     def pause(self) -> None:
         pass
@@ -200,10 +203,19 @@ class OneShotUI:
         pass
 
     def text(self, delta: str) -> None:
-        pass
+        if self.out.is_terminal and delta:
+            self.out.file.write(escape_invisible(delta))
+            self.out.file.flush()
+            self.streamed = True
 
     def answer_done(self, content: str, *, interrupted: bool, final: bool) -> None:
-        if final:
+        if self.streamed:  # already on the terminal: end its line
+            self.out.file.write("" if content.endswith("\n") else "\n")
+            self.out.file.flush()
+            self.streamed = False
+            if final:
+                self.final_text = content
+        elif final:
             self.final_text = content
             if content and self.out.is_terminal:  # a person reads it: nothing invisible, no controls
                 self.out.print(visible(content.rstrip("\n")), soft_wrap=True)
