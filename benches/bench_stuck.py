@@ -6,6 +6,8 @@ The clio under test is the one installed next to the Python running this script;
 a build without stuck detection, run this file with that build's Python (for example an older
 checkout's ``.venv/bin/python``): the harness only drives the installed ``clio`` binary.
 
+A run still going after ``--timeout`` seconds is stopped and shown with exit code -1.
+
 The task: a two-function calc.py whose ``add`` subtracts; ``clio --yes -p "..."`` is asked to
 fix it. Printed per run: exit code, wall time, chat requests, tool calls, repeated calls (same
 name and arguments as an earlier call of the turn), whether calc.py ends up fixed; then medians.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -53,6 +56,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ctx", type=int, default=8192)
     ap.add_argument("--max-iterations", type=int, default=20)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds a run may take (exit -1 after)")
     args = ap.parse_args()
     if llama_paths() is None:
         print(SKIP_REASON)
@@ -65,12 +69,15 @@ def main() -> int:
             project.reset(max_iterations=args.max_iterations)
             (project.root / "calc.py").write_text(CALC, encoding="utf-8")
             t0 = time.perf_counter()
-            r = project.run(TASK, "--yes")
+            try:
+                code = project.run(TASK, "--yes", timeout=args.timeout).returncode
+            except subprocess.TimeoutExpired:
+                code = -1  # still going when the bench gave up on it
             wall = time.perf_counter() - t0
             archive = project.archive()
             calls = sum(len(m.get("tool_calls") or []) for m in archive)
             fixed = "return a + b" in (project.root / "calc.py").read_text(encoding="utf-8")
-            row = (r.returncode, wall, len(project.proxy.chat()), calls, repeated_calls(archive), fixed)
+            row = (code, wall, len(project.proxy.chat()), calls, repeated_calls(archive), fixed)
             rows.append(row)
             print(
                 f"run {n}: exit {row[0]}, {wall:.0f} s, {row[2]} requests, {calls} tool calls, {row[4]} repeated, fixed={fixed}"
