@@ -28,8 +28,9 @@ from clio.commands.registry import COMMANDS, ExitRequested
 from clio.config import Settings
 from clio.llm.errors import LLMError
 from clio.paths import Paths
+from clio.ui import resume_view
 from clio.ui.history import RedactingFileHistory
-from clio.ui.render import ReplUI
+from clio.ui.render import ReplUI, visible
 
 
 class ClioCompleter(Completer):
@@ -161,6 +162,8 @@ def _banner(app: App, out: Console) -> None:
             ("/help for commands, Alt-Enter for a newline, Ctrl-D to exit", "dim"),
         )
     )
+    for line, style in resume_view.render(app.session.messages):
+        out.print(visible(line, style), soft_wrap=True)
 
 
 def _toolbar(app: App) -> HTML:

@@ -442,3 +442,21 @@ def test_always_allows_the_kind_for_the_session_and_shows_later_diffs_after_the_
     term.expect(r"THIRD")
     term.prompt()
     assert not (project / "b.txt").exists()
+
+
+def test_resume_shows_where_the_conversation_was(spawn: Spawn, fake_server: FakeServer, project: Path) -> None:
+    from testkit.clio_run import run_clio
+
+    home = project.parent / "home"
+    for n in range(4):
+        fake_server.script(Reply(text=f"answer number {n}\nsecond line {n}"))
+        flags = ["--resume"] if n else []
+        r = run_clio([*flags, "-p", f"request number {n}"], server=fake_server, project=project, home=home)
+        assert r.returncode == 0, r.stderr
+    term = spawn("--resume")
+    term.expect(r"where you were \(2 earlier messages not shown; /session export has them all\):")
+    shown = term.expect(r"› request number 1\s+answer number 1\s+second line 1\s+› request number 2[\s\S]*?› request number 3\s+answer number 3\s+second line 3")
+    assert "request number 0" not in shown.group()
+    term.prompt()
+    term.child.sendeof()
+    assert term.wait_exit() == 0
