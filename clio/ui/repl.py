@@ -6,9 +6,15 @@ answer or clears the line, Ctrl-D exits. Slash commands and paths complete with 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib
+import os
+import struct
+import sys
+import termios
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
@@ -16,7 +22,10 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion, Path
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import HTML
 from prompt_toolkit.history import History, InMemoryHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.shortcuts import prompt as pt_prompt
 from rich.console import Console
 from rich.text import Text
@@ -72,6 +81,51 @@ def _bindings() -> KeyBindings:
     return kb
 
 
+def pending_interrupt(pt_input: Input) -> tuple[bool, str]:
+    """Whether a Ctrl-C was typed while the prompt still had the terminal in raw mode: there it is
+    a key, not a signal, so without this it is lost and the request goes out. It may sit in
+    prompt-toolkit's typeahead (read with the Enter) or still in the terminal's input queue.
+    Returns (found, what was typed before it, offered again at the next prompt); other typeahead
+    is put back."""
+    keys = get_typeahead(pt_input)
+    cut = next((i for i, k in enumerate(keys) if k.key == Keys.ControlC), None)
+    if cut is not None:
+        return True, "".join(k.data for k in keys[:cut] if len(k.data) == 1 and k.data.isprintable())
+    store_typeahead(pt_input, keys)
+    try:
+        fd = sys.stdin.fileno()
+        if not os.isatty(fd):
+            return False, ""
+        waiting = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        if waiting <= 0 or keys:
+            return False, ""  # nothing queued (or typeahead first: its order must be kept)
+        data = os.read(fd, waiting).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return False, ""
+    before, found, _after = data.partition("\x03")
+    return bool(found), before.split("\r")[0].split("\n")[0]
+
+
+@contextlib.contextmanager
+def quiet_terminal() -> Iterator[None]:
+    """No echo while a turn runs: a typed Ctrl-C echoed as ``^C`` (or any typeahead) would move
+    the cursor under the live answer and make it draw twice. Restored afterwards."""
+    try:
+        fd = sys.stdin.fileno()
+        old = termios.tcgetattr(fd) if os.isatty(fd) else None
+    except (OSError, ValueError, termios.error):
+        old = None
+    if old is not None:
+        new = list(old)
+        new[3] = old[3] & ~(termios.ECHO | termios.ECHOCTL)
+        termios.tcsetattr(fd, termios.TCSANOW, new)
+    try:
+        yield
+    finally:
+        if old is not None:
+            termios.tcsetattr(fd, termios.TCSANOW, old)
+
+
 def _ask(question: str) -> str | None:
     return pt_prompt(question)
 
@@ -104,12 +158,14 @@ def run_repl(
         # the model client's package costs ~0.6 s to import: load it while the user types
         threading.Thread(target=lambda: importlib.import_module("openai"), daemon=True).start()
         pending = first_input
+        pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:
             if pending is not None:
                 line, pending = pending, None
             else:
                 try:
-                    line = session.prompt(HTML("<b>› </b>"))
+                    line = session.prompt(HTML("<b>› </b>"), default=pending_default)
+                    pending_default = ""
                 except KeyboardInterrupt:
                     continue
                 except EOFError:
@@ -117,10 +173,16 @@ def run_repl(
             if not line.strip():
                 continue
             try:
+                interrupted, typeahead = pending_interrupt(session.input)
+                if interrupted:  # Ctrl-C right after Enter: nothing is sent
+                    out.print(Text("⏹ interrupted before it was sent (↑ brings the message back)", style="yellow"))
+                    pending_default = typeahead
+                    continue
                 if line.lstrip().startswith("/"):
                     run_slash(app, line.strip())
                 else:
-                    app.run_turn(line)
+                    with quiet_terminal():
+                        app.run_turn(line)
             except ExitRequested:
                 break
             except KeyboardInterrupt:
