@@ -270,7 +270,8 @@ class App:
         }
 
     # -- turns -----------------------------------------------------------------------------------
-    def run_turn(self, text: str) -> TurnResult:
+    def run_turn(self, text: str, meta: dict[str, Any] | None = None) -> TurnResult:
+        """One turn; ``meta`` goes with the user's message (``attached``: the @file paths)."""
         start = len(self.session.messages) if self.session is not None else 0
         if self.services.snapshots is not None:
             self.services.snapshots.begin(start)  # the files this turn changes are kept together
@@ -278,7 +279,7 @@ class App:
             text = "\n".join(self.pending_notes) + "\n\n" + text
             self.pending_notes.clear()
         try:
-            return self.agent.run_turn(text)
+            return self.agent.run_turn(text, meta)
         finally:
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])

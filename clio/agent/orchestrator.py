@@ -220,10 +220,10 @@ class Orchestrator:
         self.save_state()
 
     # -- the loop --------------------------------------------------------------------------------
-    def run_turn(self, text: str) -> TurnResult:
+    def run_turn(self, text: str, user_meta: dict[str, Any] | None = None) -> TurnResult:
         out = TurnResult()
         self.tool_ctx.refused.clear()
-        self.add(make("user", text))
+        self.add(make("user", text, meta=dict(user_meta or {})))
         self.save_state()
         self.window.probe_once()  # the user's message is on disk; nothing sent yet
         self.hooks.turn_started()

@@ -25,6 +25,7 @@ PREFS_SHARE = 1 / 40
 INSTRUCTIONS_SHARE = 1 / 4
 TASK_SHARE = 1 / 8
 TASK_MAX_CHARS = 2000
+ATTACHMENT_SHARE = 0.25  # @file attachments of one message
 CONSOLIDATION_SHARE = 0.35  # of the prompt budget: one end-of-session request
 CONSOLIDATION_MAX_CHARS = 24_000
 SUMMARY_SHARE = 1 / 8
@@ -102,6 +103,10 @@ class Shares:
 
     def instructions_chars(self) -> int:
         return self._chars(INSTRUCTIONS_SHARE)
+
+    def attachment_chars(self) -> int:
+        """Characters the files a message attaches with @path may take, all together."""
+        return self._chars(ATTACHMENT_SHARE)
 
     def task_chars(self) -> int:
         return min(TASK_MAX_CHARS, self._chars(TASK_SHARE))

@@ -28,7 +28,7 @@ from typing import Any
 from clio.memory import decisions, ltm
 from clio.memory.json_reply import first_json_object
 from clio.memory.yarn import cut, is_error
-from clio.messages import Message
+from clio.messages import Message, typed_words
 
 MAX_ENTRIES = 6  # what one session may add: the durable few, not a transcript
 MAX_PAIRS = 5  # ambiguous pairs decided per request
@@ -77,7 +77,7 @@ def established(part: Sequence[Message]) -> list[decisions.Item]:
     for m in part:
         role, text = m.get("role"), str(m.get("content") or "").strip()
         if role == "user" and text:
-            found = decisions.from_user(text)
+            found = decisions.from_user(typed_words(m))
             agreed = decisions.agreed(proposed) if proposed and decisions.agrees(text) else None
             items = decisions.merge(items, [agreed, *found] if agreed else found)
             proposed = None
@@ -89,7 +89,7 @@ def established(part: Sequence[Message]) -> list[decisions.Item]:
 def stated(part: Sequence[Message]) -> int:
     """How many decisions, constraints and conventions the user stated in the part
     (:func:`clio.memory.decisions.from_user`, the same reading the thread summary uses)."""
-    return sum(len(decisions.from_user(str(m.get("content") or ""))) for m in part if m.get("role") == "user")
+    return sum(len(decisions.from_user(typed_words(m))) for m in part if m.get("role") == "user")
 
 
 def worth_it(part: Sequence[Message]) -> bool:

@@ -70,6 +70,9 @@ def turn_sources(messages: Sequence[Message]) -> list[str]:
     return sources_in(current_turn(messages))
 
 
+ATTACHED = "attached file"
+
+
 def sources_in(turn: Sequence[Message]) -> list[str]:
     """The untrusted results among ``turn`` (any run of messages), as ``tool.operation`` names."""
     calls: dict[str, tuple[str, str]] = {}
@@ -82,6 +85,9 @@ def sources_in(turn: Sequence[Message]) -> list[str]:
                 calls[str(c.get("id"))] = (str(fn.get("name", "")), _operation(fn.get("arguments")))
     found: list[str] = []
     for m in turn:
+        attached = m.get("meta", {}).get("attached") if isinstance(m.get("meta"), dict) else None
+        if m.get("role") == "user" and attached and ATTACHED not in found:
+            found.append(ATTACHED)  # @file: the file's content came with the user's words
         if m.get("role") != "tool":
             continue
         name, op = calls.get(str(m.get("tool_call_id")), ("", ""))

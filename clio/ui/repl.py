@@ -37,7 +37,7 @@ from clio.commands.registry import COMMANDS, ExitRequested
 from clio.config import Settings
 from clio.llm.errors import LLMError
 from clio.paths import Paths
-from clio.ui import resume_view
+from clio.ui import mentions, resume_view
 from clio.ui.history import RedactingFileHistory
 from clio.ui.render import ReplUI, visible
 
@@ -46,6 +46,7 @@ class ClioCompleter(Completer):
     """Slash commands and their subcommands; paths (relative to the project root) elsewhere."""
 
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.paths = PathCompleter(get_paths=lambda: [str(root)], expanduser=True)
 
     def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
@@ -66,9 +67,36 @@ class ClioCompleter(Completer):
                         yield Completion(sub, start_position=-len(rest))
                 return
         word = document.get_word_before_cursor(WORD=True)
+        mention = _mention_before(text)
+        if mention is not None:  # @path, or @"path with spaces": complete the path, keep the @
+            yield from self._mention_completions(mention, event)
+            return
         if word and ("/" in word or "." in word or word.startswith("~")):
             sub_doc = Document(word, len(word))
             yield from self.paths.get_completions(sub_doc, event)
+
+
+    def _mention_completions(self, mention: str, event: CompleteEvent) -> Iterable[Completion]:
+        partial = mention.lstrip('"')
+        for c in self.paths.get_completions(Document(partial, len(partial)), event):
+            full = partial[: len(partial) + c.start_position] + c.text
+            folder = (self.root / Path(full).expanduser()).is_dir()
+            full += "/" if folder and not full.endswith("/") else ""
+            close = "" if folder else '"'  # a folder: the path goes on, the quote stays open
+            quoted = f'@"{full}{close}' if (" " in full or mention.startswith('"')) else f"@{full}"
+            yield Completion(quoted, start_position=-(len(mention) + 1), display=c.display)
+
+
+def _mention_before(text: str) -> str | None:
+    """The @mention being typed at the end of ``text`` (without its @), or None."""
+    at = text.rfind("@")
+    if at < 0 or (at > 0 and not text[at - 1].isspace()):
+        return None
+    mention = text[at + 1 :]
+    quoted = mention.startswith('"')
+    if (not quoted and any(ch.isspace() for ch in mention)) or (quoted and mention.count('"') > 1):
+        return None
+    return mention
 
 
 def _bindings() -> KeyBindings:
@@ -181,8 +209,9 @@ def run_repl(
                 if line.lstrip().startswith("/"):
                     run_slash(app, line.strip())
                 else:
+                    text, user_meta = _with_attachments(app, line, out)
                     with quiet_terminal():
-                        app.run_turn(line)
+                        app.run_turn(text, user_meta)
             except ExitRequested:
                 break
             except KeyboardInterrupt:
@@ -195,6 +224,16 @@ def run_repl(
         return 0
     finally:
         app.close()
+
+
+def _with_attachments(app: App, line: str, out: Console) -> tuple[str, dict[str, object] | None]:
+    """The message with the files it mentions (@path) attached, saying what was attached."""
+    if "@" not in line:
+        return line, None
+    done = mentions.attach(line, app.paths.root, app.paths.cwd, app.window.shares.attachment_chars())
+    for note in done.notes:
+        out.print(visible(note, "dim"))
+    return done.text, ({"attached": done.paths} if done.paths else None)
 
 
 def _upkeep(app: App, err: Console) -> None:

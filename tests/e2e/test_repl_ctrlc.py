@@ -9,19 +9,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pyte
-
 from testkit.fakeserver import FakeServer, Reply
-from tests.e2e.test_repl_pty import COLS, ROWS, Spawn, Term, project, spawn  # noqa: F401  (fixtures)
+from tests.e2e.test_repl_pty import Spawn, project, screen_of, spawn  # noqa: F401  (fixtures)
 
 PARTIAL = "ALPHA line one.\n\nBRAVO line two.\n\nCHARLIE line three.\n\n" + "filler words " * 300
-
-
-def screen_of(term: Term) -> str:
-    screen = pyte.Screen(COLS, ROWS)
-    screen.set_mode(pyte.modes.LNM)
-    pyte.Stream(screen).feed(term.raw)
-    return "\n".join(line.rstrip() for line in screen.display)
 
 
 def test_ctrl_c_mid_answer_shows_the_partial_answer_once(

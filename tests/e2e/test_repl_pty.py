@@ -113,6 +113,27 @@ class Term:
 Spawn = Callable[..., Term]
 
 
+def screen_of(term: Term) -> str:
+    """What the terminal shows now: the raw output replayed through a VT100 emulator (pyte)."""
+    import pyte
+
+    term._pump(0.05)
+    screen = pyte.Screen(COLS, ROWS)
+    screen.set_mode(pyte.modes.LNM)
+    pyte.Stream(screen).feed(term.raw)
+    return "\n".join(line.rstrip() for line in screen.display)
+
+
+def wait_screen(term: Term, needle: str, timeout: float = TIMEOUT) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        shown = screen_of(term)
+        if needle in shown:
+            return shown
+        assert time.monotonic() < deadline, f"the screen never showed {needle!r}:\n{shown}"
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     proj = tmp_path / "proj"
@@ -458,5 +479,29 @@ def test_resume_shows_where_the_conversation_was(spawn: Spawn, fake_server: Fake
     shown = term.expect(r"› request number 1\s+answer number 1\s+second line 1\s+› request number 2[\s\S]*?› request number 3\s+answer number 3\s+second line 3")
     assert "request number 0" not in shown.group()
     term.prompt()
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+
+
+def test_at_mentions_complete_paths_and_attach_the_file(spawn: Spawn, fake_server: FakeServer, project: Path) -> None:
+    (project / "docs dir").mkdir()
+    (project / "docs dir" / "notes é.md").write_text("alpha note\nbeta note\n", encoding="utf-8")
+    fake_server.script(Reply(text="READ-IT"))
+    term = spawn()
+    term.prompt()
+    term.child.send("summarise @docs")
+    term.child.send("\t")  # completes the folder, quoted because of the space
+    wait_screen(term, 'summarise @"docs dir/')
+    term.child.send("no\t")
+    wait_screen(term, 'summarise @"docs dir/notes é.md"')
+    term.child.send("\r")
+    term.expect(r"attached docs dir/notes é\.md \(2 lines\)")
+    term.expect(r"READ-IT")
+    term.prompt()
+    sent = fake_server.chat_requests[-1]["messages"][-1]["content"]
+    assert sent.startswith('summarise @"docs dir/notes é.md"')
+    assert '<file path="docs dir/notes é.md">\nalpha note\nbeta note\n</file>' in sent
+    saved = [m for m in archive(project) if m["role"] == "user"][-1]
+    assert saved["meta"]["attached"] == ["docs dir/notes é.md"]
     term.child.sendeof()
     assert term.wait_exit() == 0
