@@ -8,7 +8,7 @@ commands see the App only through ``clio.commands.registry.CommandContext``.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -30,7 +30,10 @@ from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
 from clio.tools.describe import summarize_args
 from clio.tools.git import recent_git_activity
-from clio.tools.registry import REGISTRY, Services, ToolContext
+from clio.tools.registry import REGISTRY, Registry, Services, ToolContext
+
+if TYPE_CHECKING:
+    from clio.mcp.client import McpClients
 from clio.tools.todos import format_todos, load_todos
 
 
@@ -82,6 +85,12 @@ class App:
         self.prompt: PromptBuilder | None = None
         self.tool_ctx: ToolContext | None = None
         self.redacted_total = 0
+        self.registry: Registry = REGISTRY  # plus the MCP servers' tools when any are configured
+        self.mcp: McpClients | None = None
+        self._mcp_problems: list[str] = []
+        self._mcp_started = False
+        if settings.mcp_servers:
+            self._configure_mcp()
         self.window.subscribe(self._window_changed)
 
     @classmethod
@@ -108,6 +117,8 @@ class App:
             else:
                 infos = app.sessions.list()
                 app.open_session(infos[0].id if infos else None)
+            if interactive:  # the REPL: servers start while the user types (a one-shot: on first need)
+                app.start_mcp()
         except BaseException:
             app.close()
             raise
@@ -124,7 +135,7 @@ class App:
         else:
             session = self.sessions.create(self.settings.model)
         if self.session is not None:
-            self.close()
+            self._close_session()
         self._attach(session)
         return session
 
@@ -155,7 +166,7 @@ class App:
             session=session,
             engine=self._restore_engine(session),
             client=self.client,
-            registry=REGISTRY,
+            registry=self.registry,
             tool_ctx=self.tool_ctx,
             prompt=self.prompt,
             window=self.window,
@@ -174,12 +185,79 @@ class App:
             tool_choice=s.tool_choice,
         )
         self._ranked_on_task = False
-        prompt = self.prompt
+        self._measure_fixed()
+        self.refresh_memory()
+
+    def _measure_fixed(self) -> None:
+        """How the window counts the full profile's fixed part (again when MCP tools join)."""
+        prompt, registry = self.prompt, self.registry
+        if prompt is None:
+            return
         self.window.measure_full_with(
             lambda est, cap: est.count_messages([{"role": "system", "content": prompt.static_text("full", cap)}])
-            + est.count_tools(REGISTRY.schemas("full"))
+            + est.count_tools(registry.schemas("full"))
         )
-        self.refresh_memory()
+
+    # -- MCP servers (clio.mcp.client) -----------------------------------------------------------
+    def _configure_mcp(self) -> None:
+        from clio.mcp.config import parse_servers
+
+        parsed = parse_servers(self.settings.mcp_servers)
+        self._mcp_problems = parsed.problems
+        if parsed.servers:
+            from clio.mcp.client import McpClients
+
+            self.mcp = McpClients(parsed.servers, self.paths.root)
+            self.registry = REGISTRY.copy()
+
+    def start_mcp(self) -> None:
+        """Start the configured servers in the background (once); returns at once."""
+        if self.mcp is not None and not self._mcp_started:
+            self._mcp_started = True
+            self.mcp.start()
+
+    def ready_mcp(self) -> None:
+        """Wait for the servers to start (each within its timeout), offer their tools, and say in
+        one line each which failed. Nothing when none is configured."""
+        self.start_mcp()
+        if self.mcp is not None and not any(getattr(t, "clients", None) is self.mcp for t in self._mcp_tools()):
+            from clio.mcp.remote import mcp_tools
+
+            self.mcp.wait_started()
+            for t in mcp_tools(self.mcp):
+                self.registry.add(t)
+            self._measure_fixed()
+        self.report_mcp()
+
+    def _mcp_tools(self) -> list[Any]:
+        return [t for n in self.registry.names() if (t := self.registry.get(n)) is not None and hasattr(t, "remote")]
+
+    def report_mcp(self) -> None:
+        problems, self._mcp_problems = self._mcp_problems, []
+        if self.mcp is not None:
+            problems += self.mcp.take_problems()
+        for line in problems:
+            self.ui.notice(line)
+
+    def mcp_status(self) -> list[dict[str, object]]:
+        """Each configured server: name, transport, where, state, error, tools (for /mcp)."""
+        if self.mcp is None:
+            return []
+        self.ready_mcp()
+        return [
+            {
+                "name": st.name,
+                "transport": st.spec.transport,
+                "where": st.spec.where(),
+                "state": st.state,
+                "error": st.error,
+                "tools": [t.exposed for t in st.tools],
+                "skipped": list(st.skipped),
+                "start_ms": None if st.start_ms is None else round(st.start_ms),
+                "lean": st.spec.lean,
+            }
+            for st in self.mcp.servers.values()
+        ]
 
     def _window_changed(self, window: Window) -> None:
         """The window's size, ratio or profile changed: hand the new figures to their users."""
@@ -236,6 +314,7 @@ class App:
         return load_todos(self.tool_ctx)
 
     def context_figures(self) -> dict[str, object]:
+        self.ready_mcp()
         orch, w = self.agent, self.window
         system, tools = orch.prompt.system(), orch.tools()
         est, budget, summary = w.estimator, w.budget, orch.engine.summary
@@ -252,6 +331,7 @@ class App:
             "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
             "profile": orch.profile,
             "tools": [t["function"]["name"] for t in tools],
+            "mcp_tool_tokens": est.count_tools([t for t in tools if t["function"]["name"] in self._mcp_names()]),
             "full_fixed_tokens": w.full_fixed_tokens,
             "window_messages": len(orch.engine.window),
             "archived_messages": len(self.session.messages) if self.session else 0,
@@ -266,6 +346,7 @@ class App:
         try:
             return self.agent.run_turn(text)
         finally:
+            self.report_mcp()  # a server that died or hung in this turn: one line
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])
 
@@ -307,7 +388,8 @@ class App:
         Memory was ranked when the session was attached, before the user typed anything (a new
         session has no task then). Ranking again here, once, and after every trim keeps the
         front of the request stable between trims (prefix caches) while the first request
-        already carries what matters for the task."""
+        already carries what matters for the task. MCP servers must be up before the request."""
+        self.ready_mcp()
         if not self._ranked_on_task:
             self._ranked_on_task = True
             if self.consolidates and self.session is not None:  # before ranking: what it learns counts
@@ -429,7 +511,18 @@ class App:
         self.err.print(Text(question, style="bold"))
         return self._prompt_user("answer> ")
 
+    def _mcp_names(self) -> set[str]:
+        return {t.name for t in self._mcp_tools()}
+
     def close(self) -> None:
+        """The session closed and the MCP servers stopped (the end of the run)."""
+        try:
+            self._close_session()
+        finally:
+            if self.mcp is not None:
+                self.mcp.close()
+
+    def _close_session(self) -> None:
         if self.session is not None:
             if self.orchestrator is not None:
                 self.orchestrator.save_state()
