@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from clio.mcp.config import ServerSpec
-from clio.mcp.remote import RemoteTool, describe_error, read_tools, result_text
+from clio.mcp.remote import Malformed, RemoteTool, describe_error, read_tools, result_text
 
 STOP_GRACE = 5.0  # seconds the servers get to shut down on exit
 
@@ -129,6 +129,8 @@ class McpClients:
             raise
         except CallFailed as exc:
             self._fail(st, str(exc))
+            with self._lock:
+                self._reported.add(server)  # the call's own error line says it
             raise CallFailed(f"MCP server '{server}' {exc}; its tools are no longer offered") from None
 
     # -- the loop's side -------------------------------------------------------------------------
@@ -146,6 +148,12 @@ class McpClients:
 
         st.stop = asyncio.Event()
         began = time.perf_counter()
+        # given up on at its deadline, even while a hung process is still being shut down
+        def late() -> None:
+            if st.state == "starting":
+                self._fail(st, f"did not start within {st.spec.timeout:g}s")
+
+        give_up = asyncio.get_running_loop().call_later(st.spec.timeout, late)
         try:
             # one scope for the server's whole life: its deadline bounds the start, then is lifted
             with anyio.CancelScope(deadline=anyio.current_time() + st.spec.timeout) as scope:
@@ -153,6 +161,7 @@ class McpClients:
                     session = await self._connect(st, stack)
                     listed = await _list_tools(session)
                     scope.deadline = math.inf
+                    give_up.cancel()
                     tools, skipped = read_tools(st.spec, listed)  # ValueError: a malformed schema
                     st.start_ms = (time.perf_counter() - began) * 1000
                     with self._lock:
@@ -169,6 +178,7 @@ class McpClients:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
         finally:
+            give_up.cancel()
             st.session = None
             st.settled.set()
 
@@ -185,6 +195,7 @@ class McpClients:
         return why
 
     async def _connect(self, st: ServerState, stack: AsyncExitStack) -> Any:
+        """An initialized ClientSession whose transport stays open until ``stack`` closes."""
         from mcp import ClientSession, StdioServerParameters
 
         spec = st.spec
@@ -232,15 +243,20 @@ def _closed(exc: BaseException) -> bool:
 
 async def _list_tools(session: Any) -> list[Any]:
     """Every tool of the server (following pagination, at most 50 pages)."""
+    from mcp import types
+
     tools: list[Any] = []
     cursor = None
     for _ in range(50):
-        if cursor is None:
-            page = await session.list_tools()
-        else:
-            from mcp import types
-
-            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+        params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+        try:
+            page = await session.list_tools(params=params)
+        except Exception as exc:
+            if "validation" in type(exc).__name__.lower():  # pydantic's: the list is not MCP's shape
+                where = str(exc).strip().splitlines()[1:2]  # pydantic's second line: the bad field
+                detail = f" at {where[0].strip()}" if where else ""
+                raise Malformed(f"returned a malformed tool list{detail}") from None
+            raise
         tools.extend(page.tools)
         cursor = getattr(page, "next_cursor", None)
         if not cursor:

@@ -24,6 +24,10 @@ MAX_DESCRIPTION = 1000  # characters of a tool description sent to the model (th
 MAX_SCHEMA = 8000  # characters of one tool's JSON schema
 
 
+class Malformed(ValueError):
+    """What a server listed is not usable (the sentence says what)."""
+
+
 @dataclass(frozen=True)
 class RemoteTool:
     server: str
@@ -35,41 +39,51 @@ class RemoteTool:
 
 def _check_schema(tool: str, schema: Any) -> dict[str, Any]:
     if not isinstance(schema, dict):
-        raise ValueError(f"tool '{tool}' has a malformed input schema (not an object)")
+        raise Malformed(f"tool '{tool}' has a malformed input schema (not an object)")
     kind = schema.get("type", "object")
     if kind != "object":
-        raise ValueError(f"tool '{tool}' has a malformed input schema (type {kind!r}, not 'object')")
+        raise Malformed(f"tool '{tool}' has a malformed input schema (type {kind!r}, not 'object')")
     props = schema.get("properties", {})
     required = schema.get("required", [])
     if not isinstance(props, dict) or not all(isinstance(v, dict) for v in props.values()):
-        raise ValueError(f"tool '{tool}' has a malformed input schema (properties)")
+        raise Malformed(f"tool '{tool}' has a malformed input schema (properties)")
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        raise ValueError(f"tool '{tool}' has a malformed input schema (required)")
+        raise Malformed(f"tool '{tool}' has a malformed input schema (required)")
     try:
         text = json.dumps(schema)
     except (TypeError, ValueError):
-        raise ValueError(f"tool '{tool}' has a malformed input schema (not JSON)") from None
+        raise Malformed(f"tool '{tool}' has a malformed input schema (not JSON)") from None
+    try:
+        from jsonschema import SchemaError, validators  # the SDK's own dependency
+    except ImportError:  # pragma: no cover - installed with mcp
+        pass
+    else:
+        try:
+            validators.validator_for(schema).check_schema(schema)
+        except SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path) or "the top"
+            raise Malformed(f"tool '{tool}' has a malformed input schema (at {where}: {exc.message[:80]})") from None
     if len(text) > MAX_SCHEMA:
-        raise ValueError(f"tool '{tool}' has an input schema of {len(text):,} characters (at most {MAX_SCHEMA:,})")
+        raise Malformed(f"tool '{tool}' has an input schema of {len(text):,} characters (at most {MAX_SCHEMA:,})")
     return {**schema, "type": "object", "properties": props}
 
 
 def read_tools(spec: ServerSpec, listed: list[Any]) -> tuple[list[RemoteTool], list[str]]:
-    """(the tools offered, the names the allow-list left out); ValueError for a malformed list."""
+    """(the tools offered, the names the allow-list left out); Malformed for a malformed list."""
     out: list[RemoteTool] = []
     skipped: list[str] = []
     seen: set[str] = set()
     for t in listed:
         name = getattr(t, "name", None)
         if not isinstance(name, str) or not name.strip():
-            raise ValueError("a tool without a name")
+            raise Malformed("a tool without a name")
         if not spec.allows(name):
             skipped.append(name)
             continue
         schema = _check_schema(name, getattr(t, "input_schema", None))
         exposed = tool_name(spec.name, name)
         if exposed in seen:
-            raise ValueError(f"two tools named '{exposed}'")
+            raise Malformed(f"two tools named '{exposed}'")
         seen.add(exposed)
         description = getattr(t, "description", None) or getattr(t, "title", None) or name
         description = escape_invisible(str(description).strip())[:MAX_DESCRIPTION]
@@ -105,6 +119,8 @@ def describe_error(exc: BaseException) -> str:
     while getattr(exc, "exceptions", None):  # an ExceptionGroup (exceptiongroup's on 3.10)
         exc = exc.exceptions[0]  # type: ignore[attr-defined]
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, Malformed):
+        return text
     if isinstance(exc, FileNotFoundError) and exc.filename:
         return f"command not found: {exc.filename}"
     return f"{type(exc).__name__}: {text}"[:240] if text else type(exc).__name__

@@ -35,7 +35,8 @@ def test_tools_are_namespaced_filtered_and_described() -> None:
 @pytest.mark.parametrize(
     "schema",
     [None, "object", {"type": "string"}, {"type": "object", "properties": []}, {"properties": {"a": 3}},
-     {"type": "object", "required": "q"}, {"type": "object", "properties": {"a": {"default": object()}}}],
+     {"type": "object", "required": "q"}, {"type": "object", "properties": {"a": {"default": object()}}},
+     {"type": "object", "additionalProperties": "yes"}, {"type": "object", "properties": {"a": {"type": "strung"}}}],
 )
 def test_a_malformed_schema_fails_the_whole_list(schema: Any) -> None:
     with pytest.raises(ValueError, match="malformed input schema"):

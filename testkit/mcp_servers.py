@@ -1,0 +1,96 @@
+"""MCP servers for the client's tests, run as real processes (``python -m testkit.mcp_servers``).
+
+``http PORT``: a small streamable-HTTP server written with the SDK (``MCPServer``) on
+127.0.0.1:PORT/mcp with one tool, ``word_count``.
+
+``bad MODE``: a hand-written stdio JSON-RPC server that misbehaves the ways real servers do:
+  exit-mid-call   lists a tool, then exits when it is called
+  hang-call       lists a tool, then never answers its call
+  hang-start      never answers ``initialize``
+  bad-schema      lists a tool whose input schema is malformed (additionalProperties is not a schema)
+  garbage         answers tools/list with something that is not a tool list
+Every mode answers the handshake like a well-behaved server first (except hang-start).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+TOOL = {
+    "name": "echo",
+    "description": "Echo the text back.",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+}
+
+
+def _send(msg: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def bad(mode: str) -> int:
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        method, ident = msg.get("method"), msg.get("id")
+        if ident is None:  # a notification
+            continue
+        if method == "initialize":
+            if mode == "hang-start":
+                time.sleep(3600)
+            version = (msg.get("params") or {}).get("protocolVersion", "2025-06-18")
+            result: dict[str, Any] = {
+                "protocolVersion": version,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": f"bad-{mode}", "version": "0"},
+            }
+        elif method == "tools/list":
+            tool = dict(TOOL, inputSchema={"type": "object", "additionalProperties": "yes"}) if mode == "bad-schema" else TOOL
+            result = {"tools": "garbage"} if mode == "garbage" else {"tools": [tool]}
+        elif method == "tools/call":
+            if mode == "exit-mid-call":
+                print("bad server: exiting mid-call", file=sys.stderr, flush=True)
+                return 3
+            if mode == "hang-call":
+                time.sleep(3600)
+            text = str(((msg.get("params") or {}).get("arguments") or {}).get("text", ""))
+            result = {"content": [{"type": "text", "text": text}], "isError": False}
+        elif method == "ping":
+            result = {}
+        else:
+            _send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"no method {method}"}})
+            continue
+        _send({"jsonrpc": "2.0", "id": ident, "result": result})
+    return 0
+
+
+def http(port: int) -> int:
+    from mcp.server.mcpserver import MCPServer
+
+    server: Any = MCPServer("words", log_level="WARNING")
+
+    @server.tool(structured_output=False)
+    def word_count(text: str) -> str:
+        """Count the words of a text."""
+        return f"{len(text.split())} words"
+
+    server.run("streamable-http", host="127.0.0.1", port=port)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "bad":
+        return bad(argv[1])
+    if len(argv) == 2 and argv[0] == "http":
+        return http(int(argv[1]))
+    print("usage: python -m testkit.mcp_servers (bad MODE | http PORT)", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
