@@ -10,11 +10,14 @@
   bad-schema      lists a tool whose input schema is malformed (additionalProperties is not a schema)
   garbage         answers tools/list with something that is not a tool list
 Every mode answers the handshake like a well-behaved server first (except hang-start).
+Environment: MCP_TEST_PID_FILE (its pid is written there), MCP_TEST_CALLS (each call's
+arguments are appended there as a JSON line).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -32,6 +35,11 @@ def _send(msg: dict[str, Any]) -> None:
 
 
 def bad(mode: str) -> int:
+    """Any other MODE (``echo``) behaves: its ``echo`` tool returns the text it is given."""
+    pid_file = os.environ.get("MCP_TEST_PID_FILE")
+    if pid_file:  # for a test to see the process end with clio
+        with open(pid_file, "w", encoding="utf-8") as f:
+            f.write(str(os.getpid()))
     for line in sys.stdin:
         try:
             msg = json.loads(line)
@@ -58,7 +66,11 @@ def bad(mode: str) -> int:
                 return 3
             if mode == "hang-call":
                 time.sleep(3600)
-            text = str(((msg.get("params") or {}).get("arguments") or {}).get("text", ""))
+            arguments = (msg.get("params") or {}).get("arguments") or {}
+            if os.environ.get("MCP_TEST_CALLS"):  # what the server received, for a test to read
+                with open(os.environ["MCP_TEST_CALLS"], "a", encoding="utf-8") as f:
+                    f.write(json.dumps(arguments) + "\n")
+            text = str(arguments.get("text", ""))
             result = {"content": [{"type": "text", "text": text}], "isError": False}
         elif method == "ping":
             result = {}

@@ -185,3 +185,50 @@ def test_a_server_that_dies_or_hangs_mid_call_costs_its_tools_not_the_session(
     assert why in tool_results(second)["b1"] and "no longer offered" in tool_results(second)["b1"]
     assert "unknown tool 'bad__echo'" in tool_results(third)["b2"]
     assert " ".join(r.stderr.split()).count("MCP server 'bad'") == 1, r.stderr
+
+
+def test_slash_mcp_lists_servers_state_and_tools_and_context_counts_them(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    configure(home, {"time": TIME, "missing": {"command": str(project / "nothing-here")}})
+    r = run_clio(["-p", "/mcp"], server=fake_server, project=project, home=home)
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    assert "time ready in" in out and "time__get_current_time, time__convert_time" in out
+    assert "missing failed" in out and "command not found" in out
+    r = run_clio(["-p", "/mcp --json"], server=fake_server, project=project, home=home)
+    status = {s["name"]: s for s in json.loads(r.stdout)}
+    assert status["time"]["state"] == "ready" and status["time"]["transport"] == "stdio"
+    assert status["missing"]["state"] == "failed" and status["missing"]["tools"] == []
+    r = run_clio(["-p", "/context --json"], server=fake_server, project=project, home=home)
+    figures = json.loads(r.stdout)
+    assert "time__convert_time" in figures["tools"] and figures["mcp_tool_tokens"] > 50
+    r = run_clio(["-p", "/context"], server=fake_server, project=project, home=home)
+    assert "MCP tools' schemas:" in r.stdout
+    assert fake_server.chat_requests == []
+
+
+def test_servers_start_only_when_needed_in_a_one_shot_run(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    marker = project.parent / "started"
+    configure(home, {"probe": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}})
+    r = run_clio(["-p", "/stats"], server=fake_server, project=project, home=home)
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists() and "MCP" not in r.stderr  # a slash-command-only run starts nothing
+    r = run_clio(["-p", "/mcp"], server=fake_server, project=project, home=home)
+    assert marker.exists() and "probe failed" in " ".join(r.stdout.split())
+
+
+def test_secrets_in_the_arguments_never_reach_the_server(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    received = project.parent / "received.jsonl"
+    configure(home, {"echo": bad("echo", env={"MCP_TEST_CALLS": str(received)})})
+    fake_server.script(call("echo__echo", "e1", text=f"token {secret} here"), Reply(text="ok"))
+    r = run_clio(["-p", "echo it", "--yes"], server=fake_server, project=project, home=home)
+    assert r.returncode == 0, r.stderr
+    (got,) = [json.loads(line) for line in received.read_text().splitlines()]
+    assert got["text"].startswith("token ") and got["text"].endswith(" here") and secret not in got["text"]
+    assert tool_results(fake_server.chat_requests[1])["e1"] == got["text"]
