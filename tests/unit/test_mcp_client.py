@@ -132,3 +132,17 @@ def test_a_declined_call_never_reaches_the_server(tmp_path: Path) -> None:
         assert not ok and "not allowed: calling the MCP tool time__get_current_time" in text
     finally:
         clients.close()
+
+
+def test_the_sdk_is_not_imported_on_the_way_to_the_prompt() -> None:
+    """The REPL's and the one-shot's modules, config parsing and McpClients before start()."""
+    import subprocess
+
+    code = (
+        "import sys, pathlib; import clio.app, clio.ui.repl, clio.ui.oneshot, clio.commands.builtin; "
+        "from clio.mcp.config import parse_servers; from clio.mcp.client import McpClients; "
+        "McpClients(parse_servers({'t': {'command': 'x'}}).servers, pathlib.Path('.')); "
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'anyio', 'jsonschema'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
