@@ -89,6 +89,8 @@ class App:
         self.mcp: McpClients | None = None
         self._mcp_problems: list[str] = []
         self._mcp_started = False
+        self._mcp_names: set[str] = set()  # the MCP tools added to self.registry
+        self._mcp_ready = False
         if settings.mcp_servers:
             self._configure_mcp()
         self.window.subscribe(self._window_changed)
@@ -220,17 +222,19 @@ class App:
         """Wait for the servers to start (each within its timeout), offer their tools, and say in
         one line each which failed. Nothing when none is configured."""
         self.start_mcp()
-        if self.mcp is not None and not any(getattr(t, "clients", None) is self.mcp for t in self._mcp_tools()):
+        if self.mcp is not None and not self._mcp_ready:
             from clio.mcp.remote import mcp_tools
 
-            self.mcp.wait_started()
+            try:
+                self.mcp.wait_started()
+            except KeyboardInterrupt:  # Ctrl-C: stop waiting; those not up yet are left out
+                self.mcp.give_up("its start was interrupted (Ctrl-C)")
+            self._mcp_ready = True
             for t in mcp_tools(self.mcp):
                 self.registry.add(t)
+                self._mcp_names.add(t.name)
             self._measure_fixed()
         self.report_mcp()
-
-    def _mcp_tools(self) -> list[Any]:
-        return [t for n in self.registry.names() if (t := self.registry.get(n)) is not None and hasattr(t, "remote")]
 
     def report_mcp(self) -> None:
         problems, self._mcp_problems = self._mcp_problems, []
@@ -331,7 +335,7 @@ class App:
             "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
             "profile": orch.profile,
             "tools": [t["function"]["name"] for t in tools],
-            "mcp_tool_tokens": est.count_tools([t for t in tools if t["function"]["name"] in self._mcp_names()]),
+            "mcp_tool_tokens": est.count_tools([t for t in tools if t["function"]["name"] in self._mcp_names]),
             "full_fixed_tokens": w.full_fixed_tokens,
             "window_messages": len(orch.engine.window),
             "archived_messages": len(self.session.messages) if self.session else 0,
@@ -510,9 +514,6 @@ class App:
             return None
         self.err.print(Text(question, style="bold"))
         return self._prompt_user("answer> ")
-
-    def _mcp_names(self) -> set[str]:
-        return {t.name for t in self._mcp_tools()}
 
     def close(self) -> None:
         """The session closed and the MCP servers stopped (the end of the run)."""

@@ -79,8 +79,14 @@ class McpClients:
     def wait_started(self) -> None:
         """Block until every server is ready or failed (each is bounded by its own timeout)."""
         for st in self.servers.values():
-            if not st.settled.wait(st.spec.timeout + STOP_GRACE):
+            if not st.settled.wait(st.spec.timeout + STOP_GRACE):  # its own deadline fails it before
                 self._fail(st, f"did not start within {st.spec.timeout:g}s")
+
+    def give_up(self, why: str) -> None:
+        """Leave out every server still starting (``why`` says why)."""
+        for st in self.servers.values():
+            if st.state == "starting":
+                self._fail(st, why)
 
     def take_problems(self) -> list[str]:
         """One line per server that failed since the last call (each reported once)."""

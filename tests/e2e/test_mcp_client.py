@@ -232,3 +232,18 @@ def test_secrets_in_the_arguments_never_reach_the_server(
     (got,) = [json.loads(line) for line in received.read_text().splitlines()]
     assert got["text"].startswith("token ") and got["text"].endswith(" here") and secret not in got["text"]
     assert tool_results(fake_server.chat_requests[1])["e1"] == got["text"]
+
+
+def test_a_large_result_is_stored_and_the_model_gets_a_preview(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    configure(home, {"echo": bad("echo")})
+    big = "".join(f"line {i:05d} of a long MCP result\n" for i in range(1500))
+    fake_server.script(call("echo__echo", "e1", text=big), Reply(text="ok"))
+    r = run_clio(["-p", "echo it", "--yes"], server=fake_server, project=project, home=home)
+    assert r.returncode == 0, r.stderr
+    sent = tool_results(fake_server.chat_requests[1])["e1"]
+    assert len(sent) < len(big) // 4 and "is stored as handle 'echo__echo-" in sent
+    assert sent.startswith("line 00000") and "line 01499" in sent
+    (stored,) = project.glob(".clio/sessions/*/results/echo__echo-*.txt")
+    assert stored.read_text() == big

@@ -146,3 +146,19 @@ def test_the_sdk_is_not_imported_on_the_way_to_the_prompt() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_giving_up_on_a_server_that_never_answers_leaves_it_out(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    spec = {"command": sys.executable, "args": ["-m", "testkit.mcp_servers", "bad", "hang-start"], "cwd": str(root)}
+    clients = McpClients(parse_servers({"silent": {**spec, "timeout": 60}}).servers, tmp_path)
+    clients.start()
+    try:
+        clients.give_up("its start was interrupted (Ctrl-C)")
+        clients.wait_started()  # returns at once: nothing is starting any more
+        assert clients.servers["silent"].state == "failed" and mcp_tools(clients) == []
+        assert clients.take_problems() == [
+            "MCP server 'silent' unavailable: its start was interrupted (Ctrl-C); its tools are left out"
+        ]
+    finally:
+        clients.close()
