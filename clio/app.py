@@ -8,7 +8,7 @@ commands see the App only through ``clio.commands.registry.CommandContext``.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -18,6 +18,7 @@ from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult,
 from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.agent.window import Window
 from clio.app_consolidate import Consolidator, Outcome
+from clio.app_mcp import McpSession
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
 from clio.config import Settings
 from clio.llm.client import LLMClient
@@ -31,9 +32,6 @@ from clio.store.sessions import Session, SessionStore
 from clio.tools.describe import summarize_args
 from clio.tools.git import recent_git_activity
 from clio.tools.registry import REGISTRY, Registry, Services, ToolContext
-
-if TYPE_CHECKING:
-    from clio.mcp.client import McpClients
 from clio.tools.todos import format_todos, load_todos
 
 
@@ -85,14 +83,8 @@ class App:
         self.prompt: PromptBuilder | None = None
         self.tool_ctx: ToolContext | None = None
         self.redacted_total = 0
-        self.registry: Registry = REGISTRY  # plus the MCP servers' tools when any are configured
-        self.mcp: McpClients | None = None
-        self._mcp_problems: list[str] = []
-        self._mcp_started = False
-        self._mcp_names: set[str] = set()  # the MCP tools added to self.registry
-        self._mcp_ready = False
-        if settings.mcp_servers:
-            self._configure_mcp()
+        self.mcp = McpSession(settings.mcp_servers, paths.root, REGISTRY)
+        self.registry: Registry = self.mcp.registry  # the built-in tools, plus the MCP servers'
         self.window.subscribe(self._window_changed)
 
     @classmethod
@@ -200,68 +192,17 @@ class App:
             + est.count_tools(registry.schemas("full"))
         )
 
-    # -- MCP servers (clio.mcp.client) -----------------------------------------------------------
-    def _configure_mcp(self) -> None:
-        from clio.mcp.config import parse_servers
-
-        parsed = parse_servers(self.settings.mcp_servers)
-        self._mcp_problems = parsed.problems
-        if parsed.servers:
-            from clio.mcp.client import McpClients
-
-            self.mcp = McpClients(parsed.servers, self.paths.root)
-            self.registry = REGISTRY.copy()
-
+    # -- MCP servers (clio.app_mcp) ---------------------------------------------------------------
     def start_mcp(self) -> None:
-        """Start the configured servers in the background (once); returns at once."""
-        if self.mcp is not None and not self._mcp_started:
-            self._mcp_started = True
-            self.mcp.start()
+        self.mcp.start()
 
     def ready_mcp(self) -> None:
-        """Wait for the servers to start (each within its timeout), offer their tools, and say in
-        one line each which failed. Nothing when none is configured."""
-        self.start_mcp()
-        if self.mcp is not None and not self._mcp_ready:
-            from clio.mcp.remote import mcp_tools
-
-            try:
-                self.mcp.wait_started()
-            except KeyboardInterrupt:  # Ctrl-C: stop waiting; those not up yet are left out
-                self.mcp.give_up("its start was interrupted (Ctrl-C)")
-            self._mcp_ready = True
-            for t in mcp_tools(self.mcp):
-                self.registry.add(t)
-                self._mcp_names.add(t.name)
-            self._measure_fixed()
-        self.report_mcp()
-
-    def report_mcp(self) -> None:
-        problems, self._mcp_problems = self._mcp_problems, []
-        if self.mcp is not None:
-            problems += self.mcp.take_problems()
-        for line in problems:
-            self.ui.notice(line)
+        """The servers up (or left out, one line each) and their tools offered, before a request."""
+        self.mcp.ready(self.ui.notice, self._measure_fixed)
 
     def mcp_status(self) -> list[dict[str, object]]:
-        """Each configured server: name, transport, where, state, error, tools (for /mcp)."""
-        if self.mcp is None:
-            return []
         self.ready_mcp()
-        return [
-            {
-                "name": st.name,
-                "transport": st.spec.transport,
-                "where": st.spec.where(),
-                "state": st.state,
-                "error": st.error,
-                "tools": [t.exposed for t in st.tools],
-                "skipped": list(st.skipped),
-                "start_ms": None if st.start_ms is None else round(st.start_ms),
-                "lean": st.spec.lean,
-            }
-            for st in self.mcp.servers.values()
-        ]
+        return self.mcp.status()
 
     def _window_changed(self, window: Window) -> None:
         """The window's size, ratio or profile changed: hand the new figures to their users."""
@@ -335,7 +276,7 @@ class App:
             "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
             "profile": orch.profile,
             "tools": [t["function"]["name"] for t in tools],
-            "mcp_tool_tokens": est.count_tools([t for t in tools if t["function"]["name"] in self._mcp_names]),
+            "mcp_tool_tokens": est.count_tools([t for t in tools if t["function"]["name"] in self.mcp.names]),
             "full_fixed_tokens": w.full_fixed_tokens,
             "window_messages": len(orch.engine.window),
             "archived_messages": len(self.session.messages) if self.session else 0,
@@ -350,7 +291,7 @@ class App:
         try:
             return self.agent.run_turn(text)
         finally:
-            self.report_mcp()  # a server that died or hung in this turn: one line
+            self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])
 
@@ -520,8 +461,7 @@ class App:
         try:
             self._close_session()
         finally:
-            if self.mcp is not None:
-                self.mcp.close()
+            self.mcp.close()
 
     def _close_session(self) -> None:
         if self.session is not None:
