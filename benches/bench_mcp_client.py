@@ -16,9 +16,7 @@ Prints the figures; docs/benchmarks.md records them.
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +30,7 @@ from clio.mcp.config import parse_servers  # noqa: E402
 from clio.mcp.remote import mcp_tools  # noqa: E402
 from clio.safety.redact import Redactor  # noqa: E402
 from clio.tools.registry import Registry, Services, ToolContext  # noqa: E402
+from testkit.mcp_servers import http_server  # noqa: E402
 
 TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 
@@ -39,12 +38,6 @@ TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-ti
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_once(servers: dict[str, object], cwd: Path) -> tuple[float, McpClients]:
@@ -81,51 +74,34 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     starts, n_calls = (3, 50) if a.quick else (10, 300)
-    port = free_port()
-    http = subprocess.Popen(
-        [sys.executable, "-m", "testkit.mcp_servers", "http", str(port)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        url = f"http://127.0.0.1:{port}/mcp"
-        with tempfile.TemporaryDirectory() as tmp:
-            cwd = Path(tmp)
-            t0 = time.perf_counter()
-            first, clients = start_once({"time": TIME}, cwd)
-            clients.close()
-            print(f"first start in the process (SDK import included): {first:,.0f} ms")
-            for label, servers in (("stdio mcp-server-time", {"time": TIME}), ("streamable HTTP", {"words": {"url": url}})):
-                times = []
-                for _ in range(starts):
-                    took, clients = start_once(servers, cwd)
-                    times.append(took)
-                    clients.close()
-                print(
-                    f"start to tools listed, {label}, {starts} starts: median {statistics.median(times):,.0f} ms "
-                    f"({min(times):,.0f}-{max(times):,.0f})"
-                )
-            took, clients = start_once({"time": TIME, "words": {"url": url}}, cwd)
-            print(f"both at once (in parallel): {took:,.0f} ms")
-            try:
-                print(line(f"time__get_current_time, {n_calls} calls", calls(
-                    clients, cwd, "time__get_current_time", {"timezone": "Europe/Paris"}, n_calls)))
-                print(line(f"words__word_count (HTTP), {n_calls} calls", calls(
-                    clients, cwd, "words__word_count", {"text": "one two three"}, n_calls)))
-            finally:
-                t1 = time.perf_counter()
+    with http_server() as url, tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp)
+        t0 = time.perf_counter()
+        first, clients = start_once({"time": TIME}, cwd)
+        clients.close()
+        print(f"first start in the process (SDK import included): {first:,.0f} ms")
+        for label, servers in (("stdio mcp-server-time", {"time": TIME}), ("streamable HTTP", {"words": {"url": url}})):
+            times = []
+            for _ in range(starts):
+                took, clients = start_once(servers, cwd)
+                times.append(took)
                 clients.close()
-                print(f"shutdown of both: {(time.perf_counter() - t1) * 1000:,.0f} ms")
-            print(f"total {time.perf_counter() - t0:.1f} s")
-    finally:
-        http.terminate()
-        http.wait(10)
+            print(
+                f"start to tools listed, {label}, {starts} starts: median {statistics.median(times):,.0f} ms "
+                f"({min(times):,.0f}-{max(times):,.0f})"
+            )
+        took, clients = start_once({"time": TIME, "words": {"url": url}}, cwd)
+        print(f"both at once (in parallel): {took:,.0f} ms")
+        try:
+            print(line(f"time__get_current_time, {n_calls} calls", calls(
+                clients, cwd, "time__get_current_time", {"timezone": "Europe/Paris"}, n_calls)))
+            print(line(f"words__word_count (HTTP), {n_calls} calls", calls(
+                clients, cwd, "words__word_count", {"text": "one two three"}, n_calls)))
+        finally:
+            t1 = time.perf_counter()
+            clients.close()
+            print(f"shutdown of both: {(time.perf_counter() - t1) * 1000:,.0f} ms")
+        print(f"total {time.perf_counter() - t0:.1f} s")
     return 0
 
 

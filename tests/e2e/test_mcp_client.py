@@ -10,10 +10,7 @@ exits mid-call, never answers or lists a malformed schema costs one line and its
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from testkit import mcp_servers
 from testkit.clio_run import run_clio, tool_results
 from testkit.fakeserver import FakeServer, Reply
 
@@ -102,33 +100,11 @@ def test_the_lean_profile_leaves_mcp_tools_out_unless_lean_is_set(
     assert "also__convert_time" in names and not any(n.startswith("time__") for n in names)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def http_server() -> Iterator[str]:
     """The SDK-written streamable-HTTP server on 127.0.0.1 (a separate process)."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "testkit.mcp_servers", "http", str(port)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "the HTTP MCP server exited"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with mcp_servers.http_server() as url:
+        yield url
 
 
 def test_a_streamable_http_server_on_loopback(
