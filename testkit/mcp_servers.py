@@ -9,6 +9,7 @@
   hang-start      never answers ``initialize``
   bad-schema      lists a tool whose input schema is malformed (additionalProperties is not a schema)
   garbage         answers tools/list with something that is not a tool list
+  garbage-result  answers tools/call with something that is not a tool result
 Every mode answers the handshake like a well-behaved server first (except hang-start).
 Environment: MCP_TEST_PID_FILE (its pid is written there), MCP_TEST_CALLS (each call's
 arguments are appended there as a JSON line).
@@ -77,6 +78,8 @@ def bad(mode: str) -> int:
                     f.write(json.dumps(arguments) + "\n")
             text = str(arguments.get("text", ""))
             result = {"content": [{"type": "text", "text": text}], "isError": False}
+            if mode == "garbage-result":
+                result = {"content": "not a list of blocks", "isError": "maybe"}
         elif method == "ping":
             result = {}
         else:

@@ -223,3 +223,16 @@ def test_a_large_result_is_stored_and_the_model_gets_a_preview(
     assert sent.startswith("line 00000") and "line 01499" in sent
     (stored,) = project.glob(".clio/sessions/*/results/echo__echo-*.txt")
     assert stored.read_text() == big
+
+
+def test_a_garbage_call_result_is_an_error_result_and_the_server_stays(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    configure(home, {"odd": bad("garbage-result")})
+    fake_server.script(call("odd__echo", "g1", text="x"), Reply(text="ok"))
+    r = run_clio(["-p", "echo", "--yes"], server=fake_server, project=project, home=home)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+    result = tool_results(fake_server.chat_requests[1])["g1"]
+    assert result.startswith("Error: odd__echo: MCP error:") and "ValidationError" in result
+    assert "odd__echo" in offered(fake_server.chat_requests[1])  # one bad answer does not cost the server
