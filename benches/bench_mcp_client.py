@@ -11,6 +11,9 @@ Prints the figures; docs/benchmarks.md records them.
    import, shown apart.
 2. Calls: ``time__get_current_time`` and ``words__word_count`` through clio's registry (approval,
    argument redaction, the cross-thread hop, JSON-RPC, the result read as text): p50 / p95 / max.
+3. The REPL: time to the prompt (pty, as benches/bench_shell.py measures it) with no server and
+   with ``mcp-server-time`` configured (it starts in the background while the prompt is drawn),
+   and Enter to the first answer in both (the first request waits for the servers).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from clio.mcp.remote import mcp_tools  # noqa: E402
 from clio.safety.redact import Redactor  # noqa: E402
 from clio.tools.registry import Registry, Services, ToolContext  # noqa: E402
 from testkit.mcp_servers import http_server  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benches"))
 
 TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 
@@ -69,6 +74,42 @@ def line(label: str, values: list[float]) -> str:
     return f"{label}: p50 {pct(values, 0.5):.1f} ms, p95 {pct(values, 0.95):.1f} ms, max {max(values):.1f} ms"
 
 
+def repl_times(with_server: bool, runs: int) -> tuple[list[float], list[float]]:
+    """(start to prompt, Enter to the first answer) in seconds, ``runs`` times."""
+    import pexpect
+    import yaml
+    from bench_shell import CPR_REQUEST, clio_env, expect_answering_cpr, fresh_project
+
+    from testkit.clio_run import CLIO
+    from testkit.fakeserver import FakeServer, Reply
+
+    prompt, first = [], []
+    with FakeServer().start() as server:
+        server.responder = lambda body: Reply(text="HELLO-ANSWER")
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory(prefix="clio-bench-") as tmp:
+                proj, home = fresh_project(Path(tmp))
+                if with_server:
+                    (home / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": {"time": TIME}}))
+                started = time.monotonic()
+                child = pexpect.spawn(
+                    str(CLIO), cwd=str(proj), env=clio_env(server, home, "fake-model"),
+                    dimensions=(40, 120), encoding="utf-8", codec_errors="replace", timeout=60,
+                )
+                expect_answering_cpr(child, "›")
+                prompt.append(time.monotonic() - started)
+                sent = time.monotonic()
+                child.send("say hello\r")
+                expect_answering_cpr(child, "HELLO-ANSWER")
+                first.append(time.monotonic() - sent)
+                expect_answering_cpr(child, "›")
+                child.sendeof()
+                while child.expect([CPR_REQUEST, pexpect.EOF]) == 0:
+                    child.send("\x1b[28;1R")
+                child.close()
+    return prompt, first
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -101,6 +142,12 @@ def main() -> int:
             t1 = time.perf_counter()
             clients.close()
             print(f"shutdown of both: {(time.perf_counter() - t1) * 1000:,.0f} ms")
+        for label, flag in (("no MCP server", False), ("mcp-server-time configured", True)):
+            p, f = repl_times(flag, starts)
+            print(
+                f"REPL, {label}, {starts} runs: start to prompt median {statistics.median(p) * 1000:,.0f} ms; "
+                f"Enter to the first answer median {statistics.median(f) * 1000:,.0f} ms"
+            )
         print(f"total {time.perf_counter() - t0:.1f} s")
     return 0
 
