@@ -74,6 +74,7 @@ class McpClients:
         self._thread = threading.Thread(target=loop.run_forever, name="clio-mcp", daemon=True)
         self._thread.start()
         for st in self.servers.values():
+            st.stop = asyncio.Event()  # set from this thread through the loop (close, a failure)
             self._tasks.append(asyncio.run_coroutine_threadsafe(self._serve(st), loop))
 
     def wait_started(self) -> None:
@@ -104,8 +105,10 @@ class McpClients:
         if loop is None:
             return
         self._loop = None
-        for st in self.servers.values():
-            if st.stop is not None:
+        for st, task in zip(self.servers.values(), self._tasks, strict=True):
+            if st.state == "starting":  # closing before it is up: no need to wait for its start
+                task.cancel()
+            elif st.stop is not None:
                 loop.call_soon_threadsafe(st.stop.set)
         concurrent.futures.wait(self._tasks, timeout=STOP_GRACE)
         for task in self._tasks:
@@ -152,7 +155,7 @@ class McpClients:
     async def _serve(self, st: ServerState) -> None:
         import anyio  # the SDK's own dependency: its cancel scopes nest with the transports' task groups
 
-        st.stop = asyncio.Event()
+        assert st.stop is not None
         began = time.perf_counter()
         # given up on at its deadline, even while a hung process is still being shut down
         def late() -> None:
