@@ -436,7 +436,7 @@ class App:
         if s.yes:
             return True
         policy = getattr(s.approvals, kind, "ask")
-        if kind == "shell" and s.sandbox:
+        if kind in ("shell", "mcp") and s.sandbox:  # MCP servers run outside the sandbox: always asked
             policy = "ask"
         if policy == "allow":
             return True

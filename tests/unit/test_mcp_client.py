@@ -162,3 +162,20 @@ def test_giving_up_on_a_server_that_never_answers_leaves_it_out(tmp_path: Path) 
         ]
     finally:
         clients.close()
+
+
+def test_under_sandbox_an_mcp_call_is_asked_even_with_approvals_allow(app_factory: Any) -> None:
+    """MCP servers run outside clio's sandbox: --sandbox makes every call ask, like a shell command."""
+    from clio.config import Approvals
+
+    questions: list[str] = []
+
+    def ask(question: str) -> str:
+        questions.append(question)
+        return "n"
+
+    allow = Approvals(mcp="allow")
+    assert app_factory(approvals=allow).tool_ctx.approve("mcp", "time__get_current_time {}")
+    app = app_factory(approvals=Approvals(mcp="allow"), sandbox=True, ask=ask)
+    assert not app.tool_ctx.approve("mcp", "time__get_current_time {}")
+    assert questions and "mcp: time__get_current_time" in questions[0]
