@@ -19,6 +19,7 @@ from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.agent.window import Window
 from clio.app_approvals import Approvals
 from clio.app_consolidate import Consolidator, Outcome
+from clio.app_mcp import McpSession
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
 from clio.app_undo import undo_note, undo_turns
 from clio.config import Settings
@@ -33,7 +34,7 @@ from clio.store.sessions import Session, SessionStore
 from clio.store.snapshots import Restored, Snapshots
 from clio.tools.describe import summarize_args
 from clio.tools.git import recent_git_activity
-from clio.tools.registry import REGISTRY, Services, ToolContext
+from clio.tools.registry import REGISTRY, Registry, Services, ToolContext
 from clio.tools.todos import format_todos, load_todos
 
 
@@ -89,6 +90,8 @@ class App:
         self.prompt: PromptBuilder | None = None
         self.tool_ctx: ToolContext | None = None
         self.redacted_total = 0
+        self.mcp = McpSession(settings.mcp_servers, paths.root, REGISTRY)
+        self.registry: Registry = self.mcp.registry  # the built-in tools, plus the MCP servers'
         self.window.subscribe(self._window_changed)
 
     @classmethod
@@ -115,6 +118,8 @@ class App:
             else:
                 infos = app.sessions.list()
                 app.open_session(infos[0].id if infos else None)
+            if interactive:  # the REPL: servers start while the user types (a one-shot: on first need)
+                app.start_mcp()
         except BaseException:
             app.close()
             raise
@@ -131,7 +136,7 @@ class App:
         else:
             session = self.sessions.create(self.settings.model)
         if self.session is not None:
-            self.close()
+            self._close_session()
         self._attach(session)
         return session
 
@@ -164,7 +169,7 @@ class App:
             session=session,
             engine=self._restore_engine(session),
             client=self.client,
-            registry=REGISTRY,
+            registry=self.registry,
             tool_ctx=self.tool_ctx,
             prompt=self.prompt,
             window=self.window,
@@ -183,12 +188,30 @@ class App:
             tool_choice=s.tool_choice,
         )
         self._ranked_on_task = False
-        prompt = self.prompt
+        self._measure_fixed()
+        self.refresh_memory()
+
+    def _measure_fixed(self) -> None:
+        """How the window counts the full profile's fixed part (again when MCP tools join)."""
+        prompt, registry = self.prompt, self.registry
+        if prompt is None:
+            return
         self.window.measure_full_with(
             lambda est, cap: est.count_messages([{"role": "system", "content": prompt.static_text("full", cap)}])
-            + est.count_tools(REGISTRY.schemas("full"))
+            + est.count_tools(registry.schemas("full"))
         )
-        self.refresh_memory()
+
+    # -- MCP servers (clio.app_mcp) ---------------------------------------------------------------
+    def start_mcp(self) -> None:
+        self.mcp.start()
+
+    def ready_mcp(self) -> None:
+        """The servers up (or left out, one line each) and their tools offered, before a request."""
+        self.mcp.ready(self.ui.notice, self._measure_fixed)
+
+    def mcp_status(self) -> list[dict[str, object]]:
+        self.ready_mcp()
+        return self.mcp.status()
 
     def _window_changed(self, window: Window) -> None:
         """The window's size, ratio or profile changed: hand the new figures to their users."""
@@ -245,6 +268,7 @@ class App:
         return load_todos(self.tool_ctx)
 
     def context_figures(self) -> dict[str, object]:
+        self.ready_mcp()
         orch, w = self.agent, self.window
         system, tools = orch.prompt.system(), orch.tools()
         est, budget, summary = w.estimator, w.budget, orch.engine.summary
@@ -261,6 +285,7 @@ class App:
             "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
             "profile": orch.profile,
             "tools": [t["function"]["name"] for t in tools],
+            "mcp_tool_tokens": est.count_tools([t for t in tools if t["function"]["name"] in self.mcp.names]),
             "full_fixed_tokens": w.full_fixed_tokens,
             "window_messages": len(orch.engine.window),
             "archived_messages": len(self.session.messages) if self.session else 0,
@@ -281,6 +306,7 @@ class App:
         try:
             return self.agent.run_turn(text, meta)
         finally:
+            self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])
 
@@ -332,7 +358,8 @@ class App:
         Memory was ranked when the session was attached, before the user typed anything (a new
         session has no task then). Ranking again here, once, and after every trim keeps the
         front of the request stable between trims (prefix caches) while the first request
-        already carries what matters for the task."""
+        already carries what matters for the task. MCP servers must be up before the request."""
+        self.ready_mcp()
         if not self._ranked_on_task:
             self._ranked_on_task = True
             if self.consolidates and self.session is not None:  # before ranking: what it learns counts
@@ -427,6 +454,13 @@ class App:
         return self._prompt_user("answer> ")
 
     def close(self) -> None:
+        """The session closed and the MCP servers stopped (the end of the run)."""
+        try:
+            self._close_session()
+        finally:
+            self.mcp.close()
+
+    def _close_session(self) -> None:
         if self.session is not None:
             if self.orchestrator is not None:
                 self.orchestrator.save_state()

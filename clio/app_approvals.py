@@ -4,8 +4,8 @@ The app's one :class:`clio.tools.registry.Approver`. In order:
 
 - destructive actions (and a memory write after the turn read untrusted content) ask
   ``[y/N]`` every time, whatever the policy; with nobody to ask only ``--yes`` lets them through;
-- ``--yes`` and an ``allow`` policy (``approvals:`` in the config; ``shell`` is always asked
-  under ``--sandbox``) let the others through;
+- ``--yes`` and an ``allow`` policy (``approvals:`` in the config; ``shell`` and ``mcp`` are
+  always asked under ``--sandbox``) let the others through;
 - with nobody to ask (a one-shot run without a terminal) the action is refused and noted for
   the run's exit code;
 - otherwise the user is asked ``[y/n/a/d]``: yes, no, *always* (this kind of action for the rest
@@ -65,7 +65,7 @@ class Approvals:
         if s.yes or kind in self.always:
             return True
         policy = getattr(s.approvals, kind, "ask")
-        if kind == "shell" and s.sandbox:
+        if kind in ("shell", "mcp") and s.sandbox:  # MCP servers run outside the sandbox: always asked
             policy = "ask"
         if policy == "allow":
             return True

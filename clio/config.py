@@ -58,6 +58,7 @@ class Approvals:
     write: str = "ask"  # ask | allow
     shell: str = "ask"  # ask | allow
     git: str = "ask"  # ask | allow
+    mcp: str = "ask"  # ask | allow: calls to the tools of MCP servers (clio.mcp.client)
 
 
 @dataclass
@@ -95,6 +96,8 @@ class Settings:
     prefs_budget_tokens: int = 300
     consolidate: bool = True  # at a session's end, one request reads back what it established (LTM)
     approvals: Approvals = field(default_factory=Approvals)
+    # MCP servers clio starts as a client: name -> {command, args, env} or {url} (clio.mcp.config)
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
     # flags and modes
     incognito: bool = False
     no_ltm: bool = False
@@ -139,7 +142,7 @@ class Settings:
 
 
 _SCALAR_FIELDS = {
-    f.name: f for f in dataclasses.fields(Settings) if f.name not in ("approvals", "sources", "project")
+    f.name: f for f in dataclasses.fields(Settings) if f.name not in ("approvals", "sources", "project", "mcp_servers")
 }
 _FILE_KEYS = set(_SCALAR_FIELDS) - {"incognito", "yes", "debug"}
 
@@ -178,6 +181,7 @@ RISKY_REASONS = {
     "approvals.write": "file edits without asking",
     "approvals.shell": "shell commands without asking",
     "approvals.git": "git actions without asking",
+    "approvals.mcp": "calls to MCP servers' tools without asking",
     "sandbox": "turns off the sandbox you chose",
     "sandbox_network": "lets sandboxed shell commands use the network",
     "tool_call_recovery": "runs tool calls the model writes as plain text",
@@ -220,6 +224,13 @@ def _apply(s: Settings, data: dict[str, Any], source: str, warnings: list[str]) 
                     setattr(s.approvals, k, v)
                 else:
                     warnings.append(f"{source}: approvals.{k} must be 'ask' or 'allow'")
+            continue
+        if key == "mcp_servers":
+            if isinstance(value, dict):  # a project's servers join the user's (same name: the project's)
+                s.mcp_servers = {**s.mcp_servers, **value}
+                s.sources[key] = source
+            elif value is not None:
+                warnings.append(f"{source}: mcp_servers must be a mapping of server names; ignored")
             continue
         if key not in _FILE_KEYS:
             import difflib  # only for a typo: off the start-up path

@@ -105,6 +105,8 @@ def context_cmd(app: CommandContext, arg: str) -> None:
             else ""
         )
     )
+    if figures.get("mcp_tool_tokens"):
+        app.console.print(f"  MCP tools' schemas: {figures['mcp_tool_tokens']:,} tokens of the fixed part (/mcp)")
     app.console.print(
         f"  window {figures['window_messages']} messages of {figures['archived_messages']} archived"
         + (f"; summary after {figures['trims']} trim(s)" if figures["summary"] else "")

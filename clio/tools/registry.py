@@ -165,6 +165,12 @@ class Registry:
     def add(self, t: Tool) -> None:
         self._tools[t.name] = t
 
+    def copy(self) -> Registry:
+        """A registry with the same tools, for a session that adds its own (MCP servers' tools)."""
+        out = Registry()
+        out._tools = dict(self._tools)
+        return out
+
     def names(self) -> list[str]:
         return list(self._tools)
 
