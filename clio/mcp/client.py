@@ -232,10 +232,10 @@ class McpClients:
         import anyio
 
         try:
-            with anyio.fail_after(st.spec.timeout):
+            with anyio.fail_after(st.spec.tool_timeout):
                 result = await session.call_tool(tool, args)
         except TimeoutError:
-            raise CallFailed(f"did not answer within {st.spec.timeout:g}s") from None
+            raise CallFailed(f"did not answer within {st.spec.tool_timeout:g}s") from None
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the connection closed (the server died) or an SDK error

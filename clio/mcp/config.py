@@ -8,7 +8,8 @@ The shape Claude Code and Codex users already write::
         args: [mcp-server-time]
         env: {TZ: Europe/Paris}
         tools: [get_current_time]   # optional allow-list (the server's own names)
-        timeout: 20                 # optional: seconds to start, and for each call
+        timeout: 20                 # optional: seconds to start (default 30)
+        tool_timeout: 120           # optional: seconds for each call (default 60)
         lean: true                  # optional: offer its tools in the lean profile too
       docs:
         url: http://127.0.0.1:8000/mcp   # streamable HTTP
@@ -23,11 +24,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-DEFAULT_TIMEOUT = 30.0  # seconds: to start (initialize + tools/list), and for each call
+DEFAULT_TIMEOUT = 30.0  # seconds to start: spawn or connect, initialize, tools/list
+DEFAULT_TOOL_TIMEOUT = 60.0  # seconds for each call
 SEPARATOR = "__"
 MAX_NAME = 64  # OpenAI function names: ^[a-zA-Z0-9_-]{1,64}$
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-_KEYS = {"command", "args", "env", "url", "tools", "timeout", "lean", "cwd", "type", "transport", "enabled"}
+_KEYS = {
+    "command", "args", "env", "url", "tools", "timeout", "tool_timeout", "lean", "cwd", "type", "transport", "enabled"
+}
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,8 @@ class ServerSpec:
     cwd: str | None = None
     url: str | None = None  # streamable HTTP
     tools: tuple[str, ...] | None = None  # allow-list of the server's tool names; None: all
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float = DEFAULT_TIMEOUT  # to start
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT  # for each call
     lean: bool = False  # offered in the lean profile too
 
     @property
@@ -78,6 +83,13 @@ def _strings(value: Any, what: str) -> tuple[str, ...]:
     raise ValueError(f"{what} must be a list of strings")
 
 
+def _seconds(raw: dict[str, Any], key: str, default: float) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"{key} must be a positive number of seconds")
+    return float(value)
+
+
 def parse_server(name: str, raw: Any) -> ServerSpec:
     """One entry; ValueError with the reason when it is wrong."""
     if not isinstance(raw, dict):
@@ -96,9 +108,8 @@ def parse_server(name: str, raw: Any) -> ServerSpec:
     if not isinstance(env, dict):
         raise ValueError("env must be a mapping of variable names to values")
     tools = raw.get("tools")
-    timeout = raw.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ValueError("timeout must be a positive number of seconds")
+    timeout = _seconds(raw, "timeout", DEFAULT_TIMEOUT)
+    tool_timeout = _seconds(raw, "tool_timeout", DEFAULT_TOOL_TIMEOUT)
     cwd = raw.get("cwd")
     return ServerSpec(
         name=name,
@@ -108,7 +119,8 @@ def parse_server(name: str, raw: Any) -> ServerSpec:
         cwd=str(cwd) if cwd else None,
         url=url,
         tools=None if tools is None else _strings(tools, "tools"),
-        timeout=float(timeout),
+        timeout=timeout,
+        tool_timeout=tool_timeout,
         lean=raw.get("lean") is True,
     )
 

@@ -151,7 +151,7 @@ def test_servers_that_cannot_start_cost_one_line_each_and_their_tools(
 def test_a_server_that_dies_or_hangs_mid_call_costs_its_tools_not_the_session(
     fake_server: FakeServer, project: Path, home: Path, mode: str, why: str
 ) -> None:
-    configure(home, {"time": TIME, "bad": bad(mode, timeout=2)})
+    configure(home, {"time": TIME, "bad": bad(mode, tool_timeout=2)})
     fake_server.script(call("bad__echo", "b1", text="hi"), call("bad__echo", "b2", text="again"), Reply(text="ok"))
     r = run_clio(["-p", "echo", "--yes"], server=fake_server, project=project, home=home)
     assert r.returncode == 0, r.stderr

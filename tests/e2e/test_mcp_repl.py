@@ -43,7 +43,7 @@ def test_ctrl_c_cancels_a_hung_mcp_call_and_exit_stops_the_servers(
             "args": ["-m", "testkit.mcp_servers", "bad", "hang-call"],
             "cwd": str(ROOT),
             "env": {"MCP_TEST_PID_FILE": str(pid_file)},
-            "timeout": 60,
+            "tool_timeout": 120,
         },
         "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
     }

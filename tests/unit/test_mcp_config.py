@@ -6,14 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from clio.config import Settings, load_settings, split_project_config
-from clio.mcp.config import DEFAULT_TIMEOUT, parse_servers, tool_name
+from clio.mcp.config import DEFAULT_TIMEOUT, DEFAULT_TOOL_TIMEOUT, parse_servers, tool_name
 
 
 def test_stdio_and_http_entries_in_the_claude_code_shape() -> None:
     parsed = parse_servers(
         {
             "time": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone", "UTC"], "env": {"TZ": 1}},
-            "docs": {"url": "http://127.0.0.1:8000/mcp", "tools": ["search"], "timeout": 5, "lean": True},
+            "docs": {"url": "http://127.0.0.1:8000/mcp", "tools": ["search"], "timeout": 5, "lean": True,
+                     "tool_timeout": 90},
         }
     )
     assert parsed.problems == []
@@ -23,6 +24,7 @@ def test_stdio_and_http_entries_in_the_claude_code_shape() -> None:
     )
     assert time.tools is None and time.allows("anything") and time.timeout == DEFAULT_TIMEOUT and not time.lean
     assert (docs.transport, docs.url, docs.timeout, docs.lean) == ("http", "http://127.0.0.1:8000/mcp", 5.0, True)
+    assert (docs.tool_timeout, time.tool_timeout) == (90.0, DEFAULT_TOOL_TIMEOUT)
     assert docs.allows("search") and not docs.allows("delete")
     assert docs.where() == "http://127.0.0.1:8000/mcp" and time.where().startswith("uvx mcp-server-time")
 
@@ -35,6 +37,7 @@ def test_a_wrong_entry_costs_one_line_and_only_that_server() -> None:
             "neither": {"args": ["x"]},
             "badurl": {"url": "ftp://127.0.0.1/x"},
             "badtimeout": {"command": "x", "timeout": -1},
+            "badtooltimeout": {"command": "x", "tool_timeout": "soon"},
             "typo": {"command": "x", "argz": ["y"]},
             "notamap": "srv --stdio",
             "a__b": {"command": "x"},
@@ -44,9 +47,9 @@ def test_a_wrong_entry_costs_one_line_and_only_that_server() -> None:
         }
     )
     assert [s.name for s in parsed.servers] == ["ok"]
-    assert len(parsed.problems) == 9, parsed.problems
+    assert len(parsed.problems) == 10, parsed.problems
     joined = "\n".join(parsed.problems)
-    for expected in ("either command", "url must start", "timeout must be", "unknown key argz", "same name as 'ok'"):
+    for expected in ("either command", "url must start", "timeout must be", "tool_timeout must be", "unknown key argz", "same name as 'ok'"):
         assert expected in joined
     assert all(p.count("\n") == 0 and p.endswith("left out") for p in parsed.problems)
 
