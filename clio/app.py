@@ -7,7 +7,6 @@ commands see the App only through ``clio.commands.registry.CommandContext``.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from rich.console import Console
@@ -18,6 +17,7 @@ from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult,
 from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.agent.window import Window
 from clio.app_approvals import Approvals
+from clio.app_checkpoint import checkpoint_text
 from clio.app_consolidate import Consolidator, Outcome
 from clio.app_mcp import McpSession
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
@@ -32,7 +32,6 @@ from clio.store.atomic import atomic_write_text
 from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
 from clio.store.snapshots import Restored, Snapshots
-from clio.tools.describe import summarize_args
 from clio.tools.git import recent_git_activity
 from clio.tools.registry import REGISTRY, Registry, Services, ToolContext
 from clio.tools.todos import format_todos, load_todos
@@ -395,31 +394,8 @@ class App:
     def _checkpoint(self, iteration: int) -> None:
         if not self.writes or self.session is None:
             return
-        lines = [
-            "# Session progress checkpoint",
-            f"Session: {self.session.id} ({self.session.info.name})",
-            f"Written: {time.strftime('%Y-%m-%d %H:%M:%S')} (iteration {iteration})",
-            "",
-            "## Task",
-            self.latest_task()[:2000] or "(none yet)",
-            "",
-            "## Todos",
-            format_todos(self.todos()) or "(none)",
-            "",
-            "## Recent tool calls",
-        ]
-        recent: list[str] = []
-        for m in reversed(self.session.messages):
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                recent.append(
-                    f"- {fn.get('name')} {summarize_args(fn.get('name', ''), tool_call_args(call))}"
-                )
-            if len(recent) >= 10:
-                break
-        lines += list(reversed(recent[:10])) or ["(none)"]
-        text = self.redactor.redact("\n".join(lines) + "\n")[0]
-        atomic_write_text(self.paths.memory_dir / "session_progress.md", text)
+        text = checkpoint_text(self.session, iteration, self.latest_task(), self.todos())
+        atomic_write_text(self.paths.memory_dir / "session_progress.md", self.redactor.redact(text)[0])
 
     def _redact_message(self, msg: Message) -> Message:
         new, hits = self.redactor.redact_message(msg)
