@@ -7,7 +7,6 @@ commands see the App only through ``clio.commands.registry.CommandContext``.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from rich.console import Console
@@ -17,8 +16,13 @@ import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult, TurnUI
 from clio.agent.prompt import PromptBuilder, load_prompt
 from clio.agent.window import Window
+from clio.app_approvals import Approvals
+from clio.app_checkpoint import checkpoint_text
+from clio.app_consolidate import Consolidator, Outcome
+from clio.app_mcp import McpSession
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
 from clio.app_skills import Behaviours
+from clio.app_undo import undo_note, undo_turns
 from clio.config import Settings
 from clio.llm.client import LLMClient
 from clio.memory.context import ContextEngine
@@ -28,9 +32,9 @@ from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
 from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
-from clio.tools.describe import summarize_args
+from clio.store.snapshots import Restored, Snapshots
 from clio.tools.git import recent_git_activity
-from clio.tools.registry import REGISTRY, Services, ToolContext
+from clio.tools.registry import REGISTRY, Registry, Services, ToolContext
 from clio.tools.todos import format_todos, load_todos
 
 
@@ -53,6 +57,13 @@ class App:
         self.err = err
         self.ui = ui
         self._ask = ask  # callable(question: str) -> str | None, for approvals and request_input
+        self.approvals = Approvals(
+            settings,
+            self._prompt_user if ask is not None else None,
+            ui.diff,
+            lambda: self.tool_ctx,
+            on_answer=lambda granted: self.skills.approval(granted),  # learned behaviours
+        )
         self.writes = not settings.incognito
         self.redactor = Redactor(settings.redaction)  # the one redactor: archive, requests, tools
         self.sessions = SessionStore(paths.sessions_dir if self.writes else None, redact=self.redactor.text)
@@ -76,11 +87,18 @@ class App:
         self.skills: Behaviours = self.services.skills
         self.skills.enabled = self.writes and not settings.no_ltm  # learned behaviours (app_skills)
         self.injected = Injected()  # the LTM entries in the system prompt, to reinforce those a turn uses
+        assert self.services.ltm is not None
+        self.consolidator = Consolidator(
+            self.services.ltm, self.sessions, self.redactor, max_chars=lambda: self.window.shares.consolidation_chars()
+        )
         self.session: Session | None = None
+        self.pending_notes: list[str] = []  # told to the model with the user's next message
         self.orchestrator: Orchestrator | None = None
         self.prompt: PromptBuilder | None = None
         self.tool_ctx: ToolContext | None = None
         self.redacted_total = 0
+        self.mcp = McpSession(settings.mcp_servers, paths.root, REGISTRY)
+        self.registry: Registry = self.mcp.registry  # the built-in tools, plus the MCP servers'
         self.window.subscribe(self._window_changed)
 
     @classmethod
@@ -107,6 +125,8 @@ class App:
             else:
                 infos = app.sessions.list()
                 app.open_session(infos[0].id if infos else None)
+            if interactive:  # the REPL: servers start while the user types (a one-shot: on first need)
+                app.start_mcp()
         except BaseException:
             app.close()
             raise
@@ -123,7 +143,7 @@ class App:
         else:
             session = self.sessions.create(self.settings.model)
         if self.session is not None:
-            self.close()
+            self._close_session()
         self._attach(session)
         return session
 
@@ -133,6 +153,8 @@ class App:
         self.session = session
         self.services.session = session
         self.skills.attach(session.id)
+        folder = session.dir / "snapshots" if (self.writes and session.dir is not None) else None
+        self.services.snapshots = Snapshots(folder, self.redactor)
         self.prompt = PromptBuilder(
             self.paths.root,
             self.paths.cwd,
@@ -143,7 +165,7 @@ class App:
         self.tool_ctx = ToolContext(
             root=self.paths.root,
             session_dir=session.dir,
-            approve=self._approve,
+            approve=self.approvals,
             ask_user=self._ask_user,
             sandbox=s.sandbox,
             sandbox_network=s.sandbox_network,
@@ -155,7 +177,7 @@ class App:
             session=session,
             engine=self._restore_engine(session),
             client=self.client,
-            registry=REGISTRY,
+            registry=self.registry,
             tool_ctx=self.tool_ctx,
             prompt=self.prompt,
             window=self.window,
@@ -174,12 +196,30 @@ class App:
             tool_choice=s.tool_choice,
         )
         self._ranked_on_task = False
-        prompt = self.prompt
+        self._measure_fixed()
+        self.refresh_memory()
+
+    def _measure_fixed(self) -> None:
+        """How the window counts the full profile's fixed part (again when MCP tools join)."""
+        prompt, registry = self.prompt, self.registry
+        if prompt is None:
+            return
         self.window.measure_full_with(
             lambda est, cap: est.count_messages([{"role": "system", "content": prompt.static_text("full", cap)}])
-            + est.count_tools(REGISTRY.schemas("full"))
+            + est.count_tools(registry.schemas("full"))
         )
-        self.refresh_memory()
+
+    # -- MCP servers (clio.app_mcp) ---------------------------------------------------------------
+    def start_mcp(self) -> None:
+        self.mcp.start()
+
+    def ready_mcp(self) -> None:
+        """The servers up (or left out, one line each) and their tools offered, before a request."""
+        self.mcp.ready(self.ui.notice, self._measure_fixed)
+
+    def mcp_status(self) -> list[dict[str, object]]:
+        self.ready_mcp()
+        return self.mcp.status()
 
     def _window_changed(self, window: Window) -> None:
         """The window's size, ratio or profile changed: hand the new figures to their users."""
@@ -236,6 +276,7 @@ class App:
         return load_todos(self.tool_ctx)
 
     def context_figures(self) -> dict[str, object]:
+        self.ready_mcp()
         orch, w = self.agent, self.window
         system, tools = orch.prompt.system(), orch.tools()
         est, budget, summary = w.estimator, w.budget, orch.engine.summary
@@ -252,6 +293,7 @@ class App:
             "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
             "profile": orch.profile,
             "tools": [t["function"]["name"] for t in tools],
+            "mcp_tool_tokens": est.count_tools([t for t in tools if t["function"]["name"] in self.mcp.names]),
             "full_fixed_tokens": w.full_fixed_tokens,
             "window_messages": len(orch.engine.window),
             "archived_messages": len(self.session.messages) if self.session else 0,
@@ -261,15 +303,35 @@ class App:
         }
 
     # -- turns -----------------------------------------------------------------------------------
-    def run_turn(self, text: str) -> TurnResult:
+    def run_turn(self, text: str, meta: dict[str, Any] | None = None) -> TurnResult:
+        """One turn; ``meta`` goes with the user's message (``attached``: the @file paths)."""
         start = len(self.session.messages) if self.session is not None else 0
-        self.skills.begin_turn(text)
+        self.skills.begin_turn(text, start)  # before any note is added: the user's words
+        if self.services.snapshots is not None:
+            self.services.snapshots.begin(start)  # the files this turn changes are kept together
+        if self.pending_notes:  # what the model must know first (an /undo), with the user's words
+            text = "\n".join(self.pending_notes) + "\n\n" + text
+            self.pending_notes.clear()
         try:
-            return self.agent.run_turn(text)
+            return self.agent.run_turn(text, meta)
         finally:
+            self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
             self.skills.end_turn()
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])
+
+    def undo(self, turns: int) -> list[Restored]:
+        """Put back the files the last ``turns`` turns changed; the model hears of it next turn."""
+        snapshots = self.services.snapshots
+        if snapshots is None:
+            return []
+        undone = [t.turn for t in snapshots.last(turns)]
+        results = undo_turns(snapshots, turns, self.confirm, self.paths.root)
+        if results:
+            self.skills.undone(undone)  # an implicit signal against the behaviours of those turns
+        if results:
+            self.pending_notes.append(undo_note(results, self.paths.root))
+        return results
 
     def _reinforce(self, turn: list[Message]) -> None:
         """Injected memory the turn used decays from now on, not from when it was written."""
@@ -309,15 +371,30 @@ class App:
         Memory was ranked when the session was attached, before the user typed anything (a new
         session has no task then). Ranking again here, once, and after every trim keeps the
         front of the request stable between trims (prefix caches) while the first request
-        already carries what matters for the task."""
+        already carries what matters for the task. MCP servers must be up before the request."""
+        self.ready_mcp()
         if not self._ranked_on_task:
             self._ranked_on_task = True
+            if self.consolidates and self.session is not None:  # before ranking: what it learns counts
+                self.consolidator.look_back(self.session.id, self.agent.ask, self.ui.notice)
             self.refresh_memory()
         self.skills.turn_sent()
 
     def _after_trim(self) -> None:
         self.skills.trimmed()  # learned behaviours are drawn again with the memory re-rank
         self.refresh_memory()
+
+    @property
+    def consolidates(self) -> bool:
+        s = self.settings
+        return self.writes and s.consolidate and not s.no_ltm and self.orchestrator is not None
+
+    def consolidate(self, *, force: bool = False) -> Outcome | None:
+        """Read the running session back into long-term memory (REPL exit, /memory consolidate);
+        None when consolidation is off here (incognito, --no-ltm, ``consolidate: false``)."""
+        if not self.consolidates or self.session is None:
+            return None
+        return self.consolidator.run(self.session, self.agent.ask, force=force)
 
     def refresh_memory(self) -> None:
         if self.prompt is not None:
@@ -336,31 +413,8 @@ class App:
     def _checkpoint(self, iteration: int) -> None:
         if not self.writes or self.session is None:
             return
-        lines = [
-            "# Session progress checkpoint",
-            f"Session: {self.session.id} ({self.session.info.name})",
-            f"Written: {time.strftime('%Y-%m-%d %H:%M:%S')} (iteration {iteration})",
-            "",
-            "## Task",
-            self.latest_task()[:2000] or "(none yet)",
-            "",
-            "## Todos",
-            format_todos(self.todos()) or "(none)",
-            "",
-            "## Recent tool calls",
-        ]
-        recent: list[str] = []
-        for m in reversed(self.session.messages):
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                recent.append(
-                    f"- {fn.get('name')} {summarize_args(fn.get('name', ''), tool_call_args(call))}"
-                )
-            if len(recent) >= 10:
-                break
-        lines += list(reversed(recent[:10])) or ["(none)"]
-        text = self.redactor.redact("\n".join(lines) + "\n")[0]
-        atomic_write_text(self.paths.memory_dir / "session_progress.md", text)
+        text = checkpoint_text(self.session, iteration, self.latest_task(), self.todos())
+        atomic_write_text(self.paths.memory_dir / "session_progress.md", self.redactor.redact(text)[0])
 
     def _redact_message(self, msg: Message) -> Message:
         new, hits = self.redactor.redact_message(msg)
@@ -374,10 +428,7 @@ class App:
 
     # -- user interaction ------------------------------------------------------------------------
     def confirm(self, question: str) -> bool:
-        if not self.interactive and self.settings.yes:
-            return True
-        answer = self._prompt_user(f"{question} [y/N] ")
-        return answer is not None and answer.strip().lower() in ("y", "yes")
+        return self.approvals.confirm(question)
 
     def _prompt_user(self, question: str) -> str | None:
         if self._ask is None:
@@ -391,30 +442,6 @@ class App:
         except (EOFError, KeyboardInterrupt):
             return None
 
-    def _approve(self, kind: str, summary: str, *, destructive: bool = False) -> bool:
-        s = self.settings
-        if destructive:
-            if self._ask is None:  # nobody to ask: only --yes lets it through
-                return s.yes
-            if kind == "memory":  # a write to memory after the turn read untrusted content
-                return self.confirm(f"⚠ after reading files or command output, {summary}\nAllow?")
-            return self._judged(self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?"))
-        if s.yes:
-            return True
-        policy = getattr(s.approvals, kind, "ask")
-        if kind == "shell" and s.sandbox:
-            policy = "ask"
-        if policy == "allow":
-            return True
-        if self._ask is None:
-            return False
-        return self._judged(self.confirm(f"{kind}: {summary}\nAllow?"))
-
-    def _judged(self, granted: bool) -> bool:
-        """The user's answer to a tool action: an implicit signal about the turn's behaviours."""
-        self.skills.approval(granted)
-        return granted
-
     def _ask_user(self, question: str) -> str | None:
         if self._ask is None:
             return None
@@ -422,6 +449,13 @@ class App:
         return self._prompt_user("answer> ")
 
     def close(self) -> None:
+        """The session closed and the MCP servers stopped (the end of the run)."""
+        try:
+            self._close_session()
+        finally:
+            self.mcp.close()
+
+    def _close_session(self) -> None:
         if self.session is not None:
             if self.orchestrator is not None:
                 self.orchestrator.save_state()

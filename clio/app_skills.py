@@ -40,6 +40,7 @@ class Behaviours:
         self.session = ""
         self.turn = 0  # the number of the last turn begun in this session
         self.turns: dict[int, set[str]] = {}  # turn -> behaviours active in it (this run)
+        self.starts: dict[int, int] = {}  # the user message's position in the session -> turn
         self._open = False
         self._approvals: list[bool] = []
         self._fixed: list[str] | None = None  # sent: the session's behaviours until its next trim
@@ -68,7 +69,7 @@ class Behaviours:
 
     # -- turns -------------------------------------------------------------------------------------
     def attach(self, session: str) -> None:
-        self.session, self.turns, self._open = session, {}, False
+        self.session, self.turns, self.starts, self._open = session, {}, {}, False
         last = self.store.last_turn(session) if self.enabled else None
         self.turn = last[0] if last else 0
         self._fixed = self.store.chosen(session) if self.enabled else None
@@ -77,14 +78,16 @@ class Behaviours:
         """A trim: the next prompt draws the behaviours again."""
         self._fixed = None
 
-    def begin_turn(self, text: str) -> Signal | None:
-        """A user message: a correction judges the previous turn; then a new turn opens."""
+    def begin_turn(self, text: str, start: int = -1) -> Signal | None:
+        """A user message (at position ``start`` in the session): a correction judges the
+        previous turn; then a new turn opens."""
         sig = None
         if self.enabled and self.turn > 0 and S.is_correction(text):
             sig = self._record("correction", self.turn, None, "")
         self.turn += 1
         self._open, self._approvals = True, []
         self.turns[self.turn] = set(self.active)
+        self.starts[start] = self.turn
         return sig
 
     def turn_sent(self) -> None:
@@ -130,6 +133,13 @@ class Behaviours:
         if turn <= 0:
             raise SkillError("no turn to judge yet in this session")
         return self._record(kind, turn, weight, note)
+
+    def undone(self, starts: list[int]) -> list[Signal]:
+        """/undo put back the changes of the turns whose user messages are at ``starts``: an
+        "undo" signal for each turn of this run among them (earlier runs' turns are unknown)."""
+        if not self.enabled:
+            return []
+        return [self._record("undo", self.starts[s], None, "") for s in starts if s in self.starts]
 
     def _record(self, kind: str, turn: int, weight: float | None, note: str) -> Signal:
         skills = self.skills_of(turn)

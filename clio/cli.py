@@ -15,7 +15,7 @@ from rich.table import Table
 from clio import __version__
 from clio.config import ConfigError, Settings, describe_risky, load_settings, risky_names
 from clio.llm.errors import LLMError
-from clio.paths import Paths, resolve_paths
+from clio.paths import Paths, ensure_dir, resolve_paths
 from clio.safety.visible import escape_invisible
 from clio.store.atomic import add_damaged_hook
 from clio.store.sessions import SessionBusy, SessionNotFound, SessionStore
@@ -30,6 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", metavar="TEXT", help="run one turn with TEXT first ('-' reads stdin)")
     p.add_argument("--exit", action="store_true", help="exit after --input instead of staying in the REPL")
     p.add_argument("-p", dest="print_input", metavar="TEXT", help="same as --input TEXT --exit")
+    p.add_argument(
+        "--output",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="one-shot output: the answer as text (default), one JSON object at the end, or one JSON event per line",
+    )
     p.add_argument("--new", action="store_true", help="start a new session (the default)")
     p.add_argument(
         "--resume",
@@ -76,6 +82,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"clio {__version__}")
     return p
+
+
+def unwritable(paths: Paths) -> str | None:
+    """Why clio cannot keep its state in this project (None: it can), found before anything is
+    asked or typed, so nothing the user writes is lost to a read-only folder."""
+    try:
+        ensure_dir(paths.clio_dir)
+        probe = paths.clio_dir / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        return (
+            f"cannot write {paths.clio_dir} ({exc.strerror or exc}): clio keeps this project's sessions "
+            "and memory there. Run with --incognito to use clio here without writing anything."
+        )
+    return None
 
 
 def fail(err: Console, message: str, code: int = 1) -> int:
@@ -190,6 +212,11 @@ class _Trust:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:  # `clio mcp`: the memory as an MCP server, with its own flags
+        from clio.mcp.server import main as mcp_main
+
+        return mcp_main(argv[1:])
     args = build_parser().parse_args(argv)
     color = not (args.no_color or os.environ.get("NO_COLOR"))
     # soft_wrap: a message is one line however long (scripts read stderr line by line)
@@ -206,8 +233,17 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     add_damaged_hook(damaged)
+    if args.dir is not None:
+        where = Path(args.dir).expanduser()
+        if not where.is_dir():
+            what = "not a directory" if where.exists() else "no such directory"
+            return fail(err, f"--dir {args.dir}: {what}; give the project's folder.", 2)
     try:
         paths = resolve_paths(args.dir, args.config)
+        if not (args.incognito or args.sessions):
+            problem = unwritable(paths)
+            if problem is not None:
+                return fail(err, problem, 2)
         flags: dict[str, Any] = {
             "model": args.model,
             "base_url": args.base_url,
@@ -227,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.print_input is not None:
             args.input, args.exit = args.print_input, True
         one_shot = args.input is not None and args.exit
+        if args.output != "text" and not one_shot:
+            return fail(err, f"--output {args.output} is for one-shot runs: add -p TEXT (or --input TEXT --exit).", 2)
         # the REPL asks once, before the App is built; one-shot runs and scripts never wait for an answer
         can_ask = not (one_shot or args.sessions) and sys.stdin.isatty() and sys.stderr.isatty()
         settings = trust.settle(settings, trust_flag=args.trust, can_ask=can_ask)
@@ -251,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         if one_shot:
             from clio.ui.oneshot import run_one_shot
 
-            return run_one_shot(settings, paths, text or "", resume=args.resume, out=out, err=err)
+            return run_one_shot(settings, paths, text or "", resume=args.resume, out=out, err=err, output=args.output)
         from clio.ui.repl import run_repl
 
         return run_repl(settings, paths, first_input=text, resume=args.resume, out=out, err=err)
@@ -263,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
         return fail(err, f"{exc}")
     except KeyboardInterrupt:
         return fail(err, "interrupted", 130)
+    except OSError as exc:  # the last resort: one line, never a traceback
+        named = f" {exc.filename}" if exc.filename else ""
+        return fail(err, f"could not use{named}: {exc.strerror or exc}.")
 
 
 if __name__ == "__main__":

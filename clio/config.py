@@ -58,6 +58,7 @@ class Approvals:
     write: str = "ask"  # ask | allow
     shell: str = "ask"  # ask | allow
     git: str = "ask"  # ask | allow
+    mcp: str = "ask"  # ask | allow: calls to the tools of MCP servers (clio.mcp.client)
 
 
 @dataclass
@@ -93,7 +94,10 @@ class Settings:
     tool_choice: str | None = None  # None (not sent) | auto | required (first request of a turn only)
     ltm_budget_tokens: int = 1200
     prefs_budget_tokens: int = 300
+    consolidate: bool = True  # at a session's end, one request reads back what it established (LTM)
     approvals: Approvals = field(default_factory=Approvals)
+    # MCP servers clio starts as a client: name -> {command, args, env} or {url} (clio.mcp.config)
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
     # flags and modes
     incognito: bool = False
     no_ltm: bool = False
@@ -138,7 +142,7 @@ class Settings:
 
 
 _SCALAR_FIELDS = {
-    f.name: f for f in dataclasses.fields(Settings) if f.name not in ("approvals", "sources", "project")
+    f.name: f for f in dataclasses.fields(Settings) if f.name not in ("approvals", "sources", "project", "mcp_servers")
 }
 _FILE_KEYS = set(_SCALAR_FIELDS) - {"incognito", "yes", "debug"}
 
@@ -167,6 +171,7 @@ TIGHTEN_ONLY: dict[str, Any] = {
     "tool_call_recovery": False,  # on: tool calls written as text in an answer are run
     "no_ltm": True,
     "no_custom_instructions": True,
+    "consolidate": False,
 }
 REDACTION_LEVELS = ("off", "standard", "strict")
 # Why each risky setting needs trust (shown when asking).
@@ -176,12 +181,14 @@ RISKY_REASONS = {
     "approvals.write": "file edits without asking",
     "approvals.shell": "shell commands without asking",
     "approvals.git": "git actions without asking",
+    "approvals.mcp": "calls to MCP servers' tools without asking",
     "sandbox": "turns off the sandbox you chose",
     "sandbox_network": "lets sandboxed shell commands use the network",
     "tool_call_recovery": "runs tool calls the model writes as plain text",
     "no_ltm": "sends your memory and preferences again",
     "no_custom_instructions": "reads the project's instructions again",
     "mcp_servers": "starts programs and sends them data",
+    "consolidate": "writes what each session established into the project's memory",
 }
 
 
@@ -218,8 +225,19 @@ def _apply(s: Settings, data: dict[str, Any], source: str, warnings: list[str]) 
                 else:
                     warnings.append(f"{source}: approvals.{k} must be 'ask' or 'allow'")
             continue
+        if key == "mcp_servers":
+            if isinstance(value, dict):  # a project's servers join the user's (same name: the project's)
+                s.mcp_servers = {**s.mcp_servers, **value}
+                s.sources[key] = source
+            elif value is not None:
+                warnings.append(f"{source}: mcp_servers must be a mapping of server names; ignored")
+            continue
         if key not in _FILE_KEYS:
-            warnings.append(f"{source}: unknown setting '{key}' ignored")
+            import difflib  # only for a typo: off the start-up path
+
+            close = difflib.get_close_matches(key, sorted(_FILE_KEYS), n=1, cutoff=0.7)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            warnings.append(f"{source}: unknown setting '{key}' ignored{hint}")
             continue
         setattr(s, key, _coerce(key, value))
         s.sources[key] = source

@@ -74,3 +74,16 @@ def tool_call_args(call: dict[str, Any]) -> dict[str, Any]:
     except (ValueError, TypeError):
         return {}
     return val if isinstance(val, dict) else {}
+
+
+ATTACHMENT_MARK = '\n\n<file path="'  # where the files a message attached (@path) begin
+
+
+def typed_words(msg: Message) -> str:
+    """A user message's own words: without the files it attached with @path (``meta["attached"]``),
+    so what the user established is never read from an attached file."""
+    content = msg.get("content")
+    text = content if isinstance(content, str) else text_of(msg)
+    if meta(msg).get("attached"):
+        return text.split(ATTACHMENT_MARK, 1)[0]
+    return text

@@ -36,9 +36,23 @@ def latest_user(body: dict[str, Any]) -> tuple[str, int]:
     return str(msgs[last].get("content")), rounds
 
 
+CONSOLIDATION_MARK = "A coding session in this project has ended."  # prompts/consolidate.md
+
+
+def is_consolidation(body: dict[str, Any]) -> bool:
+    """Whether a request is clio's session-end consolidation (its text quotes the session, so a
+    turn's trigger would match it too)."""
+    return latest_user(body)[0].startswith(CONSOLIDATION_MARK)
+
+
 def turn_requests(server: FakeServer, trigger: str) -> list[dict[str, Any]]:
-    """The chat requests of the turn(s) whose user message contains ``trigger``, in order."""
-    return [b for b in server.chat_requests if trigger in latest_user(b)[0]]
+    """The chat requests of the turn(s) whose user message contains ``trigger``, in order
+    (consolidation requests, which quote the session, left out)."""
+    return [b for b in server.chat_requests if trigger in latest_user(b)[0] and not is_consolidation(b)]
+
+
+def consolidation_requests(server: FakeServer) -> list[dict[str, Any]]:
+    return [b for b in server.chat_requests if is_consolidation(b)]
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
@@ -50,17 +64,21 @@ class ScriptedModel:
     """The fake server's responder: replies chosen by the latest user message of the request.
 
     ``on(trigger, r0, r1, ...)``: in a turn whose user message contains ``trigger``, the first
-    request gets r0, the request after the first tool round r1, and so on. Anything else gets a
-    plain "ok". Safe with several clio processes talking to the server at once.
+    request gets r0, the request after the first tool round r1, and so on. A consolidation
+    request gets ``consolidation`` (by default: nothing learned). Anything else gets a plain
+    "ok". Safe with several clio processes talking to the server at once.
     """
 
     def __init__(self) -> None:
         self.turns: dict[str, tuple[Reply | Fail, ...]] = {}
+        self.consolidation: Reply | Fail = Reply(text='{"entries": [], "pairs": []}')
 
     def on(self, trigger: str, *replies: Reply | Fail) -> None:
         self.turns[trigger] = replies
 
     def __call__(self, body: dict[str, Any]) -> Reply | Fail:
+        if is_consolidation(body):
+            return self.consolidation
         text, rounds = latest_user(body)
         for trigger, replies in self.turns.items():
             if trigger in text:
@@ -74,7 +92,7 @@ class ScriptedModel:
 class RecordingUI:
     """A TurnUI that records every event as a tuple: ("waiting",), ("text", delta),
     ("answer_done", content, interrupted, final), ("tool_start", name, args),
-    ("tool_done", name, ok, result), ("notice", text)."""
+    ("tool_done", name, ok, result), ("notice", text), ("diff", text, lines_left_out)."""
 
     def __init__(self) -> None:
         self.events: list[tuple[Any, ...]] = []
@@ -96,6 +114,9 @@ class RecordingUI:
 
     def notice(self, text: str) -> None:
         self.events.append(("notice", text))
+
+    def diff(self, diff: str, left: int) -> None:
+        self.events.append(("diff", diff, left))
 
     def of(self, kind: str) -> list[tuple[Any, ...]]:
         """The events of one kind, in order, without the kind."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from clio.agent.prompt import PromptBuilder, load_prompt, to_api
+from clio.agent.stuck import RepeatGuard
 from clio.agent.window import Window
 from clio.llm.client import ChatResult, LLMClient
 from clio.llm.errors import ContextLengthError
@@ -23,6 +24,8 @@ from clio.memory.context import ContextEngine, Prepared
 from clio.memory.stm import latest_user_index
 from clio.messages import Message, make, tool_call_args
 from clio.safety.redact import Redactor
+from clio.tools.describe import summarize_args
+from clio.tools.diffs import clip
 from clio.tools.registry import Registry, ToolContext
 from clio.tools.results import maybe_store
 
@@ -49,6 +52,7 @@ class TurnUI(Protocol):
     def tool_start(self, name: str, args: dict[str, Any]) -> None: ...
     def tool_done(self, name: str, ok: bool, result: str) -> None: ...
     def notice(self, text: str) -> None: ...
+    def diff(self, diff: str, left: int) -> None: ...
 
 
 @dataclass
@@ -57,6 +61,7 @@ class TurnResult:
     iterations: int = 0
     interrupted: bool = False
     hit_cap: bool = False
+    stuck: str = ""  # why the turn was stopped for repeating itself (clio.agent.stuck)
     tool_calls: int = 0
     trims: int = 0
     usage: list[dict[str, int]] = field(default_factory=list)
@@ -215,12 +220,14 @@ class Orchestrator:
         self.save_state()
 
     # -- the loop --------------------------------------------------------------------------------
-    def run_turn(self, text: str) -> TurnResult:
+    def run_turn(self, text: str, user_meta: dict[str, Any] | None = None) -> TurnResult:
         out = TurnResult()
-        self.add(make("user", text))
+        self.tool_ctx.refused.clear()
+        self.add(make("user", text, meta=dict(user_meta or {})))
         self.save_state()
         self.window.probe_once()  # the user's message is on disk; nothing sent yet
         self.hooks.turn_started()
+        guard = RepeatGuard()
         while out.iterations < self.max_iterations:
             out.iterations += 1
             tools = self.tools()
@@ -260,10 +267,14 @@ class Orchestrator:
                 out.content = content
                 self.save_state()
                 return out
-            if self._run_tools(calls, out):
+            if self._run_tools(calls, out, guard):
                 self.save_state()
                 return out
             self.save_state()
+            if guard.stuck:
+                out.stuck = guard.reason()
+                self.ui.notice(out.stuck)
+                return out
         out.hit_cap = True
         self.ui.notice(
             f"Stopped after {self.max_iterations} tool iterations (max_iterations); "
@@ -338,8 +349,22 @@ class Orchestrator:
                 out.usage.append(result.usage.as_dict())
             return result
 
-    def _run_tools(self, calls: list[dict[str, Any]], out: TurnResult) -> bool:
-        """Run every call, append one result each. Returns True when the user interrupted."""
+    def _changes(self) -> list[dict[str, str]]:
+        """The file changes the call just made: shown (unless the user saw them when approving)
+        and kept, redacted, in the result's meta (the export shows them; never sent)."""
+        changes, self.tool_ctx.changes = self.tool_ctx.changes, []
+        out = []
+        for change, seen in changes:
+            if not seen:
+                shown, left = clip(change.diff)
+                self.ui.diff(shown, left)
+            diff = self.redactor.redact(change.diff)[0] if self.redactor is not None else change.diff
+            out.append({"path": change.path, "diff": diff})
+        return out
+
+    def _run_tools(self, calls: list[dict[str, Any]], out: TurnResult, guard: RepeatGuard) -> bool:
+        """Run every call, append one result each (a repeated result replaced by the guard's
+        tool error). Returns True when the user interrupted."""
         for i, call in enumerate(calls):
             name = call["function"]["name"]
             args = tool_call_args(call)
@@ -353,15 +378,17 @@ class Orchestrator:
                 self.ui.tool_done(name, False, "interrupted")
                 out.interrupted = True
                 return True
-            text = maybe_store(self.tool_ctx, name, text)
-            msg = self.add(
-                make(
-                    "tool",
-                    text,
-                    tool_call_id=call["id"],
-                    meta={"tool": name, "ok": ok, "ms": int((time.monotonic() - started) * 1000)},
-                )
+            repeated = guard.observe(
+                name, call["function"]["arguments"], text, out.iterations, f"{name} {summarize_args(name, args, 50)}"
             )
+            if repeated is not None:
+                text, ok = repeated, False
+            text = maybe_store(self.tool_ctx, name, text)
+            meta: dict[str, Any] = {"tool": name, "ok": ok, "ms": int((time.monotonic() - started) * 1000)}
+            diffs = self._changes()
+            if diffs:
+                meta["diffs"] = diffs
+            msg = self.add(make("tool", text, tool_call_id=call["id"], meta=meta))
             out.tool_calls += 1
             self.ui.tool_done(name, ok, str(msg.get("content") or ""))
         return False

@@ -37,10 +37,14 @@ def exit_cmd(app: CommandContext, arg: str) -> None:
     raise ExitRequested()
 
 
-@command("model", "show or switch the model", "/model [name]")
+@command("model", "show or switch the model", "/model [name] [--force]")
 def model_cmd(app: CommandContext, arg: str) -> None:
-    name = arg.strip()
-    if not name:
+    words = arg.split()
+    force = "--force" in words
+    names = [w for w in words if w != "--force"]
+    if len(names) > 1:
+        raise CommandError("Usage: /model [name] [--force]")
+    if not names:
         app.console.print(f"model: [bold]{app.settings.model}[/bold] at {app.settings.endpoint()}")
         try:
             models = app.list_models()
@@ -50,9 +54,30 @@ def model_cmd(app: CommandContext, arg: str) -> None:
         if models:
             app.console.print("available: " + ", ".join(models))
         return
+    name = names[0]
+    if not force:
+        _check_listed(app, name)
     app.switch_model(name)
     window = app.context_figures()["context_window"]
     app.console.print(f"model set to [bold]{name}[/bold] (window {window:,} tokens)")
+
+
+def _check_listed(app: CommandContext, name: str) -> None:
+    """Refuse a name the endpoint's model list does not have (a typo), when it has a list."""
+    try:
+        models = app.list_models()
+    except Exception:  # no list to check against: take the name as given
+        return
+    if not models or name in models:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(name, models, n=3, cutoff=0.5)
+    known = f"did you mean {', '.join(close)}?" if close else f"it lists: {', '.join(models[:12])}"
+    more = "" if close or len(models) <= 12 else f" (and {len(models) - 12} more)"
+    raise CommandError(
+        f"The endpoint has no model '{name}'; {known}{more} (/model {name} --force uses it anyway)."
+    )
 
 
 @command("context", "show the context window, tokens in use and the learned ratio", "/context [--json]")
@@ -80,6 +105,8 @@ def context_cmd(app: CommandContext, arg: str) -> None:
             else ""
         )
     )
+    if figures.get("mcp_tool_tokens"):
+        app.console.print(f"  MCP tools' schemas: {figures['mcp_tool_tokens']:,} tokens of the fixed part (/mcp)")
     app.console.print(
         f"  window {figures['window_messages']} messages of {figures['archived_messages']} archived"
         + (f"; summary after {figures['trims']} trim(s)" if figures["summary"] else "")

@@ -1,13 +1,16 @@
 """``/memory``: look at and tidy the project's long-term memory (and notes).
 
-/memory list [type|tainted|pinned|notes]   /memory search <query>   /memory stats
+/memory list [type|tainted|pinned|learned|notes]   /memory search <query>   /memory stats
 /memory prune [days]   /memory pin <id>   /memory unpin <id>   /memory compact
-/memory forget <id>    /memory clear
+/memory consolidate    /memory forget <id>    /memory clear
 
 ``/memory compact`` lists the groups of old, faded entries on one topic that compaction
 would merge (:func:`clio.memory.lifecycle.compaction_groups`); when the app provides a
 ``ltm_compactor`` service (a callable: the group's entries -> the summary's fields, or None),
 it also replaces each group by the model's summary, the old wordings kept in its history.
+``/memory consolidate`` reads the running session back into memory now (what clio otherwise
+does when the session ends, :mod:`clio.app_consolidate`); ``/memory list learned`` shows what
+consolidation wrote, from which session.
 
 Listings show each entry's provenance: which session wrote it and whether that turn had
 read untrusted content (file contents, command output...), so the user can drop it.
@@ -27,10 +30,11 @@ from clio.store.ltm_store import LtmStore
 from clio.store.notes import NoteStore
 
 USAGE = (
-    "/memory list [type|tainted|pinned|notes] | search <query> | stats | prune [days] | pin <id> | "
-    "unpin <id> | compact | forget <id> | clear"
+    "/memory list [type|tainted|pinned|learned|notes] | search <query> | stats | prune [days] | pin <id> | "
+    "unpin <id> | compact | consolidate | forget <id> | clear"
 )
-SUBCOMMANDS = ("list", "search", "stats", "prune", "pin", "unpin", "compact", "forget", "clear")
+SUBCOMMANDS = ("list", "search", "stats", "prune", "pin", "unpin", "compact", "consolidate", "forget", "clear")
+FILTERS = ("tainted", "pinned", "learned")
 
 PLURALS = {"discoveries": "discovery", **{t + "s": t for t in ltm.TYPES}}
 OFF = "Long-term memory is off in this session (incognito): nothing is read or stored."
@@ -95,9 +99,9 @@ def _list(app: CommandContext, arg: str) -> None:
         app.console.print(table)
         return
     wanted = PLURALS.get(kind, kind)
-    if wanted and wanted not in ltm.TYPES and wanted not in ("tainted", "pinned"):
+    if wanted and wanted not in ltm.TYPES and wanted not in FILTERS:
         raise CommandError(
-            f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, 'tainted', 'pinned' or 'notes'."
+            f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, 'tainted', 'pinned', 'learned' or 'notes'."
         )
     store = _ltm(app)
     if store is None:
@@ -106,6 +110,8 @@ def _list(app: CommandContext, arg: str) -> None:
         rows = [e for e in store.all() if e.tainted]
     elif wanted == "pinned":
         rows = [e for e in store.all() if e.pinned]
+    elif wanted == "learned":
+        rows = [e for e in store.all() if e.provenance is not None and e.provenance.by == "consolidation"]
     else:
         rows = [e for e in store.all() if not wanted or e.type == wanted]
     if not rows:
@@ -218,6 +224,20 @@ def _compact(app: CommandContext, arg: str) -> None:
         )
 
 
+def _consolidate(app: CommandContext, arg: str) -> None:
+    if arg.strip():
+        raise CommandError("Usage: /memory consolidate")
+    if _ltm(app) is None:
+        return
+    outcome = app.consolidate(force=True)
+    if outcome is None:
+        app.console.print("Consolidation is off here (--no-ltm, or consolidate: false in the config).")
+        return
+    app.console.print(escape(outcome.describe()))
+    for entry, created in outcome.stored:
+        app.console.print(f"  {'+' if created else '='} {entry.id}: {escape(_summary(entry)[:160])}")
+
+
 def _forget(app: CommandContext, arg: str) -> None:
     entry_id = arg.strip()
     if not entry_id:
@@ -255,6 +275,7 @@ HANDLERS = {
     "pin": _pin,
     "unpin": _unpin,
     "compact": _compact,
+    "consolidate": _consolidate,
     "forget": _forget,
     "clear": _clear,
 }

@@ -16,9 +16,11 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from clio.agent.orchestrator import TrimReport
+    from clio.app_consolidate import Outcome
     from clio.config import Settings
     from clio.paths import Paths
     from clio.store.sessions import Session, SessionStore
+    from clio.store.snapshots import Restored
     from clio.tools.registry import Services
 
 
@@ -43,10 +45,13 @@ class CommandContext(Protocol):
     def switch_model(self, name: str) -> None: ...
     def list_models(self) -> list[str]: ...
     def context_figures(self) -> dict[str, object]: ...
+    def mcp_status(self) -> list[dict[str, object]]: ...
     def trim_now(self) -> TrimReport: ...
     def compact(self, focus: str) -> TrimReport | None: ...
     def clear_window(self) -> None: ...
     def todos(self) -> list[dict[str, Any]]: ...
+    def consolidate(self, *, force: bool = False) -> Outcome | None: ...
+    def undo(self, turns: int) -> list[Restored]: ...
 
 
 class CommandError(Exception):
@@ -68,6 +73,18 @@ class Command:
     handler: CommandHandler
     subcommands: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+
+    def accepts(self, arg: str) -> bool:
+        """False for arguments the usage line rules out: any, when it names none ("/stats"); any
+        but its flags, when it names only optional flags ("/context [--json]"). Commands with
+        free arguments or subcommands check their own."""
+        spec = self.usage.split()[1:] if self.usage.startswith(f"/{self.name}") else None
+        if spec is None or self.subcommands:
+            return True
+        flags = {t.strip("[]") for t in spec}
+        if not all(t.startswith("[--") and t.endswith("]") for t in spec):
+            return True
+        return all(word in flags for word in arg.split())
 
 
 COMMANDS: dict[str, Command] = {}
@@ -110,4 +127,6 @@ def run_command(app: CommandContext, line: str) -> None:
     if cmd is None:
         known = ", ".join("/" + n for n in sorted(COMMANDS))
         raise CommandError(f"Unknown command /{name}. Known commands: {known}.")
+    if not cmd.accepts(arg):
+        raise CommandError(f"Usage: {cmd.usage}")
     cmd.handler(app, arg.strip())

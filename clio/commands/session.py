@@ -112,6 +112,10 @@ def export(app: CommandContext, rest: str) -> None:
         target = Path(rest).expanduser()
         if not target.is_absolute():
             target = app.paths.cwd / target
+        if target.is_dir():
+            raise CommandError(f"{rest} is a folder: name the file, e.g. {Path(rest) / (session.id + '.html')}")
+        if not target.parent.is_dir():
+            raise CommandError(f"No folder {target.parent}: create it first, or name a file in an existing folder.")
     elif app.writes:
         target = app.paths.clio_dir / "exports" / f"{session.id}.html"
     else:
@@ -123,7 +127,10 @@ def export(app: CommandContext, rest: str) -> None:
     info = session.info.to_dict()
     info["model"] = info.get("model") or app.settings.model
     info["message_count"] = len(messages)
-    written = export_html(info, messages, target)
+    try:
+        written = export_html(info, messages, target)
+    except OSError as exc:
+        raise CommandError(f"Could not write {target}: {exc.strerror or exc}.") from None
     app.console.print(f"Exported {len(messages)} messages to {written}")
 
 

@@ -28,6 +28,9 @@ SKILLS_MAX_TOKENS = 250
 INSTRUCTIONS_SHARE = 1 / 4
 TASK_SHARE = 1 / 8
 TASK_MAX_CHARS = 2000
+ATTACHMENT_SHARE = 0.25  # @file attachments of one message
+CONSOLIDATION_SHARE = 0.35  # of the prompt budget: one end-of-session request
+CONSOLIDATION_MAX_CHARS = 24_000
 SUMMARY_SHARE = 1 / 8
 SUMMARY_MIN_TOKENS, SUMMARY_MAX_TOKENS = 150, 1500
 RESULT_PARTS = 3  # a tool result kept inline takes at most a third of the budget
@@ -107,12 +110,21 @@ class Shares:
     def instructions_chars(self) -> int:
         return self._chars(INSTRUCTIONS_SHARE)
 
+    def attachment_chars(self) -> int:
+        """Characters the files a message attaches with @path may take, all together."""
+        return self._chars(ATTACHMENT_SHARE)
+
     def task_chars(self) -> int:
         return min(TASK_MAX_CHARS, self._chars(TASK_SHARE))
 
     def summary_chars(self) -> int:
         tokens = max(SUMMARY_MIN_TOKENS, min(SUMMARY_MAX_TOKENS, int(self.limit * SUMMARY_SHARE)))
         return int(tokens * self.chars_per_token)
+
+    def consolidation_chars(self) -> int:
+        """The session text one consolidation request may carry (``Orchestrator.ask`` refuses a
+        prompt over half the budget; this stays well under it)."""
+        return min(CONSOLIDATION_MAX_CHARS, self._chars(CONSOLIDATION_SHARE))
 
     def result_chars(self) -> int:
         return max(MIN_RESULT_CHARS, min(RESULT_CHARS, int(self.limit * self.chars_per_token / RESULT_PARTS)))

@@ -67,7 +67,14 @@ def turn_sources(messages: Sequence[Message]) -> list[str]:
     """The untrusted results the current turn has received so far, as ``tool.operation`` names
     (in order, without repeats). Only tool *results* count: a call whose result has not come
     back yet cannot have influenced the model."""
-    turn = current_turn(messages)
+    return sources_in(current_turn(messages))
+
+
+ATTACHED = "attached file"
+
+
+def sources_in(turn: Sequence[Message]) -> list[str]:
+    """The untrusted results among ``turn`` (any run of messages), as ``tool.operation`` names."""
     calls: dict[str, tuple[str, str]] = {}
     for m in turn:
         if m.get("role") != "assistant":
@@ -78,6 +85,9 @@ def turn_sources(messages: Sequence[Message]) -> list[str]:
                 calls[str(c.get("id"))] = (str(fn.get("name", "")), _operation(fn.get("arguments")))
     found: list[str] = []
     for m in turn:
+        attached = m.get("meta", {}).get("attached") if isinstance(m.get("meta"), dict) else None
+        if m.get("role") == "user" and attached and ATTACHED not in found:
+            found.append(ATTACHED)  # @file: the file's content came with the user's words
         if m.get("role") != "tool":
             continue
         name, op = calls.get(str(m.get("tool_call_id")), ("", ""))
@@ -96,18 +106,25 @@ def turn_tainted(messages: Sequence[Message]) -> bool:
     return bool(turn_sources(messages))
 
 
+BY_MODEL, BY_MCP, BY_CONSOLIDATION = "model", "mcp", "consolidation"
+WRITERS = (BY_MODEL, BY_MCP, BY_CONSOLIDATION)  # clio's model (a memory tool call), an MCP client
+# of `clio mcp`, or consolidation (a session read back at its end)
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Who wrote a memory: ``session`` (None when unknown), ``at`` (epoch seconds), ``tainted``
-    (untrusted content was in play in that turn) and ``sources`` (what it had read)."""
+    (untrusted content was in play in that turn), ``sources`` (what it had read) and ``by``
+    (``model``: clio's model in a session; ``mcp``: a client of ``clio mcp``, always tainted)."""
 
     session: str | None
     at: float
     tainted: bool
     sources: tuple[str, ...] = ()
+    by: str = BY_MODEL  # one of WRITERS
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"by": "model", "session": self.session, "at": self.at, "tainted": self.tainted}
+        out: dict[str, Any] = {"by": self.by, "session": self.session, "at": self.at, "tainted": self.tainted}
         if self.sources:
             out["sources"] = list(self.sources)
         return out
@@ -124,17 +141,24 @@ class Provenance:
         except (TypeError, ValueError):
             at = 0.0
         sources = data.get("sources")
+        by = data.get("by")
         return cls(
             session=session if isinstance(session, str) else None,
             at=at,
             tainted=data.get("tainted") is not False,
             sources=tuple(str(s) for s in sources[:MAX_SOURCES]) if isinstance(sources, list) else (),
+            by=by if by in WRITERS else BY_MODEL,
         )
 
     def describe(self) -> str:
-        """One short line for people: 'after reading file_operations.read_file · session X'."""
+        """One short line for people: 'after reading file_operations.read_file · session X', or
+        'written by mcp client NAME' for a write through ``clio mcp``."""
+        if self.by == BY_MCP:
+            return "written by " + (", ".join(self.sources) or "an mcp client")
         what = "after reading " + ", ".join(self.sources) if self.sources else "untrusted content"
         head = what if self.tainted else "clean turn"
+        if self.by == BY_CONSOLIDATION:
+            head = "learned at session end" + (f", {what}" if self.tainted else "")
         return f"{head} · session {self.session or '?'}"
 
 
@@ -153,4 +177,12 @@ def combine(old: Provenance | None, new: Provenance | None) -> Provenance | None
     if old is None or new is None:
         return new or old
     sources = tuple(dict.fromkeys([*new.sources, *old.sources]))[:MAX_SOURCES]
-    return Provenance(new.session, new.at, old.tainted or new.tainted, sources)
+    return Provenance(new.session, new.at, old.tainted or new.tainted, sources, new.by)
+
+
+
+def from_mcp(client: str | None, now: float) -> Provenance:
+    """The provenance of a write through ``clio mcp``: an MCP client is not the user, and what it
+    sends may come from anything it read, so the write is tainted like file content. ``client``
+    is the name the client gave when it connected (shown, never trusted)."""
+    return Provenance(None, now, True, (f"mcp client {client}" if client else "mcp client",), BY_MCP)

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from clio.memory import decisions as D
-from clio.messages import KIND_SUMMARY, Message, tool_call_args
+from clio.messages import KIND_SUMMARY, Message, tool_call_args, typed_words
 
 MAX_REQUESTS = 5
 MAX_FILES = 30
@@ -140,7 +140,7 @@ def summarize(
     for msg in dropped:
         role = msg.get("role")
         if role == "user":
-            text = _content(msg).strip()
+            text = typed_words(msg).strip()
             if not text:
                 continue
             last_user = text

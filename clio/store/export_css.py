@@ -129,6 +129,8 @@ pre {
 .toolcall pre, .result pre { font-size: 12.5px; max-height: 340px; overflow: auto; white-space: pre-wrap;
   overflow-wrap: anywhere; }
 .result { border: 1px solid var(--line); border-radius: 6px; overflow: hidden; margin-top: 4px; }
+.diff .add { color: #1a7f37; } .diff .del { color: #cf222e; } .diff .hunk { color: #0969da; }
+.diff .file { font-weight: 700; }
 .more { display: block; color: var(--muted); font-style: italic; margin-top: 6px; white-space: normal;
   font-family: system-ui, sans-serif; }
 details > summary { cursor: pointer; color: var(--muted); font-size: 14px; }

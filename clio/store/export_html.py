@@ -41,6 +41,7 @@ from clio.store.export_css import stylesheet
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:;"
 RESULT_LIMIT = 2000  # characters of a tool result shown
 ARGS_LIMIT = 4000  # characters of pretty-printed tool arguments shown
+DIFF_LINES = 400  # lines of a file change's diff shown
 ROLES = ("user", "assistant", "system", "tool")
 ALLOWED_LINK_PREFIXES = ("http://", "https://", "mailto:")
 _SUMMARY_WRAP = re.compile(r"\s*<thread_summary\b[^>]*>(.*?)(?:</thread_summary>)?\s*", re.S)
@@ -366,7 +367,21 @@ class _Renderer:
         name, op = self.calls.get(call_id or "", (str(msg.get("name") or "tool"), None))
         note = f"first {RESULT_LIMIT:,} of {len(text):,} characters" if len(text) > RESULT_LIMIT else ""
         label = _tool_label(name, op, call_id, "<span>result</span>", note)
-        return f'<div class="result">{label}{_truncated_pre(text, RESULT_LIMIT)}</div>'
+        diffs = "".join(_diff_block(d) for d in (msg.get("meta") or {}).get("diffs") or [] if isinstance(d, dict))
+        return f'<div class="result">{label}{_truncated_pre(text, RESULT_LIMIT)}{diffs}</div>'
+
+
+_DIFF_CLASSES = (("+++", "file"), ("---", "file"), ("@@", "hunk"), ("+", "add"), ("-", "del"))
+
+
+def _diff_block(d: dict[str, Any]) -> str:
+    """A file change the tool made (the diff kept in the result's meta), line by line, escaped."""
+    rows = []
+    for line in str(d.get("diff") or "").splitlines()[:DIFF_LINES]:
+        cls = next((c for head, c in _DIFF_CLASSES if line.startswith(head)), "")
+        rows.append(f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line))
+    label = _tool_label("diff", str(d.get("path") or ""), None)
+    return f'{label}<pre class="diff">{chr(10).join(rows)}</pre>'
 
 
 # ---------------------------------------------------------------------------- page

@@ -19,6 +19,7 @@ everything in memory and writes nothing (incognito).
 
 from __future__ import annotations
 
+import builtins
 import fcntl
 import os
 import re
@@ -58,6 +59,7 @@ class SessionInfo:
     message_count: int = 0
     path: Path | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    consolidated: int = 0  # messages already read back into long-term memory (clio.memory.consolidate)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +70,7 @@ class SessionInfo:
             "updated": self.updated,
             "message_count": self.message_count,
             "usage": self.usage,
+            "consolidated": self.consolidated,
         }
 
     @classmethod
@@ -81,7 +84,12 @@ class SessionInfo:
             message_count=int(d.get("message_count") or 0),
             path=path,
             usage={k: int(v) for k, v in (d.get("usage") or {}).items() if isinstance(v, (int, float))},
+            consolidated=_count(d.get("consolidated")),
         )
+
+
+def _count(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
 
 
 def new_session_id(now: float | None = None) -> str:
@@ -270,6 +278,26 @@ class SessionStore:
             if d.is_dir() and ((d / "session.json").exists() or has_archive(d)):
                 out.append(self.info(d.name))
         out.sort(key=lambda i: (i.updated, i.id), reverse=True)
+        return out
+
+    def recent(self, limit: int) -> builtins.list[SessionInfo]:
+        """The ``limit`` most recently written sessions, newest first, reading only their
+        ``session.json`` (a stat of each folder otherwise: cheap with thousands of sessions)."""
+        if self.dir is None or not self.dir.is_dir():
+            return []
+        stamped = []
+        for d in self.dir.iterdir():
+            try:
+                stamped.append(((d / "session.json").stat().st_mtime, d.name))
+            except OSError:
+                continue  # no session.json: not written by a finished turn yet (list() rebuilds those)
+        stamped.sort(reverse=True)
+        out = []
+        for _, sid in stamped[:limit]:
+            try:
+                out.append(self.info(sid))
+            except SessionNotFound:
+                continue
         return out
 
     def info(self, session_id: str) -> SessionInfo:

@@ -23,13 +23,18 @@ from typing import Any
 
 from clio.store.atomic import atomic_write_text
 from clio.tools import search
+from clio.tools.file_guard import approve as _approve
+from clio.tools.file_guard import change_of as _change
+from clio.tools.file_guard import created as _created
+from clio.tools.file_guard import display
+from clio.tools.file_guard import done as _done
+from clio.tools.file_guard import old_text as _old_text
 from clio.tools.paths import resolve_path
 from clio.tools.registry import (
     Handler,
     Lean,
     ToolContext,
     ToolError,
-    declined,
     dispatch,
     need,
     operation_schema,
@@ -42,88 +47,6 @@ __all__ = ["display", "file_operations"]
 MAX_READ_LINES = 800
 MAX_READ_CHARS = 40_000
 MAX_TEXT_BYTES = 20_000_000
-
-
-def display(ctx: ToolContext, p: Path) -> str:
-    """A path as the model should see it: relative to the root when inside it."""
-    try:
-        rel = p.relative_to(ctx.root.resolve())
-    except ValueError:
-        return str(p)
-    return str(rel) if str(rel) != "." else "."
-
-
-def _git_dirs(ctx: ToolContext) -> list[Path]:
-    """The repository's real git dirs when ``<root>/.git`` is a ``gitdir:`` pointer file (worktrees,
-    submodules, --separate-git-dir): they need not have a ``.git`` component."""
-    pointer = ctx.root / ".git"
-    if not pointer.is_file():
-        return []
-    try:
-        first = pointer.read_text(encoding="utf-8", errors="replace").splitlines()[0]
-    except (OSError, IndexError):
-        return []
-    if not first.startswith("gitdir:"):
-        return []
-    gitdir = Path(first.removeprefix("gitdir:").strip())
-    if not gitdir.is_absolute():
-        gitdir = ctx.root / gitdir
-    out = [gitdir.resolve()]
-    try:  # a linked worktree's git dir names the shared one
-        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        return out
-    if common:
-        out.append((gitdir / common).resolve() if not Path(common).is_absolute() else Path(common).resolve())
-    return out
-
-
-def protected_reason(ctx: ToolContext, p: Path) -> str | None:
-    """Why writing ``p`` is refused without explicit approval (None: an ordinary project path).
-
-    Both ``p`` as given and its resolution are checked, so a symlink into ``.git`` is caught."""
-    candidates = [p]
-    try:
-        candidates.append(p.resolve())
-    except (OSError, RuntimeError):
-        pass
-    for q in candidates:
-        parts = [part.lower() for part in q.parts]  # case-insensitive file systems
-        if ".git" in parts or any(q == g or g in q.parents for g in _git_dirs(ctx)):
-            return (
-                "it is inside .git/, git's own folder: a change there (config, hooks, attributes) "
-                "could make git run programs"
-            )
-        if ".clio" in parts:
-            return (
-                "it is inside .clio/, clio's own folder (settings, instructions, memory, sessions): "
-                "a change there would alter how clio runs next time"
-            )
-    return None
-
-
-def _approve(ctx: ToolContext, summary: str, *paths: Path) -> None:
-    for p in paths:
-        reason = protected_reason(ctx, p)
-        if reason is None:
-            continue
-        if not ctx.interactive:
-            raise ToolError(
-                f"refused: {summary}: {reason}. Such a write needs the user's approval in an "
-                "interactive session and is always refused in one-shot mode (even with --yes). "
-                "Do not try another way (terminal, rename, symlink); tell the user what you wanted "
-                "to change and why, and continue without it."
-            )
-        question = f"{summary} ({reason})"
-        if not ctx.approve("write", question, destructive=True):
-            raise declined(ctx, summary, "It is a protected path: do not try another way to change it.")
-        return  # the user approved this exact write
-    if not ctx.approve("write", summary):
-        raise declined(ctx, summary, "Do not retry it unchanged; ask or take another approach.")
-
-
-def _created(ctx: ToolContext, p: Path) -> None:
-    ctx.created_files.add(str(p.resolve()))
 
 
 def _umask() -> int:
@@ -221,8 +144,10 @@ def _write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     content = need(args, "content")
     existed = p.exists()
     verb = "overwrite" if existed else "create"
-    _approve(ctx, f"{verb} {display(ctx, p)} ({_lines(content)} lines)", p)
+    change = _change(ctx, p, _old_text(p) if existed else None, content)
+    _approve(ctx, f"{verb} {display(ctx, p)} ({_lines(content)} lines)", p, change=change)
     _write(p, content)
+    _done(ctx, change, p)
     if not existed:
         _created(ctx, p)
     return f"{'wrote' if existed else 'created'} {display(ctx, p)} ({_lines(content)} lines, {len(content.encode()):,} bytes)"
@@ -237,8 +162,10 @@ def _create_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolError(
             f"{display(ctx, p)} already exists; use write_file to overwrite it or replace_string to edit it"
         )
-    _approve(ctx, f"create {display(ctx, p)} ({_lines(content)} lines)", p)
+    change = _change(ctx, p, None, content)
+    _approve(ctx, f"create {display(ctx, p)} ({_lines(content)} lines)", p, change=change)
     _write(p, content)
+    _done(ctx, change, p)
     _created(ctx, p)
     return f"created {display(ctx, p)} ({_lines(content)} lines)"
 
@@ -248,9 +175,12 @@ def _append_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     content = need(args, "content")
     existed = p.exists()
     old, newline = _read_lf(ctx, p) if existed else ("", "\n")
-    _approve(ctx, f"append {_lines(content)} lines to {display(ctx, p)}", p)
     sep = "\n" if old and not old.endswith("\n") else ""
-    _write_lf(p, old + sep + content.replace("\r\n", "\n"), newline)
+    new = old + sep + content.replace("\r\n", "\n")
+    change = _change(ctx, p, old if existed else None, new)
+    _approve(ctx, f"append {_lines(content)} lines to {display(ctx, p)}", p, change=change)
+    _write_lf(p, new, newline)
+    _done(ctx, change, p)
     if not existed:
         _created(ctx, p)
     return f"appended {_lines(content)} lines to {display(ctx, p)}"
@@ -289,8 +219,10 @@ def _replace_string(ctx: ToolContext, args: dict[str, Any]) -> str:
     if "old_string" not in args:
         raise ToolError("'old_string' is required for operation 'replace_string'")
     new_text, line = _apply_one(text, args.get("old_string"), args.get("new_string", ""), display(ctx, p))
-    _approve(ctx, f"edit {display(ctx, p)} at line {line}", p)
+    change = _change(ctx, p, text, new_text)
+    _approve(ctx, f"edit {display(ctx, p)} at line {line}", p, change=change)
     _write_lf(p, new_text, newline)
+    _done(ctx, change, p)
     new_lines = _lines(str(args.get("new_string", "")))
     return f"replaced 1 occurrence in {display(ctx, p)} (now lines {line}-{line + max(new_lines, 1) - 1})"
 
@@ -301,6 +233,7 @@ def _multi_replace(ctx: ToolContext, args: dict[str, Any]) -> str:
     if not reps:
         raise ToolError("'replacements' is empty")
     text, newline = _read_lf(ctx, p)
+    original = text
     lines: list[int] = []
     for i, rep in enumerate(reps, start=1):
         if not isinstance(rep, dict):
@@ -314,8 +247,10 @@ def _multi_replace(ctx: ToolContext, args: dict[str, Any]) -> str:
         except ToolError as exc:
             raise ToolError(f"{exc}; nothing was changed in {display(ctx, p)}") from None
         lines.append(line)
-    _approve(ctx, f"edit {display(ctx, p)} ({len(reps)} replacements)", p)
+    change = _change(ctx, p, original, text)
+    _approve(ctx, f"edit {display(ctx, p)} ({len(reps)} replacements)", p, change=change)
     _write_lf(p, text, newline)
+    _done(ctx, change, p)
     return f"applied {len(reps)} replacements in {display(ctx, p)} (at lines {', '.join(map(str, lines))})"
 
 
@@ -334,8 +269,10 @@ def _insert_at_line(ctx: ToolContext, args: dict[str, Any]) -> str:
     if line == len(lines) + 1 and lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     lines.insert(line - 1, content)
-    _approve(ctx, f"insert {_lines(content)} lines into {display(ctx, p)} at line {line}", p)
+    change = _change(ctx, p, text, "".join(lines))
+    _approve(ctx, f"insert {_lines(content)} lines into {display(ctx, p)} at line {line}", p, change=change)
     _write_lf(p, "".join(lines), newline)
+    _done(ctx, change, p)
     return f"inserted {_lines(content)} lines into {display(ctx, p)} before line {line}"
 
 
@@ -361,11 +298,14 @@ def _delete_file(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolError(
             f"{display(ctx, p)} is a non-empty directory; delete its files first or use the terminal"
         )
-    _approve(ctx, f"delete {display(ctx, p)}", p)
+    change = None if is_dir or p.is_symlink() else _change(ctx, p, _old_text(p), None)
+    _approve(ctx, f"delete {display(ctx, p)}", p, change=change)
     if is_dir:
         p.rmdir()
     else:
         p.unlink()
+    if change is not None:
+        _done(ctx, change, p)
     ctx.created_files.discard(str(p.resolve()))
     return f"deleted {display(ctx, p)}"
 
@@ -381,6 +321,7 @@ def _rename_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     dst.parent.mkdir(parents=True, exist_ok=True)
     created = str(src.resolve())
     os.rename(src, dst)
+    _done(ctx, None, src, dst)
     ctx.created_files.discard(created)
     _created(ctx, dst)  # the new name is clio's doing: the commit tool stages it with the old one's removal
     return f"renamed {display(ctx, src)} -> {display(ctx, dst)}"
@@ -394,6 +335,7 @@ def _create_directory(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise ToolError(f"{display(ctx, p)} exists and is not a directory")
     _approve(ctx, f"create directory {display(ctx, p)}", p)
     p.mkdir(parents=True)
+    _done(ctx, None, p)
     return f"created directory {display(ctx, p)}"
 
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from clio.store.notes import NoteStore
     from clio.store.prefs_store import PrefStore
     from clio.store.sessions import Session, SessionStore
+    from clio.store.snapshots import Snapshots
+    from clio.tools.diffs import Change
 
 
 class ToolError(Exception):
@@ -65,6 +67,7 @@ class Services:
     notes: NoteStore | None = None
     prefs: PrefStore | None = None
     recall: Recall | None = None
+    snapshots: Snapshots | None = None  # before-images of the files each turn changes (/undo)
     skills: Behaviours | None = None  # learned behaviours (clio.app_skills)
     todos_mem: list[dict[str, Any]] | None = None  # the todo list when nothing is written (incognito)
     # entries of one faded topic -> the fields of one summary entry written by the model, or None
@@ -91,6 +94,10 @@ class ToolContext:
     stored_results: dict[str, str] = field(default_factory=dict)  # handle -> text when session_dir is None
     result_chars: int = 8000  # results longer than this are stored, the model gets a preview (results.py)
     created_files: set[str] = field(default_factory=set)  # resolved paths the file tool created this session
+    refused: list[str] = field(default_factory=list)  # actions of this turn refused with nobody to ask (one-shot)
+    proposed: Change | None = None  # the diff of the write being approved (the approver may show it)
+    proposed_shown: bool = False  # set by the approver when the user saw that diff
+    changes: list[tuple[Change, bool]] = field(default_factory=list)  # made by the running call (diff, seen)
 
     def service(self, name: str) -> Any:
         """The named service, or a ToolError saying it is not available in this session."""
@@ -159,6 +166,12 @@ class Registry:
 
     def add(self, t: Tool) -> None:
         self._tools[t.name] = t
+
+    def copy(self) -> Registry:
+        """A registry with the same tools, for a session that adds its own (MCP servers' tools)."""
+        out = Registry()
+        out._tools = dict(self._tools)
+        return out
 
     def names(self) -> list[str]:
         return list(self._tools)

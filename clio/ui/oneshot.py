@@ -6,11 +6,15 @@ import sys
 
 from rich.console import Console
 
+from clio.agent.orchestrator import TurnResult
 from clio.app import App
 from clio.commands.dispatch import run_slash
 from clio.commands.registry import ExitRequested
 from clio.config import Settings
+from clio.llm.errors import LLMError
 from clio.paths import Paths
+from clio.safety.redact import Redactor
+from clio.ui.json_output import JsonUI
 from clio.ui.render import OneShotUI
 
 
@@ -26,9 +30,23 @@ def _tty_ask(question: str) -> str | None:
 
 
 def run_one_shot(
-    settings: Settings, paths: Paths, text: str, *, resume: str | None, out: Console, err: Console
+    settings: Settings,
+    paths: Paths,
+    text: str,
+    *,
+    resume: str | None,
+    out: Console,
+    err: Console,
+    output: str = "text",
 ) -> int:
-    ui = OneShotUI(out, err)
+    """One turn; returns the exit code (README: 0 done, 1 error, 2 usage, 3 max_iterations,
+    4 refused for lack of approval, 5 stuck, 130 interrupted)."""
+    json_ui = (
+        JsonUI(out.file, stream=output == "stream-json", redact=Redactor(settings.redaction).text)
+        if output != "text"
+        else None
+    )
+    ui = json_ui or OneShotUI(out, err)
     ask = _tty_ask if (sys.stdin.isatty() and sys.stderr.isatty() and not settings.yes) else None
     app = App.start(settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask)
     try:
@@ -40,11 +58,43 @@ def run_one_shot(
         if not text.strip():
             err.print("clio: the input is empty: pass a request with --input TEXT or -p TEXT", markup=False)
             return 2
-        result = app.run_turn(text)
-        if result.interrupted:
-            return 130
-        if result.hit_cap:
-            return 3
-        return 0
+        if json_ui is not None:
+            json_ui.emit({"type": "session", "session_id": app.session.id if app.session else None, "model": settings.model})
+        try:
+            result = app.run_turn(text)
+        except LLMError as exc:
+            if json_ui is None:
+                raise
+            err.print(str(exc), markup=False)
+            json_ui.finish(json_ui.result(session_id=_sid(app), usage=[], stop_reason="error", exit_code=1, error=str(exc)))
+            return 1
+        code, reason = _outcome(app, result, err)
+        if json_ui is not None:
+            json_ui.finish(json_ui.result(session_id=_sid(app), usage=result.usage, stop_reason=reason, exit_code=code))
+        return code
     finally:
         app.close()
+
+
+def _sid(app: App) -> str | None:
+    return app.session.id if app.session is not None else None
+
+
+def _outcome(app: App, result: TurnResult, err: Console) -> tuple[int, str]:
+    """(exit code, stop reason) of the turn; a refused action is named on stderr."""
+    if result.interrupted:
+        return 130, "interrupted"
+    if result.hit_cap:
+        return 3, "max_iterations"
+    if result.stuck:
+        return 5, "stuck"
+    refused = app.tool_ctx.refused if app.tool_ctx is not None else []
+    if refused:
+        more = f" and {len(refused) - 1} more" if len(refused) > 1 else ""
+        err.print(
+            f"clio: refused for lack of approval: {refused[0]}{more}. Approve it in the REPL (clio), "
+            "or rerun with --yes where that is enough.",
+            markup=False,
+        )
+        return 4, "refused"
+    return 0, "done"

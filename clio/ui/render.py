@@ -46,10 +46,16 @@ def visible_markdown_source(text: str) -> str:
     return escape_invisible(text, lambda e: f"{_OPEN}{e}{_CLOSE}")
 
 
+ERROR_HINT = 200  # a failed call's first line is what the user needs to act on: shown longer
+
+
 def result_hint(text: str, width: int = 60) -> str:
+    """The first non-blank line, at most ``width`` characters, cut between words, never inside one."""
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     if len(first) > width:
-        first = first[: width - 1] + "…"
+        head = first[: width - 1]
+        space = head.rfind(" ")
+        first = (head[:space] if space >= width // 2 else head).rstrip(" ,;:") + "…"
     return first
 
 
@@ -90,6 +96,24 @@ class MarkdownStream:
             self.printed = stable
         else:
             self.live.update(tail)
+
+
+_DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"), ("\\", "dim"))
+
+
+def diff_text(diff: str, left: int = 0) -> Text:
+    """A unified diff coloured line by line (invisible characters shown escaped: the content
+    comes from the model), and a last line saying how much was left out."""
+    out = Text()
+    for line in diff.splitlines():
+        style = next((st for head, st in _DIFF_STYLES if line.startswith(head)), "")
+        out.append_text(visible(line, style))
+        out.append("\n")
+    if left:
+        out.append(f"… {left} more line{'s' if left != 1 else ''} of diff", style="dim")
+        out.append("\n")
+    out.rstrip()
+    return out
 
 
 class ReplUI:
@@ -143,10 +167,12 @@ class ReplUI:
         self.pause()
         mark = Text("✓ ", style="green") if ok else Text("✗ ", style="red")
         line = mark + visible(getattr(self, "_label", name), "cyan")
+        if not ok:  # the reason, whole words, wrapped rather than cut at the terminal's edge
+            hint = result_hint(result, ERROR_HINT)
+            self.console.print(line + visible(f"  {hint}", "red") if hint else line)
+            return
         hint = result_hint(result)
-        if hint and not ok:
-            line += visible(f"  {hint}", "red")
-        elif hint:
+        if hint:
             line += visible(f"  {hint}", "dim")
         self.console.print(line, overflow="ellipsis", no_wrap=True)
 
@@ -154,14 +180,21 @@ class ReplUI:
         self.pause()
         self.console.print(visible(text, "yellow"))
 
+    def diff(self, diff: str, left: int) -> None:
+        self.pause()
+        self.console.print(diff_text(diff, left), soft_wrap=True)
+
 
 class OneShotUI:
-    """For ``--input``: the final answer on stdout, everything else on stderr."""
+    """For ``--input``: the final answer on stdout, everything else on stderr. On a terminal the
+    answer streams as it arrives (invisible characters escaped); to a pipe or a file only the
+    final answer is written, byte for byte, so scripts get exactly the answer."""
 
     def __init__(self, out: Console, err: Console) -> None:
         self.out = out
         self.err = err
         self.final_text = ""
+        self.streamed = False  # part of the current answer is already on the terminal
 
     def pause(self) -> None:
         pass
@@ -170,10 +203,19 @@ class OneShotUI:
         pass
 
     def text(self, delta: str) -> None:
-        pass
+        if self.out.is_terminal and delta:
+            self.out.file.write(escape_invisible(delta))
+            self.out.file.flush()
+            self.streamed = True
 
     def answer_done(self, content: str, *, interrupted: bool, final: bool) -> None:
-        if final:
+        if self.streamed:  # already on the terminal: end its line
+            self.out.file.write("" if content.endswith("\n") else "\n")
+            self.out.file.flush()
+            self.streamed = False
+            if final:
+                self.final_text = content
+        elif final:
             self.final_text = content
             if content and self.out.is_terminal:  # a person reads it: nothing invisible, no controls
                 self.out.print(visible(content.rstrip("\n")), soft_wrap=True)
@@ -190,8 +232,11 @@ class OneShotUI:
 
     def tool_done(self, name: str, ok: bool, result: str) -> None:
         mark = "✓" if ok else "✗"
-        hint = result_hint(result)
+        hint = result_hint(result, 60 if ok else ERROR_HINT)
         self.err.print(visible(f"{mark} {getattr(self, '_label', name)}  {hint}", "green" if ok else "red"))
 
     def notice(self, text: str) -> None:
         self.err.print(visible(text, "yellow"))
+
+    def diff(self, diff: str, left: int) -> None:
+        self.err.print(diff_text(diff, left), soft_wrap=True)

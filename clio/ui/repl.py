@@ -6,9 +6,15 @@ answer or clears the line, Ctrl-D exits. Slash commands and paths complete with 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib
+import os
+import struct
+import sys
+import termios
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
@@ -16,7 +22,10 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion, Path
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import HTML
 from prompt_toolkit.history import History, InMemoryHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.shortcuts import prompt as pt_prompt
 from rich.console import Console
 from rich.text import Text
@@ -28,14 +37,16 @@ from clio.commands.registry import COMMANDS, ExitRequested
 from clio.config import Settings
 from clio.llm.errors import LLMError
 from clio.paths import Paths
+from clio.ui import mentions, resume_view
 from clio.ui.history import RedactingFileHistory
-from clio.ui.render import ReplUI
+from clio.ui.render import ReplUI, visible
 
 
 class ClioCompleter(Completer):
     """Slash commands and their subcommands; paths (relative to the project root) elsewhere."""
 
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.paths = PathCompleter(get_paths=lambda: [str(root)], expanduser=True)
 
     def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
@@ -56,9 +67,36 @@ class ClioCompleter(Completer):
                         yield Completion(sub, start_position=-len(rest))
                 return
         word = document.get_word_before_cursor(WORD=True)
+        mention = _mention_before(text)
+        if mention is not None:  # @path, or @"path with spaces": complete the path, keep the @
+            yield from self._mention_completions(mention, event)
+            return
         if word and ("/" in word or "." in word or word.startswith("~")):
             sub_doc = Document(word, len(word))
             yield from self.paths.get_completions(sub_doc, event)
+
+
+    def _mention_completions(self, mention: str, event: CompleteEvent) -> Iterable[Completion]:
+        partial = mention.lstrip('"')
+        for c in self.paths.get_completions(Document(partial, len(partial)), event):
+            full = partial[: len(partial) + c.start_position] + c.text
+            folder = (self.root / Path(full).expanduser()).is_dir()
+            full += "/" if folder and not full.endswith("/") else ""
+            close = "" if folder else '"'  # a folder: the path goes on, the quote stays open
+            quoted = f'@"{full}{close}' if (" " in full or mention.startswith('"')) else f"@{full}"
+            yield Completion(quoted, start_position=-(len(mention) + 1), display=c.display)
+
+
+def _mention_before(text: str) -> str | None:
+    """The @mention being typed at the end of ``text`` (without its @), or None."""
+    at = text.rfind("@")
+    if at < 0 or (at > 0 and not text[at - 1].isspace()):
+        return None
+    mention = text[at + 1 :]
+    quoted = mention.startswith('"')
+    if (not quoted and any(ch.isspace() for ch in mention)) or (quoted and mention.count('"') > 1):
+        return None
+    return mention
 
 
 def _bindings() -> KeyBindings:
@@ -69,6 +107,51 @@ def _bindings() -> KeyBindings:
         event.current_buffer.insert_text("\n")
 
     return kb
+
+
+def pending_interrupt(pt_input: Input) -> tuple[bool, str]:
+    """Whether a Ctrl-C was typed while the prompt still had the terminal in raw mode: there it is
+    a key, not a signal, so without this it is lost and the request goes out. It may sit in
+    prompt-toolkit's typeahead (read with the Enter) or still in the terminal's input queue.
+    Returns (found, what was typed before it, offered again at the next prompt); other typeahead
+    is put back."""
+    keys = get_typeahead(pt_input)
+    cut = next((i for i, k in enumerate(keys) if k.key == Keys.ControlC), None)
+    if cut is not None:
+        return True, "".join(k.data for k in keys[:cut] if len(k.data) == 1 and k.data.isprintable())
+    store_typeahead(pt_input, keys)
+    try:
+        fd = sys.stdin.fileno()
+        if not os.isatty(fd):
+            return False, ""
+        waiting = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        if waiting <= 0 or keys:
+            return False, ""  # nothing queued (or typeahead first: its order must be kept)
+        data = os.read(fd, waiting).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return False, ""
+    before, found, _after = data.partition("\x03")
+    return bool(found), before.split("\r")[0].split("\n")[0]
+
+
+@contextlib.contextmanager
+def quiet_terminal() -> Iterator[None]:
+    """No echo while a turn runs: a typed Ctrl-C echoed as ``^C`` (or any typeahead) would move
+    the cursor under the live answer and make it draw twice. Restored afterwards."""
+    try:
+        fd = sys.stdin.fileno()
+        old = termios.tcgetattr(fd) if os.isatty(fd) else None
+    except (OSError, ValueError, termios.error):
+        old = None
+    if old is not None:
+        new = list(old)
+        new[3] = old[3] & ~(termios.ECHO | termios.ECHOCTL)
+        termios.tcsetattr(fd, termios.TCSANOW, new)
+    try:
+        yield
+    finally:
+        if old is not None:
+            termios.tcsetattr(fd, termios.TCSANOW, old)
 
 
 def _ask(question: str) -> str | None:
@@ -103,12 +186,14 @@ def run_repl(
         # the model client's package costs ~0.6 s to import: load it while the user types
         threading.Thread(target=lambda: importlib.import_module("openai"), daemon=True).start()
         pending = first_input
+        pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:
             if pending is not None:
                 line, pending = pending, None
             else:
                 try:
-                    line = session.prompt(HTML("<b>› </b>"))
+                    line = session.prompt(HTML("<b>› </b>"), default=pending_default)
+                    pending_default = ""
                 except KeyboardInterrupt:
                     continue
                 except EOFError:
@@ -116,10 +201,17 @@ def run_repl(
             if not line.strip():
                 continue
             try:
+                interrupted, typeahead = pending_interrupt(session.input)
+                if interrupted:  # Ctrl-C right after Enter: nothing is sent
+                    out.print(Text("⏹ interrupted before it was sent (↑ brings the message back)", style="yellow"))
+                    pending_default = typeahead
+                    continue
                 if line.lstrip().startswith("/"):
                     run_slash(app, line.strip())
                 else:
-                    app.run_turn(line)
+                    text, user_meta = _with_attachments(app, line, out)
+                    with quiet_terminal():
+                        app.run_turn(text, user_meta)
             except ExitRequested:
                 break
             except KeyboardInterrupt:
@@ -134,9 +226,23 @@ def run_repl(
         app.close()
 
 
+def _with_attachments(app: App, line: str, out: Console) -> tuple[str, dict[str, object] | None]:
+    """The message with the files it mentions (@path) attached, saying what was attached."""
+    if "@" not in line:
+        return line, None
+    done = mentions.attach(line, app.paths.root, app.paths.cwd, app.window.shares.attachment_chars())
+    for note in done.notes:
+        out.print(visible(note, "dim"))
+    return done.text, ({"attached": done.paths} if done.paths else None)
+
+
 def _upkeep(app: App, err: Console) -> None:
-    """Memory upkeep when the user leaves: never in the way (Ctrl-C or a failing endpoint skip it)."""
+    """Memory upkeep when the user leaves: never in the way (Ctrl-C or a failing endpoint skip it).
+    First the session is read back into memory (consolidation), then faded topics are compacted."""
     try:
+        outcome = app.consolidate()
+        if outcome is not None and outcome.stored:
+            err.print(Text(outcome.describe() + " (/memory list learned)", style="dim"))
         done = app.upkeep()
     except (KeyboardInterrupt, LLMError):
         return
@@ -157,6 +263,8 @@ def _banner(app: App, out: Console) -> None:
             ("/help for commands, Alt-Enter for a newline, Ctrl-D to exit", "dim"),
         )
     )
+    for line, style in resume_view.render(app.session.messages):
+        out.print(visible(line, style), soft_wrap=True)
 
 
 def _toolbar(app: App) -> HTML:

@@ -9,6 +9,7 @@ without talking to the endpoint.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
@@ -231,7 +232,10 @@ def test_memory_and_prefs_commands_show_memory_without_a_chat_request(learned: L
     assert learned.fact_id in listed and "quillmark" in listed and "discovery" in listed
     assert learned.fact_id in found and "quillmark" in found
     assert learned.fact_id not in missed and "kubernetes" in missed
-    assert re.search(r"\b1 entr", stats) and "1 discovery" in stats
+    entries = json.loads((learned.project / ".clio" / "ltm.json").read_text(encoding="utf-8"))["entries"]
+    others = [e for e in entries if e["type"] != "discovery"]  # what later runs read back (consolidation)
+    assert all(e["provenance"]["by"] == "consolidation" for e in others)
+    assert re.search(rf"\b{len(entries)} entr", stats) and "1 discovery" in stats
     pref_rows = [line for line in prefs.splitlines() if "pytest fixtures" in line]
     taboo_rows = [line for line in prefs.splitlines() if "black" in line]
     assert len(pref_rows) == 1 and len(taboo_rows) == 1, prefs

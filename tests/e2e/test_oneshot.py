@@ -426,7 +426,8 @@ def test_one_shot_approvals_need_yes(
                 "home": home,
             },
         )
-        assert no.returncode == 0, no.stderr
+        assert no.returncode == 4, no.stderr  # refused for lack of approval: its own exit code
+        assert "clio: refused for lack of approval: write: create new.txt (1 lines) and 3 more." in no.stderr
         assert not (project / "new.txt").exists()
         assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
         results = tool_results(fake_server.chat_requests[1])
@@ -500,3 +501,61 @@ def test_large_tool_result_is_previewed_and_paged(fake_server: FakeServer, proje
     (stored,) = (sdir / "results").glob("*.txt")
     text = stored.read_text(encoding="utf-8")
     assert text.startswith(full[:8000]) and text.rstrip().endswith("10000\nexit code: 0")
+
+
+def test_a_model_repeating_the_same_call_is_told_then_stopped(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    """Stuck detection: a repeated call with an unchanged result gets a tool error instead of the
+    result again; after three repeats the turn stops with exit code 5 and one line why."""
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    fake_server.responder = lambda body: Reply(tool_calls=[fo("read_file", path="calc.py")])
+    r = run_clio(["-p", "Fix calc.py"], server=fake_server, project=project, home=home)
+    assert r.returncode == 5, r.stderr
+    reqs = fake_server.chat_requests
+    assert len(reqs) == 4  # the first call, then three repeats; no fifth request
+    results = [m["content"] for m in reqs[-1]["messages"] if m["role"] == "tool"]
+    assert len(results) == 3
+    assert "return a + b" in results[0]
+    assert all(t.startswith("Repeated call: file_operations") and "return a + b" not in t for t in results[1:])
+    stops = [ln for ln in stderr_lines(r) if ln.startswith("Stopped: the model repeated the same call")]
+    assert len(stops) == 1 and "read_file calc.py" in stops[0]
+    archived = [m for m in all_archived(project) if m["role"] == "tool"]
+    assert len(archived) == 4 and archived[-1]["content"].endswith("The turn stops here.")
+
+
+def test_an_action_refused_for_lack_of_approval_exits_4_with_whole_words(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    """Without --yes nobody can approve a write in a one-shot run: the model is told, the run
+    ends with exit code 4 and one line naming the refused action; hints are never cut mid-word."""
+    fake_server.script(
+        Reply(tool_calls=[fo("write_file", path="out.txt", content="hello\n")]),
+        Reply(text="I could not write out.txt."),
+    )
+    r = run_clio(["-p", "Write out.txt"], server=fake_server, project=project, home=home)
+    assert r.returncode == 4, r.stderr
+    assert r.stdout == "I could not write out.txt.\n"
+    assert not (project / "out.txt").exists()
+    lines = stderr_lines(r)
+    refused = [ln for ln in lines if ln.startswith("clio: refused for lack of approval: write:")]
+    assert len(refused) == 1 and "out.txt" in refused[0] and "--yes" in refused[0]
+    tool_line = next(ln for ln in lines if ln.startswith("✗ file_operations"))
+    assert "No user is present to approve it" in tool_line  # the reason in whole words
+
+    fake_server.script(
+        Reply(tool_calls=[fo("write_file", path="out.txt", content="hello\n")]),
+        Reply(text="Wrote it."),
+    )
+    ok = run_clio(["--yes", "-p", "Write out.txt"], server=fake_server, project=project, home=home)
+    assert ok.returncode == 0, ok.stderr
+    assert (project / "out.txt").read_text(encoding="utf-8") == "hello\n"
+    # nobody was asked: the change is shown after the fact, as a diff on stderr
+    assert "--- /dev/null\n+++ b/out.txt\n@@ -0,0 +1 @@\n+hello\n" in ok.stderr
+    # and kept with the result, so the export shows it
+    export = project / "export.html"
+    shown = run_clio(["--resume", "-p", f"/session export {export}"], server=fake_server, project=project, home=home)
+    assert shown.returncode == 0, shown.stderr
+    page = export.read_text(encoding="utf-8")
+    assert '<pre class="diff"><span class="file">--- /dev/null</span>' in page
+    assert '<span class="add">+hello</span>' in page

@@ -354,7 +354,7 @@ def test_sandbox_confines_file_tools_and_asks_before_shell(fake_server: FakeServ
         {"args": ["--trust", "-p", "configured shell"], "server": fake_server, "project": allowed, "home": home},
     )
     assert r_yes.returncode == 0, r_yes.stderr
-    assert r_no.returncode == 0, r_no.stderr
+    assert r_no.returncode == 4, r_no.stderr  # the shell command was refused: nobody to approve it
     assert r_allowed.returncode == 0, r_allowed.stderr
 
     reqs = turn_requests(fake_server, "sandboxed reads")

@@ -113,6 +113,27 @@ class Term:
 Spawn = Callable[..., Term]
 
 
+def screen_of(term: Term) -> str:
+    """What the terminal shows now: the raw output replayed through a VT100 emulator (pyte)."""
+    import pyte
+
+    term._pump(0.05)
+    screen = pyte.Screen(COLS, ROWS)
+    screen.set_mode(pyte.modes.LNM)
+    pyte.Stream(screen).feed(term.raw)
+    return "\n".join(line.rstrip() for line in screen.display)
+
+
+def wait_screen(term: Term, needle: str, timeout: float = TIMEOUT) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        shown = screen_of(term)
+        if needle in shown:
+            return shown
+        assert time.monotonic() < deadline, f"the screen never showed {needle!r}:\n{shown}"
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     proj = tmp_path / "proj"
@@ -372,8 +393,13 @@ def test_write_approval_yes_then_no(spawn: Spawn, fake_server: FakeServer, proje
     term.prompt()
 
     term.type("write ok.txt")
-    term.expect(r"create ok\.txt \(1 lines\)\s*Allow\? \[y/N\]")
+    term.expect(r"\+\+\+ b/ok\.txt\s+@@ -0,0 \+1 @@\s+\+kept")  # the change, above the question
+    term.expect(r"create ok\.txt \(1 lines\)\s*Allow\? \[y\]es / \[n\]o / \[a\]lways write this session / \[d\]iff")
     assert not (project / "ok.txt").exists()  # nothing happens before the answer
+    term.type("d")  # the whole diff, then the question again
+    term.expect(r"\+\+\+ b/ok\.txt\s+@@ -0,0 \+1 @@\s+\+kept")
+    term.expect(r"Allow\? \[y\]es")
+    assert not (project / "ok.txt").exists()
     term.type("y")
     term.expect(r"✓ file_operations write_file ok\.txt")
     term.expect(r"WROTE-IT")
@@ -381,7 +407,7 @@ def test_write_approval_yes_then_no(spawn: Spawn, fake_server: FakeServer, proje
     assert (project / "ok.txt").read_text(encoding="utf-8") == "kept\n"
 
     term.type("write no.txt")
-    term.expect(r"create no\.txt \(1 lines\)\s*Allow\? \[y/N\]")
+    term.expect(r"create no\.txt \(1 lines\)\s*Allow\? \[y\]es")
     term.type("n")
     term.expect(r"✗ file_operations write_file no\.txt\s+.*declined")
     term.expect(r"LEFT-IT-ALONE")
@@ -393,3 +419,89 @@ def test_write_approval_yes_then_no(spawn: Spawn, fake_server: FakeServer, proje
     term.child.sendeof()
     assert term.wait_exit() == 0
     assert history_entries(project) == ["write ok.txt", "write no.txt"]  # approvals are not history
+
+
+def test_always_allows_the_kind_for_the_session_and_shows_later_diffs_after_the_fact(
+    spawn: Spawn, fake_server: FakeServer, project: Path
+) -> None:
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    fake_server.script(
+        Reply(tool_calls=[call("file_operations", operation="write_file", path="a.txt", content="one\n")]),
+        Reply(text="FIRST-DONE"),
+        Reply(
+            tool_calls=[
+                call("file_operations", operation="replace_string", path="calc.py", old_string="a - b", new_string="a + b")
+            ]
+        ),
+        Reply(text="SECOND-DONE"),
+    )
+    term = spawn()
+    term.prompt()
+    term.type("write a.txt")
+    term.expect(r"Allow\? \[y\]es / \[n\]o / \[a\]lways write this session")
+    term.type("a")
+    term.expect(r"FIRST-DONE")
+    term.prompt()
+    start = term.mark()
+    term.type("fix calc.py")
+    term.expect(r"-    return a - b\s+\+    return a \+ b")  # shown after the fact: nobody was asked
+    term.expect(r"SECOND-DONE")
+    term.prompt()
+    assert "Allow?" not in term.since(start)
+    assert (project / "calc.py").read_text(encoding="utf-8") == "def add(a, b):\n    return a + b\n"
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+    term = spawn()  # 'always' lasts for the session only
+    term.prompt()
+    fake_server.script(
+        Reply(tool_calls=[call("file_operations", operation="write_file", path="b.txt", content="two\n")]),
+        Reply(text="THIRD"),
+    )
+    term.type("write b.txt")
+    term.expect(r"Allow\? \[y\]es")
+    term.type("n")
+    term.expect(r"THIRD")
+    term.prompt()
+    assert not (project / "b.txt").exists()
+
+
+def test_resume_shows_where_the_conversation_was(spawn: Spawn, fake_server: FakeServer, project: Path) -> None:
+    from testkit.clio_run import run_clio
+
+    home = project.parent / "home"
+    for n in range(4):
+        fake_server.script(Reply(text=f"answer number {n}\nsecond line {n}"))
+        flags = ["--resume"] if n else []
+        r = run_clio([*flags, "-p", f"request number {n}"], server=fake_server, project=project, home=home)
+        assert r.returncode == 0, r.stderr
+    term = spawn("--resume")
+    term.expect(r"where you were \(2 earlier messages not shown; /session export has them all\):")
+    shown = term.expect(r"› request number 1\s+answer number 1\s+second line 1\s+› request number 2[\s\S]*?› request number 3\s+answer number 3\s+second line 3")
+    assert "request number 0" not in shown.group()
+    term.prompt()
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+
+
+def test_at_mentions_complete_paths_and_attach_the_file(spawn: Spawn, fake_server: FakeServer, project: Path) -> None:
+    (project / "docs dir").mkdir()
+    (project / "docs dir" / "notes é.md").write_text("alpha note\nbeta note\n", encoding="utf-8")
+    fake_server.script(Reply(text="READ-IT"))
+    term = spawn()
+    term.prompt()
+    term.child.send("summarise @docs")
+    term.child.send("\t")  # completes the folder, quoted because of the space
+    wait_screen(term, 'summarise @"docs dir/')
+    term.child.send("no\t")
+    wait_screen(term, 'summarise @"docs dir/notes é.md"')
+    term.child.send("\r")
+    term.expect(r"attached docs dir/notes é\.md \(2 lines\)")
+    term.expect(r"READ-IT")
+    term.prompt()
+    sent = fake_server.chat_requests[-1]["messages"][-1]["content"]
+    assert sent.startswith('summarise @"docs dir/notes é.md"')
+    assert '<file path="docs dir/notes é.md">\nalpha note\nbeta note\n</file>' in sent
+    saved = [m for m in archive(project) if m["role"] == "user"][-1]
+    assert saved["meta"]["attached"] == ["docs dir/notes é.md"]
+    term.child.sendeof()
+    assert term.wait_exit() == 0

@@ -70,7 +70,7 @@ def test_hostile_project_config_is_ignored_until_trusted(
     # 1. untrusted, one-shot: the user's endpoint gets the request, the project's gets nothing
     fake_server.script(Reply(tool_calls=[SHELL_CALL]), Reply(text="Could not run it."))
     r = run(["-p", f"run touch, my token is {TYPED_SECRET}"], project, home)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 4, r.stderr  # the project's `approvals.shell: allow` did not count: refused
     assert evil.requests == []  # nothing at all reached the repository's endpoint, so not the key
     assert len(fake_server.chat_requests) == 2
     assert set(auth_headers(fake_server)) == {f"Bearer {KEY}"}

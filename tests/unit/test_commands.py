@@ -247,7 +247,10 @@ def test_model_lists_the_endpoints_models_and_switches(
     listing = [r for r in fake_server.requests if r.method == "GET" and r.path.rstrip("/") == "/v1/models"]
     assert len(listing) == 1 and listing[0].headers["authorization"] == "Bearer k"
 
-    switched = run(app, "/model gpt-4")  # a model of the known table: window 8,192... unless configured
+    with pytest.raises(CommandError, match=r"The endpoint has no model 'fake-modle'; did you mean fake-model\?"):
+        run_command(app, "/model fake-modle")  # a typo: the endpoint lists its models
+    assert app.settings.model == "fake-model"
+    switched = run(app, "/model gpt-4 --force")  # not listed, taken as asked; window from the model table
     assert "model set to gpt-4" in switched and "window 16,000 tokens" in switched
     assert app.settings.model == "gpt-4" and context_json(app)["model"] == "gpt-4"
     fake_server.script(Reply(text="from the other model"))

@@ -4,6 +4,8 @@ and a stated preference winning over a pinned behaviour."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import clio.commands.builtin  # noqa: F401  (registers the commands)
@@ -149,3 +151,22 @@ def test_skills_add_and_errors(app_factory: AppFactory) -> None:
     with pytest.raises(CommandError, match="Usage"):
         run(app, "/skills add")
     assert "No feedback" in run(app, "/skills history")
+
+
+def test_undo_of_a_turn_is_a_signal_against_its_behaviours(
+    app_factory: AppFactory, fake_server: FakeServer, project: Path
+) -> None:
+    app = app_factory(yes=True)
+    run(app, "/skills pin plan-first")
+    fake_server.script(
+        Reply(tool_calls=[call("file_operations", operation="write_file", path="a.txt", content="new\n")]),
+        Reply(text="written"),
+    )
+    app.run_turn("write a.txt")
+    assert (project / "a.txt").read_text() == "new\n"
+    assert skill(app, "plan-first") == (1.0, 1.0, 0)  # --yes: nobody was asked, no signal
+    assert app.undo(1)
+    assert not (project / "a.txt").exists()
+    assert skill(app, "plan-first") == (1.0, 1.5, 1)
+    kinds = [(s.kind, s.turn) for s in app.services.skills.store.signals()]  # type: ignore[union-attr]
+    assert kinds == [("undo", 1)]

@@ -130,7 +130,7 @@ def test_every_settings_field_is_classified() -> None:
 
     from clio.config import TIGHTEN_ONLY
 
-    risky_by_design = {"base_url", "api_key", "redaction"}
+    risky_by_design = {"base_url", "api_key", "redaction", "mcp_servers"}
     not_in_files = {"incognito", "yes", "debug", "approvals", "sources", "project"}
     names = {f.name for f in dataclasses.fields(Settings)}
     assert names == HARMLESS_KEYS | set(TIGHTEN_ONLY) | risky_by_design | not_in_files

@@ -1,0 +1,95 @@
+"""Stuck detection against a real model: time and requests a small task costs.
+
+Run: .venv/bin/python benches/bench_stuck.py [--runs 3] [--ctx 8192] [--max-iterations 20]
+Needs scripts/real-model.sh to have run (llama-server + Qwen2.5-Coder-0.5B-Instruct Q4_K_M).
+The clio under test is the one installed next to the Python running this script; to measure
+a build without stuck detection, run this file with that build's Python (for example an older
+checkout's ``.venv/bin/python``): the harness only drives the installed ``clio`` binary.
+
+A run still going after ``--timeout`` seconds is stopped and shown with exit code -1.
+
+The task: a two-function calc.py whose ``add`` subtracts; ``clio --yes -p "..."`` is asked to
+fix it. Printed per run: exit code, wall time, chat requests, tool calls, repeated calls (same
+name and arguments as an earlier call of the turn), whether calc.py ends up fixed; then medians.
+Figures go to docs/real-model.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from testkit.clio_run import CLIO  # noqa: E402
+from testkit.realmodel_harness import RealProject, real_backend  # noqa: E402
+from testkit.realmodel_server import SKIP_REASON, llama_paths  # noqa: E402
+
+CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+TASK = "calc.py has a bug: add() subtracts instead of adding. Fix it."
+
+
+def repeated_calls(archive: list[dict[str, object]]) -> int:
+    seen: set[str] = set()
+    repeats = 0
+    for m in archive:
+        for call in m.get("tool_calls") or []:  # type: ignore[attr-defined]
+            fn = call.get("function") or {}
+            try:
+                args = json.dumps(json.loads(fn.get("arguments") or "{}"), sort_keys=True)
+            except ValueError:
+                args = str(fn.get("arguments"))
+            key = f"{fn.get('name')}\x00{args}"
+            repeats += key in seen
+            seen.add(key)
+    return repeats
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--ctx", type=int, default=8192)
+    ap.add_argument("--max-iterations", type=int, default=20)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds a run may take (exit -1 after)")
+    args = ap.parse_args()
+    if llama_paths() is None:
+        print(SKIP_REASON)
+        return 0
+    print(f"clio under test: {CLIO}")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, real_backend(args.ctx) as backend:
+        project = RealProject(Path(tmp) / "proj", Path(tmp) / "home", backend)
+        for n in range(args.runs):
+            project.reset(max_iterations=args.max_iterations)
+            (project.root / "calc.py").write_text(CALC, encoding="utf-8")
+            t0 = time.perf_counter()
+            try:
+                code = project.run(TASK, "--yes", timeout=args.timeout).returncode
+            except subprocess.TimeoutExpired:
+                code = -1  # still going when the bench gave up on it
+            wall = time.perf_counter() - t0
+            archive = project.archive()
+            calls = sum(len(m.get("tool_calls") or []) for m in archive)
+            fixed = "return a + b" in (project.root / "calc.py").read_text(encoding="utf-8")
+            row = (code, wall, len(project.proxy.chat()), calls, repeated_calls(archive), fixed)
+            rows.append(row)
+            print(
+                f"run {n}: exit {row[0]}, {wall:.0f} s, {row[2]} requests, {calls} tool calls, {row[4]} repeated, fixed={fixed}"
+            )
+    print()
+    print(
+        f"median wall time {statistics.median(r[1] for r in rows):.0f} s; median requests {statistics.median(r[2] for r in rows):.0f}; "
+        f"repeated calls {sum(r[4] for r in rows)} in {len(rows)} runs; fixed {sum(r[5] for r in rows)}/{len(rows)}; "
+        f"exit codes {[r[0] for r in rows]}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

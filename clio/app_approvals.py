@@ -1,0 +1,117 @@
+"""Approvals: whether a tool action may run, asked the way people can live with.
+
+The app's one :class:`clio.tools.registry.Approver`. In order:
+
+- destructive actions (and a memory write after the turn read untrusted content) ask
+  ``[y/N]`` every time, whatever the policy; with nobody to ask only ``--yes`` lets them through;
+- ``--yes`` and an ``allow`` policy (``approvals:`` in the config; ``shell`` and ``mcp`` are
+  always asked under ``--sandbox``) let the others through;
+- with nobody to ask (a one-shot run without a terminal) the action is refused and noted for
+  the run's exit code;
+- otherwise the user is asked ``[y/n/a/d]``: yes, no, *always* (this kind of action for the rest
+  of the session, never remembered beyond it) or *diff* (the whole change, then the question
+  again). A file change shows its diff above the question (the first
+  :data:`clio.tools.diffs.SHOWN_LINES` lines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from clio.tools.diffs import clip
+
+if TYPE_CHECKING:
+    from clio.config import Settings
+    from clio.tools.diffs import Change
+    from clio.tools.registry import ToolContext
+
+Ask = Callable[[str], "str | None"]
+ShowDiff = Callable[[str, int], None]  # (diff text, lines left out)
+
+CHOICES = "[y]es / [n]o / [a]lways {kind} this session / [d]iff"
+
+
+class Approvals:
+    def __init__(
+        self,
+        settings: Settings,
+        ask: Ask | None,
+        show_diff: ShowDiff,
+        context: Callable[[], ToolContext | None],
+        on_answer: Callable[[bool], None] = lambda granted: None,
+    ) -> None:
+        self.settings = settings
+        self.ask = ask  # None: nobody to ask
+        self.show_diff = show_diff
+        self.context = context
+        self.always: set[str] = set()  # kinds the user allowed for this session ('a')
+        self.on_answer = on_answer  # the user's answer to a tool action (a signal for behaviours)
+
+    def confirm(self, question: str) -> bool:
+        """A yes/no question (default no); in a one-shot run ``--yes`` answers yes."""
+        if self.ask is None:
+            return self.settings.yes
+        answer = self.ask(f"{question} [y/N] ")
+        return answer is not None and answer.strip().lower() in ("y", "yes")
+
+    def __call__(self, kind: str, summary: str, *, destructive: bool = False) -> bool:
+        s = self.settings
+        if destructive:
+            if self.ask is None:  # nobody to ask: only --yes lets it through
+                return s.yes or self._unasked(kind, summary)
+            self._show_proposed()
+            if kind == "memory":  # a write to memory after the turn read untrusted content
+                return self.confirm(f"⚠ after reading files or command output, {summary}\nAllow?")
+            return self._answered(self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?"))
+        if s.yes or kind in self.always:
+            return True
+        policy = getattr(s.approvals, kind, "ask")
+        if kind in ("shell", "mcp") and s.sandbox:  # MCP servers run outside the sandbox: always asked
+            policy = "ask"
+        if policy == "allow":
+            return True
+        if self.ask is None:
+            return self._unasked(kind, summary)
+        return self._answered(self._choose(kind, summary))
+
+    def _answered(self, granted: bool) -> bool:
+        self.on_answer(granted)
+        return granted
+
+    def _choose(self, kind: str, summary: str) -> bool:
+        change = self._show_proposed()
+        question = f"{kind}: {summary}\nAllow? {CHOICES.format(kind=kind)} "
+        while True:
+            answer = self.ask(question) if self.ask is not None else None
+            word = (answer or "").strip().lower()
+            if word in ("y", "yes"):
+                return True
+            if word in ("a", "always"):
+                self.always.add(kind)
+                return True
+            if word in ("d", "diff") and change is not None:
+                self.show_diff(change.diff, 0)
+                continue
+            if word in ("d", "diff"):
+                question = f"(no diff for this action) Allow? {CHOICES.format(kind=kind)} "
+                continue
+            return False  # n, empty, anything else, Ctrl-C/EOF (None)
+
+    def _show_proposed(self) -> Change | None:
+        """Show the diff of the write being approved, if any, clipped; mark it as seen."""
+        ctx = self.context()
+        change = ctx.proposed if ctx is not None else None
+        if ctx is None or change is None:
+            return None
+        shown, left = clip(change.diff)
+        self.show_diff(shown, left)
+        ctx.proposed_shown = True
+        return change
+
+    def _unasked(self, kind: str, summary: str) -> bool:
+        """Refuse an action nobody is there to approve, and note it (one-shot exit code 4)."""
+        ctx = self.context()
+        if ctx is not None:
+            ctx.refused.append(f"{kind}: {summary}")
+        return False

@@ -1,0 +1,182 @@
+"""Consolidation wiring: when a session ends, one bounded request reads back what it established.
+
+When it runs:
+- at the end of a REPL session (before memory upkeep), for that session;
+- at the first turn of the next run, for the most recent earlier session whose end was never
+  consolidated (one-shot runs, a REPL that was killed), before memory is ranked for the new
+  task, so the new session's first request already carries what was learned;
+- on ``/memory consolidate``, for the running session.
+
+Never in ``--incognito`` or with ``--no-ltm``; off with ``consolidate: false``. Skipped when
+nothing new happened (:func:`clio.memory.consolidate.worth_it`). What comes back passes through
+the same store as the memory tools: dedup, redaction, and provenance ``by: consolidation``
+naming the session; the model's entries are tainted when the session had read outside content.
+What the user stated (:func:`clio.memory.consolidate.established`) is stored as rules in the
+user's words, untainted, alongside.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from clio.agent.prompt import load_prompt
+from clio.llm.errors import LLMError
+from clio.memory import consolidate as cons
+from clio.memory import decisions, ltm, provenance, yarn
+from clio.memory.ltm import Entry
+from clio.messages import Message
+from clio.store.sessions import Session, SessionBusy, SessionNotFound, SessionStore
+
+if TYPE_CHECKING:
+    from clio.safety.redact import Redactor
+    from clio.store.ltm_store import LtmStore
+
+Ask = Callable[[str, int], str]
+LOOK_BACK = 5  # earlier sessions a new run looks at for one never consolidated
+SAID_CONFIDENCE = 0.9  # a rule the user stated in so many words
+NO_ANSWER = "the model gave no answer (tried again next time)"
+
+
+@dataclass
+class Outcome:
+    """What one consolidation did: the session it read, the entries stored (and whether each was
+    new), and the pair decisions applied. ``skipped`` says why nothing was asked."""
+
+    session_id: str
+    stored: list[tuple[Entry, bool]] = field(default_factory=list)
+    decided: int = 0
+    skipped: str = ""
+
+    def describe(self) -> str:
+        if self.skipped:
+            return f"nothing consolidated from session {self.session_id}: {self.skipped}"
+        new = sum(1 for _, created in self.stored if created)
+        ids = ", ".join(e.id for e, _ in self.stored)
+        same = len(self.stored) - new
+        what = f"learned {new} new" + (f", confirmed {same}" if same else "") + (f" ({ids})" if ids else "")
+        return f"{what} from session {self.session_id}" + (f"; {self.decided} pair(s) decided" if self.decided else "")
+
+
+def _summary_text(session: Session, max_chars: int) -> str:
+    state = session.load_state()
+    summary = state.get("summary") if isinstance(state, dict) else None
+    return yarn.render(yarn.from_dict(summary), max_chars) if isinstance(summary, dict) else ""
+
+
+def _clean_fields(fields: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    return {k: redact(v) if isinstance(v, str) else [redact(x) for x in v] for k, v in fields.items()}
+
+
+class Consolidator:
+    """Reads sessions back into long-term memory through ``ask`` (``Orchestrator.ask``)."""
+
+    def __init__(
+        self,
+        store: LtmStore,
+        sessions: SessionStore,
+        redactor: Redactor,
+        *,
+        max_chars: Callable[[], int],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.sessions = sessions
+        self.redactor = redactor
+        self.max_chars = max_chars
+        self.clock = clock
+        self.looked_back = False
+
+    def run(self, session: Session, ask: Ask, *, force: bool = False) -> Outcome:
+        """Consolidate what ``session`` said since its last consolidation and move its marker.
+        ``force`` (``/memory consolidate``) skips the substance gate, not the emptiness check."""
+        out = Outcome(session.id)
+        part = cons.new_part(session.messages, session.info.consolidated)
+        if not part or not any(m.get("role") == "user" for m in part):
+            out.skipped = "no new messages since the last consolidation"
+            return out
+        if not force and not cons.worth_it(part):
+            out.skipped = "only a question and its answer"
+            self._mark(session)  # judged once: a later continuation is judged on its own
+            return out
+        limit = self.max_chars()
+        summary = _summary_text(session, limit // 4) if session.info.consolidated == 0 else ""
+        pairs = self.store.ambiguous_pairs()[: cons.MAX_PAIRS]
+        said = cons.established(part)
+        prompt = cons.build_prompt(load_prompt("consolidate.md"), part, summary, pairs, limit, said)
+        reply = ask(prompt, cons.REPLY_TOKENS)
+        if not reply:
+            out.skipped = NO_ANSWER
+            return out
+        self._store_said(out, session.id, said)
+        self._store(out, session.id, part, cons.parse_reply(reply, pairs))
+        self._mark(session)
+        return out
+
+    @staticmethod
+    def _mark(session: Session) -> None:
+        session.info.consolidated = len(session.messages)
+        session.save_meta()
+
+    def _store_said(self, out: Outcome, session_id: str, said: list[decisions.Item]) -> None:
+        """What the user stated, as rules in their own words: the user's, so never tainted."""
+        origin = provenance.Provenance(session_id, self.clock(), False, (), by="consolidation")
+        for _kind, _key, statement in said:
+            try:
+                out.stored.append(
+                    self.store.add("rule", confidence=SAID_CONFIDENCE, provenance=origin, rule=self.redactor.text(statement))
+                )
+            except ltm.LtmError:
+                continue
+
+    def _store(self, out: Outcome, session_id: str, part: list[Message], learned: cons.Learned) -> None:
+        sources = provenance.sources_in(part)
+        origin = provenance.Provenance(
+            session_id, self.clock(), bool(sources), tuple(sources[: provenance.MAX_SOURCES]), by="consolidation"
+        )
+        for type_, fields, confidence in learned.entries:
+            try:
+                out.stored.append(
+                    self.store.add(type_, confidence=confidence, provenance=origin, **_clean_fields(fields, self.redactor.text))
+                )
+            except ltm.LtmError:
+                continue
+        for a, b, decision in learned.decisions:
+            try:
+                self.store.decide(a, b, decision)
+                out.decided += 1
+            except ltm.LtmError:
+                continue
+
+    def look_back(self, current_id: str, ask: Ask, notice: Callable[[str], None]) -> None:
+        """Once per run, at the first turn: :meth:`previous`, saying what it learned in one line.
+        A failing endpoint only skips it (the turn's own request reports the failure)."""
+        if self.looked_back:
+            return
+        self.looked_back = True
+        try:
+            outcome = self.previous(current_id, ask)
+        except LLMError:
+            return
+        if outcome is not None and outcome.stored:
+            notice(outcome.describe())
+
+    def previous(self, current_id: str, ask: Ask) -> Outcome | None:
+        """Consolidate the most recent earlier session whose end was never consolidated, looking
+        at up to :data:`LOOK_BACK` of them (sessions open in another process are left alone;
+        trivial ones are marked as read). At most one request; None when nothing was asked."""
+        recent = self.sessions.recent(LOOK_BACK + 1)
+        for info in [i for i in recent if i.id != current_id and i.message_count > i.consolidated]:
+            try:
+                session = self.sessions.open(info.id)
+            except (SessionBusy, SessionNotFound, OSError):
+                continue
+            try:
+                outcome = self.run(session, ask)
+            finally:
+                session.close()
+            if not outcome.skipped or outcome.skipped == NO_ANSWER:
+                return outcome
+        return None

@@ -1,0 +1,90 @@
+"""The MCP servers of one App: read from ``mcp_servers:``, started, their tools in the session's
+registry, their failures told in one line each, stopped on exit (:mod:`clio.mcp.client`).
+
+Nothing here imports the ``mcp`` SDK; with no server configured it costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clio.tools.registry import Registry
+
+if TYPE_CHECKING:
+    from clio.mcp.client import McpClients
+
+
+class McpSession:
+    def __init__(self, setting: dict[str, Any], root: Path, builtin: Registry) -> None:
+        self.clients: McpClients | None = None
+        self.registry = builtin  # a copy with the servers' tools when any is configured
+        self.names: set[str] = set()  # the MCP tools added to the registry
+        self._problems: list[str] = []
+        self._started = self._ready = False
+        if setting:
+            from clio.mcp.config import parse_servers
+
+            parsed = parse_servers(setting)
+            self._problems = parsed.problems
+            if parsed.servers:
+                from clio.mcp.client import McpClients
+
+                self.clients = McpClients(parsed.servers, root)
+                self.registry = builtin.copy()
+
+    def start(self) -> None:
+        """Start the configured servers in the background (once); returns at once."""
+        if self.clients is not None and not self._started:
+            self._started = True
+            self.clients.start()
+
+    def ready(self, notice: Callable[[str], None], tools_changed: Callable[[], None]) -> None:
+        """Wait for the servers to start (each within its timeout), offer their tools, and say in
+        one line each which failed. Ctrl-C while waiting leaves out those not up yet."""
+        self.start()
+        if self.clients is not None and not self._ready:
+            from clio.mcp.remote import mcp_tools
+
+            try:
+                self.clients.wait_started()
+            except KeyboardInterrupt:
+                self.clients.give_up("its start was interrupted (Ctrl-C)")
+            self._ready = True
+            for t in mcp_tools(self.clients):
+                self.registry.add(t)
+                self.names.add(t.name)
+            tools_changed()
+        self.report(notice)
+
+    def report(self, notice: Callable[[str], None]) -> None:
+        """One line per problem not told yet (a wrong entry, a server that failed)."""
+        problems, self._problems = self._problems, []
+        if self.clients is not None:
+            problems += self.clients.take_problems()
+        for line in problems:
+            notice(line)
+
+    def status(self) -> list[dict[str, object]]:
+        """Each configured server: name, transport, where, state, error, tools (for /mcp)."""
+        if self.clients is None:
+            return []
+        return [
+            {
+                "name": st.name,
+                "transport": st.spec.transport,
+                "where": st.spec.where(),
+                "state": st.state,
+                "error": st.error,
+                "tools": [t.exposed for t in st.tools],
+                "skipped": list(st.skipped),
+                "start_ms": None if st.start_ms is None else round(st.start_ms),
+                "lean": st.spec.lean,
+            }
+            for st in self.clients.servers.values()
+        ]
+
+    def close(self) -> None:
+        if self.clients is not None:
+            self.clients.close()

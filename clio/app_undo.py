@@ -1,0 +1,39 @@
+"""/undo: the files the last turns changed put back from their snapshots (store/snapshots.py),
+newest turn first; a file someone changed since clio's change is put back only if the user says
+so. What was undone is told to the model with the user's next message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from clio.store.snapshots import Restored, Snapshots
+
+
+def undo_turns(snapshots: Snapshots, turns: int, confirm: Callable[[str], bool], root: Path) -> list[Restored]:
+    results: list[Restored] = []
+    for turn in snapshots.last(turns):
+        for kept in reversed(turn.files):
+            shown = _rel(kept.path, root)
+            if snapshots.changed_since(kept) and not confirm(
+                f"{shown} was changed after clio changed it; put back the version from before clio's change anyway?"
+            ):
+                results.append(Restored(kept.path, "skipped: changed since clio's change, left as it is"))
+                continue
+            results.append(snapshots.restore(turn, kept))
+        snapshots.forget(turn)
+    return results
+
+
+def undo_note(results: list[Restored], root: Path) -> str:
+    done = [f"{_rel(r.path, root)} ({r.outcome})" for r in results]
+    return (
+        "[clio: the user ran /undo; these file changes of yours were reverted: "
+        + "; ".join(done)
+        + ". Read files again before editing them.]"
+    )
+
+
+def _rel(path: str, root: Path) -> str:
+    prefix = str(root) + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else path

@@ -1,0 +1,24 @@
+"""``/undo [N]``: put back the files the last turn (or N turns) changed through the file tool."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from clio.commands.registry import CommandContext, CommandError, command
+
+
+@command("undo", "put back the files the last turn changed (or the last N turns)", "/undo [N]")
+def undo_cmd(app: CommandContext, arg: str) -> None:
+    word = arg.strip()
+    if word and not (word.isdigit() and int(word) > 0):
+        raise CommandError("Usage: /undo [N] (N: how many turns back, 1 by default)")
+    results = app.undo(int(word) if word else 1)
+    if not results:
+        app.console.print("Nothing to undo: no file was changed through clio's file tool in this session.")
+        return
+    root = str(app.paths.root) + "/"
+    for r in results:
+        shown = r.path[len(root) :] if r.path.startswith(root) else r.path
+        app.console.print(f"  {escape(shown)}: {escape(r.outcome)}")
+    back = sum(1 for r in results if not r.outcome.startswith("skipped"))
+    app.console.print(f"Undid {back} file change(s); the model is told with your next message.")

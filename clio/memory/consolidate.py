@@ -1,0 +1,219 @@
+"""Consolidation ("sleep"): what a finished session established, read back by the model once.
+
+Pure (messages in, prompt out; reply in, entries out; no I/O, no model): the app
+(``clio.app_consolidate``) sends the prompt through ``Orchestrator.ask`` and stores
+what comes back through the long-term memory store (dedup, provenance, redaction).
+
+- :func:`new_part` is what the session said since its last consolidation;
+- :func:`established` is what the user stated in the part (decisions, constraints, conventions,
+  agreed proposals), read without the model by :mod:`clio.memory.decisions`: stored as rules
+  in the user's own words whatever the model makes of the session (a small local model often
+  makes little of it), and listed in the prompt so the model does not repeat them;
+- :func:`worth_it` is the gate: a part with no finished exchange, or one that is only a
+  question and its answer, teaches nothing durable and costs no request;
+- :func:`build_prompt` renders the part compactly (user and assistant text, tool calls by name
+  and path, tool results only as their first line when they failed), within a character budget,
+  with the thread summary first and the ambiguous pairs the store queued for a decision;
+- :func:`parse_reply` reads the model's JSON: new entries (validated by type) and decisions on
+  the pairs (merge, keep_both, replace).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from clio.memory import decisions, ltm
+from clio.memory.json_reply import first_json_object
+from clio.memory.yarn import cut, is_error
+from clio.messages import Message, typed_words
+
+MAX_ENTRIES = 6  # what one session may add: the durable few, not a transcript
+MAX_PAIRS = 5  # ambiguous pairs decided per request
+MIN_USER_MESSAGES = 2
+MIN_TOOL_CALLS = 3
+LINE_CHARS = 600  # one message's share of the transcript
+REPLY_TOKENS = 700
+PAIR_DECISIONS = ("merge", "keep_both", "replace")
+
+
+@dataclass
+class Learned:
+    """What the model's reply says: entries to store and decisions on queued pairs."""
+
+    entries: list[tuple[str, dict[str, Any], float]] = field(default_factory=list)
+    decisions: list[tuple[str, str, str]] = field(default_factory=list)
+    rejected: int = 0  # entries dropped as malformed
+
+
+def new_part(messages: Sequence[Message], since: int) -> list[Message]:
+    """The messages after the first ``since`` (what the last consolidation already read)."""
+    return list(messages[max(0, since) :])
+
+
+def _tool_calls(part: Sequence[Message]) -> int:
+    return sum(len(m.get("tool_calls") or []) for m in part if m.get("role") == "assistant")
+
+
+def _answered(part: Sequence[Message]) -> bool:
+    """At least one user message followed later by an assistant message."""
+    seen_user = False
+    for m in part:
+        if m.get("role") == "user":
+            seen_user = True
+        elif m.get("role") == "assistant" and seen_user:
+            return True
+    return False
+
+
+def established(part: Sequence[Message]) -> list[decisions.Item]:
+    """What the user established in the part, in order: each user message's decisions,
+    constraints and conventions, and a proposal of the assistant the user then agreed to; a
+    later statement about the same subject replaces the earlier (as in the thread summary)."""
+    items: list[decisions.Item] = []
+    proposed: str | None = None
+    for m in part:
+        role, text = m.get("role"), str(m.get("content") or "").strip()
+        if role == "user" and text:
+            found = decisions.from_user(typed_words(m))
+            agreed = decisions.agreed(proposed) if proposed and decisions.agrees(text) else None
+            items = decisions.merge(items, [agreed, *found] if agreed else found)
+            proposed = None
+        elif role == "assistant" and text and not m.get("tool_calls"):
+            proposed = decisions.proposal(text)
+    return items
+
+
+def stated(part: Sequence[Message]) -> int:
+    """How many decisions, constraints and conventions the user stated in the part
+    (:func:`clio.memory.decisions.from_user`, the same reading the thread summary uses)."""
+    return sum(len(decisions.from_user(typed_words(m))) for m in part if m.get("role") == "user")
+
+
+def worth_it(part: Sequence[Message]) -> bool:
+    """Consolidate only a part with a finished exchange and some substance: a stated decision,
+    a conversation (``MIN_USER_MESSAGES`` user messages), or work (``MIN_TOOL_CALLS`` tool calls)."""
+    if not _answered(part):
+        return False
+    users = sum(1 for m in part if m.get("role") == "user")
+    return stated(part) > 0 or users >= MIN_USER_MESSAGES or _tool_calls(part) >= MIN_TOOL_CALLS
+
+
+def _call_line(call: dict[str, Any]) -> str:
+    fn = call.get("function") or {}
+    name = str(fn.get("name") or "?")
+    try:
+        args = json.loads(fn.get("arguments") or "{}")
+    except (TypeError, ValueError):
+        args = {}
+    bits = [str(args[k]) for k in ("operation", "path", "command", "query") if isinstance(args, dict) and args.get(k)]
+    return f"[tool call] {name} {cut(' '.join(bits), 160)}".rstrip()
+
+
+def transcript(part: Sequence[Message], max_chars: int) -> str:
+    """The part as compact lines, newest kept when it does not fit (they hold the outcome)."""
+    lines: list[str] = []
+    for m in part:
+        role, text = m.get("role"), str(m.get("content") or "").strip()
+        if role == "user" and text:
+            lines.append(f"[user] {cut(text, LINE_CHARS)}")
+        elif role == "assistant":
+            if text:
+                lines.append(f"[assistant] {cut(text, LINE_CHARS)}")
+            lines += [_call_line(c) for c in m.get("tool_calls") or []]
+        elif role == "tool" and text and is_error(text):
+            lines.append(f"[tool error] {cut(text.splitlines()[0], 200)}")
+    out: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        if used + len(line) + 1 > max_chars:
+            out.append("[earlier messages left out]")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(reversed(out))
+
+
+def _pair_lines(pairs: Sequence[tuple[ltm.Entry, ltm.Entry, float]]) -> str:
+    rows = []
+    for a, b, _score in pairs[:MAX_PAIRS]:
+        rows.append(f'- "{a.id}" ({a.type}): {cut(a.text(), 240)}\n  "{b.id}" ({b.type}): {cut(b.text(), 240)}')
+    return "\n".join(rows)
+
+
+def _type_lines() -> str:
+    return "\n".join(f"- {name}: {', '.join((*spec.text, *spec.lists))}" for name, spec in ltm.TYPES.items())
+
+
+def build_prompt(
+    template: str,
+    part: Sequence[Message],
+    summary: str,
+    pairs: Sequence[tuple[ltm.Entry, ltm.Entry, float]],
+    max_chars: int,
+    recorded: Sequence[decisions.Item] = (),
+) -> str:
+    """The one consolidation request's text, at most about ``max_chars`` characters.
+    ``recorded``: what :func:`established` already stores, listed so it is not repeated."""
+    summary = cut(summary, max_chars // 4) if summary else ""
+    pair_text = _pair_lines(pairs)
+    known = "\n".join(f"- {item[2]}" for item in recorded)
+    room = max(400, max_chars - len(template) - len(summary) - len(pair_text) - len(known))
+    return template.format(
+        max_entries=MAX_ENTRIES,
+        types=_type_lines(),
+        summary=summary or "(none)",
+        recorded=known or "(none)",
+        transcript=transcript(part, room),
+        pairs=pair_text or "(none)",
+    )
+
+
+def _entry(item: Any) -> tuple[str, dict[str, Any], float] | None:
+    if not isinstance(item, dict):
+        return None
+    type_ = item.get("type")
+    if not isinstance(type_, str) or type_ not in ltm.TYPES:
+        return None
+    spec = ltm.TYPES[type_]
+    fields: dict[str, Any] = {}
+    for k in spec.text:
+        if isinstance(item.get(k), str) and item[k].strip():
+            fields[k] = item[k].strip()
+    for k in spec.lists:
+        v = item.get(k)
+        if isinstance(v, list) and all(isinstance(x, str) for x in v) and v:
+            fields[k] = v
+    if not all(fields.get(k) for k in spec.required):
+        return None
+    try:
+        confidence = float(item.get("confidence", ltm.DEFAULT_CONFIDENCE))
+    except (TypeError, ValueError):
+        confidence = ltm.DEFAULT_CONFIDENCE
+    return type_, fields, min(1.0, max(0.0, confidence))
+
+
+def parse_reply(text: str, pairs: Sequence[tuple[ltm.Entry, ltm.Entry, float]]) -> Learned:
+    """Entries and pair decisions from the model's reply; anything malformed is dropped, and a
+    decision counts only for a pair that was asked about."""
+    out = Learned()
+    reply = first_json_object(text)
+    if reply is None:
+        return out
+    items = reply.get("entries")
+    for item in items[: MAX_ENTRIES * 2] if isinstance(items, list) else []:
+        parsed = _entry(item)
+        if parsed is None:
+            out.rejected += 1
+        elif len(out.entries) < MAX_ENTRIES:
+            out.entries.append(parsed)
+    asked = {(a.id, b.id) for a, b, _ in pairs[:MAX_PAIRS]}
+    for d in reply.get("pairs") or [] if isinstance(reply.get("pairs"), list) else []:
+        if not isinstance(d, dict):
+            continue
+        a, b, what = d.get("a"), d.get("b"), d.get("decision")
+        if what in PAIR_DECISIONS and ((a, b) in asked or (b, a) in asked):
+            out.decisions.append((str(a), str(b), str(what)))
+    return out

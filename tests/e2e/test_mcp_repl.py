@@ -1,0 +1,82 @@
+"""The REPL with MCP servers, in a real pseudo-terminal: servers start with the session, Ctrl-C
+cancels a call that hangs (the session and the server carry on), and every server process
+ends when clio exits."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from testkit.fakeserver import FakeServer, Reply
+from tests.e2e.test_repl_pty import Spawn, project, spawn, wait_for  # noqa: F401  (fixtures)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a zombie not reaped yet is gone too
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().split(") ")[-1].startswith("Z")
+    except OSError:
+        return True
+
+
+def call(name: str, call_id: str, **arguments: Any) -> Reply:
+    return Reply(tool_calls=[{"id": call_id, "name": name, "arguments": arguments}])
+
+
+def test_ctrl_c_cancels_a_hung_mcp_call_and_exit_stops_the_servers(
+    spawn: Spawn, fake_server: FakeServer, project: Path  # noqa: F811
+) -> None:
+    pid_file = project.parent / "hang.pid"
+    servers = {
+        "slow": {
+            "command": sys.executable,
+            "args": ["-m", "testkit.mcp_servers", "bad", "hang-call"],
+            "cwd": str(ROOT),
+            "env": {"MCP_TEST_PID_FILE": str(pid_file)},
+            "tool_timeout": 120,
+        },
+        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
+    }
+    config = {"mcp_servers": servers, "approvals": {"mcp": "allow"}}
+    (project.parent / "home" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    fake_server.script(
+        call("slow__echo", "s1", text="never answered"),
+        call("time__get_current_time", "t1", timezone="UTC"),
+        Reply(text="TIME-CALL-DONE"),
+    )
+    term = spawn()
+    term.prompt()
+    assert wait_for(pid_file.exists), "the REPL did not start its MCP servers with the session"
+    pid = int(pid_file.read_text())
+    term.type("/mcp")
+    term.expect(r"slow ready")
+    term.expect(r"time ready")
+    term.prompt()
+
+    term.type("echo something")
+    term.expect(r"slow__echo")
+    term.child.sendintr()
+    term.expect(r"interrupted")
+    term.prompt()
+    assert len(fake_server.chat_requests) == 1
+
+    term.type("what time is it")
+    term.expect(r"TIME-CALL-DONE")
+    term.prompt()
+    last = fake_server.chat_requests[-1]["messages"]
+    assert '"timezone": "UTC"' in str(last[-1]["content"])
+    assert not _gone(pid)  # the cancelled call did not cost the server
+
+    term.child.sendeof()
+    assert term.wait_exit(timeout=30) == 0
+    assert wait_for(lambda: _gone(pid), timeout=10), "the MCP server outlived clio"

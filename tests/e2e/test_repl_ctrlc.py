@@ -1,0 +1,53 @@
+# ruff: noqa: F811  (the pty fixtures are imported from test_repl_pty)
+"""Ctrl-C in the REPL through a real pseudo-terminal (issue 12 item 9). What the user sees is
+checked on a terminal emulator's screen (pyte), not in the raw byte stream (where a live region
+redraws the same text many times): the partial answer shows once; a Ctrl-C right after Enter is
+never lost, however fast it comes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from testkit.fakeserver import FakeServer, Reply
+from tests.e2e.test_repl_pty import Spawn, project, screen_of, spawn  # noqa: F401  (fixtures)
+
+PARTIAL = "ALPHA line one.\n\nBRAVO line two.\n\nCHARLIE line three.\n\n" + "filler words " * 300
+
+
+def test_ctrl_c_mid_answer_shows_the_partial_answer_once(
+    spawn: Spawn, fake_server: FakeServer, project: Path
+) -> None:  # noqa: F811
+    fake_server.script(Reply(text=PARTIAL, chunk_chars=4, delay=0.03))
+    term = spawn()
+    term.prompt()
+    term.type("tell me")
+    term.expect(r"CHARLIE line three")
+    term.child.sendintr()
+    term.expect(r"⏹ interrupted")
+    term.prompt()
+    shown = screen_of(term)
+    for word in ("ALPHA line one", "BRAVO line two", "CHARLIE line three"):
+        assert shown.count(word) == 1, shown
+    assert shown.count("⏹ interrupted") == 1
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+
+
+def test_ctrl_c_right_after_enter_is_never_lost(spawn: Spawn, fake_server: FakeServer, project: Path) -> None:  # noqa: F811
+    fake_server.responder = lambda body: Reply(text="SENT-ANYWAY")
+    term = spawn()
+    term.prompt()
+    for n in range(5):
+        term.child.send(f"quick {n}\r")
+        term.child.sendintr()  # within the same instant as Enter
+        term.expect(r"⏹ interrupted")
+        term.prompt()
+        time.sleep(0.1)
+    asked = [
+        m.get("content") for b in fake_server.chat_requests for m in b["messages"] if m.get("role") == "user"
+    ]
+    assert not any(str(c).startswith("quick") for c in asked), asked
+    assert "SENT-ANYWAY" not in term.text
+    term.child.sendeof()
+    assert term.wait_exit() == 0

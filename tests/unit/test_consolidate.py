@@ -1,0 +1,300 @@
+"""Consolidation (issue 14, part 5): the pure reading of a session and of the model's reply
+(clio.memory.consolidate), and the Consolidator that stores it (clio.app_consolidate) with a
+real on-disk session store and LTM store. The model is a plain function here: what it is asked
+is checked, and its reply is the text a model would give."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clio.agent.prompt import load_prompt
+from clio.app_consolidate import Consolidator
+from clio.memory import consolidate as cons
+from clio.memory.provenance import Provenance
+from clio.messages import make
+from clio.safety.redact import Redactor
+from clio.store.ltm_store import LtmStore
+from clio.store.sessions import SessionStore
+
+TEMPLATE = load_prompt("consolidate.md")
+
+
+def tool_call(name: str, cid: str, **args: Any) -> dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def exchange(question: str, answer: str) -> list[dict[str, Any]]:
+    return [make("user", question), make("assistant", answer)]
+
+
+def worked(n_calls: int, tool: str = "file_operations", op: str = "read_file") -> list[dict[str, Any]]:
+    msgs: list[dict[str, Any]] = [make("user", "fix the failing parser test")]
+    for i in range(n_calls):
+        msgs.append({"role": "assistant", "content": "", "tool_calls": [tool_call(tool, f"c{i}", operation=op, path=f"src/p{i}.py")]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"contents {i}"})
+    msgs.append(make("assistant", "Fixed: the tokenizer now skips BOMs."))
+    return msgs
+
+
+# ---------------------------------------------------------------- the gate
+
+
+def test_a_lone_question_and_its_answer_is_not_worth_a_request() -> None:
+    assert not cons.worth_it(exchange("what does main.py do?", "It starts the server."))
+
+
+def test_no_answer_means_nothing_to_consolidate() -> None:
+    assert not cons.worth_it([make("user", "we decided to use PostgreSQL for billing")])
+
+
+def test_a_stated_decision_a_conversation_or_real_work_is_worth_it() -> None:
+    assert cons.worth_it(exchange("we decided to use PostgreSQL for billing, note it", "Noted."))
+    assert cons.worth_it(exchange("what is x?", "x is 1") + exchange("and y?", "y is 2"))
+    assert cons.worth_it(worked(cons.MIN_TOOL_CALLS))
+    assert not cons.worth_it(worked(cons.MIN_TOOL_CALLS - 1))
+
+
+def test_new_part_starts_after_the_marker() -> None:
+    msgs = exchange("a", "b") + exchange("c", "d")
+    assert cons.new_part(msgs, 2) == msgs[2:]
+    assert cons.new_part(msgs, 0) == msgs
+    assert cons.new_part(msgs, 9) == []
+
+
+# ---------------------------------------------------------------- the prompt
+
+
+def test_transcript_names_tool_calls_and_failed_results_not_file_contents() -> None:
+    msgs = worked(1)
+    msgs.insert(3, {"role": "assistant", "content": "", "tool_calls": [tool_call("terminal_operations", "t1", command="pytest -q")]})
+    msgs.insert(4, {"role": "tool", "tool_call_id": "t1", "content": "Error: exit code 1\nFAILED test_parse"})
+    text = cons.transcript(msgs, 10_000)
+    assert "[user] fix the failing parser test" in text
+    assert "[tool call] file_operations read_file src/p0.py" in text
+    assert "[tool call] terminal_operations pytest -q" in text
+    assert "[tool error] Error: exit code 1" in text
+    assert "contents 0" not in text  # a successful result's content is not sent again
+    assert text.endswith("[assistant] Fixed: the tokenizer now skips BOMs.")
+
+
+def test_transcript_keeps_the_newest_lines_within_its_budget() -> None:
+    msgs: list[dict[str, Any]] = []
+    for i in range(60):
+        msgs += exchange(f"question number {i} " + "x" * 80, f"answer number {i}")
+    text = cons.transcript(msgs, 2_000)
+    assert len(text) <= 2_000
+    assert text.startswith("[earlier messages left out]")
+    assert "answer number 59" in text and "question number 0 " not in text
+
+
+def test_prompt_carries_summary_pairs_types_and_stays_in_budget() -> None:
+    store = LtmStore(None)
+    a = store.add("discovery", fact="the api service listens on port 8080")[0]
+    b = store.add("discovery", fact="the api service listens on port 8080 in dev")[0]
+    msgs = exchange("we decided to deploy with podman", "Noted.") * 40
+    prompt = cons.build_prompt(TEMPLATE, msgs, "<thread_summary>earlier: set up CI</thread_summary>", [(a, b, 0.7)], 6_000)
+    assert "earlier: set up CI" in prompt
+    assert f'"{a.id}"' in prompt and f'"{b.id}"' in prompt
+    assert "- discovery: fact" in prompt and "- solution: error, solution, examples" in prompt
+    assert len(prompt) <= 6_000 + 200
+    assert "we decided to deploy with podman" in prompt
+
+
+# ---------------------------------------------------------------- the reply
+
+
+def test_parse_reply_keeps_valid_entries_and_drops_the_rest() -> None:
+    reply = json.dumps(
+        {
+            "entries": [
+                {"type": "discovery", "fact": "billing uses PostgreSQL 16", "confidence": 0.9},
+                {"type": "rule", "rule": "never edit generated/ by hand"},
+                {"type": "solution", "error": "BOM breaks the tokenizer"},  # no solution field
+                {"type": "gossip", "fact": "x"},
+                {"type": "discovery", "fact": "y", "confidence": "high"},
+                "not an object",
+            ],
+            "pairs": [{"a": "d-1", "b": "d-2", "decision": "merge"}, {"a": "d-9", "b": "d-8", "decision": "merge"}],
+        }
+    )
+    store = LtmStore(None)
+    a = store.add("discovery", fact="one")[0]
+    b = store.add("discovery", fact="two")[0]
+    pairs = [(a, b, 0.6)]
+    learned = cons.parse_reply("Here you go:\n" + reply.replace("d-1", a.id).replace("d-2", b.id), pairs)
+    assert [(t, f) for t, f, _ in learned.entries] == [
+        ("discovery", {"fact": "billing uses PostgreSQL 16"}),
+        ("rule", {"rule": "never edit generated/ by hand"}),
+        ("discovery", {"fact": "y"}),
+    ]
+    assert learned.entries[0][2] == 0.9
+    assert learned.rejected == 3
+    assert learned.decisions == [(a.id, b.id, "merge")]  # the pair nobody asked about is ignored
+
+
+def test_parse_reply_of_prose_learns_nothing() -> None:
+    learned = cons.parse_reply("Nothing durable happened in this session.", [])
+    assert learned.entries == [] and learned.decisions == []
+
+
+def test_at_most_max_entries_are_kept() -> None:
+    items = [{"type": "discovery", "fact": f"fact number {i}"} for i in range(20)]
+    assert len(cons.parse_reply(json.dumps({"entries": items}), []).entries) == cons.MAX_ENTRIES
+
+
+# ---------------------------------------------------------------- the Consolidator, on disk
+
+
+class Model:
+    """A model as a function: records each prompt, answers with the next reply."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str, max_tokens: int) -> str:
+        self.prompts.append(prompt)
+        return self.replies.pop(0) if self.replies else ""
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> tuple[LtmStore, SessionStore]:
+    return LtmStore(tmp_path / "ltm.json"), SessionStore(tmp_path / "sessions")
+
+
+def consolidator(stores: tuple[LtmStore, SessionStore], redaction: str = "standard") -> Consolidator:
+    return Consolidator(stores[0], stores[1], Redactor(redaction), max_chars=lambda: 8_000, clock=lambda: 1000.0)
+
+
+def test_run_stores_entries_with_provenance_and_moves_the_marker(stores: tuple[LtmStore, SessionStore]) -> None:
+    ltm_store, sessions = stores
+    s = sessions.create("m")
+    for m in exchange("we decided to keep invoices in S3 bucket acme-invoices", "Noted."):
+        s.append(m)
+    model = Model(json.dumps({"entries": [{"type": "rule", "rule": "invoices live in S3 bucket acme-invoices"}]}))
+    out = consolidator(stores).run(s, model)
+    assert out.skipped == "" and len(out.stored) == 2 and all(created for _, created in out.stored)
+    said, learned = (e for e, _ in out.stored)
+    assert said.fields["rule"] == "we decided to keep invoices in S3 bucket acme-invoices"  # the user's words
+    assert learned.fields["rule"] == "invoices live in S3 bucket acme-invoices"  # the model's
+    for entry in (said, learned):
+        assert entry.provenance == Provenance(s.id, 1000.0, False, (), by="consolidation")
+    assert "- we decided to keep invoices in S3 bucket acme-invoices" in model.prompts[0]  # not to repeat
+    assert s.info.consolidated == 2
+    assert sessions.info(s.id).consolidated == 2  # on disk
+    again = consolidator(stores).run(s, model)
+    assert again.skipped and len(model.prompts) == 1  # nothing new: no second request
+    s.close()
+
+
+def test_a_session_that_read_files_yields_tainted_entries(stores: tuple[LtmStore, SessionStore]) -> None:
+    ltm_store, sessions = stores
+    s = sessions.create("m")
+    for m in worked(3):
+        s.append(m)
+    model = Model(json.dumps({"entries": [{"type": "solution", "error": "BOM in input", "solution": "skip it"}]}))
+    consolidator(stores).run(s, model)
+    p = ltm_store.all()[0].provenance
+    assert p is not None and p.tainted and p.by == "consolidation"
+    assert "file_operations.read_file" in p.sources
+    s.close()
+
+
+def test_what_the_user_stated_is_stored_untainted_even_after_reading_files(
+    stores: tuple[LtmStore, SessionStore],
+) -> None:
+    ltm_store, sessions = stores
+    s = sessions.create("m")
+    for m in worked(3) + exchange("From now on we format Python with ruff format instead of black.", "Noted."):
+        s.append(m)
+    consolidator(stores).run(s, Model("{}"))  # the model learns nothing: the user's rule is kept
+    (entry,) = ltm_store.all()
+    assert entry.fields["rule"] == "From now on we format Python with ruff format instead of black."
+    assert entry.provenance is not None and not entry.provenance.tainted
+    s.close()
+
+
+def test_established_reads_statements_agreements_and_replacements() -> None:
+    part = (
+        exchange("We'll use requests for the HTTP client.", "Noted.")
+        + exchange("what does main.py do?", "It starts the server. I suggest we add a --port flag.")
+        + exchange("yes, sounds good", "Done.")
+        + exchange("Actually, we'll use httpx for the HTTP client.", "Switching.")
+        + exchange("Should we use Redis?", "Maybe.")
+    )
+    statements = [item[2] for item in cons.established(part)]
+    assert statements == ["agreed: add a --port flag", "Actually, we'll use httpx for the HTTP client."]
+
+
+def test_secrets_in_the_reply_are_redacted_before_storing(stores: tuple[LtmStore, SessionStore]) -> None:
+    ltm_store, sessions = stores
+    s = sessions.create("m")
+    for m in exchange("we decided to deploy from the ci runner", "Noted.") + exchange("ok", "ok"):
+        s.append(m)
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    model = Model(json.dumps({"entries": [{"type": "discovery", "fact": f"the deploy token is {key}"}]}))
+    consolidator(stores).run(s, model)
+    stored = json.dumps([e.fields for e in ltm_store.all()])
+    assert key not in stored and "the deploy token is" in stored
+    s.close()
+
+
+def test_no_reply_leaves_the_marker_so_it_is_tried_again(stores: tuple[LtmStore, SessionStore]) -> None:
+    _, sessions = stores
+    s = sessions.create("m")
+    for m in exchange("we decided to use ruff", "Noted."):
+        s.append(m)
+    out = consolidator(stores).run(s, Model())
+    assert "no answer" in out.skipped and s.info.consolidated == 0
+    s.close()
+
+
+def test_pair_decisions_are_applied(stores: tuple[LtmStore, SessionStore]) -> None:
+    ltm_store, sessions = stores
+    a = ltm_store.add("discovery", fact="the worker polls the queue every 5 seconds by default")[0]
+    b = ltm_store.add("discovery", fact="the worker polls the queue every 5 seconds by default in production")[0]
+    pairs = ltm_store.ambiguous_pairs()
+    assert [(x.id, y.id) for x, y, _ in pairs] == [(a.id, b.id)]
+    s = sessions.create("m")
+    for m in exchange("we decided to poll every 5 seconds", "Noted."):
+        s.append(m)
+    model = Model(json.dumps({"entries": [], "pairs": [{"a": a.id, "b": b.id, "decision": "keep_both"}]}))
+    out = consolidator(stores).run(s, model)
+    assert out.decided == 1
+    assert ltm_store.ambiguous_pairs() == []  # decided: not queued again
+    s.close()
+
+
+def test_previous_consolidates_the_last_unconsolidated_session_once(stores: tuple[LtmStore, SessionStore]) -> None:
+    ltm_store, sessions = stores
+    old = sessions.create("m")
+    for m in exchange("we decided to name branches feature/<ticket>", "Noted."):
+        old.append(m)
+    old.close()
+    current = sessions.create("m")
+    current.append(make("user", "next task"))
+    model = Model(json.dumps({"entries": [{"type": "rule", "rule": "branches are named feature/<ticket>"}]}))
+    c = consolidator(stores)
+    out = c.previous(current.id, model)
+    assert out is not None and out.session_id == old.id and len(out.stored) == 2
+    assert sessions.info(old.id).consolidated == 2
+    assert c.previous(current.id, model) is None and len(model.prompts) == 1
+    current.close()
+
+
+def test_previous_skips_a_session_open_in_another_process(stores: tuple[LtmStore, SessionStore]) -> None:
+    _, sessions = stores
+    busy = sessions.create("m")
+    for m in exchange("we decided to use tabs", "Noted."):
+        busy.append(m)  # still open: its lock is held
+    current = sessions.create("m")
+    current.append(make("user", "x"))
+    model = Model("{}")
+    assert consolidator(stores).previous(current.id, model) is None
+    assert model.prompts == []
+    busy.close()
+    current.close()

@@ -1,0 +1,156 @@
+"""The operations ``clio mcp`` serves (clio/mcp/memory_ops.py), in process over real stores in a
+temporary project: provenance of MCP writes, the same ranking as the prompt, redaction,
+read-only and --no-ltm, pinned entries, and what the prompt shows of an MCP write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clio.config import Settings
+from clio.mcp.memory_ops import MemoryOps, Refused, open_memory
+from clio.memory import ltm_rank
+from clio.memory.provenance import MARK, Provenance, combine, from_mcp, from_turn
+from clio.paths import Paths
+from clio.store.ltm_store import LtmStore
+
+SECRET = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def paths_in(tmp_path: Path) -> Paths:
+    root = tmp_path / "proj"
+    root.mkdir(exist_ok=True)
+    return Paths(root=root, cwd=root, home=tmp_path / "home")
+
+
+def ops_in(tmp_path: Path, *, read_only: bool = False, no_ltm: bool = False) -> MemoryOps:
+    return open_memory(paths_in(tmp_path), Settings(), read_only=read_only, no_ltm=no_ltm)
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_an_mcp_write_is_tainted_marked_mcp_and_survives_a_round_trip() -> None:
+    p = from_mcp("Claude Code", 5.0)
+    assert p.tainted and p.by == "mcp" and p.session is None
+    again = Provenance.from_dict(p.to_dict())
+    assert again == p
+    assert again is not None and again.describe() == "written by mcp client Claude Code"
+    assert Provenance.from_dict({"tainted": False, "at": 1, "by": "someone else"}) == Provenance(
+        None, 1.0, False
+    )
+    # confirmed later by clio's model in a clean turn: the taint sticks, the latest writer is kept
+    merged = combine(p, from_turn("s1", [{"role": "user", "content": "hi"}], 6.0))
+    assert merged is not None and merged.tainted and merged.by == "model"
+
+
+def test_remember_stores_redacted_with_mcp_provenance_and_dedups(tmp_path: Path) -> None:
+    ops = ops_in(tmp_path)
+    out = ops.remember(
+        "solution", {"error": "E42 on login", "solution": f"export TOKEN={SECRET}"}, 0.8, "cli"
+    )
+    assert out.startswith("stored: - [s-") and SECRET not in out
+    again = ops.remember(
+        "solution", {"error": "E42 on login", "solution": f"export TOKEN={SECRET}"}, 0.8, "x"
+    )
+    assert again.startswith("confirmed an existing entry")
+    raw = (tmp_path / "proj" / ".clio" / "ltm.json").read_text(encoding="utf-8")
+    assert SECRET not in raw and "[REDACTED:github_token]" in raw
+    [entry] = LtmStore(tmp_path / "proj" / ".clio" / "ltm.json").all()
+    assert entry.provenance is not None and entry.provenance.by == "mcp" and entry.tainted
+
+
+@pytest.mark.parametrize(
+    ("type_", "fields", "says"),
+    [
+        ("opinion", {"fact": "x"}, "unknown type 'opinion'; use one of: rule, failure"),
+        ("discovery", {"rule": "x"}, "a discovery takes fact, not rule"),
+        ("discovery", {}, "fact"),
+        ("failure", {"impact": "slow"}, "what"),
+    ],
+)
+def test_remember_refuses_bad_entries_in_one_line(
+    tmp_path: Path, type_: str, fields: dict[str, str], says: str
+) -> None:
+    with pytest.raises(Refused, match=says.replace("(", r"\(")) as info:
+        ops_in(tmp_path).remember(type_, fields)
+    assert "\n" not in str(info.value)
+    assert not (tmp_path / "proj" / ".clio" / "ltm.json").exists()
+
+
+def test_recall_uses_the_prompt_ranking_and_never_reinforces(tmp_path: Path) -> None:
+    ops = ops_in(tmp_path)
+    ops.remember("discovery", {"fact": "The billing service stores invoices in PostgreSQL"})
+    ops.remember("discovery", {"fact": "The frontend is built with Vite"})
+    ops.remember("rule", {"rule": "run ruff before committing"})
+    store = ops.ltm
+    assert store is not None
+    before = {e.id: (e.last_used, e.uses) for e in store.all()}
+    expected = ltm_rank.select_for_prompt(
+        store.all(), "where are invoices stored", [], ops.clock(), ops.budget_tokens, ops.count_tokens
+    )
+    lines = ops.recall("where are invoices stored").splitlines()[1:]
+    assert [ln.split()[1].lstrip("[") for ln in lines] == [e.id for e in expected]
+    assert "PostgreSQL" in lines[1] or "PostgreSQL" in lines[0]
+    assert {e.id: (e.last_used, e.uses) for e in store.all()} == before
+    block = ops.memory_block("where are invoices stored")
+    assert block.startswith("## Notes from earlier sessions") and MARK in block
+    assert ops.recall("where are invoices stored", limit=1).count("\n- ") == 1
+    with pytest.raises(Refused, match="'limit' must be a whole number"):
+        ops.recall("x", limit=0)
+    with pytest.raises(Refused, match="'query' must not be empty"):
+        ops.recall("  ")
+
+
+def test_forget_removes_an_entry_but_not_one_the_user_pinned(tmp_path: Path) -> None:
+    ops = ops_in(tmp_path)
+    store = ops.ltm
+    assert store is not None
+    ops.remember("discovery", {"fact": "alpha beta gamma"})
+    ops.remember("discovery", {"fact": "delta epsilon zeta"})
+    a, b = (e.id for e in store.all())
+    store.pin(b)
+    assert ops.forget(a) == f"forgot {a}"
+    with pytest.raises(Refused, match="pinned by the user"):
+        ops.forget(b)
+    with pytest.raises(Refused, match="no entry"):
+        ops.forget(a)
+    assert [e.id for e in store.all()] == [b]
+    assert "pinned" in ops.list_entries() and "written by mcp client" in ops.list_entries()
+
+
+def test_notes_are_redacted_and_carry_mcp_provenance(tmp_path: Path) -> None:
+    ops = ops_in(tmp_path)
+    assert ops.note_write("deploy", f"use {SECRET} to deploy", "agent") == "created note 'deploy'"
+    text = ops.note_read("deploy")
+    assert SECRET not in text and MARK in text
+    with pytest.raises(Refused, match="must not contain"):
+        ops.note_read("../x")
+    with pytest.raises(Refused, match="no note 'nope'; notes: deploy"):
+        ops.note_read("nope")
+    assert "deploy" in ops.note_list()
+
+
+def test_read_only_refuses_every_write_and_writes_nothing(tmp_path: Path) -> None:
+    ops_in(tmp_path).remember("discovery", {"fact": "kept from before"})
+    before = files_under(tmp_path)
+    ro = ops_in(tmp_path, read_only=True)
+    for write in (
+        lambda: ro.remember("discovery", {"fact": "new"}),
+        lambda: ro.note_write("k", "v"),
+        lambda: ro.forget(next(e.id for e in ro.ltm.all())),  # type: ignore[union-attr]
+    ):
+        with pytest.raises(Refused, match="read-only"):
+            write()
+    assert "kept from before" in ro.recall("kept")
+    assert ro.search_sessions("anything").startswith("No earlier session")
+    assert files_under(tmp_path) == before
+
+
+def test_no_ltm_refuses_the_ltm_operations_but_keeps_notes(tmp_path: Path) -> None:
+    ops = ops_in(tmp_path, no_ltm=True)
+    with pytest.raises(Refused, match="--no-ltm"):
+        ops.remember("discovery", {"fact": "x"})
+    assert ops.note_write("a", "b") == "created note 'a'"
