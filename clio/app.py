@@ -21,6 +21,7 @@ from clio.app_checkpoint import checkpoint_text
 from clio.app_consolidate import Consolidator, Outcome
 from clio.app_mcp import McpSession
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
+from clio.app_skills import Behaviours
 from clio.app_undo import undo_note, undo_turns
 from clio.config import Settings
 from clio.llm.client import LLMClient
@@ -57,7 +58,11 @@ class App:
         self.ui = ui
         self._ask = ask  # callable(question: str) -> str | None, for approvals and request_input
         self.approvals = Approvals(
-            settings, self._prompt_user if ask is not None else None, ui.diff, lambda: self.tool_ctx
+            settings,
+            self._prompt_user if ask is not None else None,
+            ui.diff,
+            lambda: self.tool_ctx,
+            on_answer=lambda granted: self.skills.approval(granted),  # learned behaviours
         )
         self.writes = not settings.incognito
         self.redactor = Redactor(settings.redaction)  # the one redactor: archive, requests, tools
@@ -78,6 +83,9 @@ class App:
         self.services = Services(redactor=self.redactor, sessions=self.sessions)
         memory_services(self.services, paths if self.writes else None, self.sessions, self.redactor)
         self.services.ltm_compactor = self._summarize_group
+        assert self.services.skills is not None
+        self.skills: Behaviours = self.services.skills
+        self.skills.enabled = self.writes and not settings.no_ltm  # learned behaviours (app_skills)
         self.injected = Injected()  # the LTM entries in the system prompt, to reinforce those a turn uses
         assert self.services.ltm is not None
         self.consolidator = Consolidator(
@@ -144,6 +152,7 @@ class App:
         session.transform = self._redact_message
         self.session = session
         self.services.session = session
+        self.skills.attach(session.id)
         folder = session.dir / "snapshots" if (self.writes and session.dir is not None) else None
         self.services.snapshots = Snapshots(folder, self.redactor)
         self.prompt = PromptBuilder(
@@ -175,7 +184,7 @@ class App:
             ui=self.ui,
             hooks=Hooks(
                 before_trim=self._checkpoint,
-                after_trim=self.refresh_memory,
+                after_trim=self._after_trim,
                 recovery_text=self.recovery_text,
                 turn_started=self._turn_started,
             ),
@@ -297,6 +306,7 @@ class App:
     def run_turn(self, text: str, meta: dict[str, Any] | None = None) -> TurnResult:
         """One turn; ``meta`` goes with the user's message (``attached``: the @file paths)."""
         start = len(self.session.messages) if self.session is not None else 0
+        self.skills.begin_turn(text, start)  # before any note is added: the user's words
         if self.services.snapshots is not None:
             self.services.snapshots.begin(start)  # the files this turn changes are kept together
         if self.pending_notes:  # what the model must know first (an /undo), with the user's words
@@ -306,6 +316,7 @@ class App:
             return self.agent.run_turn(text, meta)
         finally:
             self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
+            self.skills.end_turn()
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])
 
@@ -314,7 +325,10 @@ class App:
         snapshots = self.services.snapshots
         if snapshots is None:
             return []
+        undone = [t.turn for t in snapshots.last(turns)]
         results = undo_turns(snapshots, turns, self.confirm, self.paths.root)
+        if results:
+            self.skills.undone(undone)  # an implicit signal against the behaviours of those turns
         if results:
             self.pending_notes.append(undo_note(results, self.paths.root))
         return results
@@ -364,6 +378,11 @@ class App:
             if self.consolidates and self.session is not None:  # before ranking: what it learns counts
                 self.consolidator.look_back(self.session.id, self.agent.ask, self.ui.notice)
             self.refresh_memory()
+        self.skills.turn_sent()
+
+    def _after_trim(self) -> None:
+        self.skills.trimmed()  # learned behaviours are drawn again with the memory re-rank
+        self.refresh_memory()
 
     @property
     def consolidates(self) -> bool:

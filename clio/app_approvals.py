@@ -39,12 +39,14 @@ class Approvals:
         ask: Ask | None,
         show_diff: ShowDiff,
         context: Callable[[], ToolContext | None],
+        on_answer: Callable[[bool], None] = lambda granted: None,
     ) -> None:
         self.settings = settings
         self.ask = ask  # None: nobody to ask
         self.show_diff = show_diff
         self.context = context
         self.always: set[str] = set()  # kinds the user allowed for this session ('a')
+        self.on_answer = on_answer  # the user's answer to a tool action (a signal for behaviours)
 
     def confirm(self, question: str) -> bool:
         """A yes/no question (default no); in a one-shot run ``--yes`` answers yes."""
@@ -61,7 +63,7 @@ class Approvals:
             self._show_proposed()
             if kind == "memory":  # a write to memory after the turn read untrusted content
                 return self.confirm(f"⚠ after reading files or command output, {summary}\nAllow?")
-            return self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?")
+            return self._answered(self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?"))
         if s.yes or kind in self.always:
             return True
         policy = getattr(s.approvals, kind, "ask")
@@ -71,7 +73,11 @@ class Approvals:
             return True
         if self.ask is None:
             return self._unasked(kind, summary)
-        return self._choose(kind, summary)
+        return self._answered(self._choose(kind, summary))
+
+    def _answered(self, granted: bool) -> bool:
+        self.on_answer(granted)
+        return granted
 
     def _choose(self, kind: str, summary: str) -> bool:
         change = self._show_proposed()

@@ -3,6 +3,7 @@
 - ``ltm``: project knowledge in ``.clio/ltm.json``
 - ``notes``: key-value notes in ``.clio/memory/<key>.json``
 - ``prefs``: the user's preferences in ``$CLIO_HOME/preferences.json`` (they follow the user)
+- ``skills``: learned behaviours in ``$CLIO_HOME/skills.json`` (clio.app_skills)
 - ``recall``: the ranked index over every archived session (``.clio/recall.sqlite``), opened lazily
 
 In incognito (``paths`` None) nothing is read from or written to disk: the stores run in memory.
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import clio.tools.memory  # noqa: F401  (registers memory_operations)
 import clio.tools.prefs  # noqa: F401  (registers preferences)
 from clio.agent.prompt import MemoryBlock, load_prompt
+from clio.app_skills import open_behaviours
 from clio.memory import lifecycle, ltm
 from clio.memory.json_reply import first_json_object
 from clio.memory.ltm import Entry, render_ltm
@@ -66,6 +68,9 @@ def memory_services(
     services.ltm = LtmStore(paths.clio_dir / "ltm.json" if paths else None)
     services.notes = NoteStore(paths.memory_dir if paths else None, redact=redactor.text)
     services.prefs = PrefStore(paths.home / "preferences.json" if paths else None)
+    services.skills = open_behaviours(
+        paths.home if paths else None, services.prefs, redactor.text, enabled=paths is not None
+    )
     services.recall = LazyRecall(paths.clio_dir / "recall.sqlite" if paths else None, sessions, services)
 
 
@@ -104,7 +109,13 @@ def memory_blocks(
         budget = window.shares.prefs_tokens(settings.prefs_budget_tokens)
         return prefs.prompt_block(SCENARIO, budget, window.estimator.count_text)
 
-    return [ltm_block, prefs_block]
+    def skills_block(task: str, files: list[str]) -> str:
+        skills = services.skills
+        if skills is None:
+            return ""
+        return skills.block(window.shares.skills_tokens(), window.estimator.count_text)
+
+    return [ltm_block, prefs_block, skills_block]
 
 
 def summarize_group(ask: Callable[[str, int], str], entries: list[Entry]) -> dict[str, Any] | None:

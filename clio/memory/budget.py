@@ -7,6 +7,7 @@ else, so a small window shrinks all of them together:
 - the fixed part (system prompt + tool schemas) of the full profile: at most ``FIXED_SHARE``,
   else the lean profile is used (``clio.agent.window``);
 - injected long-term memory ``LTM_SHARE`` and preferences ``PREFS_SHARE`` (and their settings);
+- learned behaviours ``SKILLS_SHARE`` (at most ``SKILLS_MAX_TOKENS``);
 - project instructions ``INSTRUCTIONS_SHARE``; the recovery text's task anchor ``TASK_SHARE``;
 - the rendered thread summary ``SUMMARY_SHARE`` (150-1,500 tokens);
 - a tool result kept inline: a third (``RESULT_PARTS``) (1,000-8,000 characters; longer ones are stored).
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 FIXED_SHARE = 1 / 3
 LTM_SHARE = 1 / 10
 PREFS_SHARE = 1 / 40
+SKILLS_SHARE = 1 / 50
+SKILLS_MAX_TOKENS = 250
 INSTRUCTIONS_SHARE = 1 / 4
 TASK_SHARE = 1 / 8
 TASK_MAX_CHARS = 2000
@@ -100,6 +103,9 @@ class Shares:
 
     def prefs_tokens(self, configured: int) -> int:
         return max(0, min(configured, int(self.limit * PREFS_SHARE)))
+
+    def skills_tokens(self) -> int:
+        return max(0, min(SKILLS_MAX_TOKENS, int(self.limit * SKILLS_SHARE)))
 
     def instructions_chars(self) -> int:
         return self._chars(INSTRUCTIONS_SHARE)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from clio.memory import prefs as P
+from clio.memory.ids import find_by_id
 from clio.memory.prefs import Preference, PrefError
 from clio.store.atomic import locked_update, read_json
 
@@ -202,16 +203,9 @@ def _parse(entries: list[Any]) -> tuple[list[Preference], list[Any]]:
 
 
 def _find(prefs: list[Preference], pid: str) -> Preference:
-    pid = str(pid).strip()
-    exact = [p for p in prefs if p.id == pid]
-    if exact:
-        return exact[0]
-    hits = [p for p in prefs if pid and p.id.startswith(pid)]
-    if len(hits) == 1:
-        return hits[0]
-    if hits:
-        raise PrefError(f"'{pid}' matches several preferences: {', '.join(p.id for p in hits)}")
-    raise PrefError(f"no preference with id '{pid}' (recall lists the ids)")
+    return find_by_id(
+        prefs, pid, lambda p: p.id, noun="preference", nouns="preferences", hint="recall lists the ids", error=PrefError
+    )
 
 
 def _new_id(taken: set[str]) -> str:
