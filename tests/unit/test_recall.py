@@ -9,11 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from clio.memory import recall
+from clio.memory import recall, semantic
 from clio.messages import KIND_SUMMARY, make
 from clio.store import sessions as sessions_mod
 from clio.store.recall_index import RecallIndex
 from clio.store.sessions import SessionInfo, SessionStore
+
+
+@pytest.fixture(autouse=True)
+def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
+    """These tests pin the bm25 side: the shared embedder is switched off (tests/unit/test_semantic.py
+    covers vectors and hybrid ranking with the real model)."""
+    monkeypatch.setenv(semantic.ENV_SWITCH, "0")
+    semantic.reset_embedder()
+    yield None
+    semantic.reset_embedder()
+
 
 # -- pure helpers ------------------------------------------------------------------------------
 
