@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         "engines: plain-fts5 (reference), clio (bm25, lexical), clio-sem (cosine only, "
-        "all-MiniLM-L6-v2 int8), clio-hyb (bm25 + cosine fused by RRF: the default)"
+        "static table distilled from all-MiniLM-L6-v2), clio-hyb (bm25 + cosine fused by RRF: the default)"
     )
     print(f"LoCoMo: {len(data)} conversations, {turns} turns, data {args.data.resolve()}")
     default = DEFAULT_QUERY

@@ -8,10 +8,9 @@ check) and the size of the index file, all lexical (bm25 only).
 Then the semantic side (skip with --no-vectors): model load time, embedding rate on the
 corpus's own messages (the build rate with vectors), hybrid query latency p50/p95 INCLUDING the
 query's embedding over all messages' vectors, the file size with vectors, and the peak RSS
-with the model and the vector matrix loaded. Embedding all 200,000 messages on this CPU takes
-long (see the rate), so by default a sample is embedded for the rate and the remaining rows
-get random unit vectors (a brute-force scan costs the same whatever the values);
---embed-all embeds every message for real. Last, it checks that start-up does not import
+with the model and the vector matrix loaded. By default a sample is embedded for the rate and
+the remaining rows get random unit vectors (a brute-force scan costs the same whatever the
+values); --embed-all embeds every message for real (minutes with the static table). Last, it checks that start-up does not import
 the model (``import clio.cli`` and the app's memory wiring leave numpy, onnxruntime,
 tokenizers and clio.memory.semantic out of sys.modules).
 
