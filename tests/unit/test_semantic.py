@@ -3,7 +3,6 @@ hybrid (bm25 + cosine, RRF) ranking, and the lexical fallback when the model is 
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -14,9 +13,9 @@ import pytest
 
 from clio.memory import semantic
 from clio.messages import make
-from clio.store import sessions as sessions_mod
 from clio.store.recall_index import RecallIndex
 from clio.store.sessions import SessionStore
+from tests.unit.conftest import add_session
 
 # -- pure helpers ------------------------------------------------------------------------------
 
@@ -110,23 +109,6 @@ def test_hash_mismatch_at_get_embedder_stays_lexical_with_one_line(monkeypatch: 
 
 
 # -- vectors beside the index, hybrid search -----------------------------------------------------
-
-
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SessionStore:
-    counter = itertools.count(1)
-    monkeypatch.setattr(
-        sessions_mod, "new_session_id", lambda now=None: f"20250101-000000-{next(counter):04d}"
-    )
-    return SessionStore(tmp_path / "sessions")
-
-
-def add_session(store: SessionStore, texts: list[str]) -> str:
-    s = store.create("test-model")
-    for i, text in enumerate(texts):
-        s.append(make("user" if i % 2 == 0 else "assistant", text))
-    s.close()
-    return s.id
 
 
 TIMEZONE = "Every server keeps its clocks on UTC now, so the nightly cron jobs stop drifting twice a year."
