@@ -174,7 +174,7 @@ def semantic_figures(
             mat /= np.linalg.norm(mat, axis=1, keepdims=True)
             conn.executemany(
                 "INSERT OR IGNORE INTO vecs(id, v) VALUES (?, ?)",
-                zip(chunk, (m.tobytes() for m in mat), strict=True),
+                zip(chunk, (m.astype(np.float16).tobytes() for m in mat), strict=True),
             )
         conn.execute("COMMIT")
         print(f"stored {len(ids)} vectors (random unit rows) in {time.perf_counter() - t0:.1f}s")

@@ -1,7 +1,8 @@
 """Message embeddings for the recall index, kept in the same SQLite file as the FTS5 index.
 
-``vecs(id -> float32 blob)`` holds one unit vector per ``msgs`` row (same id); the
-model's name sits in ``meta`` under ``vec_model`` and a different name empties the
+``vecs(id -> float16 blob)`` holds one unit vector per ``msgs`` row (same id; float32 in the
+cached matrix, since numpy has no fast float16 product); the model's name and the storage format
+sit in ``meta`` under ``vec_model`` and a different value empties the
 table. Rows leave with their message through a trigger, so every path that removes a
 message (a deleted session, a reindexed one, a rebuild) drops its vector too, and a
 counter in ``meta`` (``vec_deletes``) tells the in-memory copy to reload. The table is
@@ -37,6 +38,7 @@ AUTO = "auto"  # RecallIndex's embedder argument: the shared model, loaded at th
 EMBED_CHARS = 2_000  # text beyond this is past the model's token window anyway
 SYNC_BATCH = 128  # messages embedded (and committed) together
 MIN_COSINE = 0.2  # weaker matches are not offered as semantic hits
+STORE_FORMAT = "f16"  # on disk: half the bytes of float32, cosines equal to ~1e-3
 
 _VEC_SCHEMA = """
 CREATE TABLE IF NOT EXISTS vecs(id INTEGER PRIMARY KEY, v BLOB NOT NULL);
@@ -63,6 +65,11 @@ class VectorIndex:
         self._sessions: dict[str, int] = {}
         self._synced: tuple[Any, ...] | None = None  # (max msgs id, vec_deletes) when nothing was pending
 
+    @property
+    def model_key(self) -> str:
+        """What ``meta.vec_model`` holds: vectors of another model or format are recomputed."""
+        return f"{self.embedder.name}/{STORE_FORMAT}"
+
     def forget(self) -> None:
         """Drop the cached matrix (the connection changed: rebuilt or reopened)."""
         self._key = self._ids = self._codes = self._mat = self._synced = None
@@ -78,16 +85,16 @@ class VectorIndex:
         """Create the table (and triggers) if missing; empty it if another model filled it."""
         row = conn.execute("SELECT value FROM meta WHERE key = 'vec_model'").fetchone()
         has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vecs'").fetchone()
-        if row is not None and row[0] == self.embedder.name and has_table:
+        if row is not None and row[0] == self.model_key and has_table:
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
             for stmt in _statements(_VEC_SCHEMA):
                 conn.execute(stmt)
             row = conn.execute("SELECT value FROM meta WHERE key = 'vec_model'").fetchone()
-            if row is None or row[0] != self.embedder.name:
+            if row is None or row[0] != self.model_key:
                 conn.execute("DELETE FROM vecs")
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('vec_model', ?)", (self.embedder.name,))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('vec_model', ?)", (self.model_key,))
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -108,6 +115,8 @@ class VectorIndex:
         Returns how many vectors were written. The model runs outside any transaction; a
         vector is written only if its message still holds the text that was embedded.
         """
+        import numpy as np
+
         self.ensure(conn)
         top = conn.execute("SELECT coalesce(max(id), -1) FROM msgs").fetchone()[0]
         deletes = self._counters(conn)[1]
@@ -130,7 +139,7 @@ class VectorIndex:
             after = int(rows[-1][0])
             # the message with the ends of its neighbours, as bm25's ctx column (on LoCoMo this
             # lifted the draft's MiniLM cosine-only R@10 from 0.327 to 0.491)
-            vecs = self.embedder.embed([f"{r[1]}\n{r[2]}" for r in rows])
+            vecs = self.embedder.embed([f"{r[1]}\n{r[2]}" for r in rows]).astype(np.float16)
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for (mid, text, _ctx), vec in zip(rows, vecs, strict=True):
@@ -169,7 +178,8 @@ class VectorIndex:
             self._sessions = {}
         codes = [self._sessions.setdefault(r[1], len(self._sessions)) for r in rows]
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16).reshape(len(rows), dim)
+        mat = mat.astype(np.float32)
         code_arr = np.asarray(codes, dtype=np.int32)
         if fresh:
             self._ids, self._codes, self._mat = ids, code_arr, mat

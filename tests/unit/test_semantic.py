@@ -162,6 +162,8 @@ def test_vectors_follow_the_index_incrementally(store: SessionStore, archive: st
     index.search("anything at all")
     total = msg_count(index)
     assert vec_count(index) == total == 2 * (len(OTHERS) + 1)
+    blobs = {len(b) for (b,) in index._conn.execute("SELECT v FROM vecs")}
+    assert blobs == {2 * semantic.get_embedder().dim}  # type: ignore[union-attr]  (float16 on disk)
     written = index.stats["vectors_written"]
     assert written == total
 
