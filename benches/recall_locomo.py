@@ -24,11 +24,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import clio.store.recall_index as recall_index_mod  # noqa: E402
+import clio.store.vectors as vectors_mod  # noqa: E402
 from clio.memory.recall import STOPWORDS, build_fts_query, query_terms  # noqa: E402
+from clio.memory.semantic import Embedder, get_embedder, unavailable_reason  # noqa: E402
 from clio.store.recall_index import RecallIndex  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo" / "locomo7.json"
@@ -104,6 +107,20 @@ QUERIES: dict[str, Callable[[str], str]] = {
 }
 
 
+MODES: dict[str, Literal["lexical", "semantic", "hybrid"]] = {
+    "clio": "lexical",
+    "clio-sem": "semantic",
+    "clio-hyb": "hybrid",
+}
+
+
+def embedder() -> Embedder:
+    found = get_embedder()
+    if found is None:
+        raise SystemExit(unavailable_reason())
+    return found
+
+
 class PlainFts5:
     """The reference shape: one FTS5 column per turn (porter), no neighbour context."""
 
@@ -155,9 +172,12 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
         src = LocomoSessions(rec["conversation"], DOCS[doc_name])
         t0 = time.perf_counter()
         index: RecallIndex | PlainFts5
-        if engine == "clio":
-            index = RecallIndex(None, src)
+        if engine.startswith("clio"):
+            index = RecallIndex(
+                None, src, embedder=None if engine == "clio" else embedder(), sync_budget_s=None
+            )
             index.refresh()
+            index.sync_vectors()
         else:
             index = PlainFts5(src)
         build_s += time.perf_counter() - t0
@@ -168,7 +188,8 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
             q = str(qa["question"])
             t0 = time.perf_counter()
             if isinstance(index, RecallIndex) and query_name == DEFAULT_QUERY:
-                hits = index.search(q, max_sessions=1000, max_results=10)  # the product's own path
+                mode = MODES[engine]  # the product's own path
+                hits = index.search(q, max_sessions=1000, max_results=10, mode=mode)
             else:
                 match = build(q)
                 hits = index.search_match(match, query_terms(q, STOPWORDS), 1000, 10) if match else []
@@ -198,7 +219,14 @@ def main(argv: list[str] | None = None) -> None:
         "--data", type=Path, default=DEFAULT_DATA, help="LoCoMo-format JSON (default: %(default)s)"
     )
     ap.add_argument("--variants", action="store_true", help="also run the query/document variants tried")
+    ap.add_argument("--rrf-k", type=int, default=None, help="override clio's RRF k")
+    ap.add_argument("--min-cosine", type=float, default=None, help="override the semantic floor")
+    ap.add_argument("--only", default=None, help="comma-separated engines to run (e.g. clio-hyb)")
     args = ap.parse_args(argv)
+    if args.rrf_k is not None:
+        recall_index_mod.RRF_K = args.rrf_k
+    if args.min_cosine is not None:
+        vectors_mod.MIN_COSINE = args.min_cosine
     data = load(args.data.resolve())
     turns = sum(
         len(v)
@@ -206,16 +234,23 @@ def main(argv: list[str] | None = None) -> None:
         for k, v in rec["conversation"].items()
         if k.startswith("session_") and isinstance(v, list)
     )
+    print(
+        "engines: plain-fts5 (reference), clio (bm25, lexical), clio-sem (cosine only, "
+        "static table distilled from all-MiniLM-L6-v2), clio-hyb (bm25 + cosine fused by RRF: the default)"
+    )
     print(f"LoCoMo: {len(data)} conversations, {turns} turns, data {args.data.resolve()}")
     default = DEFAULT_QUERY
     combos = [("plain-fts5", "text+caption", "or-all-words"), ("plain-fts5", "text+caption", default)]
     combos.append(("clio", "text+caption", default))
+    combos += [("clio-sem", "text+caption", default), ("clio-hyb", "text+caption", default)]
     if args.variants:
         combos += [("clio", d, q) for d in DOCS for q in QUERIES if (d, q) != ("text+caption", default)]
     print(
         f"{'engine':10} {'document':20} {'query':31} {'n':>5} {'R@5':>6} {'R@10':>6} {'MRR@10':>6} "
         f"{'p50 ms':>7} {'p95 ms':>7} {'build s':>7}"
     )
+    if args.only:
+        combos = [c for c in combos if c[0] in args.only.split(",")]
     for engine, doc_name, query_name in combos:
         r = run(data, engine, doc_name, query_name)
         print(

@@ -3,9 +3,19 @@
 Writes the sessions in clio's on-disk layout into a temporary folder, then measures with the
 real SessionStore: the full index build, a refresh with nothing changed, the incremental
 reindex after one session grows, query latency p50/p95 (with and without the freshness
-check) and the size of the index file.
+check) and the size of the index file, all lexical (bm25 only).
+
+Then the semantic side (skip with --no-vectors): model load time, embedding rate on the
+corpus's own messages (the build rate with vectors), hybrid query latency p50/p95 INCLUDING the
+query's embedding over all messages' vectors, the file size with vectors, and the peak RSS
+with the model and the vector matrix loaded. By default a sample is embedded for the rate and
+the remaining rows get random unit vectors (a brute-force scan costs the same whatever the
+values); --embed-all embeds every message for real (minutes with the static table). Last, it checks that start-up does not import
+the model (``import clio.cli`` and the app's memory wiring leave numpy, onnxruntime,
+tokenizers and clio.memory.semantic out of sys.modules).
 
     python benches/recall_scale.py [--sessions 1000] [--messages 200] [--queries 200]
+        [--no-vectors] [--embed-sample 1000] [--embed-all]
 """
 
 from __future__ import annotations
@@ -14,7 +24,9 @@ import argparse
 import itertools
 import json
 import random
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -73,12 +85,141 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(len(values) * p))]
 
 
+def rss_mb() -> float:
+    """(current RSS, peak RSS) of this process in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+STARTUP_CHECK = """
+import sys, time
+t = time.perf_counter()
+import clio.cli, clio.app_memory
+ms = (time.perf_counter() - t) * 1000
+heavy = [m for m in ("numpy", "onnxruntime", "tokenizers", "clio.memory.semantic", "clio.store.vectors",
+                     "clio.store.recall_index") if m in sys.modules]
+print(f"{ms:.0f} {','.join(heavy) or '-'}")
+"""
+
+
+def startup_check() -> None:
+    runs = [
+        subprocess.run([sys.executable, "-c", STARTUP_CHECK], capture_output=True, text=True, check=True)
+        for _ in range(5)
+    ]
+    outs = [r.stdout.split() for r in runs]
+    ms = statistics.median(float(o[0]) for o in outs)
+    print(
+        f"start-up: import clio.cli + clio.app_memory {ms:.0f} ms (median of 5); "
+        f"model-side modules imported: {outs[0][1]}"
+    )
+
+
+def semantic_figures(
+    args: argparse.Namespace, db: Path, store: SessionStore, kept: list[dict[str, Any]], total: int
+) -> None:
+    import numpy as np
+
+    from clio.memory import semantic
+
+    before = rss_mb()
+    t0 = time.perf_counter()
+    embedder = semantic.get_embedder()
+    if embedder is None:
+        print(f"semantic: unavailable ({semantic.unavailable_reason()})")
+        return
+    print(
+        f"model load ({embedder.name}, sha256 checked): {1000 * (time.perf_counter() - t0):.0f} ms, "
+        f"RSS {before:.0f} -> {rss_mb():.0f} MB"
+    )
+    index = RecallIndex(db, store, embedder=embedder, sync_budget_s=None)
+    index.refresh()
+    vectors = index.vector_index()
+    assert vectors is not None
+    conn = index._conn
+    if args.embed_all:
+        t0 = time.perf_counter()
+        n = index.sync_vectors()
+        took = time.perf_counter() - t0
+        print(f"embedded all {n} messages: {took:.0f}s ({n / took:.1f} msg/s)")
+    else:
+        vectors.ensure(conn)
+        sample = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT substr(body, 1, 2000) FROM msgs ORDER BY id LIMIT ?", (args.embed_sample,)
+            )
+        ]
+        t0 = time.perf_counter()
+        embedder.embed(sample)
+        took = time.perf_counter() - t0
+        rate = len(sample) / took
+        print(
+            f"build rate with vectors: {rate:.1f} msg/s embedding ({len(sample)} of the corpus's messages, "
+            f"1 thread); all {total}: ~{total / rate / 60:.0f} min"
+        )
+        rng = np.random.default_rng(args.seed)
+        ids = [int(r[0]) for r in conn.execute("SELECT id FROM msgs ORDER BY id")]
+        t0 = time.perf_counter()
+        conn.execute("BEGIN")
+        for start in range(0, len(ids), 10_000):
+            chunk = ids[start : start + 10_000]
+            mat = rng.standard_normal((len(chunk), embedder.dim)).astype(np.float32)
+            mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+            conn.executemany(
+                "INSERT OR IGNORE INTO vecs(id, v) VALUES (?, ?)",
+                zip(chunk, (m.astype(np.float16).tobytes() for m in mat), strict=True),
+            )
+        conn.execute("COMMIT")
+        print(f"stored {len(ids)} vectors (random unit rows) in {time.perf_counter() - t0:.1f}s")
+    size = sum(p.stat().st_size for p in db.parent.glob("recall.sqlite*"))
+    print(f"index size with vectors: {size / 1e6:.1f} MB on disk ({size / total:.0f} B/message)")
+    t0 = time.perf_counter()
+    index.search("warm up the matrix")
+    print(f"first hybrid search (loads the vector matrix): {1000 * (time.perf_counter() - t0):.0f} ms")
+    rng2 = random.Random(args.seed)
+    for label, fresh, mode in (
+        ("hybrid, with freshness check", True, "hybrid"),
+        ("hybrid, index only", False, "hybrid"),
+        ("semantic only, index only", False, "semantic"),
+    ):
+        lat: list[float] = []
+        qlat: list[float] = []
+        for i in range(args.queries):
+            words = kept[i % len(kept)]["content"].split()
+            query = " ".join(rng2.sample(words, min(6, len(words))))
+            t0 = time.perf_counter()
+            index.search(query, refresh=fresh, mode=mode)  # type: ignore[arg-type]
+            lat.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            embedder.embed([query])
+            qlat.append(time.perf_counter() - t0)
+        print(
+            f"query latency ({label}, including the query's embedding): p50 {1000 * statistics.median(lat):.1f} ms, "
+            f"p95 {1000 * pct(lat, 0.95):.1f} ms (the embedding alone: p50 {1000 * statistics.median(qlat):.1f} ms)"
+        )
+    print(
+        f"memory: vector matrix {vectors.memory_bytes() / 1e6:.0f} MB; RSS now {rss_mb():.0f} MB, "
+        f"peak {peak_mb():.0f} MB (model + matrix + index)"
+    )
+    index.close()
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--messages", type=int, default=200)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--no-vectors", action="store_true", help="lexical figures only")
+    ap.add_argument("--embed-sample", type=int, default=1000, help="messages embedded for the rate")
+    ap.add_argument("--embed-all", action="store_true", help="embed every message for real (slow)")
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     vocab = vocabulary(rng)
@@ -102,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
         store = SessionStore(root)
         db = Path(tmp) / "recall.sqlite"
         t0 = time.perf_counter()
-        index = RecallIndex(db, store)
+        index = RecallIndex(db, store, embedder=None)
         done = index.refresh()
         build = time.perf_counter() - t0
         size = sum(p.stat().st_size for p in Path(tmp).glob("recall.sqlite*"))
@@ -166,10 +307,14 @@ def main(argv: list[str] | None = None) -> None:
 
         index.close()
         t0 = time.perf_counter()
-        reopened = RecallIndex(db, store)
+        reopened = RecallIndex(db, store, embedder=None)
         reopened.refresh()
         print(f"reopen + refresh of an up-to-date index: {1000 * (time.perf_counter() - t0):.1f} ms")
         reopened.close()
+        print(f"peak RSS, lexical only: {peak_mb():.0f} MB")
+        if not args.no_vectors:
+            semantic_figures(args, db, store, kept, args.sessions * args.messages)
+    startup_check()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ In incognito (``paths`` None) nothing is read from or written to disk: the store
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,9 @@ class LazyRecall:
         hits: list[dict[str, Any]] = self._index.search(
             query, max_sessions=max_sessions, max_results=max_results, exclude_session=current
         )
+        note = self._index.take_semantic_note()  # why recall is lexical only: said once
+        if note:
+            print(note, file=sys.stderr)
         return hits
 
 

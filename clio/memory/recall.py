@@ -45,6 +45,14 @@ SKIP_KINDS = frozenset({KIND_SUMMARY, KIND_MEMORY})
 # most common words are left out of the query (they weigh least): a bound on query latency.
 POSTINGS_BUDGET = 10_000
 
+# Hybrid recall: the k of reciprocal rank fusion (bm25 ranks with cosine ranks), and how long
+# one search may spend embedding messages that have no vector yet (the rest wait for later).
+# Tuned on the LoCoMo dev set (benches/recall_locomo.py, docs/memory.md) with the static table:
+# R@10/MRR bm25 0.699/0.493; k=10 w=0.3 0.710/0.482; k=30 w=0.3 0.714/0.468; k=10 w=1.0 0.695/0.414.
+RRF_K = 10
+VECTOR_WEIGHT = 0.3
+SYNC_BUDGET_S = 2.0
+
 _SUFFIXES = (
     "ational", "ization", "fulness", "iveness", "ations", "ation", "ments", "ement", "ness", "ment",
     "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s", "e",

@@ -17,6 +17,11 @@ view, so the text is stored once and ranking never reads it.
 Ranking is FTS5's bm25 with the porter stemmer; queries are built from the user's words
 by :mod:`clio.memory.recall`, never passed through as syntax. The most common query words
 are dropped when together they would make bm25 score too many rows (they weigh least).
+
+Hybrid retrieval: when the embedding model loads (:mod:`clio.memory.semantic`, lazily, at
+the first search), every message also gets a vector (:mod:`clio.store.vectors`, table
+``vecs`` in the same file) and a search fuses the bm25 ranking with the cosine ranking by
+reciprocal rank fusion. Without the model the index stays lexical and says why, once.
 """
 
 from __future__ import annotations
@@ -29,10 +34,13 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from clio.memory.recall import (
     POSTINGS_BUDGET,
+    RRF_K,
+    SYNC_BUDGET_S,
+    VECTOR_WEIGHT,
     choose_terms,
     document_text,
     or_query,
@@ -42,6 +50,10 @@ from clio.memory.recall import (
 )
 from clio.messages import Message, meta
 from clio.store.atomic import FileLock
+from clio.store.vectors import AUTO, SemanticSide, VectorIndex, fuse_rows
+
+if TYPE_CHECKING:
+    from clio.memory.semantic import Embedder
 
 SCHEMA_VERSION = "4"
 CONTEXT_CHARS = 200  # how much of each neighbour goes into a message's context column
@@ -92,15 +104,28 @@ def _remove_db_files(path: Path) -> None:
             Path(str(path) + suffix).unlink()
 
 
-class RecallIndex:
+class RecallIndex(SemanticSide):
     """Search every archived message of every session, ranked by bm25."""
 
     def __init__(
-        self, db_path: Path | None, sessions: SessionSource, *, postings_budget: int = POSTINGS_BUDGET
+        self,
+        db_path: Path | None,
+        sessions: SessionSource,
+        *,
+        postings_budget: int = POSTINGS_BUDGET,
+        embedder: Embedder | str | None = AUTO,
+        sync_budget_s: float | None = SYNC_BUDGET_S,
     ) -> None:
+        """``embedder``: an Embedder, None (lexical only) or AUTO (the shared one, loaded at the
+        first search, never here). ``sync_budget_s``: time one search may spend embedding
+        messages that have no vector yet (None: all of them)."""
         self.db_path = Path(db_path) if db_path is not None else None
         self.sessions = sessions
         self.postings_budget = postings_budget
+        self._embedder = embedder
+        self._vectors: VectorIndex | None = None
+        self._note: str | None = None  # why search is lexical only, until taken
+        self.sync_budget_s = sync_budget_s
         self.stats: Counter[str] = Counter()  # what the index did: for tests and benches
         self._lock = threading.RLock()
         self._seen: object = None  # fingerprint of the session files at the last refresh
@@ -161,6 +186,8 @@ class RecallIndex:
                 with FileLock(self.db_path):
                     _remove_db_files(self.db_path)
             self._conn = self._open()
+            if self._vectors is not None:
+                self._vectors.forget()
 
     def close(self) -> None:
         with self._lock:
@@ -357,24 +384,34 @@ class RecallIndex:
         exclude_session: str | None = None,
         *,
         refresh: bool = True,
+        mode: Literal["hybrid", "lexical", "semantic"] = "hybrid",
     ) -> list[dict[str, Any]]:
         """The best-matching archived messages for ``query`` (plain words, any characters).
 
         Results come from at most ``max_sessions`` sessions (the best-ranked ones), best first:
-        {session_id, session_name, date 'YYYY-MM-DD HH:MM', role, seq, excerpt, score}.
+        {session_id, session_name, date 'YYYY-MM-DD HH:MM', role, seq, excerpt, score}. The
+        score is bm25's (lexical) or, when vectors take part, the fused RRF score.
         """
         terms = query_terms(query)
         if not terms or max_sessions < 1 or max_results < 1:
             return []
+        limit = max(max_results * 20, 200)
         with self._lock:
             if refresh:
                 self.refresh()
-            kept: list[str] = self._guarded(self._choose, terms)
-            if not kept:
-                return []
-            return self.search_match(
-                or_query(kept), terms, max_sessions, max_results, exclude_session, refresh=False
+            lexical: list[tuple[Any, ...]] = []
+            if mode != "semantic":
+                kept: list[str] = self._guarded(self._choose, terms)
+                if kept:
+                    lexical = self._guarded(self._query, or_query(kept), exclude_session, limit)
+            near = [] if mode == "lexical" else self._guarded(self._nearest, query, exclude_session, limit)
+            rows = (
+                fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT)
+                if near
+                else [r[1:] for r in lexical]
             )
+            names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
+        return shape_results(rows, names, terms, max_sessions, max_results)
 
     def search_match(
         self,
@@ -386,7 +423,7 @@ class RecallIndex:
         *,
         refresh: bool = True,
     ) -> list[dict[str, Any]]:
-        """Like :meth:`search` with a ready FTS5 expression (trusted callers only: benches)."""
+        """Lexical search with a ready FTS5 expression (trusted callers only: benches)."""
         if max_sessions < 1 or max_results < 1 or not match:
             return []
         limit = max(max_results * 20, 200)
@@ -395,11 +432,11 @@ class RecallIndex:
                 self.refresh()
             rows: list[tuple[Any, ...]] = self._guarded(self._query, match, exclude_session, limit)
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
-        return shape_results(rows, names, terms, max_sessions, max_results)
+        return shape_results([r[1:] for r in rows], names, terms, max_sessions, max_results)
 
     def _query(self, match: str, exclude: str | None, limit: int) -> list[tuple[Any, ...]]:
         sql = (
-            "SELECT m.session_id, m.role, m.seq, m.ts, m.body, docs.rank FROM docs "
+            "SELECT m.id, m.session_id, m.role, m.seq, m.ts, m.body, docs.rank FROM docs "
             "JOIN msgs m ON m.id = docs.rowid WHERE docs MATCH ?"
         )
         params: list[Any] = [match]

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from clio.memory import recall
+from clio.memory import recall, semantic
 from clio.messages import KIND_SUMMARY, make
-from clio.store import sessions as sessions_mod
 from clio.store.recall_index import RecallIndex
 from clio.store.sessions import SessionInfo, SessionStore
+from tests.unit.conftest import add_session
+
+
+@pytest.fixture(autouse=True)
+def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
+    """These tests pin the bm25 side: the shared embedder is switched off (tests/unit/test_semantic.py
+    covers vectors and hybrid ranking with the real model)."""
+    monkeypatch.setenv(semantic.ENV_SWITCH, "0")
+    semantic.reset_embedder()
+    yield None
+    semantic.reset_embedder()
+
 
 # -- pure helpers ------------------------------------------------------------------------------
 
@@ -112,23 +122,6 @@ def test_document_text_choices() -> None:
 
 
 # -- the index over real session archives ----------------------------------------------------
-
-
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SessionStore:
-    counter = itertools.count(1)
-    monkeypatch.setattr(
-        sessions_mod, "new_session_id", lambda now=None: f"20250101-000000-{next(counter):04d}"
-    )
-    return SessionStore(tmp_path / "sessions")
-
-
-def add_session(store: SessionStore, texts: list[str]) -> str:
-    s = store.create("test-model")
-    for i, text in enumerate(texts):
-        s.append(make("user" if i % 2 == 0 else "assistant", text))
-    s.close()
-    return s.id
 
 
 def append(store: SessionStore, sid: str, texts: list[str]) -> None:
