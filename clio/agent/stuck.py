@@ -4,8 +4,10 @@ Small models loop: the same ``write_file`` forty times, the same ``read_file`` e
 is the same when its tool name and its arguments (as canonical JSON) are; the result is the same
 when its text is. A repeat is not refused in advance (a file may have changed in between, so a
 repeated read may legitimately differ): the call runs, and only when its result is identical to
-the earlier one is that result replaced by a short tool error saying the model already has it,
-which also keeps the repeated text out of the context. After :data:`STOP_AFTER` repeats in one
+the earlier one does the guard step in: the first repeat keeps its result behind a one-line note
+(a small model may need it; Qwen2.5-Coder-0.5B lost its way in a 2k window when it was taken
+away), later repeats get a short tool error instead of the result, which also keeps the repeated
+text out of the context. After :data:`STOP_AFTER` repeats in one
 turn the loop stops the turn with a one-line reason. Pure: no I/O; one guard per turn.
 """
 
@@ -52,6 +54,11 @@ class RepeatGuard:
         self.last_label = label or name
         left = self.stop_after - self.repeats
         then = f"{left} more repeat(s) and the turn stops." if left > 0 else "The turn stops here."
+        if self.repeats == 1:  # the first repeat keeps its result (a small model may need it again)
+            return (
+                f"[Repeated call: the same {name} call already ran at step {earlier[1]} of this turn and "
+                f"gave exactly this result. Use it; do not call it again. {then}]\n{result}"
+            )
         return (
             f"Repeated call: {name} with these same arguments already ran at step {earlier[1]} of this "
             f"turn and gave exactly this result; it is unchanged and already in the conversation above. "

@@ -506,8 +506,9 @@ def test_large_tool_result_is_previewed_and_paged(fake_server: FakeServer, proje
 def test_a_model_repeating_the_same_call_is_told_then_stopped(
     fake_server: FakeServer, project: Path, home: Path
 ) -> None:
-    """Stuck detection: a repeated call with an unchanged result gets a tool error instead of the
-    result again; after three repeats the turn stops with exit code 5 and one line why."""
+    """Stuck detection: a repeated call with an unchanged result gets a note (the first time, with
+    the result) then a tool error instead of the result; after three repeats the turn stops with
+    exit code 5 and one line why."""
     (project / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
     fake_server.responder = lambda body: Reply(tool_calls=[fo("read_file", path="calc.py")])
     r = run_clio(["-p", "Fix calc.py"], server=fake_server, project=project, home=home)
@@ -517,7 +518,8 @@ def test_a_model_repeating_the_same_call_is_told_then_stopped(
     results = [m["content"] for m in reqs[-1]["messages"] if m["role"] == "tool"]
     assert len(results) == 3
     assert "return a + b" in results[0]
-    assert all(t.startswith("Repeated call: file_operations") and "return a + b" not in t for t in results[1:])
+    assert results[1].startswith("[Repeated call: the same file_operations call") and "return a + b" in results[1]
+    assert results[2].startswith("Repeated call: file_operations") and "return a + b" not in results[2]
     stops = [ln for ln in stderr_lines(r) if ln.startswith("Stopped: the model repeated the same call")]
     assert len(stops) == 1 and "read_file calc.py" in stops[0]
     archived = [m for m in all_archived(project) if m["role"] == "tool"]

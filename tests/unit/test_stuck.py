@@ -22,9 +22,12 @@ def test_a_repeat_with_the_same_result_is_answered_with_an_error_naming_the_firs
     g = RepeatGuard()
     assert g.observe("file_operations", args(operation="read_file", path="a"), "alpha", 1) is None
     note = g.observe("file_operations", args(path="a", operation="read_file"), "alpha", 2, "read_file a")
-    assert note is not None and note.startswith("Repeated call: file_operations")
+    assert note is not None and note.startswith("[Repeated call: the same file_operations call")
     assert "step 1" in note and f"{STOP_AFTER - 1} more repeat(s)" in note
+    assert note.endswith("]\nalpha")  # the first repeat keeps its result behind the note
     assert g.repeats == 1 and not g.stuck
+    again = g.observe("file_operations", args(path="a", operation="read_file"), "alpha", 3, "read_file a")
+    assert again is not None and again.startswith("Repeated call: file_operations") and "alpha" not in again
 
 
 def test_a_changed_result_is_not_a_repeat() -> None:
