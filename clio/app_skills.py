@@ -56,12 +56,11 @@ class Behaviours:
         skills = self.store.all()
         if self._fixed is None:  # a new session, or after a trim: draw
             chosen = S.select(skills, budget_tokens, count_tokens, self.rng, self.stated())
-        else:  # the same ones as before (this run or the run that left the session), if they fit
+        else:  # the same ones as before (this run or the run that left the session): they fitted
+            # when drawn, and re-checking the budget with a token estimate that has since learned a
+            # new ratio could drop one and change the prompt's prefix between trims
             by_id = {s.id: s for s in skills}
-            chosen = []
-            for sid in self._fixed:
-                if sid in by_id and S.count_fits([*chosen, by_id[sid]], budget_tokens, count_tokens):
-                    chosen.append(by_id[sid])
+            chosen = [by_id[sid] for sid in self._fixed if sid in by_id]
         self.active = [s.id for s in chosen]
         if self._open:  # a trim in the middle of a turn: the turn saw both sets
             self.turns.setdefault(self.turn, set()).update(self.active)
