@@ -14,7 +14,7 @@ def undo_turns(snapshots: Snapshots, turns: int, confirm: Callable[[str], bool],
     results: list[Restored] = []
     for turn in snapshots.last(turns):
         for kept in reversed(turn.files):
-            shown = _rel(kept.path, root)
+            shown = shown_path(kept.path, root)
             if snapshots.changed_since(kept) and not confirm(
                 f"{shown} was changed after clio changed it; put back the version from before clio's change anyway?"
             ):
@@ -26,7 +26,7 @@ def undo_turns(snapshots: Snapshots, turns: int, confirm: Callable[[str], bool],
 
 
 def undo_note(results: list[Restored], root: Path) -> str:
-    done = [f"{_rel(r.path, root)} ({r.outcome})" for r in results]
+    done = [f"{shown_path(r.path, root)} ({r.outcome})" for r in results]
     return (
         "[clio: the user ran /undo; these file changes of yours were reverted: "
         + "; ".join(done)
@@ -34,6 +34,7 @@ def undo_note(results: list[Restored], root: Path) -> str:
     )
 
 
-def _rel(path: str, root: Path) -> str:
+def shown_path(path: str, root: Path) -> str:
+    """A snapshot's absolute path as the user sees it: relative to the project when inside it."""
     prefix = str(root) + "/"
     return path[len(prefix) :] if path.startswith(prefix) else path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
+from clio.app_undo import shown_path
 from clio.commands.registry import CommandContext, CommandError, command
 
 
@@ -16,9 +17,7 @@ def undo_cmd(app: CommandContext, arg: str) -> None:
     if not results:
         app.console.print("Nothing to undo: no file was changed through clio's file tool in this session.")
         return
-    root = str(app.paths.root) + "/"
     for r in results:
-        shown = r.path[len(root) :] if r.path.startswith(root) else r.path
-        app.console.print(f"  {escape(shown)}: {escape(r.outcome)}")
+        app.console.print(f"  {escape(shown_path(r.path, app.paths.root))}: {escape(r.outcome)}")
     back = sum(1 for r in results if not r.outcome.startswith("skipped"))
     app.console.print(f"Undid {back} file change(s); the model is told with your next message.")

@@ -23,6 +23,7 @@ from rich.text import Text
 
 from clio.safety.visible import escape_invisible, split_invisible
 from clio.tools.describe import summarize_args
+from clio.ui.text import cut_words
 
 LIVE_LINES = 6
 MIN_INTERVAL = 0.08  # seconds between re-renders
@@ -51,12 +52,7 @@ ERROR_HINT = 200  # a failed call's first line is what the user needs to act on:
 
 def result_hint(text: str, width: int = 60) -> str:
     """The first non-blank line, at most ``width`` characters, cut between words, never inside one."""
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    if len(first) > width:
-        head = first[: width - 1]
-        space = head.rfind(" ")
-        first = (head[:space] if space >= width // 2 else head).rstrip(" ,;:") + "…"
-    return first
+    return cut_words(next((ln.strip() for ln in text.splitlines() if ln.strip()), ""), width)
 
 
 class MarkdownStream:

@@ -12,6 +12,7 @@ from typing import Any
 
 from clio.messages import Message, tool_call_args
 from clio.tools.describe import summarize_args
+from clio.ui.text import cut_words
 
 EXCHANGES = 3
 USER_CHARS = 160
@@ -21,11 +22,7 @@ NAMED_CALLS = 3
 
 
 def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    if len(line) <= limit:
-        return line
-    cut = line[: limit - 1].rsplit(" ", 1)[0]
-    return (cut or line[: limit - 1]) + "…"
+    return cut_words(" ".join(text.split()), limit)
 
 
 def _answer(text: str) -> list[str]:
