@@ -308,7 +308,12 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             for n, event in enumerate(events):
                 if reply.cut_after is not None and n >= reply.cut_after:
-                    return  # break off: no [DONE], no terminating chunk
+                    if reply.error_event is not None:  # an error reported inside the started stream
+                        self._write_chunk(b"data: " + json.dumps(reply.error_event).encode() + b"\n\n")
+                        self._write_chunk(b"data: [DONE]\n\n")
+                        self._write_chunk(b"")
+                        self.close_connection = False
+                    return  # otherwise break off: no [DONE], no terminating chunk
                 if n and reply.delay and self.fake._stop.wait(reply.delay):
                     return
                 self._write_chunk(event)

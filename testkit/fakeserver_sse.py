@@ -26,6 +26,7 @@ class Reply:
     delay: float = 0.0  # seconds to sleep between streamed chunks
     cut_after: int | None = None  # close the connection after N chunks, without [DONE]
     usage: dict[str, Any] | None = None  # replaces the computed usage
+    error_event: dict[str, Any] | None = None  # with cut_after: sent as `data: {...}` then [DONE] (OpenRouter, vLLM)
 
     def arguments(self, call: dict[str, Any]) -> str:
         args = call.get("arguments", {})

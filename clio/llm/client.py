@@ -1,10 +1,10 @@
 """The model client: one streamed chat completion, with retries, usage and tool-call assembly.
 
-Talks to any OpenAI-compatible endpoint through the ``openai`` package. Always streams;
-asks for usage in the stream (``stream_options.include_usage``) and stops asking if the
-endpoint refuses it. Retries 429 (honouring Retry-After), 5xx, connection failures and
-streams that break off; maps every other failure to one exception from
-:mod:`clio.llm.errors` whose text says what to do.
+Talks to any OpenAI-compatible endpoint over :mod:`clio.llm.http` (urllib3; the ``openai``
+package costs more to import than clio's whole start-up budget). Always streams; asks for
+usage in the stream (``stream_options.include_usage``) and stops asking if the endpoint refuses
+it. Retries 429 (honouring Retry-After), 5xx, connection failures and streams that break off;
+maps every other failure to one exception from :mod:`clio.llm.errors` whose text says what to do.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clio.llm.dialects import context_numbers, is_context_length_error
 from clio.llm.errors import (
@@ -26,6 +26,7 @@ from clio.llm.errors import (
     RateLimited,
     ServerError,
 )
+from clio.llm.http import ConnectFailed, HTTPStatus, StreamFailed, Transport
 
 
 @dataclass
@@ -49,17 +50,6 @@ class ChatResult:
     finish_reason: str | None = None
     usage: Usage | None = None
     interrupted: bool = False
-
-
-if TYPE_CHECKING:
-    import openai
-
-
-def _openai() -> Any:
-    """The openai package, imported on first use (it costs about a second at start-up)."""
-    import openai
-
-    return openai
 
 
 class StreamBroken(Exception):
@@ -88,15 +78,13 @@ class LLMClient:
         self.include_usage = True
         self._api_key = api_key
         self._timeout = timeout
-        self._client_obj: Any = None
+        self._transport_obj: Transport | None = None
 
     @property
-    def _client(self) -> Any:
-        if self._client_obj is None:
-            self._client_obj = _openai().OpenAI(
-                base_url=self.base_url, api_key=self._api_key, timeout=self._timeout, max_retries=0
-            )
-        return self._client_obj
+    def _transport(self) -> Transport:
+        if self._transport_obj is None:
+            self._transport_obj = Transport(self.base_url, self._api_key, self._timeout)
+        return self._transport_obj
 
     # -- public ----------------------------------------------------------------------------------
     def chat(
@@ -110,14 +98,13 @@ class LLMClient:
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> ChatResult:
-        oa = _openai()
         attempt = 0
         while True:
             try:
                 return self._stream_once(messages, tools, on_text, tool_choice, temperature, max_tokens)
             except KeyboardInterrupt:
                 raise
-            except (StreamBroken, oa.APIConnectionError) as exc:
+            except (StreamBroken, ConnectFailed) as exc:
                 reason = (
                     "the stream broke off"
                     if isinstance(exc, StreamBroken)
@@ -133,14 +120,14 @@ class LLMClient:
                         "or set OPENAI_BASE_URL / --base-url to the right address."
                     ) from exc
                 wait = self._wait(attempt, None)
-            except oa.APIStatusError as exc:
+            except HTTPStatus as exc:
                 if self._drop_stream_options(exc):
                     continue
                 err = self._classify(exc)
                 retryable = isinstance(err, (RateLimited, ServerError))
                 if not retryable or attempt >= self.max_retries:
                     raise err from exc
-                reason = "rate limited" if isinstance(err, RateLimited) else f"server error {exc.status_code}"
+                reason = "rate limited" if isinstance(err, RateLimited) else f"server error {exc.status}"
                 wait = self._wait(attempt, _retry_after(exc))
             attempt += 1
             if on_retry:
@@ -149,9 +136,13 @@ class LLMClient:
 
     def list_models(self) -> list[str]:
         try:
-            return sorted(m.id for m in self._client.models.list())
-        except _openai().APIError as exc:
+            listing = self._transport.get_json("/models")
+        except HTTPStatus as exc:
+            raise LLMError(f"Could not list models at {self.base_url}: {exc.status} {_short(_text(exc))}") from exc
+        except (ConnectFailed, StreamFailed) as exc:
             raise LLMError(f"Could not list models at {self.base_url}: {exc}") from exc
+        data = listing.get("data") if isinstance(listing, dict) else None
+        return sorted(str(m["id"]) for m in data or [] if isinstance(m, dict) and m.get("id"))
 
     # -- one attempt -----------------------------------------------------------------------------
     def _stream_once(
@@ -176,32 +167,38 @@ class LLMClient:
             kwargs["stream_options"] = {"include_usage": True}
         result = ChatResult()
         calls: dict[int, dict[str, Any]] = {}
-        stream = self._client.chat.completions.create(**kwargs)
+        stream = self._transport.stream("/chat/completions", kwargs)
         text_parts: list[str] = []
         try:
             for chunk in stream:
-                if getattr(chunk, "usage", None):
-                    result.usage = _usage(chunk.usage)
-                for choice in chunk.choices or []:
-                    delta = choice.delta
-                    if delta is not None:
-                        piece = getattr(delta, "content", None)
+                if "error" in chunk:  # an error reported inside a started stream (OpenRouter, vLLM)
+                    raise _stream_error(chunk)
+                if chunk.get("usage"):
+                    result.usage = _usage(chunk["usage"])
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta")
+                    if isinstance(delta, dict):
+                        piece = delta.get("content")
                         if piece:
                             text_parts.append(piece)
                             if on_text:
                                 on_text(piece)
-                        for tc in getattr(delta, "tool_calls", None) or []:
+                        for tc in delta.get("tool_calls") or []:
                             _merge_call(calls, tc)
-                    if choice.finish_reason:
-                        result.finish_reason = choice.finish_reason
+                    if choice.get("finish_reason"):
+                        result.finish_reason = choice["finish_reason"]
         except KeyboardInterrupt:
             stream.close()
             result.interrupted = True
-        except _openai().APIStatusError:
+        except (HTTPStatus, ConnectFailed, StreamBroken):
+            stream.close()
             raise
-        except Exception as exc:  # the transport failed mid-stream (connection reset, cut-off, bad chunk...)
+        except StreamFailed as exc:  # the transport failed mid-stream (connection reset, cut-off, bad event)
             stream.close()
             raise StreamBroken(str(exc)) from exc
+        except (AttributeError, TypeError, ValueError) as exc:  # an event of the wrong shape
+            stream.close()
+            raise StreamBroken(f"a malformed event ({exc})") from exc
         result.content = "".join(text_parts)
         result.tool_calls = [_finish_call(calls[i], i) for i in sorted(calls)]
         if not result.interrupted and result.finish_reason is None and result.usage is None:
@@ -209,14 +206,14 @@ class LLMClient:
         return result
 
     # -- failures --------------------------------------------------------------------------------
-    def _drop_stream_options(self, exc: openai.APIStatusError) -> bool:
-        if self.include_usage and exc.status_code in (400, 422) and "stream_options" in _text(exc):
+    def _drop_stream_options(self, exc: HTTPStatus) -> bool:
+        if self.include_usage and exc.status in (400, 422) and "stream_options" in _text(exc):
             self.include_usage = False
             return True
         return False
 
-    def _classify(self, exc: openai.APIStatusError) -> LLMError:
-        status, text = exc.status_code, _text(exc)
+    def _classify(self, exc: HTTPStatus) -> LLMError:
+        status, text = exc.status, _text(exc)
         if is_context_length_error(status, exc.body, text):
             window, requested = context_numbers(exc.body, text)
             return ContextLengthError(
@@ -250,20 +247,20 @@ class LLMClient:
         return float(min(base + random.uniform(0, base / 2), 30.0))
 
 
-def _merge_call(calls: dict[int, dict[str, Any]], tc: Any) -> None:
-    idx = getattr(tc, "index", None)
-    if idx is None:
+def _merge_call(calls: dict[int, dict[str, Any]], tc: dict[str, Any]) -> None:
+    idx = tc.get("index")
+    if not isinstance(idx, int):
         idx = len(calls)
     slot = calls.setdefault(idx, {"id": "", "name": "", "arguments": []})
-    if getattr(tc, "id", None):
-        slot["id"] = tc.id
-    fn = getattr(tc, "function", None)
-    if fn is not None:
-        name = getattr(fn, "name", None)
+    if tc.get("id"):
+        slot["id"] = str(tc["id"])
+    fn = tc.get("function")
+    if isinstance(fn, dict):
+        name = fn.get("name")
         if name and name != slot["name"]:
             slot["name"] = name if not slot["name"] else slot["name"] + name  # fragments, or a repeat
-        if getattr(fn, "arguments", None):
-            slot["arguments"].append(fn.arguments)
+        if fn.get("arguments"):
+            slot["arguments"].append(str(fn["arguments"]))
 
 
 def _finish_call(slot: dict[str, Any], index: int) -> dict[str, Any]:
@@ -274,24 +271,38 @@ def _finish_call(slot: dict[str, Any], index: int) -> dict[str, Any]:
     }
 
 
-def _usage(u: Any) -> Usage:
-    details = getattr(u, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
+def _usage(u: dict[str, Any]) -> Usage:
+    details = u.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(
-        prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(u, "completion_tokens", 0) or 0),
+        prompt_tokens=int(u.get("prompt_tokens") or 0),
+        completion_tokens=int(u.get("completion_tokens") or 0),
         cached_tokens=int(cached or 0),
     )
 
 
-def _text(exc: openai.APIStatusError) -> str:
+def _stream_error(chunk: dict[str, Any]) -> Exception:
+    """An error event inside a stream: an :class:`HTTPStatus` when it states a status or is a
+    context-length rejection (mapped like one before the stream), else the stream broke off."""
+    err = chunk.get("error")
+    code = err.get("code") if isinstance(err, dict) else None
+    text = str(err.get("message") or err) if isinstance(err, dict) else str(err)
+    status = code if isinstance(code, int) and 400 <= code < 600 else None
+    if status is None and is_context_length_error(400, chunk, text):
+        status = 400
+    if status is None:
+        return StreamBroken(f"the endpoint reported an error mid-stream: {_short(text)}")
+    return HTTPStatus(status, chunk, text, {})
+
+
+def _text(exc: HTTPStatus) -> str:
     body = exc.body
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict):
             return str(err.get("message") or err)
         return str(err)
-    return str(body or exc.message)
+    return str(body or exc.text or f"HTTP {exc.status}")
 
 
 def _short(text: str, n: int = 200) -> str:
@@ -299,11 +310,8 @@ def _short(text: str, n: int = 200) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    try:
-        value = exc.response.headers.get("retry-after")
-    except AttributeError:
-        return None
+def _retry_after(exc: HTTPStatus) -> float | None:
+    value = next((v for k, v in exc.headers.items() if k.lower() == "retry-after"), None)
     if value is None:
         return None
     try:

@@ -1,7 +1,7 @@
 """Redaction of clio's logs (``--debug``): every record passes the one redactor before it is printed.
 
-Debug logs carry what clio and its libraries do: the openai client logs request options, httpx
-logs URLs. A handler-level filter redacts the formatted message of every record, whichever
+Debug logs carry what clio and its libraries do: urllib3 logs the endpoint's URLs, the MCP
+client its messages. A handler-level filter redacts the formatted message of every record, whichever
 library logged it, so a secret never reaches the log even at the debug level.
 """
 

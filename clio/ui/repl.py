@@ -183,8 +183,8 @@ def run_repl(
             multiline=False,
         )
         _banner(app, out)
-        # the model client's package costs ~0.6 s to import: load it while the user types
-        threading.Thread(target=lambda: importlib.import_module("openai"), daemon=True).start()
+        # the model client's HTTP path (urllib3, ~60 ms): load it while the user types
+        threading.Thread(target=lambda: importlib.import_module("clio.llm.http"), daemon=True).start()
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:

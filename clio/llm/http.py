@@ -1,0 +1,197 @@
+"""The HTTP path to an OpenAI-compatible endpoint: a streamed POST read as server-sent events,
+and a GET for JSON, through urllib3.
+
+Why not the ``openai`` package: importing it costs about 0.6 s and 37 MB before the first byte
+is sent (pydantic models for every API it covers), more than clio's whole start-up budget;
+clio needs two endpoints of it. urllib3 (already installed with tiktoken's requests) imports in
+~60 ms and brings connection pooling, TLS, chunked decoding and proxies. The trade-off is
+recorded in docs/benchmarks.md.
+
+This module knows HTTP and SSE, nothing about chat: :mod:`clio.llm.client` builds the payload,
+retries and maps failures. Proxies come from the environment as with curl and the ``openai``
+client (``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``, ``NO_PROXY``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Generator, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import urllib3
+
+__all__ = ["ConnectFailed", "HTTPStatus", "StreamFailed", "Transport", "iter_sse"]
+
+USER_AGENT = "clio (OpenAI-compatible client)"
+MAX_ERROR_BODY = 1 << 20  # an error body is read up to this much
+MAX_JSON_BODY = 32 << 20  # a model list is read up to this much
+
+
+class ConnectFailed(Exception):
+    """No response came: the connection was refused, timed out or failed before any status."""
+
+
+class StreamFailed(Exception):
+    """The response started and then broke off (reset, timeout, malformed chunk or event)."""
+
+
+class HTTPStatus(Exception):
+    """A non-2xx status; ``body`` is the parsed JSON (or None), ``text`` the raw body."""
+
+    def __init__(self, status: int, body: Any, text: str, headers: dict[str, str]) -> None:
+        super().__init__(f"HTTP {status}: {text[:200]}")
+        self.status = status
+        self.body = body
+        self.text = text
+        self.headers = headers
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url``, or None (direct, or bypassed by NO_PROXY)."""
+    if not any(k.lower().endswith("_proxy") for k in os.environ):
+        return None
+    import urllib.request  # only when a proxy variable is set
+
+    host = urlsplit(url).hostname or ""
+    if urllib.request.proxy_bypass_environment(host):  # type: ignore[attr-defined]
+        return None
+    proxies = urllib.request.getproxies_environment()
+    scheme = urlsplit(url).scheme
+    return proxies.get(scheme) or proxies.get("all")
+
+
+def iter_sse(chunks: Iterator[bytes]) -> Iterator[str]:
+    """The ``data`` of each server-sent event in ``chunks`` (bytes as they arrive, split anywhere).
+
+    Events end at a blank line; several ``data:`` lines of one event are joined with newlines;
+    comments (``:``) and other fields (``event:``, ``id:``, ``retry:``) are skipped. A last
+    event without its blank line is still delivered when the stream ends."""
+    buffer = b""
+    data: list[str] = []
+    for chunk in chunks:
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for raw in lines:
+            line = raw.rstrip(b"\r").decode("utf-8", errors="replace")
+            if not line:
+                if data:
+                    yield "\n".join(data)
+                    data = []
+            elif line.startswith("data:"):
+                value = line[5:]
+                data.append(value[1:] if value.startswith(" ") else value)
+    tail = buffer.rstrip(b"\r").decode("utf-8", errors="replace")
+    if tail.startswith("data:"):
+        data.append(tail[5:].lstrip(" "))
+    if data:
+        yield "\n".join(data)
+
+
+class Transport:
+    """One endpoint (``base_url``, e.g. ``http://127.0.0.1:8080/v1``) with its key and timeout."""
+
+    def __init__(self, base_url: str, api_key: str, timeout: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._timeout = urllib3.Timeout(connect=min(timeout, 30.0), read=timeout)
+        proxy = _proxy_for(self.base_url)
+        self._pool: urllib3.PoolManager = (
+            urllib3.ProxyManager(proxy, num_pools=2, maxsize=2)
+            if proxy
+            else urllib3.PoolManager(num_pools=2, maxsize=2)
+        )
+
+    # -- requests --------------------------------------------------------------------------------
+    def _open(self, method: str, path: str, body: bytes | None = None) -> urllib3.BaseHTTPResponse:
+        headers = dict(self._headers)
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            response = self._pool.request(
+                method,
+                self.base_url + path,
+                body=body,
+                headers=headers,
+                timeout=self._timeout,
+                retries=False,
+                redirect=False,
+                preload_content=False,
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            raise ConnectFailed(_reason(exc)) from exc
+        if response.status >= 300:
+            raw = response.read(MAX_ERROR_BODY, decode_content=True)
+            response.release_conn()
+            text = raw.decode("utf-8", errors="replace")
+            try:
+                parsed: Any = json.loads(text)
+            except ValueError:
+                parsed = None
+            raise HTTPStatus(response.status, parsed, text, dict(response.headers))
+        return response
+
+    def stream(self, path: str, payload: dict[str, Any]) -> Generator[dict[str, Any], None, None]:
+        """POST ``payload`` and yield each SSE event's JSON until ``[DONE]`` or the end.
+
+        Raises :class:`ConnectFailed` before a response, :class:`HTTPStatus` for an error
+        status, :class:`StreamFailed` when the stream breaks or carries something not JSON.
+        Closing the generator early (an interrupt) drops the connection."""
+        response = self._open("POST", path, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+        finished = False
+        try:
+            for data in iter_sse(_chunks(response)):
+                if data.strip() == "[DONE]":
+                    finished = True
+                    break
+                try:
+                    event = json.loads(data)
+                except ValueError as exc:
+                    raise StreamFailed(f"an event that is not JSON: {data[:80]!r}") from exc
+                if isinstance(event, dict):
+                    yield event
+            finished = True
+        finally:
+            if finished:
+                response.drain_conn()
+                response.release_conn()
+            else:  # interrupted or broken: the rest of the stream is not wanted on this connection
+                response.close()
+
+    def get_json(self, path: str) -> Any:
+        response = self._open("GET", path)
+        try:
+            raw = response.read(MAX_JSON_BODY, decode_content=True)
+        except urllib3.exceptions.HTTPError as exc:
+            raise StreamFailed(_reason(exc)) from exc
+        finally:
+            response.release_conn()
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise StreamFailed("the reply is not JSON") from exc
+
+    def close(self) -> None:
+        self._pool.clear()
+
+
+def _chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
+    """Bytes as the server sends them (``read1``: whatever has arrived, never waiting for more)."""
+    try:
+        while True:
+            chunk = response.read1(65536, decode_content=True)
+            if not chunk:
+                return
+            yield chunk
+    except urllib3.exceptions.HTTPError as exc:
+        raise StreamFailed(_reason(exc)) from exc
+    except OSError as exc:
+        raise StreamFailed(str(exc) or type(exc).__name__) from exc
+
+
+def _reason(exc: Exception) -> str:
+    inner = getattr(exc, "reason", None)
+    return str(inner or exc) or type(exc).__name__
