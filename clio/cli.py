@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from clio import __version__
 from clio.config import ConfigError, Settings, describe_risky, load_settings, risky_names
@@ -107,6 +106,8 @@ def fail(err: Console, message: str, code: int = 1) -> int:
 
 def list_sessions(store: SessionStore, out: Console) -> None:
     import time
+
+    from rich.table import Table  # ~15 ms: only when a table is shown
 
     infos = store.list()
     if not infos:
@@ -228,7 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     def damaged(path: Path, moved: Path) -> None:
         err.print(
             f"clio: {path} was damaged; moved it aside to {moved.name} and "
-            + ("rebuilt it from the session's archive" if path.name == "session.json" else "started a fresh one"),
+            + (
+                "rebuilt it from the session's archive"
+                if path.name == "session.json"
+                else "started a fresh one"
+            ),
             markup=False,
         )
 
@@ -264,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
             args.input, args.exit = args.print_input, True
         one_shot = args.input is not None and args.exit
         if args.output != "text" and not one_shot:
-            return fail(err, f"--output {args.output} is for one-shot runs: add -p TEXT (or --input TEXT --exit).", 2)
+            return fail(
+                err, f"--output {args.output} is for one-shot runs: add -p TEXT (or --input TEXT --exit).", 2
+            )
         # the REPL asks once, before the App is built; one-shot runs and scripts never wait for an answer
         can_ask = not (one_shot or args.sessions) and sys.stdin.isatty() and sys.stderr.isatty()
         settings = trust.settle(settings, trust_flag=args.trust, can_ask=can_ask)
@@ -282,14 +289,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.sessions:
             from clio.safety.redact import Redactor
 
-            store = SessionStore(None if args.incognito else paths.sessions_dir, redact=Redactor(settings.redaction).text)
+            store = SessionStore(
+                None if args.incognito else paths.sessions_dir, redact=Redactor(settings.redaction).text
+            )
             list_sessions(store, out)
             return 0
         text = read_input(args.input) if args.input is not None else None
         if one_shot:
             from clio.ui.oneshot import run_one_shot
 
-            return run_one_shot(settings, paths, text or "", resume=args.resume, out=out, err=err, output=args.output)
+            return run_one_shot(
+                settings, paths, text or "", resume=args.resume, out=out, err=err, output=args.output
+            )
         from clio.ui.repl import run_repl
 
         return run_repl(settings, paths, first_input=text, resume=args.resume, out=out, err=err)

@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from clio.store.atomic import quarantine
 
 PROFILE_SETTINGS = ("auto", "full", "lean")  # auto: full unless its fixed part is too big (agent/window.py)
@@ -142,7 +140,9 @@ class Settings:
 
 
 _SCALAR_FIELDS = {
-    f.name: f for f in dataclasses.fields(Settings) if f.name not in ("approvals", "sources", "project", "mcp_servers")
+    f.name: f
+    for f in dataclasses.fields(Settings)
+    if f.name not in ("approvals", "sources", "project", "mcp_servers")
 }
 _FILE_KEYS = set(_SCALAR_FIELDS) - {"incognito", "yes", "debug"}
 
@@ -358,8 +358,24 @@ def _mark(exc: Exception) -> str:
     return f", line {mark.line + 1}, column {mark.column + 1}"
 
 
+class YamlProblem(ValueError):
+    """A YAML syntax error, carrying the parser's problem and marks (yaml is imported only when
+    a config file exists)."""
+
+    def __init__(self, exc: Exception) -> None:
+        super().__init__(str(exc))
+        for name in ("problem", "problem_mark", "context", "context_mark"):
+            setattr(self, name, getattr(exc, name, None))
+
+
 def _parse(raw: bytes) -> dict[str, Any]:
-    data = yaml.safe_load(raw.decode("utf-8-sig"))
+    import yaml
+
+    text = raw.decode("utf-8-sig")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise YamlProblem(exc) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -382,7 +398,7 @@ def load_user_yaml(path: Path) -> dict[str, Any]:
         return _parse(raw)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start}); fix or remove it.") from None
-    except (yaml.YAMLError, ValueError) as exc:
+    except ValueError as exc:  # a YamlProblem, or a top level that is not a mapping
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
         if context and start is not None and start.line != getattr(exc, "problem_mark", start).line:
@@ -405,7 +421,7 @@ def _load_project(path: Path, warnings: list[str], *, may_write: bool) -> tuple[
         return None, {}
     try:
         return raw, _parse(raw)
-    except (yaml.YAMLError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+    except ValueError as exc:  # YamlProblem; UnicodeDecodeError is a ValueError too
         reason = (getattr(exc, "problem", None) or str(exc).splitlines()[0]) + _mark(exc)
         if not may_write:  # incognito moves nothing
             warnings.append(f"{path} is damaged ({reason}); ignored it")

@@ -6,7 +6,6 @@ import json
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
-from rich.table import Table
 
 from clio.commands.registry import COMMANDS, CommandError, ExitRequested, command
 from clio.tools.todos import format_todos
@@ -17,6 +16,8 @@ if TYPE_CHECKING:
 
 @command("help", "list commands", "/help [command]")
 def help_cmd(app: CommandContext, arg: str) -> None:
+    from rich.table import Table  # ~15 ms: only when a table is shown
+
     name = arg.strip().lstrip("/")
     if name:
         cmd = COMMANDS.get(name)
@@ -106,7 +107,9 @@ def context_cmd(app: CommandContext, arg: str) -> None:
         )
     )
     if figures.get("mcp_tool_tokens"):
-        app.console.print(f"  MCP tools' schemas: {figures['mcp_tool_tokens']:,} tokens of the fixed part (/mcp)")
+        app.console.print(
+            f"  MCP tools' schemas: {figures['mcp_tool_tokens']:,} tokens of the fixed part (/mcp)"
+        )
     app.console.print(
         f"  window {figures['window_messages']} messages of {figures['archived_messages']} archived"
         + (f"; summary after {figures['trims']} trim(s)" if figures["summary"] else "")
@@ -115,6 +118,8 @@ def context_cmd(app: CommandContext, arg: str) -> None:
 
 @command("stats", "usage of this session", "/stats")
 def stats_cmd(app: CommandContext, arg: str) -> None:
+    from rich.table import Table  # ~15 ms: only when a table is shown
+
     session = app.session
     assert session is not None
     u = session.info.usage

@@ -18,10 +18,14 @@ read untrusted content (file contents, command output...), so the user can drop 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
 from clio.memory import lifecycle, ltm, ltm_rank
@@ -33,7 +37,18 @@ USAGE = (
     "/memory list [type|tainted|pinned|learned|notes] | search <query> | stats | prune [days] | pin <id> | "
     "unpin <id> | compact | consolidate | forget <id> | clear"
 )
-SUBCOMMANDS = ("list", "search", "stats", "prune", "pin", "unpin", "compact", "consolidate", "forget", "clear")
+SUBCOMMANDS = (
+    "list",
+    "search",
+    "stats",
+    "prune",
+    "pin",
+    "unpin",
+    "compact",
+    "consolidate",
+    "forget",
+    "clear",
+)
 FILTERS = ("tainted", "pinned", "learned")
 
 PLURALS = {"discoveries": "discovery", **{t + "s": t for t in ltm.TYPES}}
@@ -61,6 +76,8 @@ def origin(e: ltm.Entry) -> str:
 
 
 def _entry_table(rows: list[ltm.Entry], title: str, now: float) -> Table:
+    from rich.table import Table  # ~15 ms: only when a table is shown
+
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("id", no_wrap=True)
     table.add_column("type", no_wrap=True)
@@ -83,6 +100,8 @@ def _entry_table(rows: list[ltm.Entry], title: str, now: float) -> Table:
 
 
 def _list(app: CommandContext, arg: str) -> None:
+    from rich.table import Table  # ~15 ms: only when a table is shown
+
     kind = arg.strip().lower()
     if kind in ("notes", "note"):
         notes: Any = app.services.notes

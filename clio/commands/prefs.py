@@ -5,11 +5,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
 import time
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
 from clio.memory.prefs import DAY, Preference, PrefError
@@ -27,6 +31,8 @@ def _store(app: CommandContext) -> PrefStore:
 
 
 def _table(store: PrefStore, prefs: list[Preference], title: str) -> Table:
+    from rich.table import Table  # ~15 ms: only when a table is shown
+
     now = store.clock()
     table = Table(title=title, title_justify="left")
     table.add_column("id", no_wrap=True)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from rich.table import Table
-
 from clio.commands.registry import CommandError, command, split_sub
 from clio.store.sessions import SessionBusy, SessionNotFound
 
@@ -30,6 +28,8 @@ def session_cmd(app: CommandContext, arg: str) -> None:
 
 
 def show(app: CommandContext, rest: str) -> None:
+    from rich.table import Table  # ~15 ms: only when a table is shown
+
     s = app.session
     assert s is not None
     u = s.info.usage
@@ -47,6 +47,8 @@ def show(app: CommandContext, rest: str) -> None:
 
 
 def list_(app: CommandContext, rest: str) -> None:
+    from rich.table import Table  # ~15 ms: only when a table is shown
+
     infos = app.sessions.list()
     if not infos:
         app.console.print("No saved sessions in this project.")
@@ -113,9 +115,13 @@ def export(app: CommandContext, rest: str) -> None:
         if not target.is_absolute():
             target = app.paths.cwd / target
         if target.is_dir():
-            raise CommandError(f"{rest} is a folder: name the file, e.g. {Path(rest) / (session.id + '.html')}")
+            raise CommandError(
+                f"{rest} is a folder: name the file, e.g. {Path(rest) / (session.id + '.html')}"
+            )
         if not target.parent.is_dir():
-            raise CommandError(f"No folder {target.parent}: create it first, or name a file in an existing folder.")
+            raise CommandError(
+                f"No folder {target.parent}: create it first, or name a file in an existing folder."
+            )
     elif app.writes:
         target = app.paths.clio_dir / "exports" / f"{session.id}.html"
     else:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 
 from rich.markup import escape
-from rich.table import Table
 
 from clio.app_skills import Behaviours
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
@@ -29,6 +28,8 @@ def _behaviours(app: CommandContext) -> Behaviours:
 
 
 def _show(app: CommandContext, b: Behaviours, rest: str) -> None:
+    from rich.table import Table  # ~15 ms: only when a table is shown
+
     stated = b.stated()
     table = Table(title=f"behaviours ({b.store.path})", title_justify="left")
     for col in ("id", "mean", "signals", "state"):

@@ -138,7 +138,9 @@ class LLMClient:
         try:
             listing = self._transport.get_json("/models")
         except HTTPStatus as exc:
-            raise LLMError(f"Could not list models at {self.base_url}: {exc.status} {_short(_text(exc))}") from exc
+            raise LLMError(
+                f"Could not list models at {self.base_url}: {exc.status} {_short(_text(exc))}"
+            ) from exc
         except (ConnectFailed, StreamFailed) as exc:
             raise LLMError(f"Could not list models at {self.base_url}: {exc}") from exc
         data = listing.get("data") if isinstance(listing, dict) else None

@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from clio.lazy_re import lazy
+
 __all__ = ["context_numbers", "is_context_length_error"]
 
 # Error codes / types that mean exactly this, in any dialect.
@@ -80,11 +82,11 @@ _CONTEXT_PATTERNS = [
     r"tokens in the prompt cannot exceed",
     r"\bcontext[_ ]length\b.{0,40}\b(exceeded|too (long|large))",
 ]
-_CONTEXT_RE = re.compile("|".join(f"(?:{p})" for p in _CONTEXT_PATTERNS), re.IGNORECASE | re.DOTALL)
+_CONTEXT_RE = lazy("|".join(f"(?:{p})" for p in _CONTEXT_PATTERNS), re.IGNORECASE | re.DOTALL)
 
 # Wordings that must never count even when a context pattern also matches (Groq's 413 "Request too
 # large ... on tokens per minute (TPM)", OpenAI's "Rate limit reached ... tokens per min").
-_NOT_CONTEXT_RE = re.compile(
+_NOT_CONTEXT_RE = lazy(
     r"rate[ _-]?limit|per minute|per min\b|per day|\b[TR]PM\b|\bTPD\b|quota|too many requests"
     r"|billing|credits?\b",
     re.IGNORECASE,
@@ -114,22 +116,22 @@ def is_context_length_error(status: int | None, body: Any, message: str) -> bool
 
 _NUMBER_RES = [
     # llama.cpp: "request (6419 tokens) exceeds the available context size (2048 tokens)"
-    re.compile(r"request \((?P<req>\d+) tokens\) exceeds the available context size \((?P<win>\d+) tokens\)"),
+    lazy(r"request \((?P<req>\d+) tokens\) exceeds the available context size \((?P<win>\d+) tokens\)"),
     # OpenAI / vLLM / OpenRouter: "maximum context length is 8192 tokens. However, you requested
     # 9000 tokens" / "... your messages resulted in 9000 tokens" / "your request has 1500 input tokens"
-    re.compile(
+    lazy(
         r"maximum context length is (?P<win>\d+) tokens.{0,80}?"
         r"(?:requested (?:about )?|resulted in |has )(?P<req>\d+)",
         re.DOTALL,
     ),
-    re.compile(r"maximum context length is (?P<win>\d+)"),
+    lazy(r"maximum context length is (?P<win>\d+)"),
     # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"
-    re.compile(r"too long: (?P<req>\d+) tokens > (?P<win>\d+) maximum"),
+    lazy(r"too long: (?P<req>\d+) tokens > (?P<win>\d+) maximum"),
     # Ollama: "exceeded max context length by 12 tokens" gives no window; LM Studio:
-    re.compile(r"context length of only (?P<win>\d+)"),
+    lazy(r"context length of only (?P<win>\d+)"),
     # vLLM: "longer than the maximum model length of 4096"
-    re.compile(r"\(length (?P<req>\d+)\) is longer than the maximum model length of (?P<win>\d+)"),
-    re.compile(r"maximum model length of (?P<win>\d+)"),
+    lazy(r"\(length (?P<req>\d+)\) is longer than the maximum model length of (?P<win>\d+)"),
+    lazy(r"maximum model length of (?P<win>\d+)"),
 ]
 
 

@@ -37,26 +37,28 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from clio.lazy_re import lazy
+
 __all__ = ["recover_tool_calls"]
 
 _FENCE_LANGS = {"", "json", "json5", "jsonc", "tool_call", "tool_code", "tool", "function_call"}
 _CALL_KEYS = {"name", "arguments", "parameters", "id", "type"}
 
-_FENCE_RE = re.compile(
+_FENCE_RE = lazy(
     r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)"
     r"(?:^[ \t]*(?P=fence)[ \t]*$|\Z)",
     re.MULTILINE | re.DOTALL,
 )
-_TAG_RE = re.compile(r"<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
+_TAG_RE = lazy(r"<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
 # A line that starts a JSON object (or a list of them) whose first key a call can have.
-_LINE_START_RE = re.compile(
+_LINE_START_RE = lazy(
     r'^[ \t]*(?=(?:\[\s*)?\{\s*"(?:name|function|type|id|arguments|parameters)"\s*:)', re.MULTILINE
 )
 # Strings (skipped whole) and brackets: what bracket matching looks at.
-_SCAN_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
-_SEP_RE = re.compile(r"[ \t]*[.,;]?[ \t]*")
+_SCAN_RE = lazy(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
+_SEP_RE = lazy(r"[ \t]*[.,;]?[ \t]*")
 # The body may not run into another <function= tag (keeps unclosed tags from going quadratic).
-_FUNC_RE = re.compile(
+_FUNC_RE = lazy(
     r"<function=(?P<name>[\w.-]+)>\s*(?P<body>(?:(?!<function=).)*?)\s*</function>", re.DOTALL
 )
 

@@ -8,15 +8,13 @@ milliseconds and spares the user a rejection (or, worse, a window assumed far to
 large). Ollama and LM Studio do not state it there; for them the configured value, the window
 learned from a rejection, or the default applies.
 
-Plain ``urllib`` (no openai import), a short timeout, no proxies, a capped body: a server that
-does not answer costs at most the timeout and is then left to the chat request to report.
+urllib3 (the client's own HTTP library), a short timeout, no proxies, a capped body: a server
+that does not answer costs at most the timeout and is then left to the chat request to report.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any
 
 __all__ = ["probe_window", "stated_window"]
@@ -53,14 +51,25 @@ def stated_window(listing: Any, model: str) -> int | None:
 
 def probe_window(base_url: str, api_key: str | None, model: str, timeout: float = 2.0) -> int | None:
     """Ask the endpoint's ``/models`` for ``model``'s window; None when it does not say (or fails)."""
-    request = urllib.request.Request(base_url.rstrip("/") + "/models", headers={"Accept": "application/json"})
+    import urllib3
+
+    headers = {"Accept": "application/json"}
     if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        headers["Authorization"] = f"Bearer {api_key}"
     try:
-        with opener.open(request, timeout=timeout) as reply:
-            body = reply.read(MAX_BODY + 1)
-    except (urllib.error.URLError, OSError, ValueError):
+        with urllib3.PoolManager(num_pools=1) as pool:
+            reply = pool.request(
+                "GET",
+                base_url.rstrip("/") + "/models",
+                headers=headers,
+                timeout=timeout,
+                retries=False,
+                redirect=False,
+                preload_content=False,
+            )
+            body = reply.read(MAX_BODY + 1, decode_content=True) if reply.status == 200 else b""
+            reply.release_conn()
+    except (urllib3.exceptions.HTTPError, OSError, ValueError):
         return None
     if len(body) > MAX_BODY:
         return None

@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from clio.lazy_re import lazy
+
 DECISION, CONSTRAINT, CONVENTION = "decision", "constraint", "convention"
 KINDS = (DECISION, CONSTRAINT, CONVENTION)
 MAX_ITEMS = 16
@@ -41,18 +43,18 @@ MAX_SENTENCE_CHARS = 400  # longer "sentences" are pasted text (logs, code), not
 
 Item = list[str]  # [kind, key, statement]
 
-_SPLIT = re.compile(
+_SPLIT = lazy(
     r"(?<=[.!;])\s+|\n+|;\s*"
     r"|,?\s+(?:and|but|also)\s+(?=(?:never|always|don't|do not|we|let's|let us|keep|avoid|stick|switch|use)\b)",
     re.I,
 )
-_LEAD = re.compile(
+_LEAD = lazy(
     r"^(?:\[[^\]\n]{0,40}\]|[-*•>]+(?=\s)|\d{1,2}[.)](?=\s)|#+(?=\s))[\s,:]*"  # a [label], a list bullet, a heading
     r"|^(?:ok(?:ay)?|alright|actually|also|so|and|but|then|btw|by the way|one more thing|important|note|"
     r"please|fine|good|great|right|well|hey|oh|ah|remember|just so you know|for the record|fyi)\b[\s,:;\-!]*",
     re.I,
 )
-_CODE = re.compile(r"`([^`]*)`")
+_CODE = lazy(r"`([^`]*)`")
 
 # (kind, pattern): the first that matches a sentence wins; ``rest`` is the object phrase,
 # ``subj`` (when present) a subject phrase that names what the item is about.
@@ -62,40 +64,40 @@ _DVERB = (
     r"settle on|opt for|standardi[sz]e on|rely on|keep using|drop support for|run (?=.* (?:mode|on|with)\b))"
 )
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    (DECISION, re.compile(rf"^{_WE} {_DVERB}\b (?P<rest>.+)$")),
+    (DECISION, lazy(rf"^{_WE} {_DVERB}\b (?P<rest>.+)$")),
     (
         DECISION,
-        re.compile(
+        lazy(
             r"^(?:we|i)(?: have|'ve)? (?:decided|agreed|chosen|chose|picked|settled)(?: to| on| that| for)? (?P<rest>.+)$"
         ),
     ),
     (
         DECISION,
-        re.compile(r"^(?:decision|decided|the decision is|final answer|verdict)\s*[:\-]\s*(?P<rest>.+)$"),
+        lazy(r"^(?:decision|decided|the decision is|final answer|verdict)\s*[:\-]\s*(?P<rest>.+)$"),
     ),
     (
         DECISION,
-        re.compile(
+        lazy(
             r"^(?:go with|stick with|stick to|opt for|settle on|standardi[sz]e on|keep using) (?P<rest>.+)$"
         ),
     ),
-    (DECISION, re.compile(rf"^(?:{_WE} )?switch (?P<subj>.+?) (?:to|over to) (?P<rest>.+)$")),
-    (DECISION, re.compile(r"^(?P<rest>[\w.\-/ ]{1,40}) it is$")),
+    (DECISION, lazy(rf"^(?:{_WE} )?switch (?P<subj>.+?) (?:to|over to) (?P<rest>.+)$")),
+    (DECISION, lazy(r"^(?P<rest>[\w.\-/ ]{1,40}) it is$")),
     (
         CONVENTION,
-        re.compile(
+        lazy(
             r"^(?:from now on|going forward|henceforth|in (?:the )?future|from here on)\s*,?\s*(?P<rest>.+)$"
         ),
     ),
     (
         CONSTRAINT,
-        re.compile(
+        lazy(
             r"^(?:never|don't ever|do not ever|under no circumstances|at no point)\b(?! mind)\s*,?\s*(?P<rest>.+)$"
         ),
     ),
     (
         CONSTRAINT,
-        re.compile(
+        lazy(
             r"^(?:don't|do not|dont|please don't|please do not) (?:touch|modify|change|edit|delete|remove|commit|push|"
             r"rename|break|introduce|upgrade|bump|install|add|use|call|rely on|depend on|reformat|rewrite|disable|skip) "
             r"(?P<rest>.+)$"
@@ -103,35 +105,35 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         CONSTRAINT,
-        re.compile(
+        lazy(
             r"^(?:keep|leave) (?P<subj>.+?) (?:unchanged|untouched|as it is|as is|intact|stable|backwards?[- ]compatible|alone|frozen|the same)\b(?P<rest>.*)$"
         ),
     ),
-    (CONSTRAINT, re.compile(r"^(?:avoid|no more|stop(?= \w+ing\b)) (?P<rest>.+)$")),
-    (CONSTRAINT, re.compile(r"^no (?:new |more |extra |external |third[- ]party |additional )(?P<rest>.+)$")),
-    (CONSTRAINT, re.compile(r"^only (?:touch|edit|change|modify|commit|use|work on|write to) (?P<rest>.+)$")),
+    (CONSTRAINT, lazy(r"^(?:avoid|no more|stop(?= \w+ing\b)) (?P<rest>.+)$")),
+    (CONSTRAINT, lazy(r"^no (?:new |more |extra |external |third[- ]party |additional )(?P<rest>.+)$")),
+    (CONSTRAINT, lazy(r"^only (?:touch|edit|change|modify|commit|use|work on|write to) (?P<rest>.+)$")),
     (
         CONSTRAINT,
-        re.compile(
+        lazy(
             r"^make sure (?:that )?(?:we |you )?(?P<rest>(?:never|always|don't|do not|keep|leave) .+)$"
         ),
     ),
     (
         CONSTRAINT,
-        re.compile(
+        lazy(
             r"^nothing (?:in|under|inside|of) (?P<subj>.+?) (?:may|can|should|must|is to) be "
             r"(?:edited|changed|touched|modified|deleted|removed|rewritten)\b(?P<rest>.*)$"
         ),
     ),
     (
         CONSTRAINT,
-        re.compile(
+        lazy(
             r"^(?P<subj>.+?) (?:is|are) (?:off[- ]limits|read[- ]only|frozen|not to be touched)\b(?P<rest>.*)$"
         ),
     ),
     (
         CONSTRAINT,
-        re.compile(
+        lazy(
             r"^(?P<subj>(?!(?:i|you|it|this|that)\b).+?) (?:must|mustn't|must not|may not|cannot|can't|shall not|should never|"
             r"should always|is not allowed to|are not allowed to|is never to|are never to) "
             r"(?P<rest>(?!have\b|be (?:in|somewhere|because|caused|related|coming|from|wrong|broken|missing|a|the|it)\b).+)$"
@@ -139,60 +141,60 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         CONSTRAINT,
-        re.compile(
+        lazy(
             r"^(?P<subj>(?!(?:i|you|we|it|this|that)\b).+?) (?:has to|have to|needs to|need to|should) "
             r"(?P<rest>(?:stay|remain|keep|be backwards|be compatible|work with|support|run on|pass) .+)$"
         ),
     ),
-    (CONVENTION, re.compile(r"^always (?!(?:nice|good|great|fun|a|the|so|been|happy)\b)(?P<rest>.+)$")),
-    (CONVENTION, re.compile(r"^(?:i |we )?prefer (?P<rest>.+)$")),
+    (CONVENTION, lazy(r"^always (?!(?:nice|good|great|fun|a|the|so|been|happy)\b)(?P<rest>.+)$")),
+    (CONVENTION, lazy(r"^(?:i |we )?prefer (?P<rest>.+)$")),
     (
         CONVENTION,
-        re.compile(
+        lazy(
             r"^(?:we|our team|this project|the project|this repo|the team) (?:use|uses|prefer|prefers|follow|follows|write|writes|format|name|keep|put|indent) (?P<rest>.+)$"
         ),
     ),
     (
         CONVENTION,
-        re.compile(
+        lazy(
             r"^(?:our |the |my )?(?:convention|style|rule|policy|standard|house style)(?: here)?(?: is|:)\s*:?\s*(?P<rest>.+)$"
         ),
     ),
     (
         CONVENTION,
-        re.compile(
+        lazy(
             r"^(?P<subj>(?!(?:i|you|we|it|this|that|let's)\b)[\w.\-/ ]{2,40}?) (?:go|goes|belong|belongs|live|lives) (?:in|under|into|inside) (?P<rest>.+)$"
         ),
     ),
-    (CONVENTION, re.compile(r"^name (?P<subj>.+?) (?:like|as|after|using|with) (?P<rest>.+)$")),
+    (CONVENTION, lazy(r"^name (?P<subj>.+?) (?:like|as|after|using|with) (?P<rest>.+)$")),
     (
         DECISION,
-        re.compile(
+        lazy(
             r"^use (?P<rest>(?!.*\bto (?:find|see|check|look|read|print|list|show|search|get|open|inspect)\b).+?"
             r"(?:\bin [\w\- ]+ mode\b|\bfor (?:the |all |every |our |this )?\w|\binstead of\b|\brather than\b|"
             r"\bfrom now on\b|\beverywhere\b|\bthroughout\b|\bgoing forward\b|\bas (?:the|our)\b|\bby default\b).*)$"
         ),
     ),
 ]
-_REVOKE = re.compile(
+_REVOKE = lazy(
     r"^(?:(?:we )?(?:no longer|don't|do not) (?:use|need|want|require)|(?:forget|drop|scratch|ignore|disregard|cancel|lift) "
     r"(?:what i said about |the (?:rule|constraint|decision|requirement|restriction) (?:about|on) |about )?)"
     r"(?P<rest>.+?)(?: anymore| any more| after all)?$"
     r"|^(?P<subj>.+?) (?:is|are) no longer (?:needed|required|a (?:rule|constraint|requirement)|off[- ]limits|frozen)"
 )
-_PROPOSAL = re.compile(
+_PROPOSAL = lazy(
     r"(?:^|[.!?]\s+)(?:i (?:would |'d )?(?:suggest|propose|recommend)|i'd (?:suggest|propose|recommend)|"
     r"my (?:suggestion|recommendation|proposal) is|how about|what about|shall we|should we|we could)"
     r"(?: that)?(?: we)?(?: should)? (?P<rest>[^.!?\n]{3,200})[.!?]?\s*$",
     re.I,
 )
-_AGREE = re.compile(
+_AGREE = lazy(
     r"^(?:yes|yeah|yep|yup|sure|ok|okay|agreed|sounds good|let's do (?:it|that)|do it|do that|go ahead|"
     r"go for it|fine|deal|perfect|makes sense|works for me|that works|good idea|great idea|absolutely|correct)\b"
     r"(?![\s,]*(?:but|no|not|don't|wait))",
     re.I,
 )
-_WORD = re.compile(r"[a-z0-9_][a-z0-9_./\-]*[a-z0-9_]|[a-z0-9]")
+_WORD = lazy(r"[a-z0-9_][a-z0-9_./\-]*[a-z0-9_]|[a-z0-9]")
 _STOP = set(
     """a an the this that these those it its it's we we'll us our you your i i'm me my they them their
     to of in on at for from by with without into onto over under as and or but not no nor than then

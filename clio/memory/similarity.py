@@ -24,7 +24,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)  # letters and digits; '_' and punctuation separate
+from clio.lazy_re import lazy
+
+WORD_RE = lazy(r"[^\W_]+", re.UNICODE)  # letters and digits; '_' and punctuation separate
 
 _STOP_TEXT = """
     a about after all also am an and any are as at be because been before being both but by can could
@@ -219,19 +221,19 @@ AMBIGUOUS_MIN = 0.5  # word-set Jaccard from which two entries may be the same f
 DUPLICATE_MIN = 0.85  # ... from which they are, if nothing else differs
 
 _ANCHOR_RES = (
-    re.compile(r"https?://[^\s`'\"<>)]+"),  # URLs
-    re.compile(r"(?:~|\.{1,2})?(?:/[\w.\-]+)+/?"),  # absolute and ./ ~/ paths
-    re.compile(r"\b[\w.\-]+(?:/[\w.\-]+)+/?"),  # relative paths with a slash
-    re.compile(r"`[^`\n]{1,80}`"),  # `code`
-    re.compile(r"\bv?\d+(?:[.\-:]\d+)*\b"),  # numbers, versions, ports, 2-0
-    re.compile(r"\b\w{2,}(?:\.\w+)+\b"),  # dotted names: render.py, os.path.join
-    re.compile(r"\b\w*[A-Za-z]\w*_\w+\b"),  # snake_case
-    re.compile(r"\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b"),  # camelCase, PascalCase
-    re.compile(r"\b[A-Z][A-Z0-9]{1,}\b"),  # ALLCAPS, HTTP2
-    re.compile(r"\b(?=\w*\d)(?=\w*[A-Za-z])\w+\b"),  # letters and digits: py310, x86
-    re.compile(r"\b[\w]+-[\w-]+\b"),  # kebab-case: pre-commit, utf-8
+    lazy(r"https?://[^\s`'\"<>)]+"),  # URLs
+    lazy(r"(?:~|\.{1,2})?(?:/[\w.\-]+)+/?"),  # absolute and ./ ~/ paths
+    lazy(r"\b[\w.\-]+(?:/[\w.\-]+)+/?"),  # relative paths with a slash
+    lazy(r"`[^`\n]{1,80}`"),  # `code`
+    lazy(r"\bv?\d+(?:[.\-:]\d+)*\b"),  # numbers, versions, ports, 2-0
+    lazy(r"\b\w{2,}(?:\.\w+)+\b"),  # dotted names: render.py, os.path.join
+    lazy(r"\b\w*[A-Za-z]\w*_\w+\b"),  # snake_case
+    lazy(r"\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b"),  # camelCase, PascalCase
+    lazy(r"\b[A-Z][A-Z0-9]{1,}\b"),  # ALLCAPS, HTTP2
+    lazy(r"\b(?=\w*\d)(?=\w*[A-Za-z])\w+\b"),  # letters and digits: py310, x86
+    lazy(r"\b[\w]+-[\w-]+\b"),  # kebab-case: pre-commit, utf-8
 )
-_PROPER_RE = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]{2,}\b")  # Capitalised, not first in a sentence
+_PROPER_RE = lazy(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]{2,}\b")  # Capitalised, not first in a sentence
 
 
 def anchors(text: str) -> frozenset[tuple[str, ...]]:

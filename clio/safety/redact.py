@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from clio.lazy_re import lazy
 from clio.safety.redact_rules import (
     ESCAPE_LETTERS,
     MARK,
@@ -40,9 +41,9 @@ from clio.safety.redact_rules_services import SERVICE_RULES
 __all__ = ["LEVELS", "PLACEHOLDER_RE", "Redactor", "entropy", "placeholder"]
 
 LEVELS = ("off", "standard", "strict")
-PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+PLACEHOLDER_RE = lazy(r"\[REDACTED:[a-z0-9_]+\]")
 
-_EMAIL_DOMAIN = re.compile(
+_EMAIL_DOMAIN = lazy(
     r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])(?!\.[A-Za-z0-9])(?!:[\w~/])"
 )
 _EMAIL_LOCAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-")
@@ -73,18 +74,18 @@ def _redact_emails(text: str, low: str | None, labels: list[str]) -> str:
 
 # --- strict: generic high-entropy tokens ---
 
-_RUN = re.compile(r"[A-Za-z0-9+/_=\\-]{32,}")  # cheap scan; _TOKEN then runs inside each run only
-_TOKEN = re.compile(
+_RUN = lazy(r"[A-Za-z0-9+/_=\\-]{32,}")  # cheap scan; _TOKEN then runs inside each run only
+_TOKEN = lazy(
     r"(?:(?<![A-Za-z0-9+/_.\\-])|(?<=\\[nrt])|(?<=\\\\))[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/=_-])"
 )
-_HEX = re.compile(r"[0-9a-fA-F-]+")
-_PROTECTED_BEFORE = re.compile(
+_HEX = lazy(r"[0-9a-fA-F-]+")
+_PROTECTED_BEFORE = lazy(
     r"(?:sha(?:1|224|256|384|512)[-:]|md5[-:]|h1:|;base64,|(?:ssh-[a-z0-9]+|ecdsa-sha2-nistp\d+|[a-z-]+@openssh\.com) )$"
 )
-_DIGEST_PREFIX = re.compile(r"(?:sha(?:1|224|256|384|512)|md5)-")  # sha512-<base64>: an npm integrity field
+_DIGEST_PREFIX = lazy(r"(?:sha(?:1|224|256|384|512)|md5)-")  # sha512-<base64>: an npm integrity field
 ENTROPY_BITS = 4.0  # per character; random base62 of 32 chars scores 4.2-4.9 (99%), 64 chars 4.9+
 WORDY = 0.75  # share of a token made of words: identifiers 0.78+, random 32-char tokens above it 0.3%
-_WORDS = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{2,}(?![a-z])")
+_WORDS = lazy(r"[A-Z]?[a-z]{3,}|[A-Z]{2,}(?![a-z])")
 MAX_TOKEN = 1024  # longer runs are data blobs (images, archives), not credentials
 
 
@@ -210,10 +211,10 @@ def _apply(rule: Rule, text: str, low: str | None, labels: list[str]) -> tuple[s
 # --- keys split across adjacent string literals: "sk-abc" "def…", 'AKIA' + 'XXXX…' ---
 
 _LIT = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-_CHAIN = re.compile(r"(?:" + _LIT + r")(?:[ \t]*\+?\s*(?:" + _LIT + r"))+")
+_CHAIN = lazy(r"(?:" + _LIT + r")(?:[ \t]*\+?\s*(?:" + _LIT + r"))+")
 # where two literals meet: a quote, then spaces, a "+" or a line break (not "" nor ", "), then a quote
-_ADJACENT = re.compile(r"[\"'](?:[ \t]*\+\s*|[ \t]+|[ \t]*\n\s*)[\"']")
-_ONE_LIT = re.compile(_LIT)
+_ADJACENT = lazy(r"[\"'](?:[ \t]*\+\s*|[ \t]+|[ \t]*\n\s*)[\"']")
+_ONE_LIT = lazy(_LIT)
 _MAX_CHAIN = 4096  # characters of a chain looked at past a junction
 
 

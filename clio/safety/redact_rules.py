@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from clio.lazy_re import lazy
+
 MARK = "[REDACTED:"
 
 
@@ -66,8 +68,8 @@ def _rule(
         pattern = pattern[4:]
     return Rule(
         label,
-        re.compile(pattern),
-        re.compile(pattern, re.I) if ci else None,
+        lazy(pattern),
+        lazy(pattern, re.I) if ci else None,
         needles,
         min_classes,
         bounded,
@@ -222,29 +224,29 @@ _ASSIGN_PATTERN = (
     r"(?:(?P<pfx>[rbfu]{1,2}(?=[\"']))?(?:\"(?P<dq>(?:\\.|[^\"\\\n])*)\"|'(?P<sq>(?:\\.|[^'\\\n])*)')"
     r"|`(?P<bq>[^`\\\n]*)`|\\\"(?P<eq>[^\"\\\n]*)\\\"|(?P<uq>(?:[^\s\"'`\\]|\\[^\snrt])+))"
 )
-_ASSIGN = re.compile(_ASSIGN_PATTERN)  # run on text.lower()
-_ASSIGN_I = re.compile(_ASSIGN_PATTERN, re.I)
+_ASSIGN = lazy(_ASSIGN_PATTERN)  # run on text.lower()
+_ASSIGN_I = lazy(_ASSIGN_PATTERN, re.I)
 # where a keyword may start: a cheap literal scan, the full pattern is then tried at each hit
 _STARTS = r"pass|pwd|secret|token|credential|api|access|private|auth|signing|encryption|master|account|client"
-_KEYWORD_START = re.compile(_STARTS)
-_KEYWORD_START_I = re.compile(_STARTS, re.I)
-SECRET_KEY = re.compile(r"^[A-Za-z0-9_.-]*?(?P<kw>" + _KEYWORD + r")$", re.I)
+_KEYWORD_START = lazy(_STARTS)
+_KEYWORD_START_I = lazy(_STARTS, re.I)
+SECRET_KEY = lazy(r"^[A-Za-z0-9_.-]*?(?P<kw>" + _KEYWORD + r")$", re.I)
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/:")
 _NOT_SECRET_WORDS = (
     "true false null none nil yes no on off undefined required optional str string bytes int integer bool"
     " boolean number any object secretstr text unknown redacted hidden masked"
 )
 _NOT_SECRET = frozenset(_NOT_SECRET_WORDS.split())
-_CAMEL = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+")  # SecretBytes: a type
-_SNAKE = re.compile(r"[a-z]+(?:_[a-z0-9]+)+")  # next_api_key: a variable
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # self.token, settings.PASSWORD
-_TEMPLATE = re.compile(r"^(?:\$|\{\{|%\(|<.*>$|\{.*\}$)|^[*xX.•#_-]+$")  # ${VAR}, {{ x }}, <your-key>, ****
-_EXAMPLE = re.compile(  # YOUR_API_KEY_HERE, changeme: documentation, not a secret
+_CAMEL = lazy(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+")  # SecretBytes: a type
+_SNAKE = lazy(r"[a-z]+(?:_[a-z0-9]+)+")  # next_api_key: a variable
+_DOTTED = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # self.token, settings.PASSWORD
+_TEMPLATE = lazy(r"^(?:\$|\{\{|%\(|<.*>$|\{.*\}$)|^[*xX.•#_-]+$")  # ${VAR}, {{ x }}, <your-key>, ****
+_EXAMPLE = lazy(  # YOUR_API_KEY_HERE, changeme: documentation, not a secret
     r"(?i)(?:your|my|insert|enter)[_-][\w-]*|[\w-]*[_-]here|change[_-]?me|replace[_-]?me"
 )
-_NETRC = re.compile(r"(?i)\b(?:machine|login)\b")
-_ENV_LINE = re.compile(r"(?:export |set )?")
-_YAML_LINE = re.compile(r"[ \t]*(?:- )?")
+_NETRC = lazy(r"(?i)\b(?:machine|login)\b")
+_ENV_LINE = lazy(r"(?:export |set )?")
+_YAML_LINE = lazy(r"[ \t]*(?:- )?")
 
 
 def label_for(keyword: str) -> str:

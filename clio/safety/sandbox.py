@@ -20,6 +20,8 @@ import re
 import shlex
 from pathlib import Path
 
+from clio.lazy_re import lazy
+
 __all__ = ["destructive_reason", "is_inside"]
 
 
@@ -60,42 +62,42 @@ _DISK_TOOLS = {
     "blkdiscard": "blkdiscard erases a device",
 }
 _RAW_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"(\S+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&"), "a fork bomb"),
+    (lazy(r"(\S+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&"), "a fork bomb"),
     (
-        re.compile(r">\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)"),
+        lazy(r">\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper/)"),
         "writes directly to a disk device",
     ),
-    (re.compile(r"\bof=/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk)"), "dd onto a disk device"),
+    (lazy(r"\bof=/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk)"), "dd onto a disk device"),
 ]
 # only used when the command cannot be tokenised
 _FALLBACK_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\brm\s+(-[a-zA-Z]*[rR]|--recursive)"), "recursive rm (the command could not be parsed)"),
-    (re.compile(r"\bgit\b.*\bpush\b.*(\s-[a-zA-Z]*f|--force|--mirror|--delete|\s\+\S)"), "a forced git push"),
-    (re.compile(r"\bgit\b.*\breset\b.*--hard"), "git reset --hard discards uncommitted work"),
-    (re.compile(r"\bgit\b.*\bclean\b.*\s-[a-zA-Z]*[fx]"), "git clean deletes untracked files"),
-    (re.compile(r"\bgit\b.*\b(checkout|restore)\b.*\s(\.|\*|:/)(\s|$)"), "discards uncommitted changes"),
-    (re.compile(r"(^|[\s;&|(])(dd|shred|wipefs|fdisk|sfdisk|parted|mkfs(\.\w+)?)(\s|$)"), "a disk tool"),
-    (re.compile(r"\bch(mod|own|grp)\s+.*(-R|--recursive)"), "recursive chmod/chown (could not be parsed)"),
+    (lazy(r"\brm\s+(-[a-zA-Z]*[rR]|--recursive)"), "recursive rm (the command could not be parsed)"),
+    (lazy(r"\bgit\b.*\bpush\b.*(\s-[a-zA-Z]*f|--force|--mirror|--delete|\s\+\S)"), "a forced git push"),
+    (lazy(r"\bgit\b.*\breset\b.*--hard"), "git reset --hard discards uncommitted work"),
+    (lazy(r"\bgit\b.*\bclean\b.*\s-[a-zA-Z]*[fx]"), "git clean deletes untracked files"),
+    (lazy(r"\bgit\b.*\b(checkout|restore)\b.*\s(\.|\*|:/)(\s|$)"), "discards uncommitted changes"),
+    (lazy(r"(^|[\s;&|(])(dd|shred|wipefs|fdisk|sfdisk|parted|mkfs(\.\w+)?)(\s|$)"), "a disk tool"),
+    (lazy(r"\bch(mod|own|grp)\s+.*(-R|--recursive)"), "recursive chmod/chown (could not be parsed)"),
 ]
-_SUBST = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
+_SUBST = lazy(r"\$\(([^()]*)\)|`([^`]*)`")
 # a backtick substitution where a command name goes: `echo rm` -rf x
-_BACKTICK_COMMAND = re.compile(r"(^|[;&|(\n]|\b(?:then|do|else)\s)\s*`")
+_BACKTICK_COMMAND = lazy(r"(^|[;&|(\n]|\b(?:then|do|else)\s)\s*`")
 # a shell or ``source`` reading a process substitution: bash <(curl ...)
-_SHELL_PROCSUB = re.compile(r"(^|[\s;&|(])(sh|bash|zsh|dash|ksh|source|\.)(\s+-\S+)*\s+<\(")
+_SHELL_PROCSUB = lazy(r"(^|[\s;&|(])(sh|bash|zsh|dash|ksh|source|\.)(\s+-\S+)*\s+<\(")
 # a here-document or here-string: the program before it and its body
-_HEREDOC = re.compile(
+_HEREDOC = lazy(
     r"(?P<line>[^\n]*?)<<-?[ \t]*(?P<q>['\"]?)(?P<tag>\w+)(?P=q)[^\n]*\n(?P<body>.*?)\n[ \t]*(?P=tag)[ \t]*(?:\n|$)",
     re.S,
 )
-_HERESTRING = re.compile(r"(?P<line>[^\n<]*?)<<<\s*(?P<body>'[^']*'|\"[^\"]*\"|\S+)")
-_INTERPRETER = re.compile(
+_HERESTRING = lazy(r"(?P<line>[^\n<]*?)<<<\s*(?P<body>'[^']*'|\"[^\"]*\"|\S+)")
+_INTERPRETER = lazy(
     r"^(python|pypy)[0-9.]*$|^(perl|ruby|node|nodejs|deno|bun|php|lua[0-9.]*|tclsh|Rscript|osascript|pwsh)$"
 )
 # the short option that takes inline code, per interpreter family
 _CODE_OPTS = {"python": "c", "pypy": "c", "perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "bun": "e",
               "php": "rR", "lua": "e", "tclsh": "", "Rscript": "e", "osascript": "e", "pwsh": "c"}  # fmt: skip
 _CODE_LONG = ("--eval", "--print", "--command", "--exec")
-_CODE_DANGER = re.compile(
+_CODE_DANGER = lazy(
     r"rmtree|unlink|\bremove(dirs)?\b|rmdir|\brm(_rf|_r|_f)?\b|rmSync|rimraf|truncate|shred|"
     r"os\.system|subprocess|\bpopen|\bspawn|\bexec(Sync|File|[lv]p?e?)?\b|\bsystem\s*\(|shell_exec|passthru|"
     r"proc_open|child_process|FileUtils|File\.delete|Deno\.(remove|run|Command)|b64decode|base64|"
@@ -449,7 +451,7 @@ _GIT_GLOBAL_ARG = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exe
 
 
 # config keys whose value git runs as a command (or that load more config)
-_GIT_COMMAND_KEYS = re.compile(
+_GIT_COMMAND_KEYS = lazy(
     r"^(core\.(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy)|sequence\.editor|diff\.external"
     r"|diff\..+\.(textconv|command)|filter\..+|credential(\..+)?\.helper|gpg(\..+)?\.program|pager\..+"
     r"|uploadpack\..+|protocol\..*allow|merge\..+\.driver|remote\..+\.(uploadpack|receivepack|proxy)"

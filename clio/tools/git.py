@@ -18,9 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import git
+from typing import TYPE_CHECKING, Any
 
 from clio.tools.git_env import COMMIT_HOOKS, NO_EXT, git_env, harden
 from clio.tools.paths import resolve_path
@@ -36,6 +34,9 @@ from clio.tools.registry import (
     tool,
 )
 
+if TYPE_CHECKING:
+    import git  # gitpython costs ~50 ms to import: loaded when a git operation first runs
+
 __all__ = ["recent_git_activity", "version_control"]
 
 MAX_OUTPUT = 60_000
@@ -43,7 +44,10 @@ MAX_BLAME_LINES = 400
 MAX_LOG = 200
 MAX_LISTED = 30
 
+
 def _repo(ctx: ToolContext) -> git.Repo:
+    import git
+
     try:
         repo = git.Repo(ctx.root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -354,13 +358,15 @@ _OPS = {
 }
 
 
-GitOp = Callable[[ToolContext, git.Repo, dict[str, Any]], str]
+GitOp = Callable[[ToolContext, "git.Repo", dict[str, Any]], str]
 
 
 def _with_repo(op: str, fn: GitOp) -> Handler:
     """A registry handler that opens the repository and turns git failures into ToolErrors."""
 
     def run(ctx: ToolContext, args: dict[str, Any]) -> str:
+        import git
+
         repo = _repo(ctx)
         try:
             return fn(ctx, repo, args)
@@ -415,6 +421,8 @@ def version_control(ctx: ToolContext, args: dict[str, Any]) -> str:
 
 def recent_git_activity(root: Path, n: int = 5) -> str:
     """The last ``n`` commits and a short working-tree status; "" when ``root`` is not a repository."""
+    import git
+
     try:
         repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, OSError):

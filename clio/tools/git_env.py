@@ -18,8 +18,10 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import git
+if TYPE_CHECKING:
+    import git
 
 __all__ = ["COMMIT_HOOKS", "NO_EXT", "git_env", "harden"]
 

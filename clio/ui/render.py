@@ -17,7 +17,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -63,6 +62,8 @@ class MarkdownStream:
         self.last = 0.0
 
     def _lines(self, text: str) -> list[str]:
+        from rich.markdown import Markdown  # ~40 ms with markdown-it: not needed until an answer shows
+
         buf = io.StringIO()
         c = Console(
             file=buf,

@@ -30,7 +30,7 @@ from prompt_toolkit.shortcuts import prompt as pt_prompt
 from rich.console import Console
 from rich.text import Text
 
-from clio import __version__
+from clio import __version__, lazy_re
 from clio.app import App
 from clio.commands.dispatch import run_slash
 from clio.commands.registry import COMMANDS, ExitRequested
@@ -154,6 +154,14 @@ def quiet_terminal() -> Iterator[None]:
             termios.tcsetattr(fd, termios.TCSANOW, old)
 
 
+def _warm_up() -> None:
+    """While the user types: what the first answer needs and the prompt did not (the HTTP
+    library, the markdown renderer, the regular expressions compiled on first use)."""
+    importlib.import_module("urllib3")
+    importlib.import_module("rich.markdown")
+    lazy_re.warm()
+
+
 def _ask(question: str) -> str | None:
     return pt_prompt(question)
 
@@ -183,8 +191,7 @@ def run_repl(
             multiline=False,
         )
         _banner(app, out)
-        # the model client's HTTP path (urllib3, ~60 ms): load it while the user types
-        threading.Thread(target=lambda: importlib.import_module("clio.llm.http"), daemon=True).start()
+        threading.Thread(target=_warm_up, daemon=True).start()
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:
