@@ -19,8 +19,15 @@ _loaded: dict[str, Any] = {}
 _failed: set[str] = set()
 
 
+# First words of every model name tiktoken knows (its MODEL_TO_ENCODING and prefix tables): other
+# names (llama, qwen, mistral, fake-model...) are answered without importing tiktoken (~15 ms).
+_OPENAI_FAMILIES = ("gpt", "o1", "o3", "o4", "chatgpt", "text", "code", "davinci", "curie", "babbage", "ada", "cushman", "ft:")
+
+
 def encoding_name(model: str) -> str | None:
     """The tiktoken encoding name of a model, None for models tiktoken does not know."""
+    if not any(c.lower().startswith(_OPENAI_FAMILIES) for c in (model, model.rsplit("/", 1)[-1])):
+        return None
     try:
         from tiktoken.model import encoding_name_for_model
     except Exception:

@@ -1,0 +1,97 @@
+"""What start-up imports: the heavy libraries stay off the way to the prompt and the first request.
+
+Timings are benches' business (benches/bench_shell.py, docs/benchmarks.md); these tests check the
+behaviour behind them, in fresh interpreters and through the installed clio: which modules a
+REPL start and a one-shot run load, and that lazily compiled patterns act like compiled ones.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clio import lazy_re
+from testkit.clio_run import CLIO, clio_env
+from testkit.fakeserver import FakeServer, Reply
+
+NEVER_AT_START = ("openai", "git", "yaml", "numpy", "tokenizers", "tiktoken", "mcp", "httpx", "pydantic")
+
+
+def loaded_after(code: str) -> set[str]:
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_the_repl_module_and_the_app_load_no_heavy_library() -> None:
+    loaded = loaded_after("import clio.cli, clio.ui.repl, clio.app")
+    assert "clio.app" in loaded and "prompt_toolkit" in loaded  # the probe did import them
+    heavy = sorted(m for m in loaded if m.split(".")[0] in NEVER_AT_START)
+    assert heavy == []
+    # the model client's HTTP library and the markdown renderer come with the first answer
+    assert "urllib3" not in loaded
+    assert "rich.markdown" not in loaded and "markdown_it" not in loaded
+
+
+def test_a_one_shot_answer_loads_the_http_library_but_not_git_yaml_or_openai(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    fake_server.script(Reply(text="the answer"))
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = clio_env(fake_server, tmp_path / "home")
+    env["PYTHONPROFILEIMPORTTIME"] = "1"  # every import is listed on stderr
+    env["CLIO_MODEL"] = "fake-model"  # (an OpenAI model name would load tiktoken, rightly)
+    done = subprocess.run(
+        [str(CLIO), "-p", "hello"], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "the answer"
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "urllib3" in imported  # the request went through it
+    assert sorted(m for m in imported if m.split(".")[0] in NEVER_AT_START) == []
+    assert "rich.markdown" not in imported  # the answer went to a pipe: printed as it is
+
+
+# ---------------------------------------------------------------- lazily compiled patterns
+
+
+def test_a_lazy_pattern_compiles_on_first_use_and_acts_like_the_compiled_one() -> None:
+    source = r"(?P<word>[a-z]+)-(?P<num>\d+)"
+    pattern = lazy_re.lazy(source, re.I)
+    holder = pattern  # the stand-in itself
+    assert holder._compiled is None  # type: ignore[attr-defined]
+    compiled = re.compile(source, re.I)
+    text = "Alpha-1, beta-22 and GAMMA-333"
+    assert [m.groupdict() for m in pattern.finditer(text)] == [m.groupdict() for m in compiled.finditer(text)]
+    assert pattern.sub("<\\g<num>>", text) == compiled.sub("<\\g<num>>", text)
+    assert pattern.split(text) == compiled.split(text)
+    assert pattern.pattern == source and pattern.flags == compiled.flags
+    assert holder._compiled is not None  # type: ignore[attr-defined]
+
+
+def test_warm_compiles_every_pattern_made_so_far() -> None:
+    fresh = [lazy_re.lazy(rf"warm-{i}\d") for i in range(3)]
+    lazy_re.warm()
+    assert all(p._compiled is not None for p in fresh)  # type: ignore[attr-defined]
+
+
+def test_a_bad_lazy_pattern_fails_when_used() -> None:
+    broken = lazy_re.lazy("(unclosed")
+    with pytest.raises(re.error):
+        broken.search("x")
+
+
+def test_model_names_tiktoken_knows_keep_their_encoding_without_importing_it_for_others() -> None:
+    from clio.llm.encoding import encoding_name
+
+    tiktoken_model = pytest.importorskip("tiktoken.model")
+    for model in [*tiktoken_model.MODEL_TO_ENCODING, *(p + "x" for p in tiktoken_model.MODEL_PREFIX_TO_ENCODING)]:
+        assert encoding_name(model) is not None, model
+        assert encoding_name("openai/" + model) is not None, model
+    for model in ("qwen2.5-coder:7b", "llama3.1", "fake-model", "mistral-large", "deepseek/deepseek-chat"):
+        assert encoding_name(model) is None
