@@ -57,6 +57,22 @@ def test_a_one_shot_answer_loads_the_http_library_but_not_git_yaml_or_openai(
     assert "rich.markdown" not in imported  # the answer went to a pipe: printed as it is
 
 
+def test_a_slash_command_only_run_never_loads_the_model_client(fake_server: FakeServer, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = clio_env(fake_server, tmp_path / "home")
+    env["PYTHONPROFILEIMPORTTIME"] = "1"
+    env["CLIO_MODEL"] = "fake-model"  # (tiktoken, for an OpenAI model name, brings requests and urllib3)
+    done = subprocess.run(
+        [str(CLIO), "--input", "/todo", "--exit"], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "clio.commands.core" in imported  # the command did run
+    assert "urllib3" not in imported and "clio.llm.http" not in imported
+    assert fake_server.chat_requests == []
+
+
 # ---------------------------------------------------------------- lazily compiled patterns
 
 
