@@ -48,7 +48,11 @@ LSH_MIN = 300
 # per candidate beat computing MinHash signatures in pure Python (1,000 entries: 10 ms vs
 # 38 ms; 5,000: 55 vs 202).
 MINHASH_MIN: int | None = None
-SEMANTIC_MIN = 0.9  # cosine from which two entries the words call distinct may be one fact
+# Cosine from which two entries the words call distinct may be one fact (queued for the model,
+# never merged). Measured (benches/bench_ltm_semantic.py, the shipped static table), dev pairs:
+# 0.60 queues 8/8 reworded duplicates and 1/8 related distinct facts, 0.70 7/8 and 1/8, 0.75
+# 5/8 and 0/8, 0.90 2/8; no pair of 48 unrelated facts reaches 0.60.
+SEMANTIC_MIN = 0.6
 SEMANTIC_MAX = 2000  # entries of one type above which semantic candidates are not searched (O(n^2))
 
 Decision = Literal["merge", "keep_both", "replace"]
