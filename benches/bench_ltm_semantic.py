@@ -8,7 +8,7 @@ Prints the figures; docs/memory.md records them. Uses the shipped embedding tabl
    that answers it. For each task, ``ltm_rank.select_for_prompt`` with the default budget and
    caps: is the answering entry injected? Lexical (BM25 + confidence x recency) against hybrid
    (the same with the entries' cosine to the task fused by RRF, ``clio.app_meaning``).
-   The ``dev`` tasks were used to choose ``MIN_SIMILARITY``; the ``held-out`` tasks were
+   The ``dev`` tasks were used to choose ``MIN_SIMILARITY``, ``TOP`` and ``ltm_rank.RRF_K``; the ``held-out`` tasks were
    written before any figure was looked at and never used to tune.
 2. Dedup candidates: pairs of same-type entries, reworded duplicates the words miss (word-set
    Jaccard < 0.5) and related but distinct facts. The cosine of each pair, and at each
@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clio.app_meaning import MIN_SIMILARITY, Meaning  # noqa: E402
+from clio.app_meaning import MIN_SIMILARITY, TOP, Meaning  # noqa: E402
 from clio.memory import dedup, ltm, ltm_rank  # noqa: E402
 from clio.memory.ltm import Entry  # noqa: E402
 from clio.memory.similarity import jaccard, word_set  # noqa: E402
@@ -92,7 +92,7 @@ NEW = [
     "screenshots for the docs are taken with playwright",
     "the pricing table reads its plans from plans.json",
 ]
-# (subject, task): dev tasks chose MIN_SIMILARITY
+# (subject, task): dev tasks chose MIN_SIMILARITY, TOP and RRF_K
 DEV_TASKS = [
     (0, "why is the DB connection slow when traffic peaks?"),
     (2, "how can we shrink the container we ship?"),
@@ -177,18 +177,27 @@ def injected(es: list[Entry], task: str, meaning: Meaning | None, est: TokenEsti
     return [e.id for e in ltm_rank.select_for_prompt(es, task, [], now, BUDGET, est.count_text, semantic=sem)]
 
 
-def floor_sweep(meaning: Meaning) -> None:
-    """MIN_SIMILARITY on the dev tasks only (how it was chosen)."""
+def rank_of(es: list[Entry], task: str, idx: int, sem: dict[str, float] | None) -> int:
+    return [e.id for _, e in ltm_rank.rank(es, task, T0 + 45 * 86400, sem)].index(es[idx].id) + 1
+
+
+def dev_sweep(meaning: Meaning) -> None:
+    """How MIN_SIMILARITY, TOP and RRF_K were chosen: on the dev tasks only."""
     import clio.app_meaning as am
 
     es, est = entries(), TokenEstimator("gpt-4o")
-    kept = am.MIN_SIMILARITY
-    row = []
-    for floor in (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
-        am.MIN_SIMILARITY = floor
-        row.append(f"{floor:.2f}: {sum(es[s].id in injected(es, t, meaning, est) for s, t in DEV_TASKS)}")
-    am.MIN_SIMILARITY = kept
-    print("   dev tasks injected by floor: " + ", ".join(row))
+    kept = am.MIN_SIMILARITY, am.TOP, ltm_rank.RRF_K
+    print("   dev sweep (answering entries injected / median rank of the answering entry):")
+    for floor, top, k in [
+        (0.0, 100, 60), (0.3, 100, 60), (0.35, 100, 60), (0.5, 100, 60),
+        (0.3, 100, 5), (0.3, 100, 10), (0.3, 100, 30), (0.3, 3, 10), (0.3, 8, 10), (0.3, 15, 10),
+    ]:  # fmt: skip
+        am.MIN_SIMILARITY, am.TOP, ltm_rank.RRF_K = floor, top, k
+        hits = sum(es[s].id in injected(es, t, meaning, est) for s, t in DEV_TASKS)
+        med = statistics.median(rank_of(es, t, s, meaning.similarities(es, t)) for s, t in DEV_TASKS)
+        chosen = " <- chosen" if (floor, top, k) == kept else ""
+        print(f"     floor {floor:.2f} top {top:3} k {k:2}: {hits}/{len(DEV_TASKS)}, rank {med}{chosen}")
+    am.MIN_SIMILARITY, am.TOP, ltm_rank.RRF_K = kept
 
 
 def injection(meaning: Meaning) -> None:
@@ -197,13 +206,15 @@ def injection(meaning: Meaning) -> None:
     for name, tasks in (("dev", DEV_TASKS), ("held-out", HELD_OUT)):
         lex = sum(es[s].id in injected(es, t, None, est) for s, t in tasks)
         hyb = sum(es[s].id in injected(es, t, meaning, est) for s, t in tasks)
-        print(f"   {name:8} {len(tasks)} tasks: lexical {lex}/{len(tasks)}, hybrid {hyb}/{len(tasks)}")
+        rl = statistics.median(rank_of(es, t, s, None) for s, t in tasks)
+        rh = statistics.median(rank_of(es, t, s, meaning.similarities(es, t)) for s, t in tasks)
+        print(f"   {name:8} {len(tasks)} tasks: injected lexical {lex}/{len(tasks)}, hybrid {hyb}/{len(tasks)}; "
+              f"median rank of the answer lexical {rl}, hybrid {rh}")  # fmt: skip
     shared = [s for s, t in DEV_TASKS + HELD_OUT if jaccard(word_set(OLD[s]), word_set(t)) > 0]
     print(f"   tasks sharing a word with their entry: {len(shared)}/{len(DEV_TASKS) + len(HELD_OUT)}")
-    sims = [meaning.similarities(es, t) or {} for _, t in DEV_TASKS + HELD_OUT]
-    right = [s.get(es[i].id, 0.0) for (i, _), s in zip(DEV_TASKS + HELD_OUT, sims, strict=True)]
-    print(f"   cosine task-entry: answering median {statistics.median(right):.2f} min {min(right):.2f}; "
-          f"floor MIN_SIMILARITY={MIN_SIMILARITY}")  # fmt: skip
+    right = pair_cosines(meaning, [(es[i].full_text(), t) for i, t in DEV_TASKS + HELD_OUT])
+    print(f"   cosine task-answer: median {statistics.median(right):.2f}, min {min(right):.2f}; "
+          f"floor MIN_SIMILARITY={MIN_SIMILARITY}, TOP={TOP}, RRF_K={ltm_rank.RRF_K}")  # fmt: skip
 
 
 def pair_cosines(meaning: Meaning, pairs: list[tuple[str, str]]) -> list[float]:
@@ -236,7 +247,10 @@ def dedup_figures(meaning: Meaning) -> None:
         es.append(ltm.make_entry("discovery", {"fact": a}, now=T0 + 2 * k))
         es.append(ltm.make_entry("discovery", {"fact": b}, now=T0 + 2 * k + 1))
     pairs = dedup.ambiguous_pairs(es, meaning.dedup_candidates(es))
-    print(f"   held-out through ambiguous_pairs: {len(pairs)} pair(s) queued for the model")
+    dups = {frozenset((es[2 * k].id, es[2 * k + 1].id)) for k in range(len(DUP_HELD))}
+    right = sum(frozenset((a, b)) in dups for a, b, _ in pairs)
+    print(f"   held-out through ambiguous_pairs: {len(pairs)} pair(s) queued for the model, "
+          f"{right} of them the {len(dups)} duplicates; merged without the model: none")  # fmt: skip
 
 
 def cost(meaning: Meaning) -> None:
@@ -278,7 +292,7 @@ def main() -> None:
     meaning = Meaning()
     meaning.arm()
     injection(meaning)
-    floor_sweep(meaning)
+    dev_sweep(meaning)
     dedup_figures(meaning)
     cost(meaning)
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 Notice = Callable[[str], None]
 MIN_SIMILARITY = 0.3  # weaker matches do not count as relevant by meaning (bench: unrelated ~0.1-0.3)
+TOP = 8  # the nearest entries by meaning that count (the tail of a static model's ranking is noise)
 CACHE_MAX = 5000  # cached entry vectors in a run; past it the cache starts again
 
 _said: set[str] = set()
@@ -89,8 +90,9 @@ class Meaning:
         return np.stack([self._vectors[t] for t in texts])
 
     def similarities(self, entries: Sequence[Entry], task: str) -> dict[str, float] | None:
-        """Entry id -> cosine with ``task`` for the entries at least :data:`MIN_SIMILARITY` alike;
-        None when the ranking stays lexical (not armed yet, no task, no entries, no model)."""
+        """Entry id -> cosine with ``task`` for the :data:`TOP` nearest entries at least
+        :data:`MIN_SIMILARITY` alike; None when the ranking stays lexical (not armed yet, no
+        task, no entries, no model)."""
         if not self.armed or not task.strip() or not entries:
             return None
         embedder = self.embedder()
@@ -98,7 +100,8 @@ class Meaning:
             return None
         query = embedder.embed([task])[0]
         sims = self.vectors(embedder, [e.full_text() for e in entries]) @ query
-        return {e.id: float(s) for e, s in zip(entries, sims, strict=True) if s >= MIN_SIMILARITY}
+        near = sorted(range(len(entries)), key=lambda i: -float(sims[i]))[:TOP]
+        return {entries[i].id: float(sims[i]) for i in near if sims[i] >= MIN_SIMILARITY}
 
     def dedup_candidates(self, entries: Sequence[Entry]) -> list[tuple[str, str, float]]:
         """(id, id, cosine) of same-type entries at least :data:`clio.memory.dedup.SEMANTIC_MIN`
