@@ -20,6 +20,9 @@ from clio.messages import make
 from clio.safety.redact import Redactor
 from clio.store.ltm_store import LtmStore
 from clio.store.sessions import SessionStore
+from testkit.clio_run import system_text
+from testkit.fakeserver import FakeServer, Reply
+from testkit.scripted import AppFactory
 
 POOL = "the database pool times out under load"
 TASK = "why is the DB connection slow?"
@@ -42,9 +45,9 @@ def entry(text: str, at: float, type_: str = "discovery") -> Entry:
     return ltm.make_entry(type_, {field: text}, now=at)
 
 
-def seeded(tmp_path: Path) -> tuple[LtmStore, Entry]:
+def seeded(folder: Path) -> tuple[LtmStore, Entry]:
     clock = [T0]
-    store = LtmStore(tmp_path / "ltm.json", clock=lambda: clock[0])
+    store = LtmStore(folder / "ltm.json", clock=lambda: clock[0])
     pool = store.add("discovery", fact=POOL)[0]
     clock[0] += 30 * 86400  # newer, unrelated: what recency alone would inject
     for fact in FILLER:
@@ -85,6 +88,14 @@ def test_similarities_rank_the_reworded_entry_first_and_drop_weak_ones() -> None
     assert max(sims, key=lambda k: sims[k]) == es[0].id
     assert all(v >= app_meaning.MIN_SIMILARITY for v in sims.values())
     assert len(sims) < len(es)  # the unrelated widgets fall under the floor
+
+
+def test_only_the_nearest_entries_count() -> None:
+    meaning = Meaning()
+    meaning.arm()
+    es = [entry(f"{POOL} on replica {i}", T0 + i) for i in range(app_meaning.TOP + 4)]
+    sims = meaning.similarities(es, TASK)
+    assert sims is not None and len(sims) == app_meaning.TOP  # all alike, only TOP of them fused
 
 
 def test_entry_vectors_are_cached_by_text_and_an_edit_is_embedded_again() -> None:
@@ -211,3 +222,28 @@ def test_consolidation_asks_the_model_about_the_pair_the_vectors_found(tmp_path:
     assert out.decided == 1
     merged: list[Any] = [e for e in store.all() if e.type == "discovery"]
     assert len(merged) == 1 and merged[0].text() == REWORDED[1]  # the newer wording, by the model's word
+
+
+# -- in the app ------------------------------------------------------------------------------------
+
+
+def test_a_resumed_session_is_ranked_lexically_at_attach_and_by_meaning_at_its_first_message(
+    app_factory: AppFactory, fake_server: FakeServer, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seeded(project / ".clio")
+    fake_server.script(Reply(text="ok"), Reply(text="ok"))
+    first = app_factory()
+    first.run_turn(TASK)  # a session whose task is the reworded question
+    session_id = first.session.id  # type: ignore[union-attr]
+    first.close()
+    semantic.reset_embedder()  # a new run: nothing loaded
+    loads: list[int] = []
+    real = semantic.load_embedder
+    monkeypatch.setattr(semantic, "load_embedder", lambda *a, **k: loads.append(1) or real(*a, **k))
+    again = app_factory(resume=session_id)
+    assert again.latest_task() == TASK  # attach ranked against a real task...
+    assert loads == []  # ...without loading the model on the way to the prompt
+    assert POOL not in again.prompt.system()[0]["content"]  # type: ignore[union-attr]
+    again.run_turn("and what about it under load?")
+    assert loads == [1]
+    assert POOL in system_text(fake_server.chat_requests[-1])  # the first request of this run
