@@ -12,7 +12,6 @@ server, with the shipped embedding table.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,15 +88,6 @@ def model() -> ScriptedModel:
     return m
 
 
-@pytest.fixture
-def server(model: ScriptedModel) -> Iterator[FakeServer]:
-    s = FakeServer(model).start()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 def entries(project: Path) -> list[dict[str, Any]]:
     data = json.loads((project / ".clio" / "ltm.json").read_text(encoding="utf-8"))
     return list(data["entries"])
@@ -109,8 +99,10 @@ def ids_by_fact(project: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("env", [{"CLIO_SEMANTIC": None}, SEMANTIC_OFF])
 def test_reworded_duplicates_go_to_the_model_and_one_identifier_keeps_facts_apart(
-    server: FakeServer, model: ScriptedModel, project: Path, home: Path, env: dict[str, str | None]
+    fake_server: FakeServer, model: ScriptedModel, project: Path, home: Path, env: dict[str, str | None]
 ) -> None:
+    server = fake_server
+    server.responder = model
     store = LtmStore(project / ".clio" / "ltm.json")
     for fact in (*REWORDED, *ONE_ID):
         store.add("discovery", fact=fact)
