@@ -4,7 +4,9 @@ for the ranking, and the dedup candidates the words miss.
 The embedding model (:mod:`clio.memory.semantic`) loads lazily and never on the way to the
 prompt: memory ranked while a session is attached (before anything is typed) stays lexical;
 the app calls :meth:`Meaning.arm` when the first message of a session is about to be sent, and
-from then on each ranking (that one, and the re-ranks after trims) fuses the meaning in. Dedup
+from then on each ranking (that one, and the re-ranks after trims) fuses the meaning in. The
+REPL may load the table earlier, in a background thread once its prompt is up
+(:meth:`Meaning.start_preload`), so the first request does not wait for it. Dedup
 candidates are computed only where a consolidation request is about to be sent.
 
 Entry vectors are cached per run by text (an edited entry is embedded again); embedding a few
@@ -64,6 +66,18 @@ class Meaning:
 
     def arm(self) -> None:
         self.armed = True
+
+    def start_preload(self) -> threading.Thread | None:
+        """Load the table in a background thread (the REPL starts it once its prompt is up), so
+        the first ranking finds it loaded; None when semantic search is switched off. Says
+        nothing: a failure is told where the ranking asks for the model."""
+        from clio.memory.semantic import get_embedder, semantic_enabled
+
+        if not semantic_enabled():
+            return None
+        thread = threading.Thread(target=get_embedder, daemon=True, name="clio-embedder")
+        thread.start()
+        return thread
 
     def embedder(self) -> Embedder | None:
         """The process's embedder (loaded now if need be), None when it cannot load; the reason

@@ -185,6 +185,8 @@ def run_repl(
         _banner(app, out)
         # the model client's package costs ~0.6 s to import: load it while the user types
         threading.Thread(target=lambda: importlib.import_module("openai"), daemon=True).start()
+        if not (settings.no_ltm or settings.incognito):
+            app.meaning.start_preload()  # the embedding table, for memory ranked by meaning (app_meaning)
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:

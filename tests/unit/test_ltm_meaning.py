@@ -247,3 +247,21 @@ def test_a_resumed_session_is_ranked_lexically_at_attach_and_by_meaning_at_its_f
     again.run_turn("and what about it under load?")
     assert loads == [1]
     assert POOL in system_text(fake_server.chat_requests[-1])  # the first request of this run
+
+
+def test_preload_loads_the_table_in_the_background_unless_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    loads: list[int] = []
+    real = semantic.load_embedder
+    monkeypatch.setattr(semantic, "load_embedder", lambda *a, **k: loads.append(1) or real(*a, **k))
+    meaning = Meaning()
+    thread = meaning.start_preload()
+    assert thread is not None
+    thread.join(30)
+    assert loads == [1]  # loaded by the thread, before any ranking asked
+    meaning.arm()
+    assert meaning.similarities([entry(POOL, T0)], TASK)
+    assert loads == [1]  # the ranking found it loaded
+    semantic.reset_embedder()
+    monkeypatch.setenv("CLIO_SEMANTIC", "0")
+    assert Meaning().start_preload() is None
+    assert loads == [1]
