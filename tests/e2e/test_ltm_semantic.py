@@ -3,7 +3,8 @@ server, with the shipped embedding table.
 
 - Ranking: a project's memory holds an old entry worded unlike the task (no shared word) among
   more newer unrelated entries than a prompt carries. The first request of a new session carries
-  it; with ``CLIO_SEMANTIC=0`` (lexical ranking) it does not, so the test can fail.
+  it (one-shot and REPL); with ``CLIO_SEMANTIC=0`` (lexical ranking) it does not, so the test
+  can fail.
 - Dedup: two reworded duplicates the words miss are asked about in the consolidation request (and
   merged only because the model says so); two facts that differ in one identifier are not asked
   about and both stay. With ``CLIO_SEMANTIC=0`` no pair is asked about.
@@ -21,6 +22,7 @@ from clio.store.ltm_store import LtmStore
 from testkit.clio_run import run_clio, system_text
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import ScriptedModel, consolidation_requests, turn_requests
+from tests.e2e.test_repl_pty import Spawn, spawn  # noqa: F401  (the pty fixture)
 
 POOL = "the database pool times out under load"
 TASK = "why is the DB connection slow?"
@@ -79,6 +81,23 @@ def test_first_request_carries_the_entry_that_matches_the_task_by_meaning(
     assert FILLER[-1] in system  # memory is injected either way (the newest entries)
     assert (POOL in system) is carried, system[-2500:]
     assert "semantic recall off" not in r.stderr  # loaded fine, or switched off by the user: silent
+
+
+@pytest.mark.parametrize(("env", "carried"), [({}, True), ({"CLIO_SEMANTIC": "0"}, False)])
+def test_in_the_repl_the_first_request_carries_it_too(
+    spawn: Spawn, fake_server: FakeServer, project: Path, env: dict[str, str], carried: bool  # noqa: F811
+) -> None:
+    seed_ranking(project)
+    fake_server.responder = lambda body: Reply(text="Pool answer.")
+    term = spawn(env=env)
+    term.prompt()  # the table loads in the background from here; the ranking waits for the message
+    term.type(TASK)
+    term.expect(r"Pool answer\.")
+    term.prompt()
+    (first,) = turn_requests(fake_server, TASK)
+    assert (POOL in system_text(first)) is carried
+    term.child.sendeof()
+    assert term.wait_exit() == 0
 
 
 @pytest.fixture
