@@ -20,6 +20,7 @@ from clio.app_approvals import Approvals
 from clio.app_checkpoint import checkpoint_text
 from clio.app_consolidate import Consolidator, Outcome
 from clio.app_mcp import McpSession
+from clio.app_meaning import Meaning
 from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
 from clio.app_skills import Behaviours
 from clio.app_undo import undo_note, undo_turns
@@ -88,8 +89,13 @@ class App:
         self.skills.enabled = self.writes and not settings.no_ltm  # learned behaviours (app_skills)
         self.injected = Injected()  # the LTM entries in the system prompt, to reinforce those a turn uses
         assert self.services.ltm is not None
+        self.meaning = Meaning(ui.notice)  # LTM by meaning: ranking and dedup candidates (app_meaning)
         self.consolidator = Consolidator(
-            self.services.ltm, self.sessions, self.redactor, max_chars=lambda: self.window.shares.consolidation_chars()
+            self.services.ltm,
+            self.sessions,
+            self.redactor,
+            max_chars=lambda: self.window.shares.consolidation_chars(),
+            semantic=self.meaning.dedup_candidates,
         )
         self.session: Session | None = None
         self.pending_notes: list[str] = []  # told to the model with the user's next message
@@ -159,7 +165,7 @@ class App:
             self.paths.root,
             self.paths.cwd,
             custom_instructions=not (s.no_custom_instructions or s.incognito),
-            memory=[] if (s.no_ltm or s.incognito) else memory_blocks(self.services, self.window, s, self.injected),
+            memory=[] if (s.no_ltm or s.incognito) else memory_blocks(self.services, self.window, s, self.injected, self.meaning),
             redactor=self.redactor,
         )
         self.tool_ctx = ToolContext(
@@ -375,6 +381,7 @@ class App:
         self.ready_mcp()
         if not self._ranked_on_task:
             self._ranked_on_task = True
+            self.meaning.arm()  # a request is about to be sent: the embedding model may load now
             if self.consolidates and self.session is not None:  # before ranking: what it learns counts
                 self.consolidator.look_back(self.session.id, self.agent.ask, self.ui.notice)
             self.refresh_memory()

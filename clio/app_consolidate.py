@@ -18,7 +18,7 @@ user's words, untainted, alongside.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -81,8 +81,10 @@ class Consolidator:
         *,
         max_chars: Callable[[], int],
         clock: Callable[[], float] = time.time,
+        semantic: Callable[[list[Entry]], Iterable[tuple[str, str, float]]] | None = None,
     ) -> None:
         self.store = store
+        self.semantic = semantic  # dedup candidates by meaning (clio.app_meaning), for the pairs asked
         self.sessions = sessions
         self.redactor = redactor
         self.max_chars = max_chars
@@ -103,7 +105,7 @@ class Consolidator:
             return out
         limit = self.max_chars()
         summary = _summary_text(session, limit // 4) if session.info.consolidated == 0 else ""
-        pairs = self.store.ambiguous_pairs()[: cons.MAX_PAIRS]
+        pairs = self.store.ambiguous_pairs(self.semantic)[: cons.MAX_PAIRS]
         said = cons.established(part)
         prompt = cons.build_prompt(load_prompt("consolidate.md"), part, summary, pairs, limit, said)
         reply = ask(prompt, cons.REPLY_TOKENS)

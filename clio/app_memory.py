@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import clio.tools.memory  # noqa: F401  (registers memory_operations)
 import clio.tools.prefs  # noqa: F401  (registers preferences)
 from clio.agent.prompt import MemoryBlock, load_prompt
+from clio.app_meaning import Meaning, say_once
 from clio.app_skills import open_behaviours
 from clio.memory import lifecycle, ltm
 from clio.memory.json_reply import first_json_object
@@ -60,8 +61,7 @@ class LazyRecall:
             query, max_sessions=max_sessions, max_results=max_results, exclude_session=current
         )
         note = self._index.take_semantic_note()  # why recall is lexical only: said once
-        if note:
-            print(note, file=sys.stderr)
+        say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
         return hits
 
 
@@ -93,18 +93,24 @@ class Injected:
 
 
 def memory_blocks(
-    services: Services, window: Window, settings: Settings, injected: Injected | None = None
+    services: Services,
+    window: Window,
+    settings: Settings,
+    injected: Injected | None = None,
+    meaning: Meaning | None = None,
 ) -> list[MemoryBlock]:
     """The prompt blocks long-term memory and preferences contribute, ranked per task.
 
     Their budgets are the settings, capped by their shares of the window (clio.memory.budget).
-    ``injected`` learns which entries went in, so the app can reinforce those a turn used."""
+    ``injected`` learns which entries went in, so the app can reinforce those a turn used;
+    ``meaning`` fuses the entries' similarity to the task by meaning into the ranking (once armed)."""
     ltm, prefs = services.ltm, services.prefs
     assert ltm is not None and prefs is not None
 
     def ltm_block(task: str, files: list[str]) -> str:
         budget = window.shares.ltm_tokens(settings.ltm_budget_tokens)
-        chosen = ltm.select(task, files, budget, window.estimator.count_text)
+        similar_to = meaning.similarities if meaning is not None else None
+        chosen = ltm.select(task, files, budget, window.estimator.count_text, similar_to=similar_to)
         if injected is not None:
             injected.entries = chosen
         return render_ltm(chosen)

@@ -13,16 +13,16 @@ entry against an older one of the same type:
   (:func:`apply_decision`);
 - otherwise distinct.
 
-Embeddings are optional (``embeddings`` maps entry ids to vectors from
-:mod:`clio.memory.semantic`, computed by the caller): pairs the words miss but the vectors
-find (cosine >= :data:`SEMANTIC_MIN`, no anchor difference) are queued as ambiguous too.
-Nothing here loads a model.
+Semantic candidates are optional (``(id, id, cosine)`` found by the caller with the embedding
+model, :mod:`clio.app_meaning`): pairs the words miss but the vectors find (cosine >=
+:data:`SEMANTIC_MIN`, no anchor difference) are queued as ambiguous too, for the model to
+decide; vectors alone never merge. Nothing here loads a model.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from clio.memory import ltm
@@ -33,7 +33,6 @@ from clio.memory.similarity import (
     DUPLICATE,
     anchors,
     classify,
-    cosine,
     near_duplicates,
     similar_pairs,
     unnamed,
@@ -49,7 +48,11 @@ LSH_MIN = 300
 # per candidate beat computing MinHash signatures in pure Python (1,000 entries: 10 ms vs
 # 38 ms; 5,000: 55 vs 202).
 MINHASH_MIN: int | None = None
-SEMANTIC_MIN = 0.9  # cosine from which two entries the words call distinct may be one fact
+# Cosine from which two entries the words call distinct may be one fact (queued for the model,
+# never merged). Measured (benches/bench_ltm_semantic.py, the shipped static table), dev pairs:
+# 0.60 queues 8/8 reworded duplicates and 1/8 related distinct facts, 0.70 7/8 and 1/8, 0.75
+# 5/8 and 0/8, 0.90 2/8; no pair of 48 unrelated facts reaches 0.60.
+SEMANTIC_MIN = 0.6
 SEMANTIC_MAX = 2000  # entries of one type above which semantic candidates are not searched (O(n^2))
 
 Decision = Literal["merge", "keep_both", "replace"]
@@ -90,15 +93,18 @@ def _decided(a: Entry, b: Entry) -> bool:
 
 def ambiguous_pairs(
     entries: Sequence[Entry],
-    embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic: Iterable[tuple[str, str, float]] | None = None,
     *,
     lsh_min: int | None = LSH_MIN,
 ) -> list[tuple[str, str, float]]:
     """(older id, newer id, score) of same-type pairs that may be one fact, best first.
 
     Lexical pairs: :func:`classify` says AMBIGUOUS (score = word-set Jaccard). Semantic pairs
-    (only with ``embeddings``): cosine >= SEMANTIC_MIN and neither names an anchor the other
-    lacks (score = cosine). Pairs the model already kept apart (``distinct``) are left out.
+    (only with ``semantic``: (id, id, cosine) candidates the caller found with the embedding
+    model, ``clio.app_meaning``): same type, cosine >= SEMANTIC_MIN, neither names an anchor
+    the other lacks, not a true duplicate by the words (score = cosine). Vectors alone never
+    merge anything: these pairs go to the model like the lexical ones. Pairs the model already
+    kept apart (``distinct``) are left out.
     """
     found: dict[tuple[str, str], float] = {}
     by_type: dict[str, list[Entry]] = {}
@@ -113,29 +119,22 @@ def ambiguous_pairs(
                 continue
             if classify(old.text(), new.text(), j)[0] == AMBIGUOUS:
                 found[(old.id, new.id)] = j
-        if not embeddings or len(group) > SEMANTIC_MAX:
+    by_id = {e.id: e for e in entries}
+    for a_id, b_id, c in semantic or ():
+        a, b = by_id.get(a_id), by_id.get(b_id)
+        if a is None or b is None or a.id == b.id or a.type != b.type or c < SEMANTIC_MIN:
             continue
-        vec = [embeddings.get(e.id) for e in group]
-        for i in range(len(group)):
-            vi = vec[i]
-            if vi is None:
-                continue
-            for k in range(i + 1, len(group)):
-                vk = vec[k]
-                if vk is None:
-                    continue
-                old, new = _older_first(group[i], group[k])
-                if (old.id, new.id) in found or _decided(old, new):
-                    continue
-                c = cosine(vi, vk)
-                if c < SEMANTIC_MIN:
-                    continue
-                ot, nt = old.text(), new.text()
-                if unnamed(anchors(nt), ot) or unnamed(anchors(ot), nt):
-                    continue
-                if classify(ot, nt)[0] == DUPLICATE:
-                    continue
-                found[(old.id, new.id)] = c
+        if len(by_type[a.type]) > SEMANTIC_MAX:
+            continue
+        old, new = _older_first(a, b)
+        if (old.id, new.id) in found or _decided(old, new):
+            continue
+        ot, nt = old.text(), new.text()
+        if unnamed(anchors(nt), ot) or unnamed(anchors(ot), nt):
+            continue  # another identifier, path, number, version or name: another fact
+        if classify(ot, nt)[0] == DUPLICATE:
+            continue  # upsert merges those; here only what the words call distinct or doubtful
+        found[(old.id, new.id)] = c
     pairs = [(a, b, s) for (a, b), s in found.items()]
     pairs.sort(key=lambda t: (-t[2], t[0], t[1]))
     return pairs

@@ -24,6 +24,7 @@ HALF_LIFE_BY_CLASS: dict[str, float | None] = {"fact": 90.0, "event": 30.0, "not
 HALF_LIFE_DAYS = 90.0  # for a type without a class
 USE_STRETCH, USE_STRETCH_MAX = 0.25, 4  # each use (up to 4) stretches the half-life by 25%
 W_RELEVANCE, W_BASE = 0.65, 0.35  # score = W_RELEVANCE*relevance + W_BASE*confidence*recency
+RRF_K = 10  # the k of the lexical + semantic fusion (benches/bench_ltm_semantic.py: 5-10 rank the answer highest)
 
 DEFAULT_CAPS: dict[str, int] = {
     "discovery": 15, "solution": 15, "pattern": 10, "workflow": 5, "failure": 5, "rule": 10,
@@ -68,11 +69,11 @@ def relevance(entries: list[Entry], query: str) -> list[float]:
 
 
 def fuse(entries: list[Entry], lexical: list[float], semantic: dict[str, float]) -> list[float]:
-    """Relevance from the lexical and semantic rankings fused by RRF (k=60), scaled to 0..1 by
+    """Relevance from the lexical and semantic rankings fused by RRF (k=RRF_K), scaled to 0..1 by
     the best entry; rules stay 1. Entries without a semantic score rank only lexically."""
     lex_order = [e.id for r, e in sorted(zip(lexical, entries, strict=True), key=lambda t: -t[0]) if r > 0]
     sem_order = [k for k, v in sorted(semantic.items(), key=lambda t: -t[1]) if v > 0]
-    fused = rrf([lex_order, sem_order])
+    fused = rrf([lex_order, sem_order], k=RRF_K)
     best = max((fused.get(e.id, 0.0) for e in entries if e.type != "rule"), default=0.0)
     return [1.0 if e.type == "rule" else (fused.get(e.id, 0.0) / best if best > 0 else 0.0) for e in entries]
 

@@ -362,14 +362,6 @@ def similar_pairs(
 # ---------------------------------------------------------------- semantic helpers (no model here)
 
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """Cosine similarity of two vectors (0.0 when either is all zeros)."""
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return 0.0 if na == 0 or nb == 0 else dot / (na * nb)
-
-
 def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> dict[str, float]:
     """Reciprocal rank fusion: sum over rankings of 1 / (k + rank), rank from 1."""
     fused: dict[str, float] = {}

@@ -239,12 +239,14 @@ class LtmStore:
         return result[-1]
 
     def ambiguous_pairs(
-        self, embeddings: Mapping[str, Sequence[float]] | None = None
+        self, semantic: Callable[[list[Entry]], Iterable[tuple[str, str, float]]] | None = None
     ) -> list[tuple[Entry, Entry, float]]:
-        """Pairs that may be one fact, for the model to decide (:func:`clio.memory.dedup.ambiguous_pairs`)."""
+        """Pairs that may be one fact, for the model to decide (:func:`clio.memory.dedup.ambiguous_pairs`);
+        ``semantic`` gives the entries' candidate pairs by meaning (``Meaning.dedup_candidates``)."""
         entries = self.all()
         by_id = {e.id: e for e in entries}
-        return [(by_id[a], by_id[b], s) for a, b, s in dedup.ambiguous_pairs(entries, embeddings)]
+        candidates = semantic(entries) if semantic is not None else None
+        return [(by_id[a], by_id[b], s) for a, b, s in dedup.ambiguous_pairs(entries, candidates)]
 
     def decide(self, a_id: str, b_id: str, decision: str) -> None:
         """Apply the model's decision on an ambiguous pair (:func:`clio.memory.dedup.apply_decision`)."""
@@ -263,12 +265,18 @@ class LtmStore:
         budget_tokens: int,
         count_tokens: Callable[[str], int],
         semantic: dict[str, float] | None = None,
+        similar_to: Callable[[list[Entry], str], dict[str, float] | None] | None = None,
     ) -> list[Entry]:
         """The entries for the system prompt (:func:`clio.memory.ltm_rank.select_for_prompt`); the
         lead keeps their ids to call :meth:`reinforce` with those a turn used
-        (:func:`clio.memory.lifecycle.used_in_turn`)."""
+        (:func:`clio.memory.lifecycle.used_in_turn`). ``similar_to(entries, task)`` gives the
+        entries' similarity to the task by meaning when ``semantic`` is not given
+        (``Meaning.similarities``; None: lexical)."""
+        entries = self.all()
+        if semantic is None and similar_to is not None:
+            semantic = similar_to(entries, task)
         return ltm_rank.select_for_prompt(
-            self.all(), task, files, self.clock(), budget_tokens, count_tokens, semantic=semantic
+            entries, task, files, self.clock(), budget_tokens, count_tokens, semantic=semantic
         )
 
     def prompt_block(

@@ -192,6 +192,8 @@ def run_repl(
         )
         _banner(app, out)
         threading.Thread(target=_warm_up, daemon=True).start()
+        if not (settings.no_ltm or settings.incognito):
+            app.meaning.start_preload()  # the embedding table, for memory ranked by meaning (app_meaning)
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:

@@ -574,9 +574,9 @@ def test_semantic_candidates_are_optional() -> None:
     b = ltm.make_entry("discovery", {"fact": "compiling requires a recent javascript runtime"}, now=NOW + 1)
     c = ltm.make_entry("discovery", {"fact": "the logo is an owl"}, now=NOW + 2)
     assert dedup.ambiguous_pairs([a, b, c]) == []
-    vectors = {a.id: [1.0, 0.1, 0.0], b.id: [0.95, 0.15, 0.0], c.id: [0.0, 0.0, 1.0]}
-    (pair,) = dedup.ambiguous_pairs([a, b, c], vectors)
-    assert pair[:2] == (a.id, b.id) and pair[2] > 0.9
+    candidates = [(b.id, a.id, 0.95), (a.id, c.id, 0.1)]  # (id, id, cosine) found by the caller
+    (pair,) = dedup.ambiguous_pairs([a, b, c], candidates)
+    assert pair == (a.id, b.id, 0.95)  # older first; below SEMANTIC_MIN left out
 
 
 def test_lsh_finds_the_pairs_the_exact_scan_finds() -> None:
