@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import ssl
 import sys
 import threading
 import time
@@ -86,6 +87,7 @@ class FakeServer:
         model_info: dict[str, Any] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.responder = responder
         self.chars_per_token = chars_per_token
@@ -101,6 +103,7 @@ class FakeServer:
         self.requests: list[Recorded] = []
         self.dropped: list[int] = []  # indexes into requests of streams the client hung up on
         self._host, self._port = host, port
+        self._tls = tls  # a server-side context: the endpoint speaks HTTPS
         self._queue: deque[Reply | Fail] = deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -139,10 +142,12 @@ class FakeServer:
     def start(self) -> FakeServer:
         handler = type("Handler", (_Handler,), {"fake": self})
         httpd = _Server((self._host, self._port), handler)
+        if self._tls is not None:
+            httpd.socket = self._tls.wrap_socket(httpd.socket, server_side=True)
         self._httpd = httpd
         self._stop.clear()
         port = httpd.server_address[1]
-        self.base_url = f"http://{self._host}:{port}/v1"
+        self.base_url = f"{'https' if self._tls else 'http'}://{self._host}:{port}/v1"
         self._thread = threading.Thread(
             target=httpd.serve_forever, args=(0.05,), name=f"fakeserver:{port}", daemon=True
         )

@@ -105,6 +105,11 @@ class LLMClient:
             except KeyboardInterrupt:
                 raise
             except (StreamBroken, ConnectFailed) as exc:
+                if isinstance(exc, ConnectFailed) and exc.tls:  # a certificate problem: retrying will not help
+                    raise EndpointUnreachable(
+                        f"Cannot reach {self.base_url}: its TLS certificate was not accepted ({_short(str(exc), 120)}); "
+                        "if it is signed by your own CA, set SSL_CERT_FILE to that CA's bundle."
+                    ) from exc
                 reason = (
                     "the stream broke off"
                     if isinstance(exc, StreamBroken)

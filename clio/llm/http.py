@@ -31,7 +31,12 @@ MAX_JSON_BODY = 32 << 20  # a model list is read up to this much
 
 
 class ConnectFailed(Exception):
-    """No response came: the connection was refused, timed out or failed before any status."""
+    """No response came: the connection was refused, timed out or failed before any status.
+    ``tls``: it failed because the server's certificate was not accepted (retrying will not help)."""
+
+    def __init__(self, reason: str, *, tls: bool = False) -> None:
+        super().__init__(reason)
+        self.tls = tls
 
 
 class StreamFailed(Exception):
@@ -61,6 +66,21 @@ def _proxy_for(url: str) -> str | None:
     proxies = urllib.request.getproxies_environment()
     scheme = urlsplit(url).scheme
     return proxies.get(scheme) or proxies.get("all")
+
+
+def _ca_options() -> dict[str, Any]:
+    """Where TLS certificates are checked against, as the ``openai`` client (httpx) did:
+    ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` when set, else certifi's bundle when installed, else the
+    system's store."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return {"ca_certs": os.environ["SSL_CERT_FILE"]}
+    if os.environ.get("SSL_CERT_DIR"):
+        return {"ca_cert_dir": os.environ["SSL_CERT_DIR"]}
+    try:
+        import certifi
+    except ImportError:
+        return {}
+    return {"ca_certs": certifi.where()}
 
 
 def iter_sse(chunks: Iterator[bytes]) -> Iterator[str]:
@@ -102,10 +122,11 @@ class Transport:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._timeout = urllib3.Timeout(connect=min(timeout, 30.0), read=timeout)
         proxy = _proxy_for(self.base_url)
+        tls = _ca_options() if self.base_url.lower().startswith("https:") else {}
         self._pool: urllib3.PoolManager = (
-            urllib3.ProxyManager(proxy, num_pools=2, maxsize=2)
+            urllib3.ProxyManager(proxy, num_pools=2, maxsize=2, **tls)
             if proxy
-            else urllib3.PoolManager(num_pools=2, maxsize=2)
+            else urllib3.PoolManager(num_pools=2, maxsize=2, **tls)
         )
 
     # -- requests --------------------------------------------------------------------------------
@@ -127,7 +148,7 @@ class Transport:
                 preload_content=False,
             )
         except urllib3.exceptions.HTTPError as exc:
-            raise ConnectFailed(_reason(exc)) from exc
+            raise ConnectFailed(_reason(exc), tls=_is_tls_failure(exc)) from exc
         if response.status >= 300:
             raw = response.read(MAX_ERROR_BODY, decode_content=True)
             response.release_conn()
@@ -199,6 +220,19 @@ def _chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
         raise StreamFailed(_reason(exc)) from exc
     except OSError as exc:
         raise StreamFailed(str(exc) or type(exc).__name__) from exc
+
+
+def _is_tls_failure(exc: Exception) -> bool:
+    import ssl
+
+    seen: Exception | None = exc
+    for _ in range(5):  # urllib3 wraps: MaxRetryError(reason=SSLError(SSLCertVerificationError))
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError) or type(seen).__name__ == "SSLError":
+            return True
+        seen = getattr(seen, "reason", None) or seen.__cause__ or seen.__context__  # type: ignore[assignment]
+    return False
 
 
 def _reason(exc: Exception) -> str:

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
+import ssl
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,7 +23,7 @@ import openai
 import pytest
 
 from clio.llm.client import LLMClient
-from clio.llm.errors import ContextLengthError, ServerError
+from clio.llm.errors import ContextLengthError, EndpointUnreachable, ServerError
 from clio.llm.http import iter_sse
 from testkit.fakeserver import FakeServer, Reply
 
@@ -199,3 +203,47 @@ def test_clio_reads_what_the_openai_sdk_reads(fake_server: FakeServer, reply: Re
     assert ours.usage is not None and theirs.usage is not None
     assert ours.usage.prompt_tokens == theirs.usage.prompt_tokens
     assert ours.usage.completion_tokens == theirs.usage.completion_tokens
+
+
+# ---------------------------------------------------------------- HTTPS
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (the openssl command line)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+@pytest.fixture
+def https_server(certificate: tuple[Path, Path]) -> Iterator[FakeServer]:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    server = FakeServer(tls=context).start()
+    yield server
+    server.stop()
+
+
+def test_https_with_the_users_ca_bundle_and_a_clear_line_without_it(
+    https_server: FakeServer, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert https_server.base_url.startswith("https://127.0.0.1:")
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))  # the user's own CA, as with curl
+    https_server.script(Reply(text="over TLS"))
+    assert make_client(https_server.base_url).chat(USER).content == "over TLS"
+
+    monkeypatch.delenv("SSL_CERT_FILE")  # certifi's bundle does not know a self-signed certificate
+    retries: list[str] = []
+    with pytest.raises(EndpointUnreachable, match="TLS certificate was not accepted.*SSL_CERT_FILE"):
+        make_client(https_server.base_url).chat(USER, on_retry=lambda reason, wait: retries.append(reason))
+    assert retries == []  # a refused certificate is not retried
+    assert len(https_server.chat_requests) == 1
