@@ -200,6 +200,7 @@ class App:
             temperature=s.temperature,
             max_output_tokens=s.max_output_tokens,
             tool_choice=s.tool_choice,
+            cap_replies=s.is_local_endpoint(),
         )
         self._ranked_on_task = False
         self._measure_fixed()

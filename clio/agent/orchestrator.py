@@ -103,6 +103,7 @@ class Orchestrator:
         temperature: float | None = None,
         max_output_tokens: int | None = None,
         tool_choice: str | None = None,
+        cap_replies: bool = False,
     ) -> None:
         self.session = session
         self.engine = engine
@@ -118,12 +119,21 @@ class Orchestrator:
         self.tool_recovery = tool_recovery
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
+        # without a configured max_output_tokens, ask for at most the window's reply reserve (a
+        # local model that rambles otherwise generates until its context is full: minutes)
+        self.cap_replies = cap_replies
         self.tool_choice = tool_choice  # "required" applies to a turn's first request; later ones are auto
 
     @property
     def profile(self) -> str:
         """The tool profile in use ("full" or "lean"); the window may change it mid-turn."""
         return self.window.profile
+
+    def reply_cap(self) -> int | None:
+        """``max_tokens`` of a request: the configured cap, else (``cap_replies``) the reply reserve."""
+        if self.max_output_tokens:
+            return self.max_output_tokens
+        return (self.window.budget.reserve or None) if self.cap_replies else None
 
     # -- helpers the app and commands use ----------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
@@ -327,7 +337,7 @@ class Orchestrator:
                     on_retry=lambda reason, wait: self.ui.notice(f"{reason}; retrying in {wait:.1f}s"),
                     tool_choice=tool_choice,
                     temperature=self.temperature,
-                    max_tokens=max_tokens or self.max_output_tokens,
+                    max_tokens=max_tokens or self.reply_cap(),
                 )
             except ContextLengthError as exc:
                 level += 1
