@@ -119,8 +119,9 @@ class Orchestrator:
         self.tool_recovery = tool_recovery
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
-        # without a configured max_output_tokens, ask for at most the window's reply reserve (a
-        # local model that rambles otherwise generates until its context is full: minutes)
+        # without a configured max_output_tokens, a local endpoint that stated its own window is
+        # asked for at most the reply reserve (a small model that rambles otherwise generates
+        # until its context is full: minutes)
         self.cap_replies = cap_replies
         self.tool_choice = tool_choice  # "required" applies to a turn's first request; later ones are auto
 
@@ -130,10 +131,15 @@ class Orchestrator:
         return self.window.profile
 
     def reply_cap(self) -> int | None:
-        """``max_tokens`` of a request: the configured cap, else (``cap_replies``) the reply reserve."""
+        """``max_tokens`` of a request: the configured cap; else, with ``cap_replies`` and a window
+        the endpoint stated itself, the reply reserve (a guessed window could be too large, and a
+        server that counts max_tokens against its window, as vLLM does, would reject requests that
+        fit); else none."""
         if self.max_output_tokens:
             return self.max_output_tokens
-        return (self.window.budget.reserve or None) if self.cap_replies else None
+        if self.cap_replies and self.window.stated_by_endpoint:
+            return self.window.budget.reserve or None
+        return None
 
     # -- helpers the app and commands use ----------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:

@@ -114,7 +114,10 @@ class Window:
         self.probe_pending = False
         s = self.settings
         stated = probe_window(s.endpoint(), s.api_key, s.model)
-        if stated is None or stated == self.size:
+        if stated is None:
+            return
+        if stated == self.size:
+            self.source = "stated by the endpoint's model list"
             return
         old = self.size
         lean = self.use(stated, "stated by the endpoint's model list")
@@ -122,6 +125,11 @@ class Window:
             f"the endpoint serves a {stated:,}-token context window: using it instead of {old:,}{lean} "
             "(context_window in .clio/config.yaml overrides it)"
         )
+
+    @property
+    def stated_by_endpoint(self) -> bool:
+        """The size is the endpoint's own figure (its model list, or a rejection), not a guess."""
+        return self.source.startswith("stated by the endpoint")
 
     def learned(self) -> None:
         """Persist what the estimator learned from the last usage report."""

@@ -538,24 +538,34 @@ def test_clear_window_starts_the_next_request_afresh(
     assert len(disk_archive(app)) == 6  # the archive keeps every message
 
 
-def test_a_local_endpoint_is_asked_for_at_most_the_reply_reserve(app_factory: AppFactory, fake_server: FakeServer) -> None:
+@pytest.mark.parametrize("fake_server", [{"model_info": {"meta": {"n_ctx": 8192}}}], indirect=True)
+def test_a_local_endpoint_that_states_its_window_is_asked_for_at_most_the_reply_reserve(
+    app_factory: AppFactory, fake_server: FakeServer
+) -> None:
     # a small local model that rambles would otherwise generate until its context is full
-    app = app_factory(context_window=8192)
+    app = app_factory(context_window=None)  # the window comes from the endpoint's model list
     fake_server.script(Reply(text="short"))
     app.run_turn("hello")
     [body] = fake_server.chat_requests
+    assert app.window.size == 8192 and app.window.stated_by_endpoint
     assert body["max_tokens"] == app.window.budget.reserve == 2048  # min(4096, window / 4)
 
-    configured = app_factory(context_window=8192, max_output_tokens=300)
+    configured = app_factory(context_window=None, max_output_tokens=300)
     fake_server.script(Reply(text="short"))
     configured.run_turn("hello")
     assert fake_server.chat_requests[-1]["max_tokens"] == 300  # the user's setting wins
+
+    guessed = app_factory(context_window=8192)  # a window clio was told, not the server's own
+    fake_server.script(Reply(text="short"))
+    guessed.run_turn("hello")
+    assert "max_tokens" not in fake_server.chat_requests[-1]
 
 
 def test_a_remote_endpoint_gets_no_cap_unless_configured(app_factory: AppFactory) -> None:
     app = app_factory(context_window=8192)
     assert app.orchestrator is not None
     app.orchestrator.cap_replies = False  # what App.start sets for a non-local endpoint
+    app.window.source = "stated by the endpoint in a rejection"
     assert app.orchestrator.reply_cap() is None  # o-series models reject max_tokens; OpenAI bills output
     app.orchestrator.max_output_tokens = 500
     assert app.orchestrator.reply_cap() == 500
