@@ -8,9 +8,10 @@ checkout's ``.venv/bin/python``): the harness only drives the installed ``clio``
 
 A run still going after ``--timeout`` seconds is stopped and shown with exit code -1.
 
-The task: a two-function calc.py whose ``add`` subtracts; ``clio --yes -p "..."`` is asked to
-fix it. Printed per run: exit code, wall time, chat requests, tool calls, repeated calls (same
-name and arguments as an earlier call of the turn), whether calc.py ends up fixed; then medians.
+The tasks (``--task``): ``fix``, a two-function calc.py whose ``add`` subtracts, which
+``clio --yes -p "..."`` is asked to fix; ``create``, read notes.txt and write its lines upper-cased
+to upper.txt. Printed per run: exit code, wall time, chat requests, tool calls, repeated calls (same
+name and arguments as an earlier call of the turn), whether the task got done; then medians.
 Figures go to docs/real-model.md.
 """
 
@@ -32,7 +33,15 @@ from testkit.realmodel_harness import RealProject, real_backend  # noqa: E402
 from testkit.realmodel_server import SKIP_REASON, llama_paths  # noqa: E402
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
-TASK = "calc.py has a bug: add() subtracts instead of adding. Fix it."
+# name -> (files written before the run, the task, a check of the result)
+TASKS: dict[str, tuple[dict[str, str], str, str]] = {
+    "fix": ({"calc.py": CALC}, "calc.py has a bug: add() subtracts instead of adding. Fix it.", "calc.py:return a + b"),
+    "create": (
+        {"notes.txt": "alpha\nbeta\ngamma\n"},
+        "Read notes.txt, then create upper.txt holding the same lines in upper case.",
+        "upper.txt:ALPHA",
+    ),
+}
 
 
 def repeated_calls(archive: list[dict[str, object]]) -> int:
@@ -57,6 +66,7 @@ def main() -> int:
     ap.add_argument("--ctx", type=int, default=8192)
     ap.add_argument("--max-iterations", type=int, default=20)
     ap.add_argument("--timeout", type=float, default=600, help="seconds a run may take (exit -1 after)")
+    ap.add_argument("--task", choices=sorted(TASKS), default="fix")
     args = ap.parse_args()
     if llama_paths() is None:
         print(SKIP_REASON)
@@ -67,16 +77,20 @@ def main() -> int:
         project = RealProject(Path(tmp) / "proj", Path(tmp) / "home", backend)
         for n in range(args.runs):
             project.reset(max_iterations=args.max_iterations)
-            (project.root / "calc.py").write_text(CALC, encoding="utf-8")
+            files, task, check = TASKS[args.task]
+            for name, text in files.items():
+                (project.root / name).write_text(text, encoding="utf-8")
             t0 = time.perf_counter()
             try:
-                code = project.run(TASK, "--yes", timeout=args.timeout).returncode
+                code = project.run(task, "--yes", timeout=args.timeout).returncode
             except subprocess.TimeoutExpired:
                 code = -1  # still going when the bench gave up on it
             wall = time.perf_counter() - t0
             archive = project.archive()
             calls = sum(len(m.get("tool_calls") or []) for m in archive)
-            fixed = "return a + b" in (project.root / "calc.py").read_text(encoding="utf-8")
+            target, _, expected = check.partition(":")
+            result_file = project.root / target
+            fixed = result_file.is_file() and expected in result_file.read_text(encoding="utf-8", errors="replace")
             row = (code, wall, len(project.proxy.chat()), calls, repeated_calls(archive), fixed)
             rows.append(row)
             print(
