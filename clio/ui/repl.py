@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import importlib
 import os
+import signal
 import struct
 import sys
 import termios
@@ -154,6 +155,14 @@ def quiet_terminal() -> Iterator[None]:
             termios.tcsetattr(fd, termios.TCSANOW, old)
 
 
+def _interruptible() -> None:
+    """A REPL started from a background job (``cmd &`` in a script, nohup) inherits SIGINT as
+    ignored, and Python then never raises KeyboardInterrupt: Ctrl-C would stop nothing. Someone at
+    the terminal asked for the REPL, so Ctrl-C is given back (one-shot runs keep the ignore)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _warm_up() -> None:
     """While the user types: what the first answer needs and the prompt did not (the HTTP
     library, the markdown renderer, the regular expressions compiled on first use)."""
@@ -175,6 +184,7 @@ def run_repl(
     out: Console,
     err: Console,
 ) -> int:
+    _interruptible()
     ui = ReplUI(out)
     app = App.start(settings, paths, resume=resume, interactive=True, console=out, err=err, ui=ui, ask=_ask)
     try:

@@ -6,6 +6,7 @@ never lost, however fast it comes."""
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
@@ -30,6 +31,23 @@ def test_ctrl_c_mid_answer_shows_the_partial_answer_once(
     for word in ("ALPHA line one", "BRAVO line two", "CHARLIE line three"):
         assert shown.count(word) == 1, shown
     assert shown.count("⏹ interrupted") == 1
+    term.child.sendeof()
+    assert term.wait_exit() == 0
+
+
+def test_ctrl_c_works_in_a_repl_started_with_sigint_ignored(
+    spawn: Spawn, fake_server: FakeServer, project: Path
+) -> None:  # noqa: F811
+    # a script's background job (`clio &`, nohup) inherits SIGINT ignored: Python then raises no
+    # KeyboardInterrupt, and without the REPL taking Ctrl-C back the stream below runs to its end
+    fake_server.script(Reply(text=PARTIAL, chunk_chars=4, delay=0.03))
+    term = spawn(sigint=signal.SIG_IGN)
+    term.prompt()
+    term.type("tell me")
+    term.expect(r"CHARLIE line three")
+    term.child.sendintr()
+    term.expect(r"⏹ interrupted")
+    term.prompt()
     term.child.sendeof()
     assert term.wait_exit() == 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -146,7 +147,9 @@ def project(tmp_path: Path) -> Path:
 def spawn(fake_server: FakeServer, project: Path) -> Iterator[Spawn]:
     terms: list[Term] = []
 
-    def start(*args: str, no_color: bool = True, env: dict[str, str] | None = None) -> Term:
+    def start(
+        *args: str, no_color: bool = True, env: dict[str, str] | None = None, sigint: Any = signal.SIG_DFL
+    ) -> Term:
         full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CLIO_"))}
         full.pop("NO_COLOR", None)
         full.update(
@@ -170,6 +173,9 @@ def spawn(fake_server: FakeServer, project: Path) -> Iterator[Spawn]:
             encoding="utf-8",
             codec_errors="replace",
             timeout=TIMEOUT,
+            # as a user's shell starts it, even when this suite runs as a background job (which
+            # inherits SIGINT ignored); ``sigint=signal.SIG_IGN`` starts it as such a job would
+            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
         )
         terms.append(Term(child))
         return terms[-1]
