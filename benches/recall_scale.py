@@ -21,6 +21,7 @@ tokenizers and clio.memory.semantic out of sys.modules).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import random
@@ -220,24 +221,39 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-vectors", action="store_true", help="lexical figures only")
     ap.add_argument("--embed-sample", type=int, default=1000, help="messages embedded for the rate")
     ap.add_argument("--embed-all", action="store_true", help="embed every message for real (slow)")
+    ap.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep the corpus and its index here and reuse them on the next run (default: a temporary folder)",
+    )
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     vocab = vocabulary(rng)
     cum = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))  # Zipf-like frequencies
 
-    with tempfile.TemporaryDirectory(prefix="clio-recall-scale-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if args.workdir is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="clio-recall-scale-"))
+        else:
+            tmp = str(args.workdir.resolve())
         root = Path(tmp) / "sessions"
+        marker = Path(tmp) / f"corpus-{args.sessions}x{args.messages}-seed{args.seed}"
+        reuse = marker.exists()
         t0 = time.perf_counter()
-        base = time.time() - 86400 * 365
+        base = 1.7e9 - 86400 * 365  # fixed, so a kept corpus is the same one
         kept: list[dict[str, Any]] = []
         for n in range(args.sessions):
             sid = f"20250101-{n:06d}-ab{n % 100:02d}"
             msgs = [message(rng, vocab, cum, i, base + n * 3600) for i in range(args.messages)]
-            write_session(root, sid, msgs, base + n * 3600)
+            if not reuse:
+                write_session(root, sid, msgs, base + n * 3600)
             kept.append(rng.choice(msgs))
         total = args.sessions * args.messages
+        marker.touch()
         print(
-            f"wrote {args.sessions} sessions x {args.messages} messages = {total} in {time.perf_counter() - t0:.1f}s"
+            f"{'reused' if reuse else 'wrote'} {args.sessions} sessions x {args.messages} messages = {total} "
+            f"in {time.perf_counter() - t0:.1f}s"
         )
 
         store = SessionStore(root)

@@ -50,7 +50,7 @@ from clio.memory.recall import (
 )
 from clio.messages import Message, meta
 from clio.store.atomic import FileLock
-from clio.store.vectors import AUTO, SemanticSide, VectorIndex, fuse_rows
+from clio.store.vectors import AUTO, SemanticSide, VectorIndex, fuse_rows, run_beside
 
 if TYPE_CHECKING:
     from clio.memory.semantic import Embedder
@@ -126,6 +126,7 @@ class RecallIndex(SemanticSide):
         self._vectors: VectorIndex | None = None
         self._note: str | None = None  # why search is lexical only, until taken
         self.sync_budget_s = sync_budget_s
+        self.parallel = True  # bm25 and the cosine scan at once (benches compare with False)
         self.stats: Counter[str] = Counter()  # what the index did: for tests and benches
         self._lock = threading.RLock()
         self._seen: object = None  # fingerprint of the session files at the last refresh
@@ -399,12 +400,20 @@ class RecallIndex(SemanticSide):
         with self._lock:
             if refresh:
                 self.refresh()
+            scan = (
+                None
+                if mode == "lexical"
+                else self._guarded(self._prepare_scan, query, exclude_session, limit)
+            )
             lexical: list[tuple[Any, ...]] = []
-            if mode != "semantic":
-                kept: list[str] = self._guarded(self._choose, terms)
-                if kept:
-                    lexical = self._guarded(self._query, or_query(kept), exclude_session, limit)
-            near = [] if mode == "lexical" else self._guarded(self._nearest, query, exclude_session, limit)
+            near: list[int] = []
+            if mode == "semantic":
+                near = scan() if scan is not None else []
+            elif scan is not None and self.parallel:  # the cosine scan runs beside bm25
+                near, lexical = run_beside(scan, lambda: self._lexical(terms, exclude_session, limit))
+            else:
+                lexical = self._lexical(terms, exclude_session, limit)
+                near = scan() if scan is not None else []
             rows = (
                 fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT)
                 if near
@@ -412,6 +421,13 @@ class RecallIndex(SemanticSide):
             )
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
         return shape_results(rows, names, terms, max_sessions, max_results)
+
+    def _lexical(self, terms: list[str], exclude: str | None, limit: int) -> list[tuple[Any, ...]]:
+        kept: list[str] = self._guarded(self._choose, terms)
+        if not kept:
+            return []
+        rows: list[tuple[Any, ...]] = self._guarded(self._query, or_query(kept), exclude, limit)
+        return rows
 
     def search_match(
         self,

@@ -19,19 +19,24 @@ only reloads what changed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
+import threading
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from clio.memory.semantic import rrf
+from clio.store import ivf
 
 if TYPE_CHECKING:
-    import threading
-
     import numpy as np
 
     from clio.memory.semantic import Embedder
+
+T = TypeVar("T")
 
 AUTO = "auto"  # RecallIndex's embedder argument: the shared model, loaded at the first search
 
@@ -58,12 +63,22 @@ class VectorIndex:
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
-        self._key: tuple[Any, ...] | None = None  # (vec_deletes, count, max id) of the cached matrix
+        self._key: tuple[Any, ...] | None = (
+            None  # (vec_deletes, count, max id, IVF generation) of the cached matrix
+        )
         self._ids: Any = None  # np.ndarray[int64]: message ids, one per matrix row
         self._codes: Any = None  # np.ndarray[int32]: session code per row
         self._mat: Any = None  # np.ndarray[float32] (n, dim)
+        self._labels: Any = None  # np.ndarray[int32]: IVF list per row (-1: not assigned yet)
         self._sessions: dict[str, int] = {}
         self._synced: tuple[Any, ...] | None = None  # (max msgs id, vec_deletes) when nothing was pending
+        self._centroids: Any = None  # np.ndarray[float32] (nlist, dim) of IVF generation _ivf_gen
+        self._ivf_gen = 0
+        self._trained = 0  # vectors the lists were trained on
+        self._layout: ivf.Layout | None = None
+        self.min_rows = ivf.MIN_ROWS  # fewer vectors: exact scan, no lists
+        self.nprobe = ivf.NPROBE
+        self.stats: Counter[str] = Counter()
 
     @property
     def model_key(self) -> str:
@@ -72,7 +87,8 @@ class VectorIndex:
 
     def forget(self) -> None:
         """Drop the cached matrix (the connection changed: rebuilt or reopened)."""
-        self._key = self._ids = self._codes = self._mat = self._synced = None
+        self._key = self._ids = self._codes = self._mat = self._synced = self._labels = None
+        self._centroids = self._layout = None
         self._sessions = {}
 
     def _counters(self, conn: sqlite3.Connection) -> tuple[int, int]:
@@ -82,17 +98,23 @@ class VectorIndex:
 
     # -- keeping the table up to date --------------------------------------------------------------
     def ensure(self, conn: sqlite3.Connection) -> None:
-        """Create the table (and triggers) if missing; empty it if another model filled it."""
+        """Create the tables (and triggers) if missing; empty them if another model filled them."""
         row = conn.execute("SELECT value FROM meta WHERE key = 'vec_model'").fetchone()
-        has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vecs'").fetchone()
-        if row is not None and row[0] == self.model_key and has_table:
+        names = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE name IN (?, ?, ?, ?)", ("vecs", *ivf.TABLES)
+            )
+        }
+        if row is not None and row[0] == self.model_key and len(names) == 1 + len(ivf.TABLES):
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for stmt in _statements(_VEC_SCHEMA):
+            for stmt in _statements(_VEC_SCHEMA + ivf.SCHEMA):
                 conn.execute(stmt)
             row = conn.execute("SELECT value FROM meta WHERE key = 'vec_model'").fetchone()
             if row is None or row[0] != self.model_key:
+                ivf.clear(conn)
                 conn.execute("DELETE FROM vecs")
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('vec_model', ?)", (self.model_key,))
             conn.execute("COMMIT")
@@ -160,37 +182,119 @@ class VectorIndex:
 
     # -- searching -------------------------------------------------------------------------------------
     def _load(self, conn: sqlite3.Connection) -> None:
+        """Bring the cached matrix up to date (only what changed), then its IVF lists."""
         import numpy as np
 
+        self.ensure(conn)
         inserts, deletes = self._counters(conn)
         top = conn.execute("SELECT coalesce(max(id), -1) FROM vecs").fetchone()[0]
-        key = (deletes, inserts - deletes, int(top))
+        key = (deletes, inserts - deletes, int(top), ivf.generation(conn))
         if key == self._key:
             return
         dim = self.embedder.dim
-        fresh = self._key is None or self._key[0] != key[0] or self._mat is None
-        since = -1 if fresh else int(self._key[2]) if self._key is not None else -1
+        old = self._key
+        fresh = old is None or old[0] != key[0] or old[3] != key[3] or self._mat is None
+        since = -1 if fresh or old is None else int(old[2])
         rows = conn.execute(
-            "SELECT v.id, m.session_id, v.v FROM vecs v JOIN msgs m ON m.id = v.id WHERE v.id > ? ORDER BY v.id",
+            "SELECT v.id, m.session_id, v.v, coalesce(l.list, -1) FROM vecs v JOIN msgs m ON m.id = v.id "
+            "LEFT JOIN ivf_lists l ON l.id = v.id WHERE v.id > ? ORDER BY v.id",
             (since,),
         ).fetchall()
         if fresh:
             self._sessions = {}
+            self._layout = None
         codes = [self._sessions.setdefault(r[1], len(self._sessions)) for r in rows]
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16).reshape(len(rows), dim)
         mat = mat.astype(np.float32)
         code_arr = np.asarray(codes, dtype=np.int32)
+        labels = np.fromiter((r[3] for r in rows), dtype=np.int32, count=len(rows))
         if fresh:
-            self._ids, self._codes, self._mat = ids, code_arr, mat
+            self._ids, self._codes, self._mat, self._labels = ids, code_arr, mat, labels
         else:
             self._ids = np.concatenate([self._ids, ids])
             self._codes = np.concatenate([self._codes, code_arr])
             self._mat = np.concatenate([self._mat, mat])
+            self._labels = np.concatenate([self._labels, labels])
         self._key = key
         if not fresh and len(self._ids) != key[1]:  # filled out of order elsewhere: read it all again
             self._key = None
             self._load(conn)
+            return
+        self._update_lists(conn)
+
+    def _update_lists(self, conn: sqlite3.Connection) -> None:
+        """Train the IVF lists (none yet, or the vectors doubled since), else assign new rows to
+        them; lay the matrix out by list when the unsorted tail grew long."""
+        import numpy as np
+
+        n = len(self._mat)
+        if n < self.min_rows:
+            self._layout = self._centroids = None
+            return
+        assert self._key is not None
+        gen = self._key[3]
+        if self._centroids is None or self._ivf_gen != gen:
+            found = ivf.read(conn, self.embedder.dim)
+            if found is not None and found[0] == gen:
+                self._ivf_gen, self._trained, self._centroids = found
+        if self._centroids is None or self._ivf_gen != gen or n > ivf.RETRAIN_GROWTH * self._trained:
+            self.stats["ivf_trainings"] += 1
+            self._centroids = ivf.kmeans(self._mat, ivf.list_count(n))
+            self._labels = ivf.assign(self._mat, self._centroids)
+            self._ivf_gen = ivf.save_training(conn, self._centroids, n, self._ids, self._labels)
+            self._trained = n
+            self._key = (*self._key[:3], self._ivf_gen)
+            self._layout = None
+        else:
+            self._labels[self._labels >= len(self._centroids)] = -1  # a damaged row: assign it again
+            new = np.flatnonzero(self._labels < 0)
+            if len(new):
+                self._labels[new] = ivf.assign(self._mat[new], self._centroids)
+                ivf.save_labels(conn, gen, self._ids[new], self._labels[new])
+        if self._layout is None or n - self._layout.laid > max(ivf.MIN_ROWS // 4, n // 16):
+            order = ivf.Layout.order(self._labels)
+            self._ids, self._codes = self._ids[order], self._codes[order]
+            self._mat, self._labels = self._mat[order], self._labels[order]
+            self._layout = ivf.Layout(self._labels, len(self._centroids))
+
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        """Load what changed (uses the connection); :meth:`scan` then needs no connection."""
+        self._load(conn)
+
+    def scan(
+        self,
+        query_vec: np.ndarray,
+        k: int,
+        exclude_session: str | None = None,
+        min_cosine: float | None = None,
+    ) -> list[int]:
+        """Message ids of the ``k`` cached vectors most similar to ``query_vec`` (at least
+        ``min_cosine``, default :data:`MIN_COSINE`), best first: exact cosines, over the rows of
+        the best IVF lists when the matrix has them, else over every row."""
+        import numpy as np
+
+        floor = MIN_COSINE if min_cosine is None else min_cosine
+        if self._mat is None or not len(self._mat) or k < 1:
+            return []
+        q = query_vec.astype(np.float32)
+        ids, codes = self._ids, self._codes
+        if self._layout is None or self._centroids is None:
+            scores = self._mat @ q
+        else:
+            segs = self._layout.segments(ivf.probe(self._centroids, q, self.nprobe), len(self._mat))
+            rows = np.concatenate([np.arange(s, e) for s, e in segs])
+            scores = np.concatenate([self._mat[s:e] @ q for s, e in segs])
+            ids, codes = ids[rows], codes[rows]
+            self.stats["rows_scanned"] += len(rows)
+        if exclude_session is not None and exclude_session in self._sessions:
+            scores = np.where(codes == self._sessions[exclude_session], -2.0, scores)
+        k = min(k, len(scores))
+        if not k:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [int(ids[i]) for i in top if scores[i] >= floor]
 
     def nearest(
         self,
@@ -200,24 +304,14 @@ class VectorIndex:
         exclude_session: str | None = None,
         min_cosine: float | None = None,
     ) -> list[int]:
-        """Message ids of the ``k`` vectors most similar to ``query_vec`` (at least ``min_cosine``,
-        default :data:`MIN_COSINE`), best first."""
-        import numpy as np
-
-        floor = MIN_COSINE if min_cosine is None else min_cosine
-        self._load(conn)
-        if self._mat is None or not len(self._mat) or k < 1:
-            return []
-        scores = self._mat @ query_vec.astype(np.float32)
-        if exclude_session is not None and exclude_session in self._sessions:
-            scores = np.where(self._codes == self._sessions[exclude_session], -2.0, scores)
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [int(self._ids[i]) for i in top if scores[i] >= floor]
+        """:meth:`prepare` then :meth:`scan`."""
+        self.prepare(conn)
+        return self.scan(query_vec, k, exclude_session, min_cosine)
 
     def memory_bytes(self) -> int:
-        return 0 if self._mat is None else int(self._mat.nbytes + self._ids.nbytes + self._codes.nbytes)
+        if self._mat is None:
+            return 0
+        return int(self._mat.nbytes + self._ids.nbytes + self._codes.nbytes + self._labels.nbytes)
 
 
 def _statements(script: str) -> list[str]:
@@ -296,10 +390,32 @@ class SemanticSide:
             self.stats["vectors_written"] += written
             return written
 
-    def _nearest(self, query: str, exclude: str | None, limit: int) -> list[int]:
+    def _prepare_scan(self, query: str, exclude: str | None, limit: int) -> Callable[[], list[int]] | None:
+        """Embed what is pending and the query, bring the matrix up to date (all the work that
+        needs the connection); returns the scan itself, which needs none (None when lexical)."""
         vectors = self.vector_index()
         if vectors is None:
-            return []
+            return None
         self.stats["vectors_written"] += vectors.sync(self._conn, self.sync_budget_s)
         qvec = vectors.embedder.embed([query])[0]
-        return vectors.nearest(self._conn, qvec, limit, exclude)
+        vectors.prepare(self._conn)
+        return functools.partial(vectors.scan, qvec, limit, exclude)
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def run_beside(job: Callable[[], list[int]], work: Callable[[], T]) -> tuple[list[int], T]:
+    """Run ``job`` on a worker thread while ``work`` runs here (numpy's product and SQLite's
+    search both release the GIL); returns both results."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clio-recall-scan")
+    future = _pool.submit(job)
+    try:
+        mine = work()
+    finally:
+        theirs = future.result()
+    return theirs, mine
