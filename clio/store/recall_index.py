@@ -16,7 +16,10 @@ view, so the text is stored once and ranking never reads it.
 
 Ranking is FTS5's bm25 with the porter stemmer; queries are built from the user's words
 by :mod:`clio.memory.recall`, never passed through as syntax. The most common query words
-are dropped when together they would make bm25 score too many rows (they weigh least).
+are dropped when together they would make bm25 score too many rows (they weigh least); when
+every word is that common, the newest rows holding all of them (else any) are returned
+unscored: bm25 would read each word's whole posting list. No query reads much more than
+``postings_budget`` postings.
 
 Hybrid retrieval: when the embedding model loads (:mod:`clio.memory.semantic`, lazily, at
 the first search), every message also gets a vector (:mod:`clio.store.vectors`, table
@@ -41,6 +44,7 @@ from clio.memory.recall import (
     RRF_K,
     SYNC_BUDGET_S,
     VECTOR_WEIGHT,
+    and_query,
     choose_terms,
     document_text,
     or_query,
@@ -262,7 +266,8 @@ class RecallIndex(SemanticSide):
                     self._delete_session(sid)
                     done["sessions_removed"] += 1
             pending = 0
-            for info in todo:
+            # oldest first, so that row ids follow time (the common-words path returns the newest)
+            for info in sorted(todo, key=lambda i: (i.updated, i.id)):
                 old = state.get(info.id)
                 if old is not None and old[1:3] == (info.updated, info.message_count):
                     if old[0] != info.name:
@@ -369,13 +374,15 @@ class RecallIndex(SemanticSide):
                 for w in words
             }
 
-    def _choose(self, terms: list[str]) -> list[str]:
-        """The query words to search with (see :func:`clio.memory.recall.choose_terms`)."""
+    def _choose(self, terms: list[str]) -> tuple[list[str], bool]:
+        """The query words to search with (see :func:`clio.memory.recall.choose_terms`), and
+        whether every one of them is common (each in more than ``postings_budget`` rows)."""
         budget = self.postings_budget
         dfs = self.document_frequencies(terms, budget + 1)
-        if dfs and min(dfs.values()) > budget:  # every word is common: find the least common one
-            dfs = self.document_frequencies(terms, 20 * budget)
-        return choose_terms(dfs, budget)
+        found = [w for w in terms if dfs.get(w, 0) > 0]
+        if found and min(dfs[w] for w in found) > budget:
+            return found, True
+        return choose_terms(dfs, budget), False
 
     def search(
         self,
@@ -423,11 +430,23 @@ class RecallIndex(SemanticSide):
         return shape_results(rows, names, terms, max_sessions, max_results)
 
     def _lexical(self, terms: list[str], exclude: str | None, limit: int) -> list[tuple[Any, ...]]:
-        kept: list[str] = self._guarded(self._choose, terms)
+        """bm25 rows for the query words, at most about ``postings_budget`` postings read.
+
+        When every word is common, bm25 would cost a read of each word's whole posting list (its
+        idf alone) and a score for a large share of the index; those words weigh little anyway:
+        the newest rows holding all of them (else any) come back, unscored (rank 0)."""
+        kept, common = self._guarded(self._choose, terms)
         if not kept:
             return []
-        rows: list[tuple[Any, ...]] = self._guarded(self._query, or_query(kept), exclude, limit)
-        return rows
+        if not common:
+            rows: list[tuple[Any, ...]] = self._guarded(self._query, or_query(kept), exclude, limit)
+            return rows
+        self.stats["common_queries"] += 1
+        for match in (and_query(kept), or_query(kept)) if len(kept) > 1 else (or_query(kept),):
+            rows = self._guarded(self._query, match, exclude, limit, False)
+            if rows:
+                return rows
+        return []
 
     def search_match(
         self,
@@ -450,16 +469,19 @@ class RecallIndex(SemanticSide):
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
         return shape_results([r[1:] for r in rows], names, terms, max_sessions, max_results)
 
-    def _query(self, match: str, exclude: str | None, limit: int) -> list[tuple[Any, ...]]:
+    def _query(
+        self, match: str, exclude: str | None, limit: int, ranked: bool = True
+    ) -> list[tuple[Any, ...]]:
+        """Rows (id, session_id, role, seq, ts, body, rank) matching, by bm25 or else newest first."""
         sql = (
-            "SELECT m.id, m.session_id, m.role, m.seq, m.ts, m.body, docs.rank FROM docs "
-            "JOIN msgs m ON m.id = docs.rowid WHERE docs MATCH ?"
+            f"SELECT m.id, m.session_id, m.role, m.seq, m.ts, m.body, {'docs.rank' if ranked else '0.0'} "
+            "FROM docs JOIN msgs m ON m.id = docs.rowid WHERE docs MATCH ?"
         )
         params: list[Any] = [match]
         if exclude is not None:
             sql += " AND m.session_id != ?"
             params.append(exclude)
-        sql += " ORDER BY docs.rank LIMIT ?"
+        sql += f" ORDER BY {'docs.rank' if ranked else 'docs.rowid DESC'} LIMIT ?"
         params.append(limit)
         return self._conn.execute(sql, params).fetchall()
 
