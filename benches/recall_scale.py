@@ -122,6 +122,52 @@ def startup_check() -> None:
     )
 
 
+def load() -> str:
+    return "load average " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def ann_figures(vectors: Any, qvecs: list[Any], k: int = 10, wide: int = 200) -> None:
+    """Recall of the IVF prefilter against the exact scan (all lists), and the scan's cost."""
+    if vectors._layout is None:
+        print(f"IVF: no lists ({len(vectors._mat)} vectors < {vectors.min_rows}): exact scan")
+        return
+    nlist = len(vectors._centroids)
+    sizes = sorted(
+        int(e - s) for s, e in zip(vectors._layout.starts[:-1], vectors._layout.starts[1:], strict=True)
+    )
+    print(f"IVF: {nlist} lists, sizes min/median/max {sizes[0]}/{sizes[len(sizes) // 2]}/{sizes[-1]}")
+    default = vectors.nprobe
+    vectors.nprobe = 10**9
+    exact = []
+    lat: list[float] = []
+    for q in qvecs:
+        t0 = time.perf_counter()
+        exact.append(vectors.scan(q, wide, min_cosine=-2.0))
+        lat.append(time.perf_counter() - t0)
+    print(
+        f"  exact scan (all lists): p50 {1000 * statistics.median(lat):.1f} ms, p95 {1000 * pct(lat, 0.95):.1f} ms"
+    )
+    for nprobe in sorted({8, 16, 32, 64, default}):
+        vectors.nprobe = nprobe
+        r_k: list[float] = []
+        r_wide: list[float] = []
+        lat = []
+        before = vectors.stats["rows_scanned"]
+        for q, want in zip(qvecs, exact, strict=True):
+            t0 = time.perf_counter()
+            got = vectors.scan(q, wide, min_cosine=-2.0)
+            lat.append(time.perf_counter() - t0)
+            r_k.append(len(set(got[:k]) & set(want[:k])) / max(1, len(want[:k])))
+            r_wide.append(len(set(got) & set(want)) / max(1, len(want)))
+        share = (vectors.stats["rows_scanned"] - before) / len(qvecs) / len(vectors._mat)
+        print(
+            f"  nprobe {nprobe}{' (default)' if nprobe == default else ''}: recall@{k} vs exact "
+            f"{statistics.fmean(r_k):.3f}, recall@{wide} {statistics.fmean(r_wide):.3f}, rows scanned {100 * share:.1f} %, "
+            f"scan p50 {1000 * statistics.median(lat):.2f} ms, p95 {1000 * pct(lat, 0.95):.2f} ms  [{load()}]"
+        )
+    vectors.nprobe = default
+
+
 def semantic_figures(
     args: argparse.Namespace, db: Path, store: SessionStore, kept: list[dict[str, Any]], total: int
 ) -> None:
@@ -183,28 +229,43 @@ def semantic_figures(
     print(f"index size with vectors: {size / 1e6:.1f} MB on disk ({size / total:.0f} B/message)")
     t0 = time.perf_counter()
     index.search("warm up the matrix")
-    print(f"first hybrid search (loads the vector matrix): {1000 * (time.perf_counter() - t0):.0f} ms")
+    print(
+        f"first hybrid search (loads the vector matrix; IVF lists trained: {vectors.stats['ivf_trainings']}): "
+        f"{1000 * (time.perf_counter() - t0):.0f} ms"
+    )
+    size = sum(p.stat().st_size for p in db.parent.glob("recall.sqlite*"))
+    print(
+        f"index size with vectors and IVF lists: {size / 1e6:.1f} MB on disk ({size / total:.0f} B/message)"
+    )
     rng2 = random.Random(args.seed)
-    for label, fresh, mode in (
-        ("hybrid, with freshness check", True, "hybrid"),
-        ("hybrid, index only", False, "hybrid"),
-        ("semantic only, index only", False, "semantic"),
+    queries = []
+    for i in range(args.queries):
+        words = kept[i % len(kept)]["content"].split()
+        queries.append(" ".join(rng2.sample(words, min(6, len(words)))))
+    ann_figures(vectors, [embedder.embed([q])[0] for q in queries])
+    for label, fresh, mode, parallel in (
+        ("hybrid, with freshness check", True, "hybrid", True),
+        ("hybrid, index only", False, "hybrid", True),
+        ("hybrid, index only, bm25 then cosine in turn", False, "hybrid", False),
+        ("semantic only, index only", False, "semantic", True),
+        ("lexical only, index only", False, "lexical", True),
     ):
+        index.parallel = parallel
         lat: list[float] = []
-        qlat: list[float] = []
-        for i in range(args.queries):
-            words = kept[i % len(kept)]["content"].split()
-            query = " ".join(rng2.sample(words, min(6, len(words))))
+        for query in queries:
             t0 = time.perf_counter()
             index.search(query, refresh=fresh, mode=mode)  # type: ignore[arg-type]
             lat.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            embedder.embed([query])
-            qlat.append(time.perf_counter() - t0)
         print(
             f"query latency ({label}, including the query's embedding): p50 {1000 * statistics.median(lat):.1f} ms, "
-            f"p95 {1000 * pct(lat, 0.95):.1f} ms (the embedding alone: p50 {1000 * statistics.median(qlat):.1f} ms)"
+            f"p95 {1000 * pct(lat, 0.95):.1f} ms  [{load()}]"
         )
+    qlat = []
+    for query in queries:
+        t0 = time.perf_counter()
+        embedder.embed([query])
+        qlat.append(time.perf_counter() - t0)
+    print(f"the query's embedding alone: p50 {1000 * statistics.median(qlat):.2f} ms")
     print(
         f"memory: vector matrix {vectors.memory_bytes() / 1e6:.0f} MB; RSS now {rss_mb():.0f} MB, "
         f"peak {peak_mb():.0f} MB (model + matrix + index)"

@@ -42,6 +42,7 @@ AUTO = "auto"  # RecallIndex's embedder argument: the shared model, loaded at th
 
 EMBED_CHARS = 2_000  # text beyond this is past the model's token window anyway
 SYNC_BATCH = 128  # messages embedded (and committed) together
+LOAD_CHUNK = 8_192  # vectors read from SQLite at a time
 MIN_COSINE = 0.2  # weaker matches are not offered as semantic hits
 STORE_FORMAT = "f16"  # on disk: half the bytes of float32, cosines equal to ~1e-3
 
@@ -68,7 +69,8 @@ class VectorIndex:
         )
         self._ids: Any = None  # np.ndarray[int64]: message ids, one per matrix row
         self._codes: Any = None  # np.ndarray[int32]: session code per row
-        self._mat: Any = None  # np.ndarray[float32] (n, dim)
+        self._mat: Any = None  # np.ndarray[float32] (n, dim): the first n rows of _buf
+        self._buf: Any = None
         self._labels: Any = None  # np.ndarray[int32]: IVF list per row (-1: not assigned yet)
         self._sessions: dict[str, int] = {}
         self._synced: tuple[Any, ...] | None = None  # (max msgs id, vec_deletes) when nothing was pending
@@ -87,7 +89,7 @@ class VectorIndex:
 
     def forget(self) -> None:
         """Drop the cached matrix (the connection changed: rebuilt or reopened)."""
-        self._key = self._ids = self._codes = self._mat = self._synced = self._labels = None
+        self._key = self._ids = self._codes = self._mat = self._buf = self._synced = self._labels = None
         self._centroids = self._layout = None
         self._sessions = {}
 
@@ -191,31 +193,37 @@ class VectorIndex:
         key = (deletes, inserts - deletes, int(top), ivf.generation(conn))
         if key == self._key:
             return
-        dim = self.embedder.dim
         old = self._key
         fresh = old is None or old[0] != key[0] or old[3] != key[3] or self._mat is None
         since = -1 if fresh or old is None else int(old[2])
-        rows = conn.execute(
+        if fresh:
+            self._key = self._mat = self._buf = self._layout = None
+            self._sessions = {}
+            self._ids = np.zeros(0, dtype=np.int64)
+            self._codes = np.zeros(0, dtype=np.int32)
+            self._labels = np.zeros(0, dtype=np.int32)
+        cur = conn.execute(
             "SELECT v.id, m.session_id, v.v, coalesce(l.list, -1) FROM vecs v JOIN msgs m ON m.id = v.id "
             "LEFT JOIN ivf_lists l ON l.id = v.id WHERE v.id > ? ORDER BY v.id",
             (since,),
-        ).fetchall()
-        if fresh:
-            self._sessions = {}
-            self._layout = None
-        codes = [self._sessions.setdefault(r[1], len(self._sessions)) for r in rows]
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16).reshape(len(rows), dim)
-        mat = mat.astype(np.float32)
-        code_arr = np.asarray(codes, dtype=np.int32)
-        labels = np.fromiter((r[3] for r in rows), dtype=np.int32, count=len(rows))
-        if fresh:
-            self._ids, self._codes, self._mat, self._labels = ids, code_arr, mat, labels
-        else:
-            self._ids = np.concatenate([self._ids, ids])
-            self._codes = np.concatenate([self._codes, code_arr])
-            self._mat = np.concatenate([self._mat, mat])
-            self._labels = np.concatenate([self._labels, labels])
+        )
+        parts: list[tuple[Any, Any, Any]] = []
+        while chunk := cur.fetchmany(LOAD_CHUNK):  # a chunk at a time: no second copy of the matrix
+            count = len(chunk)
+            codes = (self._sessions.setdefault(r[1], len(self._sessions)) for r in chunk)
+            parts.append(
+                (
+                    np.fromiter((r[0] for r in chunk), dtype=np.int64, count=count),
+                    np.fromiter(codes, dtype=np.int32, count=count),
+                    np.fromiter((r[3] for r in chunk), dtype=np.int32, count=count),
+                )
+            )
+            blob = b"".join(r[2] for r in chunk)
+            self._append(np.frombuffer(blob, dtype=np.float16).reshape(count, self.embedder.dim), key[1])
+        if parts:
+            self._ids = np.concatenate([self._ids, *(p[0] for p in parts)])
+            self._codes = np.concatenate([self._codes, *(p[1] for p in parts)])
+            self._labels = np.concatenate([self._labels, *(p[2] for p in parts)])
         self._key = key
         if not fresh and len(self._ids) != key[1]:  # filled out of order elsewhere: read it all again
             self._key = None
@@ -223,12 +231,28 @@ class VectorIndex:
             return
         self._update_lists(conn)
 
+    def _append(self, rows: np.ndarray, expected: int) -> None:
+        """Add rows to the matrix, a view on a buffer with room to grow (``expected``: rows
+        the matrix should reach), so a few new messages never copy the whole matrix."""
+        import numpy as np
+
+        n = 0 if self._mat is None else len(self._mat)
+        need = n + len(rows)
+        if self._buf is None or need > len(self._buf):
+            size = max(need, expected) + max(need, expected) // 8 + 1024
+            buf = np.empty((size, self.embedder.dim), dtype=np.float32)
+            if n:
+                buf[:n] = self._mat
+            self._buf = buf
+        self._buf[n:need] = rows
+        self._mat = self._buf[:need]
+
     def _update_lists(self, conn: sqlite3.Connection) -> None:
         """Train the IVF lists (none yet, or the vectors doubled since), else assign new rows to
         them; lay the matrix out by list when the unsorted tail grew long."""
         import numpy as np
 
-        n = len(self._mat)
+        n = 0 if self._mat is None else len(self._mat)
         if n < self.min_rows:
             self._layout = self._centroids = None
             return
@@ -254,8 +278,10 @@ class VectorIndex:
                 ivf.save_labels(conn, gen, self._ids[new], self._labels[new])
         if self._layout is None or n - self._layout.laid > max(ivf.MIN_ROWS // 4, n // 16):
             order = ivf.Layout.order(self._labels)
-            self._ids, self._codes = self._ids[order], self._codes[order]
-            self._mat, self._labels = self._mat[order], self._labels[order]
+            self._ids, self._codes, self._labels = self._ids[order], self._codes[order], self._labels[order]
+            buf = np.empty_like(self._buf)
+            np.take(self._mat, order, axis=0, out=buf[:n])
+            self._buf, self._mat = buf, buf[:n]
             self._layout = ivf.Layout(self._labels, len(self._centroids))
 
     def prepare(self, conn: sqlite3.Connection) -> None:
@@ -311,7 +337,7 @@ class VectorIndex:
     def memory_bytes(self) -> int:
         if self._mat is None:
             return 0
-        return int(self._mat.nbytes + self._ids.nbytes + self._codes.nbytes + self._labels.nbytes)
+        return int(self._buf.nbytes + self._ids.nbytes + self._codes.nbytes + self._labels.nbytes)
 
 
 def _statements(script: str) -> list[str]:

@@ -144,8 +144,10 @@ def test_lists_follow_the_index_and_train_again_when_doubled(
     trained = count(index, "vecs")
     assert vectors.stats["ivf_trainings"] == 1
     gen = ivf.generation(index._conn)
+    buf = vectors._buf
     fill(store, 3, offset=100)  # a few more sessions: assigned to the lists, no new training
     index.search("database")
+    assert vectors._buf is buf  # appended in place: the matrix is not copied
     assert vectors.stats["ivf_trainings"] == 1 and ivf.generation(index._conn) == gen
     assert count(index, "ivf_lists") == count(index, "vecs") > trained
     store.delete(needle)  # a deleted session takes its list rows with it
