@@ -59,6 +59,12 @@ CREATE TRIGGER IF NOT EXISTS vecs_gone AFTER DELETE ON vecs BEGIN
 """
 
 
+_READ = (
+    "SELECT {cols} FROM vecs v JOIN msgs m ON m.id = v.id LEFT JOIN ivf_lists l ON l.id = v.id "
+    "WHERE v.id > ? ORDER BY v.id"
+)
+
+
 class VectorIndex:
     """The vector side of one recall index (the caller holds its lock and owns ``conn``)."""
 
@@ -78,6 +84,7 @@ class VectorIndex:
         self._ivf_gen = 0
         self._trained = 0  # vectors the lists were trained on
         self._layout: ivf.Layout | None = None
+        self._presorted = 0  # after a fresh load: rows [0, this) are already sorted by list
         self.min_rows = ivf.MIN_ROWS  # fewer vectors: exact scan, no lists
         self.nprobe = ivf.NPROBE
         self.stats: Counter[str] = Counter()
@@ -202,13 +209,42 @@ class VectorIndex:
             self._ids = np.zeros(0, dtype=np.int64)
             self._codes = np.zeros(0, dtype=np.int32)
             self._labels = np.zeros(0, dtype=np.int32)
-        cur = conn.execute(
-            "SELECT v.id, m.session_id, v.v, coalesce(l.list, -1) FROM vecs v JOIN msgs m ON m.id = v.id "
-            "LEFT JOIN ivf_lists l ON l.id = v.id WHERE v.id > ? ORDER BY v.id",
-            (since,),
+        conn.execute("BEGIN")  # one snapshot for both reads
+        try:
+            place = self._placement(conn) if fresh else None
+            self._read(conn, since, key[1], place)
+        finally:
+            conn.execute("COMMIT")
+        self._key = key
+        if not fresh and len(self._ids) != key[1]:  # filled out of order elsewhere: read it all again
+            self._key = None
+            self._load(conn)
+            return
+        self._update_lists(conn)
+
+    def _placement(self, conn: sqlite3.Connection) -> Any:
+        """Where each vector goes (in id order) so that the matrix is read already sorted by IVF
+        list (rows without a list last): no relayout copy after a fresh load."""
+        import numpy as np
+
+        labels = np.fromiter(
+            (r[0] for r in conn.execute(_READ.format(cols="coalesce(l.list, -1)"), (-1,))), dtype=np.int64
         )
+        order = ivf.Layout.order(np.where(labels < 0, np.iinfo(np.int32).max, labels))
+        place = np.empty_like(order)
+        place[order] = np.arange(len(order))
+        self._presorted = int((labels >= 0).sum())
+        return place
+
+    def _read(self, conn: sqlite3.Connection, since: int, expected: int, place: Any) -> None:
+        """Append the vectors after id ``since`` to the cached arrays, a chunk at a time (no
+        second copy of the matrix); ``place``: their rows in a fresh matrix (else appended)."""
+        import numpy as np
+
+        cur = conn.execute(_READ.format(cols="v.id, m.session_id, v.v, coalesce(l.list, -1)"), (since,))
         parts: list[tuple[Any, Any, Any]] = []
-        while chunk := cur.fetchmany(LOAD_CHUNK):  # a chunk at a time: no second copy of the matrix
+        done = 0
+        while chunk := cur.fetchmany(LOAD_CHUNK):
             count = len(chunk)
             codes = (self._sessions.setdefault(r[1], len(self._sessions)) for r in chunk)
             parts.append(
@@ -218,18 +254,27 @@ class VectorIndex:
                     np.fromiter((r[3] for r in chunk), dtype=np.int32, count=count),
                 )
             )
-            blob = b"".join(r[2] for r in chunk)
-            self._append(np.frombuffer(blob, dtype=np.float16).reshape(count, self.embedder.dim), key[1])
+            rows = np.frombuffer(b"".join(r[2] for r in chunk), dtype=np.float16).reshape(
+                count, self.embedder.dim
+            )
+            if place is None:
+                self._append(rows, expected)
+            else:
+                if self._buf is None:
+                    self._append(rows[:0], len(place))
+                self._buf[place[done : done + count]] = rows
+                done += count
+        if place is not None and self._buf is not None:
+            self._mat = self._buf[: len(place)]
         if parts:
-            self._ids = np.concatenate([self._ids, *(p[0] for p in parts)])
-            self._codes = np.concatenate([self._codes, *(p[1] for p in parts)])
-            self._labels = np.concatenate([self._labels, *(p[2] for p in parts)])
-        self._key = key
-        if not fresh and len(self._ids) != key[1]:  # filled out of order elsewhere: read it all again
-            self._key = None
-            self._load(conn)
-            return
-        self._update_lists(conn)
+            ids = np.concatenate([self._ids, *(p[0] for p in parts)])
+            codes_all = np.concatenate([self._codes, *(p[1] for p in parts)])
+            labels = np.concatenate([self._labels, *(p[2] for p in parts)])
+            if place is not None:
+                order = np.empty_like(place)
+                order[place] = np.arange(len(place))
+                ids, codes_all, labels = ids[order], codes_all[order], labels[order]
+            self._ids, self._codes, self._labels = ids, codes_all, labels
 
     def _append(self, rows: np.ndarray, expected: int) -> None:
         """Add rows to the matrix, a view on a buffer with room to grow (``expected``: rows
@@ -270,13 +315,24 @@ class VectorIndex:
             self._trained = n
             self._key = (*self._key[:3], self._ivf_gen)
             self._layout = None
+            self._presorted = 0
         else:
             self._labels[self._labels >= len(self._centroids)] = -1  # a damaged row: assign it again
             new = np.flatnonzero(self._labels < 0)
             if len(new):
                 self._labels[new] = ivf.assign(self._mat[new], self._centroids)
                 ivf.save_labels(conn, gen, self._ids[new], self._labels[new])
+        laid = self._presorted
+        self._presorted = 0
+        head = self._labels[:laid]
+        if (
+            self._layout is None
+            and laid
+            and bool((np.diff(head) >= 0).all() and head[-1] < len(self._centroids))
+        ):
+            self._layout = ivf.Layout(self._labels[:laid], len(self._centroids))  # read in list order
         if self._layout is None or n - self._layout.laid > max(ivf.MIN_ROWS // 4, n // 16):
+            self.stats["relayouts"] += 1
             order = ivf.Layout.order(self._labels)
             self._ids, self._codes, self._labels = self._ids[order], self._codes[order], self._labels[order]
             buf = np.empty_like(self._buf)

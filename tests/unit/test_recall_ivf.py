@@ -132,6 +132,14 @@ def test_ivf_search_equals_the_exact_scan(
     hits = lists.search(QUESTION)
     assert hits[0]["session_id"] == needle
     assert vectors.stats["rows_scanned"] - before < count(lists, "vecs")
+    # another process reads the matrix already in list order: same lists, same answers
+    reopened = RecallIndex(tmp_path / "ivf.sqlite", store, embedder=embedder)
+    again = with_lists(reopened, nprobe=2)
+    for q in queries:
+        assert reopened.search(q, mode="semantic") == lists.search(q, mode="semantic")
+    assert again.stats["ivf_trainings"] == again.stats["relayouts"] == 0 and again._layout is not None
+    assert again._layout.starts.tolist() == vectors._layout.starts.tolist()  # type: ignore[union-attr]
+    assert sorted(again._ids.tolist()) == sorted(vectors._ids.tolist())
 
 
 def test_lists_follow_the_index_and_train_again_when_doubled(
