@@ -103,7 +103,7 @@ import sys, time
 t = time.perf_counter()
 import clio.cli, clio.app_memory
 ms = (time.perf_counter() - t) * 1000
-heavy = [m for m in ("numpy", "onnxruntime", "tokenizers", "clio.memory.semantic", "clio.store.vectors",
+heavy = [m for m in ("numpy", "onnxruntime", "tokenizers", "clio.memory.semantic", "clio.store.vectors", "clio.store.hybrid",
                      "clio.store.recall_index") if m in sys.modules]
 print(f"{ms:.0f} {','.join(heavy) or '-'}")
 """

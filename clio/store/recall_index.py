@@ -54,7 +54,8 @@ from clio.memory.recall import (
 )
 from clio.messages import Message, meta
 from clio.store.atomic import FileLock
-from clio.store.vectors import AUTO, SemanticSide, VectorIndex, fuse_rows, run_beside
+from clio.store.hybrid import AUTO, SemanticSide, fuse_rows, run_beside
+from clio.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from clio.memory.semantic import Embedder
