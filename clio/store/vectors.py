@@ -327,7 +327,7 @@ class VectorIndex:
             order = ivf.Layout.order(self._labels)
             self._ids, self._codes, self._labels = self._ids[order], self._codes[order], self._labels[order]
             buf = np.empty_like(self._buf)
-            np.take(self._mat, order, axis=0, out=buf[:n])
+            np.take(self._mat, order, axis=0, out=buf[:n], mode="clip")  # "raise" buffers a copy
             self._buf, self._mat = buf, buf[:n]
             self._layout = ivf.Layout(self._labels, len(self._centroids))
 
