@@ -96,8 +96,8 @@ class SemanticSide:
             return None
         self.stats["vectors_written"] += vectors.sync(self._conn, self.sync_budget_s)
         qvec = vectors.embedder.embed([query])[0]
-        vectors.prepare(self._conn)
-        return functools.partial(vectors.scan, qvec, limit, exclude)
+        view = vectors.prepare(self._conn)
+        return functools.partial(vectors.scan, qvec, limit, exclude, None, view)
 
 
 _pool: ThreadPoolExecutor | None = None

@@ -331,9 +331,14 @@ class VectorIndex:
             self._buf, self._mat = buf, buf[:n]
             self._layout = ivf.Layout(self._labels, len(self._centroids))
 
-    def prepare(self, conn: sqlite3.Connection) -> None:
-        """Load what changed (uses the connection); :meth:`scan` then needs no connection."""
+    def prepare(self, conn: sqlite3.Connection) -> tuple[Any, ...]:
+        """Load what changed (uses the connection); returns the view :meth:`scan` reads, which
+        needs no connection and stays whole if the index is rebuilt meanwhile."""
         self._load(conn)
+        return self._view()
+
+    def _view(self) -> tuple[Any, ...]:
+        return (self._mat, self._ids, self._codes, self._layout, self._centroids, self._sessions, self.nprobe)
 
     def scan(
         self,
@@ -341,27 +346,29 @@ class VectorIndex:
         k: int,
         exclude_session: str | None = None,
         min_cosine: float | None = None,
+        view: tuple[Any, ...] | None = None,
     ) -> list[int]:
         """Message ids of the ``k`` cached vectors most similar to ``query_vec`` (at least
         ``min_cosine``, default :data:`MIN_COSINE`), best first: exact cosines, over the rows of
-        the best IVF lists when the matrix has them, else over every row."""
+        the best IVF lists when the matrix has them, else over every row. ``view``: what
+        :meth:`prepare` returned (default: the matrix as it is now)."""
         import numpy as np
 
+        mat, ids, codes, layout, centroids, sessions, nprobe = view or self._view()
         floor = MIN_COSINE if min_cosine is None else min_cosine
-        if self._mat is None or not len(self._mat) or k < 1:
+        if mat is None or not len(mat) or k < 1:
             return []
         q = query_vec.astype(np.float32)
-        ids, codes = self._ids, self._codes
-        if self._layout is None or self._centroids is None:
-            scores = self._mat @ q
+        if layout is None or centroids is None:
+            scores = mat @ q
         else:
-            segs = self._layout.segments(ivf.probe(self._centroids, q, self.nprobe), len(self._mat))
+            segs = layout.segments(ivf.probe(centroids, q, nprobe), len(mat))
             rows = np.concatenate([np.arange(s, e) for s, e in segs])
-            scores = np.concatenate([self._mat[s:e] @ q for s, e in segs])
+            scores = np.concatenate([mat[s:e] @ q for s, e in segs])
             ids, codes = ids[rows], codes[rows]
             self.stats["rows_scanned"] += len(rows)
-        if exclude_session is not None and exclude_session in self._sessions:
-            scores = np.where(codes == self._sessions[exclude_session], -2.0, scores)
+        if exclude_session is not None and exclude_session in sessions:
+            scores = np.where(codes == sessions[exclude_session], -2.0, scores)
         k = min(k, len(scores))
         if not k:
             return []
@@ -378,8 +385,7 @@ class VectorIndex:
         min_cosine: float | None = None,
     ) -> list[int]:
         """:meth:`prepare` then :meth:`scan`."""
-        self.prepare(conn)
-        return self.scan(query_vec, k, exclude_session, min_cosine)
+        return self.scan(query_vec, k, exclude_session, min_cosine, self.prepare(conn))
 
     def memory_bytes(self) -> int:
         if self._mat is None:

@@ -228,3 +228,19 @@ def test_parallel_search_returns_what_sequential_search_does(
         index.parallel = True
         assert [index.search(q, exclude_session=exclude) for q in queries] == sequential
     assert sequential[0] and all(h["session_id"] != needle for h in sequential[0])
+
+
+def test_a_prepared_scan_survives_a_rebuild_beside_it(
+    store: SessionStore, needle: str, embedder: semantic.Embedder, tmp_path: Path
+) -> None:
+    index = RecallIndex(tmp_path / "recall.sqlite", store, embedder=embedder)
+    vectors = with_lists(index)
+    index.search(QUESTION)
+    view = vectors.prepare(index._conn)
+    qvec = embedder.embed([QUESTION])[0]
+    want = vectors.scan(qvec, 5, view=view)
+    index.rebuild()  # what bm25 does beside the scan when it finds the file damaged
+    assert vectors._mat is None
+    assert vectors.scan(qvec, 5, view=view) == want and want
+    assert vectors.scan(qvec, 5) == []  # the index itself starts over
+    assert index.search(QUESTION)[0]["session_id"] == needle
