@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sqlite3
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -147,40 +148,39 @@ def generation(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
-def save_training(
-    conn: sqlite3.Connection, centroids: np.ndarray, trained: int, ids: np.ndarray, labels: np.ndarray
-) -> int:
-    """Replace the lists with a new training; returns its generation."""
+@contextlib.contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction: committed when the block ends, rolled back if it raises."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        gen = generation(conn) + 1
-        conn.execute("DELETE FROM ivf")
-        conn.execute("DELETE FROM ivf_lists")
-        conn.execute(
-            "INSERT INTO ivf VALUES (?, ?, ?)", (gen, trained, centroids.astype("float32").tobytes())
-        )
-        _insert_lists(conn, ids, labels)
-        conn.execute("COMMIT")
+        yield
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
         raise
+    conn.execute("COMMIT")
+
+
+def save_training(
+    conn: sqlite3.Connection, centroids: np.ndarray, trained: int, ids: np.ndarray, labels: np.ndarray
+) -> int:
+    """Replace the lists with a new training; returns its generation."""
+    with _immediate(conn):
+        gen = generation(conn) + 1
+        clear(conn)
+        conn.execute(
+            "INSERT INTO ivf VALUES (?, ?, ?)", (gen, trained, centroids.astype("float32").tobytes())
+        )
+        _insert_lists(conn, ids, labels)
     return gen
 
 
 def save_labels(conn: sqlite3.Connection, gen: int, ids: np.ndarray, labels: np.ndarray) -> bool:
     """Record new vectors' lists, unless another process trained again meanwhile (False)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with _immediate(conn):
         if generation(conn) != gen:
-            conn.execute("ROLLBACK")
             return False
         _insert_lists(conn, ids, labels)
-        conn.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-        raise
     return True
 
 

@@ -63,6 +63,26 @@ def test_layout_scans_the_tail_and_skips_empty_lists() -> None:
     assert ivf.list_count(200_000) == 447 and ivf.list_count(1) == 1
 
 
+def test_lists_are_written_only_for_the_current_training() -> None:
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.execute("CREATE TABLE vecs(id INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+    conn.executemany("INSERT INTO vecs VALUES (?, x'00')", [(i,) for i in range(1, 6)])
+    conn.executescript(ivf.SCHEMA)
+    cent = np.eye(2, 4, dtype=np.float32)
+    gen = ivf.save_training(conn, cent, 3, np.array([1, 2, 3]), np.array([0, 1, 0]))
+    assert gen == 1 and ivf.generation(conn) == 1
+    found = ivf.read(conn, 4)
+    assert found is not None and found[:2] == (1, 3) and np.array_equal(found[2], cent)
+    assert ivf.read(conn, 3) is None  # centroids of another width: not ours
+    assert not ivf.save_labels(conn, 0, np.array([4]), np.array([1]))  # trained again meanwhile
+    assert ivf.save_labels(conn, 1, np.array([4, 99]), np.array([1, 0]))  # 99 has no vector
+    assert dict(conn.execute("SELECT id, list FROM ivf_lists")) == {1: 0, 2: 1, 3: 0, 4: 1}
+    conn.execute("DELETE FROM vecs WHERE id = 2")  # the trigger takes its list row
+    assert 2 not in dict(conn.execute("SELECT id, list FROM ivf_lists"))
+    assert ivf.save_training(conn, cent, 4, np.array([1]), np.array([1])) == 2
+    assert dict(conn.execute("SELECT id, list FROM ivf_lists")) == {1: 1}
+
+
 # -- in the recall index, with the real model ----------------------------------------------------------
 
 TOPICS = [
