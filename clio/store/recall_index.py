@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = "4"
 CONTEXT_CHARS = 200  # how much of each neighbour goes into a message's context column
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
+COMMON_AND_TERMS = 4  # when every query word is common: rows holding the first this many words
 
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -435,7 +436,8 @@ class RecallIndex(SemanticSide):
 
         When every word is common, bm25 would cost a read of each word's whole posting list (its
         idf alone) and a score for a large share of the index; those words weigh little anyway:
-        the newest rows holding all of them (else any) come back, unscored (rank 0)."""
+        the newest rows holding all of them (the first :data:`COMMON_AND_TERMS`; else any of
+        them) come back, unscored (rank 0)."""
         kept, common = self._guarded(self._choose, terms)
         if not kept:
             return []
@@ -443,7 +445,8 @@ class RecallIndex(SemanticSide):
             rows: list[tuple[Any, ...]] = self._guarded(self._query, or_query(kept), exclude, limit)
             return rows
         self.stats["common_queries"] += 1
-        for match in (and_query(kept), or_query(kept)) if len(kept) > 1 else (or_query(kept),):
+        first = kept[:COMMON_AND_TERMS]  # an AND of many common words walks all their postings
+        for match in (and_query(first), or_query(kept)) if len(kept) > 1 else (or_query(kept),):
             rows = self._guarded(self._query, match, exclude, limit, False)
             if rows:
                 return rows

@@ -233,6 +233,18 @@ def test_all_common_words_return_the_newest_rows_holding_every_word(store: Sessi
     assert index.stats["common_queries"] == 2
 
 
+def test_many_common_words_need_only_the_first_four_together(store: SessionStore) -> None:
+    words = ["alpha", "bravo", "charlie", "delta", "echo"]
+    four = add_session(store, ["alpha bravo charlie delta"])  # the only row with the first four
+    for i in range(3):
+        for w in words:
+            add_session(store, [f"{w} number {i}"])
+    index = RecallIndex(None, store, embedder=None, postings_budget=2)
+    hits = index.search(" ".join(words), max_sessions=50, max_results=50)
+    assert hits[0]["session_id"] == four  # no row holds all five: AND of five would find nothing
+    assert len(hits) == 1 and index.stats["common_queries"] == 1
+
+
 def test_answer_found_through_neighbour_context(store: SessionStore) -> None:
     add_session(store, ["unrelated chatter about lunch", "sure"])
     sid = add_session(store, ["What port should the dev server listen on?", "Use 8123."])
