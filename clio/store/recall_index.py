@@ -44,17 +44,14 @@ from clio.memory.recall import (
     RRF_K,
     SYNC_BUDGET_S,
     VECTOR_WEIGHT,
-    and_query,
-    choose_terms,
     document_text,
-    or_query,
     query_terms,
-    quote_term,
     shape_results,
 )
 from clio.messages import Message, meta
 from clio.store.atomic import FileLock
 from clio.store.hybrid import AUTO, SemanticSide, fuse_rows, run_beside
+from clio.store.recall_lexical import LexicalSide
 from clio.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
@@ -63,7 +60,6 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = "4"
 CONTEXT_CHARS = 200  # how much of each neighbour goes into a message's context column
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
-COMMON_AND_TERMS = 4  # when every query word is common: rows holding the first this many words
 
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -110,7 +106,7 @@ def _remove_db_files(path: Path) -> None:
             Path(str(path) + suffix).unlink()
 
 
-class RecallIndex(SemanticSide):
+class RecallIndex(LexicalSide, SemanticSide):
     """Search every archived message of every session, ranked by bm25."""
 
     def __init__(
@@ -366,26 +362,6 @@ class RecallIndex(SemanticSide):
         return len(rows)
 
     # -- searching -------------------------------------------------------------------------------
-    def document_frequencies(self, words: list[str], cap: int | None = None) -> dict[str, int]:
-        """How many indexed messages contain each word (stemmed as the index does), counting
-        no further than ``cap``: knowing that a word is too common is enough, and cheap."""
-        sql = "SELECT count(*) FROM (SELECT 1 FROM docs WHERE docs MATCH ? LIMIT ?)"
-        with self._lock:
-            return {
-                w: int(self._conn.execute(sql, (quote_term(w), -1 if cap is None else cap)).fetchone()[0])
-                for w in words
-            }
-
-    def _choose(self, terms: list[str]) -> tuple[list[str], bool]:
-        """The query words to search with (see :func:`clio.memory.recall.choose_terms`), and
-        whether every one of them is common (each in more than ``postings_budget`` rows)."""
-        budget = self.postings_budget
-        dfs = self.document_frequencies(terms, budget + 1)
-        found = [w for w in terms if dfs.get(w, 0) > 0]
-        if found and min(dfs[w] for w in found) > budget:
-            return found, True
-        return choose_terms(dfs, budget), False
-
     def search(
         self,
         query: str,
@@ -431,27 +407,6 @@ class RecallIndex(SemanticSide):
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
         return shape_results(rows, names, terms, max_sessions, max_results)
 
-    def _lexical(self, terms: list[str], exclude: str | None, limit: int) -> list[tuple[Any, ...]]:
-        """bm25 rows for the query words, at most about ``postings_budget`` postings read.
-
-        When every word is common, bm25 would cost a read of each word's whole posting list (its
-        idf alone) and a score for a large share of the index; those words weigh little anyway:
-        the newest rows holding all of them (the first :data:`COMMON_AND_TERMS`; else any of
-        them) come back, unscored (rank 0)."""
-        kept, common = self._guarded(self._choose, terms)
-        if not kept:
-            return []
-        if not common:
-            rows: list[tuple[Any, ...]] = self._guarded(self._query, or_query(kept), exclude, limit)
-            return rows
-        self.stats["common_queries"] += 1
-        first = kept[:COMMON_AND_TERMS]  # an AND of many common words walks all their postings
-        for match in (and_query(first), or_query(kept)) if len(kept) > 1 else (or_query(kept),):
-            rows = self._guarded(self._query, match, exclude, limit, False)
-            if rows:
-                return rows
-        return []
-
     def search_match(
         self,
         match: str,
@@ -472,22 +427,6 @@ class RecallIndex(SemanticSide):
             rows: list[tuple[Any, ...]] = self._guarded(self._query, match, exclude_session, limit)
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
         return shape_results([r[1:] for r in rows], names, terms, max_sessions, max_results)
-
-    def _query(
-        self, match: str, exclude: str | None, limit: int, ranked: bool = True
-    ) -> list[tuple[Any, ...]]:
-        """Rows (id, session_id, role, seq, ts, body, rank) matching, by bm25 or else newest first."""
-        sql = (
-            f"SELECT m.id, m.session_id, m.role, m.seq, m.ts, m.body, {'docs.rank' if ranked else '0.0'} "
-            "FROM docs JOIN msgs m ON m.id = docs.rowid WHERE docs MATCH ?"
-        )
-        params: list[Any] = [match]
-        if exclude is not None:
-            sql += " AND m.session_id != ?"
-            params.append(exclude)
-        sql += f" ORDER BY {'docs.rank' if ranked else 'docs.rowid DESC'} LIMIT ?"
-        params.append(limit)
-        return self._conn.execute(sql, params).fetchall()
 
     def counts(self) -> dict[str, int]:
         """Rows in the index: sessions and messages."""
