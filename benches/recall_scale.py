@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import json
 import random
 import resource
 import statistics
@@ -37,7 +36,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from clio.store.recall_index import RecallIndex  # noqa: E402
-from clio.store.sessions import CHUNK, SessionInfo, SessionStore  # noqa: E402
+from clio.store.sessions import SessionStore  # noqa: E402
+from testkit.clio_run import write_archive  # noqa: E402
 
 SYLLABLES = [
     "ka",
@@ -68,17 +68,6 @@ def message(rng: random.Random, vocab: list[str], cum: list[float], seq: int, ts
     role = ("user", "assistant", "tool")[seq % 3]
     words = rng.choices(vocab, cum_weights=cum, k=rng.randint(15, 120))
     return {"role": role, "content": " ".join(words), "meta": {"seq": seq, "ts": ts + seq, "thread": 0}}
-
-
-def write_session(root: Path, sid: str, msgs: list[dict[str, Any]], ts: float) -> None:
-    d = root / sid
-    (d / "archive").mkdir(parents=True, exist_ok=True)
-    for i in range(0, len(msgs), CHUNK):
-        (d / "archive" / f"{i // CHUNK:06d}.json").write_text(json.dumps(msgs[i : i + CHUNK]))
-    info = SessionInfo(
-        sid, name=f"session {sid}", created=ts, updated=ts + len(msgs), message_count=len(msgs)
-    )
-    (d / "session.json").write_text(json.dumps(info.to_dict()))
 
 
 def pct(values: list[float], p: float) -> float:
@@ -322,7 +311,7 @@ def main(argv: list[str] | None = None) -> None:
             sid = f"20250101-{n:06d}-ab{n % 100:02d}"
             msgs = [message(rng, vocab, cum, i, base + n * 3600) for i in range(args.messages)]
             if not reuse:
-                write_session(root, sid, msgs, base + n * 3600)
+                write_archive(root, sid, msgs, base + n * 3600)
             kept.append(rng.choice(msgs))
         total = args.sessions * args.messages
         marker.touch()
@@ -355,14 +344,14 @@ def main(argv: list[str] | None = None) -> None:
         grown = [*store.iter_messages(sid)] + [
             message(rng, vocab, cum, args.messages + i, base) for i in range(10)
         ]
-        write_session(root, sid, grown, base + 7200)
+        write_archive(root, sid, grown, base + 7200)
         t0 = time.perf_counter()
         done = index.refresh()
         print(
             f"refresh after one session grew by 10 messages: {1000 * (time.perf_counter() - t0):.1f} ms {done}"
         )
 
-        write_session(root, sid, grown[:-1], base + 9000)
+        write_archive(root, sid, grown[:-1], base + 9000)
         t0 = time.perf_counter()
         done = index.refresh()
         print(f"refresh after one session was rewritten: {1000 * (time.perf_counter() - t0):.1f} ms {done}")
