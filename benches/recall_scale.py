@@ -10,12 +10,15 @@ corpus's own messages (the build rate with vectors), hybrid query latency p50/p9
 query's embedding over all messages' vectors, the file size with vectors, and the peak RSS
 with the model and the vector matrix loaded. By default a sample is embedded for the rate and
 the remaining rows get random unit vectors (a brute-force scan costs the same whatever the
-values); --embed-all embeds every message for real (minutes with the static table). Last, it checks that start-up does not import
+values); --embed-all embeds every message for real (minutes with the static table). With the
+vectors: the IVF lists (sizes), their recall@10 / @200 against the exact scan per nprobe and the
+scan's cost, and an A/B interleaved query by query of the cosine scan beside bm25 vs in turn.
+--workdir keeps the corpus and its index for the next run. Last, it checks that start-up does not import
 the model (``import clio.cli`` and the app's memory wiring leave numpy, onnxruntime,
 tokenizers and clio.memory.semantic out of sys.modules).
 
     python benches/recall_scale.py [--sessions 1000] [--messages 200] [--queries 200]
-        [--no-vectors] [--embed-sample 1000] [--embed-all]
+        [--no-vectors] [--embed-sample 1000] [--embed-all] [--workdir DIR]
 """
 
 from __future__ import annotations
