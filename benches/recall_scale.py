@@ -33,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,27 @@ def message(rng: random.Random, vocab: list[str], cum: list[float], seq: int, ts
     role = ("user", "assistant", "tool")[seq % 3]
     words = rng.choices(vocab, cum_weights=cum, k=rng.randint(15, 120))
     return {"role": role, "content": " ".join(words), "meta": {"seq": seq, "ts": ts + seq, "thread": 0}}
+
+
+def text_pool(root: Path, need: int, rng: random.Random) -> list[str]:
+    """Real text for --text-from: chunks of 6 non-blank lines of the .py files under ``root``
+    (code, comments and docstrings: closer to a coding agent's archive than random words)."""
+    pool: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        try:
+            lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        except (OSError, UnicodeDecodeError):
+            continue
+        for i in range(0, len(lines) - 5, 6):
+            chunk = " ".join(lines[i : i + 6])
+            if len(chunk.split()) >= 8:
+                pool.append(chunk[:2000])
+        if len(pool) >= need * 2:
+            break
+    if len(pool) < need:
+        raise SystemExit(f"--text-from {root}: {len(pool)} chunks of text, {need} needed")
+    rng.shuffle(pool)
+    return pool[:need]
 
 
 def pct(values: list[float], p: float) -> float:
@@ -289,6 +312,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--embed-sample", type=int, default=1000, help="messages embedded for the rate")
     ap.add_argument("--embed-all", action="store_true", help="embed every message for real (slow)")
     ap.add_argument(
+        "--text-from",
+        type=Path,
+        default=None,
+        help="messages from real text: 6-line chunks of the .py files under this folder (e.g. the stdlib)",
+    )
+    ap.add_argument(
         "--workdir",
         type=Path,
         default=None,
@@ -298,6 +327,14 @@ def main(argv: list[str] | None = None) -> None:
     rng = random.Random(args.seed)
     vocab = vocabulary(rng)
     cum = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))  # Zipf-like frequencies
+    total = args.sessions * args.messages
+    pool = text_pool(args.text_from, total + 10, random.Random(args.seed)) if args.text_from else []
+    if pool:
+        freq = Counter(w for text in pool for w in text.split())
+        rarity: Callable[[str], float] = lambda w: -freq[w]  # noqa: E731
+    else:
+        order = {w: i for i, w in enumerate(vocab)}  # 0 = the most frequent word
+        rarity = order.__getitem__
 
     with contextlib.ExitStack() as stack:
         if args.workdir is None:
@@ -305,7 +342,8 @@ def main(argv: list[str] | None = None) -> None:
         else:
             tmp = str(args.workdir.resolve())
         root = Path(tmp) / "sessions"
-        marker = Path(tmp) / f"corpus-{args.sessions}x{args.messages}-seed{args.seed}"
+        kind = "text" if args.text_from else "words"
+        marker = Path(tmp) / f"corpus-{kind}-{args.sessions}x{args.messages}-seed{args.seed}"
         reuse = marker.exists()
         t0 = time.perf_counter()
         base = 1.7e9 - 86400 * 365  # fixed, so a kept corpus is the same one
@@ -313,6 +351,9 @@ def main(argv: list[str] | None = None) -> None:
         for n in range(args.sessions):
             sid = f"20250101-{n:06d}-ab{n % 100:02d}"
             msgs = [message(rng, vocab, cum, i, base + n * 3600) for i in range(args.messages)]
+            if pool:
+                for i, m in enumerate(msgs):
+                    m["content"] = pool[n * args.messages + i]
             if not reuse:
                 write_archive(root, sid, msgs, base + n * 3600)
             kept.append(rng.choice(msgs))
@@ -347,6 +388,9 @@ def main(argv: list[str] | None = None) -> None:
         grown = [*store.iter_messages(sid)] + [
             message(rng, vocab, cum, args.messages + i, base) for i in range(10)
         ]
+        if pool:
+            for i, m in enumerate(grown[-10:]):
+                m["content"] = pool[total + i]
         write_archive(root, sid, grown, base + 7200)
         t0 = time.perf_counter()
         done = index.refresh()
@@ -359,14 +403,12 @@ def main(argv: list[str] | None = None) -> None:
         done = index.refresh()
         print(f"refresh after one session was rewritten: {1000 * (time.perf_counter() - t0):.1f} ms {done}")
 
-        rank = {w: i for i, w in enumerate(vocab)}  # 0 = the most frequent word
-
         def random_words(text: str) -> str:  # mostly very common words: the worst case
             return " ".join(rng.sample(text.split(), 4))
 
         def one_rare_word(text: str) -> str:  # the message's rarest word among three random ones
             ws = text.split()
-            return " ".join([max(ws, key=rank.__getitem__), *rng.sample(ws, 3)])
+            return " ".join([max(ws, key=rarity), *rng.sample(ws, 3)])
 
         for label, make_query, fresh in (
             ("4 random words of a message, with freshness check", random_words, True),
