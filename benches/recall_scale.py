@@ -162,7 +162,7 @@ def ann_figures(vectors: Any, qvecs: list[Any], k: int = 10, wide: int = 200) ->
     print(
         f"  exact scan (all lists): p50 {1000 * statistics.median(lat):.1f} ms, p95 {1000 * pct(lat, 0.95):.1f} ms"
     )
-    for nprobe in sorted({8, 16, 32, 64, default}):
+    for nprobe in sorted({16, 32, 64, 128, default}):
         vectors.nprobe = nprobe
         r_k: list[float] = []
         r_wide: list[float] = []
