@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import clio.store.ivf as ivf_mod  # noqa: E402
 import clio.store.recall_index as recall_index_mod  # noqa: E402
 import clio.store.vectors as vectors_mod  # noqa: E402
 from clio.memory.recall import STOPWORDS, build_fts_query, query_terms  # noqa: E402
@@ -221,12 +222,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--variants", action="store_true", help="also run the query/document variants tried")
     ap.add_argument("--rrf-k", type=int, default=None, help="override clio's RRF k")
     ap.add_argument("--min-cosine", type=float, default=None, help="override the semantic floor")
+    ap.add_argument(
+        "--ivf-min-rows", type=int, default=None, help="override the vector count from which IVF lists are used"
+    )
+    ap.add_argument("--nprobe", type=int, default=None, help="override the IVF lists scanned per query")
     ap.add_argument("--only", default=None, help="comma-separated engines to run (e.g. clio-hyb)")
     args = ap.parse_args(argv)
     if args.rrf_k is not None:
         recall_index_mod.RRF_K = args.rrf_k
     if args.min_cosine is not None:
         vectors_mod.MIN_COSINE = args.min_cosine
+    if args.ivf_min_rows is not None:
+        ivf_mod.MIN_ROWS = args.ivf_min_rows
+    if args.nprobe is not None:
+        ivf_mod.NPROBE = args.nprobe
     data = load(args.data.resolve())
     turns = sum(
         len(v)

@@ -10,19 +10,22 @@ corpus's own messages (the build rate with vectors), hybrid query latency p50/p9
 query's embedding over all messages' vectors, the file size with vectors, and the peak RSS
 with the model and the vector matrix loaded. By default a sample is embedded for the rate and
 the remaining rows get random unit vectors (a brute-force scan costs the same whatever the
-values); --embed-all embeds every message for real (minutes with the static table). Last, it checks that start-up does not import
+values); --embed-all embeds every message for real (minutes with the static table). With the
+vectors: the IVF lists (sizes), their recall@10 / @200 against the exact scan per nprobe and the
+scan's cost, and an A/B interleaved query by query of the cosine scan beside bm25 vs in turn.
+--workdir keeps the corpus and its index for the next run. Last, it checks that start-up does not import
 the model (``import clio.cli`` and the app's memory wiring leave numpy, onnxruntime,
 tokenizers and clio.memory.semantic out of sys.modules).
 
     python benches/recall_scale.py [--sessions 1000] [--messages 200] [--queries 200]
-        [--no-vectors] [--embed-sample 1000] [--embed-all]
+        [--no-vectors] [--embed-sample 1000] [--embed-all] [--workdir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
-import json
 import random
 import resource
 import statistics
@@ -30,13 +33,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from clio.store.recall_index import RecallIndex  # noqa: E402
-from clio.store.sessions import CHUNK, SessionInfo, SessionStore  # noqa: E402
+from clio.store.sessions import SessionStore  # noqa: E402
+from testkit.clio_run import write_archive  # noqa: E402
 
 SYLLABLES = [
     "ka",
@@ -69,15 +75,25 @@ def message(rng: random.Random, vocab: list[str], cum: list[float], seq: int, ts
     return {"role": role, "content": " ".join(words), "meta": {"seq": seq, "ts": ts + seq, "thread": 0}}
 
 
-def write_session(root: Path, sid: str, msgs: list[dict[str, Any]], ts: float) -> None:
-    d = root / sid
-    (d / "archive").mkdir(parents=True, exist_ok=True)
-    for i in range(0, len(msgs), CHUNK):
-        (d / "archive" / f"{i // CHUNK:06d}.json").write_text(json.dumps(msgs[i : i + CHUNK]))
-    info = SessionInfo(
-        sid, name=f"session {sid}", created=ts, updated=ts + len(msgs), message_count=len(msgs)
-    )
-    (d / "session.json").write_text(json.dumps(info.to_dict()))
+def text_pool(root: Path, need: int, rng: random.Random) -> list[str]:
+    """Real text for --text-from: chunks of 6 non-blank lines of the .py files under ``root``
+    (code, comments and docstrings: closer to a coding agent's archive than random words)."""
+    pool: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        try:
+            lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        except (OSError, UnicodeDecodeError):
+            continue
+        for i in range(0, len(lines) - 5, 6):
+            chunk = " ".join(lines[i : i + 6])
+            if len(chunk.split()) >= 8:
+                pool.append(chunk[:2000])
+        if len(pool) >= need * 2:
+            break
+    if len(pool) < need:
+        raise SystemExit(f"--text-from {root}: {len(pool)} chunks of text, {need} needed")
+    rng.shuffle(pool)
+    return pool[:need]
 
 
 def pct(values: list[float], p: float) -> float:
@@ -102,7 +118,7 @@ import sys, time
 t = time.perf_counter()
 import clio.cli, clio.app_memory
 ms = (time.perf_counter() - t) * 1000
-heavy = [m for m in ("numpy", "onnxruntime", "tokenizers", "clio.memory.semantic", "clio.store.vectors",
+heavy = [m for m in ("numpy", "onnxruntime", "tokenizers", "clio.memory.semantic", "clio.store.vectors", "clio.store.hybrid",
                      "clio.store.recall_index") if m in sys.modules]
 print(f"{ms:.0f} {','.join(heavy) or '-'}")
 """
@@ -119,6 +135,52 @@ def startup_check() -> None:
         f"start-up: import clio.cli + clio.app_memory {ms:.0f} ms (median of 5); "
         f"model-side modules imported: {outs[0][1]}"
     )
+
+
+def load() -> str:
+    return "load average " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def ann_figures(vectors: Any, qvecs: list[Any], k: int = 10, wide: int = 200) -> None:
+    """Recall of the IVF prefilter against the exact scan (all lists), and the scan's cost."""
+    if vectors._layout is None:
+        print(f"IVF: no lists ({len(vectors._mat)} vectors < {vectors.min_rows}): exact scan")
+        return
+    nlist = len(vectors._centroids)
+    sizes = sorted(
+        int(e - s) for s, e in zip(vectors._layout.starts[:-1], vectors._layout.starts[1:], strict=True)
+    )
+    print(f"IVF: {nlist} lists, sizes min/median/max {sizes[0]}/{sizes[len(sizes) // 2]}/{sizes[-1]}")
+    default = vectors.nprobe
+    vectors.nprobe = 10**9
+    exact = []
+    lat: list[float] = []
+    for q in qvecs:
+        t0 = time.perf_counter()
+        exact.append(vectors.scan(q, wide, min_cosine=-2.0))
+        lat.append(time.perf_counter() - t0)
+    print(
+        f"  exact scan (all lists): p50 {1000 * statistics.median(lat):.1f} ms, p95 {1000 * pct(lat, 0.95):.1f} ms"
+    )
+    for nprobe in sorted({16, 32, 64, 128, default}):
+        vectors.nprobe = nprobe
+        r_k: list[float] = []
+        r_wide: list[float] = []
+        lat = []
+        before = vectors.stats["rows_scanned"]
+        for q, want in zip(qvecs, exact, strict=True):
+            t0 = time.perf_counter()
+            got = vectors.scan(q, wide, min_cosine=-2.0)
+            lat.append(time.perf_counter() - t0)
+            r_k.append(len(set(got[:k]) & set(want[:k])) / max(1, len(want[:k])))
+            r_wide.append(len(set(got) & set(want)) / max(1, len(want)))
+        share = (vectors.stats["rows_scanned"] - before) / len(qvecs) / len(vectors._mat)
+        print(
+            f"  nprobe {nprobe}{' (default)' if nprobe == default else ''}: recall@{k} vs exact "
+            f"{statistics.fmean(r_k):.3f}, recall@{wide} {statistics.fmean(r_wide):.3f}, rows scanned {100 * share:.1f} %, "
+            f"scan p50 {1000 * statistics.median(lat):.2f} ms, p95 {1000 * pct(lat, 0.95):.2f} ms  [{load()}]"
+        )
+    vectors.nprobe = default
 
 
 def semantic_figures(
@@ -182,28 +244,57 @@ def semantic_figures(
     print(f"index size with vectors: {size / 1e6:.1f} MB on disk ({size / total:.0f} B/message)")
     t0 = time.perf_counter()
     index.search("warm up the matrix")
-    print(f"first hybrid search (loads the vector matrix): {1000 * (time.perf_counter() - t0):.0f} ms")
+    print(
+        f"first hybrid search (loads the vector matrix; IVF lists trained: {vectors.stats['ivf_trainings']}): "
+        f"{1000 * (time.perf_counter() - t0):.0f} ms"
+    )
+    size = sum(p.stat().st_size for p in db.parent.glob("recall.sqlite*"))
+    print(
+        f"index size with vectors and IVF lists: {size / 1e6:.1f} MB on disk ({size / total:.0f} B/message)"
+    )
     rng2 = random.Random(args.seed)
+    queries = []
+    for i in range(args.queries):
+        words = kept[i % len(kept)]["content"].split()
+        queries.append(" ".join(rng2.sample(words, min(6, len(words)))))
+    ann_figures(vectors, [embedder.embed([q])[0] for q in queries])
     for label, fresh, mode in (
         ("hybrid, with freshness check", True, "hybrid"),
         ("hybrid, index only", False, "hybrid"),
         ("semantic only, index only", False, "semantic"),
+        ("lexical only, index only", False, "lexical"),
     ):
         lat: list[float] = []
-        qlat: list[float] = []
-        for i in range(args.queries):
-            words = kept[i % len(kept)]["content"].split()
-            query = " ".join(rng2.sample(words, min(6, len(words))))
+        for query in queries:
             t0 = time.perf_counter()
             index.search(query, refresh=fresh, mode=mode)  # type: ignore[arg-type]
             lat.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            embedder.embed([query])
-            qlat.append(time.perf_counter() - t0)
         print(
             f"query latency ({label}, including the query's embedding): p50 {1000 * statistics.median(lat):.1f} ms, "
-            f"p95 {1000 * pct(lat, 0.95):.1f} ms (the embedding alone: p50 {1000 * statistics.median(qlat):.1f} ms)"
+            f"p95 {1000 * pct(lat, 0.95):.1f} ms  [{load()}]"
         )
+    both: dict[bool, list[float]] = {True: [], False: []}
+    for i, query in enumerate(queries * 2):  # interleaved, so that a change of load hits both alike
+        for parallel in (True, False) if i % 2 else (False, True):
+            index.parallel = parallel
+            t0 = time.perf_counter()
+            index.search(query, refresh=False)
+            both[parallel].append(time.perf_counter() - t0)
+    index.parallel = True
+    print(
+        "hybrid, index only, A/B interleaved: cosine scan beside bm25 p50 / p95 / mean "
+        + " vs in turn ".join(
+            f"{1000 * statistics.median(v):.1f} / {1000 * pct(v, 0.95):.1f} / {1000 * statistics.fmean(v):.1f} ms"
+            for v in both.values()
+        )
+        + f"  [{load()}]"
+    )
+    qlat = []
+    for query in queries:
+        t0 = time.perf_counter()
+        embedder.embed([query])
+        qlat.append(time.perf_counter() - t0)
+    print(f"the query's embedding alone: p50 {1000 * statistics.median(qlat):.2f} ms")
     print(
         f"memory: vector matrix {vectors.memory_bytes() / 1e6:.0f} MB; RSS now {rss_mb():.0f} MB, "
         f"peak {peak_mb():.0f} MB (model + matrix + index)"
@@ -220,24 +311,57 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-vectors", action="store_true", help="lexical figures only")
     ap.add_argument("--embed-sample", type=int, default=1000, help="messages embedded for the rate")
     ap.add_argument("--embed-all", action="store_true", help="embed every message for real (slow)")
+    ap.add_argument(
+        "--text-from",
+        type=Path,
+        default=None,
+        help="messages from real text: 6-line chunks of the .py files under this folder (e.g. the stdlib)",
+    )
+    ap.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep the corpus and its index here and reuse them on the next run (default: a temporary folder)",
+    )
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     vocab = vocabulary(rng)
     cum = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))  # Zipf-like frequencies
+    total = args.sessions * args.messages
+    pool = text_pool(args.text_from, total + 10, random.Random(args.seed)) if args.text_from else []
+    if pool:
+        freq = Counter(w for text in pool for w in text.split())
+        rarity: Callable[[str], float] = lambda w: -freq[w]  # noqa: E731
+    else:
+        order = {w: i for i, w in enumerate(vocab)}  # 0 = the most frequent word
+        rarity = order.__getitem__
 
-    with tempfile.TemporaryDirectory(prefix="clio-recall-scale-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if args.workdir is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="clio-recall-scale-"))
+        else:
+            tmp = str(args.workdir.resolve())
         root = Path(tmp) / "sessions"
+        kind = "text" if args.text_from else "words"
+        marker = Path(tmp) / f"corpus-{kind}-{args.sessions}x{args.messages}-seed{args.seed}"
+        reuse = marker.exists()
         t0 = time.perf_counter()
-        base = time.time() - 86400 * 365
+        base = 1.7e9 - 86400 * 365  # fixed, so a kept corpus is the same one
         kept: list[dict[str, Any]] = []
         for n in range(args.sessions):
             sid = f"20250101-{n:06d}-ab{n % 100:02d}"
             msgs = [message(rng, vocab, cum, i, base + n * 3600) for i in range(args.messages)]
-            write_session(root, sid, msgs, base + n * 3600)
+            if pool:
+                for i, m in enumerate(msgs):
+                    m["content"] = pool[n * args.messages + i]
+            if not reuse:
+                write_archive(root, sid, msgs, base + n * 3600)
             kept.append(rng.choice(msgs))
         total = args.sessions * args.messages
+        marker.touch()
         print(
-            f"wrote {args.sessions} sessions x {args.messages} messages = {total} in {time.perf_counter() - t0:.1f}s"
+            f"{'reused' if reuse else 'wrote'} {args.sessions} sessions x {args.messages} messages = {total} "
+            f"in {time.perf_counter() - t0:.1f}s"
         )
 
         store = SessionStore(root)
@@ -264,26 +388,27 @@ def main(argv: list[str] | None = None) -> None:
         grown = [*store.iter_messages(sid)] + [
             message(rng, vocab, cum, args.messages + i, base) for i in range(10)
         ]
-        write_session(root, sid, grown, base + 7200)
+        if pool:
+            for i, m in enumerate(grown[-10:]):
+                m["content"] = pool[total + i]
+        write_archive(root, sid, grown, base + 7200)
         t0 = time.perf_counter()
         done = index.refresh()
         print(
             f"refresh after one session grew by 10 messages: {1000 * (time.perf_counter() - t0):.1f} ms {done}"
         )
 
-        write_session(root, sid, grown[:-1], base + 9000)
+        write_archive(root, sid, grown[:-1], base + 9000)
         t0 = time.perf_counter()
         done = index.refresh()
         print(f"refresh after one session was rewritten: {1000 * (time.perf_counter() - t0):.1f} ms {done}")
-
-        rank = {w: i for i, w in enumerate(vocab)}  # 0 = the most frequent word
 
         def random_words(text: str) -> str:  # mostly very common words: the worst case
             return " ".join(rng.sample(text.split(), 4))
 
         def one_rare_word(text: str) -> str:  # the message's rarest word among three random ones
             ws = text.split()
-            return " ".join([max(ws, key=rank.__getitem__), *rng.sample(ws, 3)])
+            return " ".join([max(ws, key=rarity), *rng.sample(ws, 3)])
 
         for label, make_query, fresh in (
             ("4 random words of a message, with freshness check", random_words, True),

@@ -127,6 +127,21 @@ def archive_messages(session_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+def write_archive(root: Path, sid: str, msgs: list[dict[str, Any]], ts: float, name: str = "") -> None:
+    """Put a finished session on disk in clio's layout, as clio would have left it (a fast way to
+    make large archives for recall tests and benches; ``msgs`` carry their own ``meta``)."""
+    from clio.store.sessions import CHUNK, SessionInfo
+
+    d = root / sid
+    (d / "archive").mkdir(parents=True, exist_ok=True)
+    for i in range(0, len(msgs), CHUNK):
+        (d / "archive" / f"{i // CHUNK:06d}.json").write_text(json.dumps(msgs[i : i + CHUNK]))
+    info = SessionInfo(
+        sid, name=name or f"session {sid}", created=ts, updated=ts + len(msgs), message_count=len(msgs)
+    )
+    (d / "session.json").write_text(json.dumps(info.to_dict()))
+
+
 def all_archived(project: Path) -> list[dict[str, Any]]:
     """The messages of every session of the project, session by session."""
     return [m for d in session_dirs(project) for m in archive_messages(d)]

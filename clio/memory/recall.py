@@ -42,8 +42,10 @@ TOOL_ARGS_LIMIT = 2_000
 SKIP_KINDS = frozenset({KIND_SUMMARY, KIND_MEMORY})
 
 # bm25 scores every row that matches any query word; past this many (word, message) pairs the
-# most common words are left out of the query (they weigh least): a bound on query latency.
-POSTINGS_BUDGET = 10_000
+# most common words are left out of the query (they weigh least), and when every word is that
+# common only the newest matching rows are ranked: a bound on query latency. bm25 costs 2 to 7 us
+# a posting on the shared 2-core machine (benches/recall_scale.py): 4,000 is ~10 to 30 ms.
+POSTINGS_BUDGET = 4_000
 
 # Hybrid recall: the k of reciprocal rank fusion (bm25 ranks with cosine ranks), and how long
 # one search may spend embedding messages that have no vector yet (the rest wait for later).
@@ -109,6 +111,11 @@ def or_query(terms: Iterable[str], *, prefix_min: int = 0) -> str:
             q = f"({q} OR {q}*)"
         parts.append(q)
     return " OR ".join(parts)
+
+
+def and_query(terms: Iterable[str]) -> str:
+    """Quoted terms joined by AND: rows holding every one ('' if none)."""
+    return " AND ".join(quote_term(t) for t in terms)
 
 
 def build_fts_query(

@@ -16,7 +16,10 @@ view, so the text is stored once and ranking never reads it.
 
 Ranking is FTS5's bm25 with the porter stemmer; queries are built from the user's words
 by :mod:`clio.memory.recall`, never passed through as syntax. The most common query words
-are dropped when together they would make bm25 score too many rows (they weigh least).
+are dropped when together they would make bm25 score too many rows (they weigh least); when
+every word is that common, the newest rows holding all of them (else any) are returned
+unscored: bm25 would read each word's whole posting list. No query reads much more than
+``postings_budget`` postings.
 
 Hybrid retrieval: when the embedding model loads (:mod:`clio.memory.semantic`, lazily, at
 the first search), every message also gets a vector (:mod:`clio.store.vectors`, table
@@ -41,16 +44,15 @@ from clio.memory.recall import (
     RRF_K,
     SYNC_BUDGET_S,
     VECTOR_WEIGHT,
-    choose_terms,
     document_text,
-    or_query,
     query_terms,
-    quote_term,
     shape_results,
 )
 from clio.messages import Message, meta
 from clio.store.atomic import FileLock
-from clio.store.vectors import AUTO, SemanticSide, VectorIndex, fuse_rows
+from clio.store.hybrid import AUTO, SemanticSide, fuse_rows, run_beside
+from clio.store.recall_lexical import LexicalSide
+from clio.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from clio.memory.semantic import Embedder
@@ -104,7 +106,7 @@ def _remove_db_files(path: Path) -> None:
             Path(str(path) + suffix).unlink()
 
 
-class RecallIndex(SemanticSide):
+class RecallIndex(LexicalSide, SemanticSide):
     """Search every archived message of every session, ranked by bm25."""
 
     def __init__(
@@ -126,6 +128,7 @@ class RecallIndex(SemanticSide):
         self._vectors: VectorIndex | None = None
         self._note: str | None = None  # why search is lexical only, until taken
         self.sync_budget_s = sync_budget_s
+        self.parallel = True  # bm25 and the cosine scan at once (benches compare with False)
         self.stats: Counter[str] = Counter()  # what the index did: for tests and benches
         self._lock = threading.RLock()
         self._seen: object = None  # fingerprint of the session files at the last refresh
@@ -261,7 +264,8 @@ class RecallIndex(SemanticSide):
                     self._delete_session(sid)
                     done["sessions_removed"] += 1
             pending = 0
-            for info in todo:
+            # oldest first, so that row ids follow time (the common-words path returns the newest)
+            for info in sorted(todo, key=lambda i: (i.updated, i.id)):
                 old = state.get(info.id)
                 if old is not None and old[1:3] == (info.updated, info.message_count):
                     if old[0] != info.name:
@@ -358,24 +362,6 @@ class RecallIndex(SemanticSide):
         return len(rows)
 
     # -- searching -------------------------------------------------------------------------------
-    def document_frequencies(self, words: list[str], cap: int | None = None) -> dict[str, int]:
-        """How many indexed messages contain each word (stemmed as the index does), counting
-        no further than ``cap``: knowing that a word is too common is enough, and cheap."""
-        sql = "SELECT count(*) FROM (SELECT 1 FROM docs WHERE docs MATCH ? LIMIT ?)"
-        with self._lock:
-            return {
-                w: int(self._conn.execute(sql, (quote_term(w), -1 if cap is None else cap)).fetchone()[0])
-                for w in words
-            }
-
-    def _choose(self, terms: list[str]) -> list[str]:
-        """The query words to search with (see :func:`clio.memory.recall.choose_terms`)."""
-        budget = self.postings_budget
-        dfs = self.document_frequencies(terms, budget + 1)
-        if dfs and min(dfs.values()) > budget:  # every word is common: find the least common one
-            dfs = self.document_frequencies(terms, 20 * budget)
-        return choose_terms(dfs, budget)
-
     def search(
         self,
         query: str,
@@ -399,12 +385,20 @@ class RecallIndex(SemanticSide):
         with self._lock:
             if refresh:
                 self.refresh()
+            scan = (
+                None
+                if mode == "lexical"
+                else self._guarded(self._prepare_scan, query, exclude_session, limit)
+            )
             lexical: list[tuple[Any, ...]] = []
-            if mode != "semantic":
-                kept: list[str] = self._guarded(self._choose, terms)
-                if kept:
-                    lexical = self._guarded(self._query, or_query(kept), exclude_session, limit)
-            near = [] if mode == "lexical" else self._guarded(self._nearest, query, exclude_session, limit)
+            near: list[int] = []
+            if mode == "semantic":
+                near = scan() if scan is not None else []
+            elif scan is not None and self.parallel:  # the cosine scan runs beside bm25
+                near, lexical = run_beside(scan, lambda: self._lexical(terms, exclude_session, limit))
+            else:
+                lexical = self._lexical(terms, exclude_session, limit)
+                near = scan() if scan is not None else []
             rows = (
                 fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT)
                 if near
@@ -433,19 +427,6 @@ class RecallIndex(SemanticSide):
             rows: list[tuple[Any, ...]] = self._guarded(self._query, match, exclude_session, limit)
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
         return shape_results([r[1:] for r in rows], names, terms, max_sessions, max_results)
-
-    def _query(self, match: str, exclude: str | None, limit: int) -> list[tuple[Any, ...]]:
-        sql = (
-            "SELECT m.id, m.session_id, m.role, m.seq, m.ts, m.body, docs.rank FROM docs "
-            "JOIN msgs m ON m.id = docs.rowid WHERE docs MATCH ?"
-        )
-        params: list[Any] = [match]
-        if exclude is not None:
-            sql += " AND m.session_id != ?"
-            params.append(exclude)
-        sql += " ORDER BY docs.rank LIMIT ?"
-        params.append(limit)
-        return self._conn.execute(sql, params).fetchall()
 
     def counts(self) -> dict[str, int]:
         """Rows in the index: sessions and messages."""

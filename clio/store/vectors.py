@@ -24,19 +24,16 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from clio.memory.semantic import rrf
+from clio.store import ivf
 
 if TYPE_CHECKING:
-    import threading
-
     import numpy as np
 
     from clio.memory.semantic import Embedder
 
-AUTO = "auto"  # RecallIndex's embedder argument: the shared model, loaded at the first search
-
 EMBED_CHARS = 2_000  # text beyond this is past the model's token window anyway
 SYNC_BATCH = 128  # messages embedded (and committed) together
+LOAD_CHUNK = 8_192  # vectors read from SQLite at a time
 MIN_COSINE = 0.2  # weaker matches are not offered as semantic hits
 STORE_FORMAT = "f16"  # on disk: half the bytes of float32, cosines equal to ~1e-3
 
@@ -53,17 +50,35 @@ CREATE TRIGGER IF NOT EXISTS vecs_gone AFTER DELETE ON vecs BEGIN
 """
 
 
+_READ = (
+    "SELECT {cols} FROM vecs v JOIN msgs m ON m.id = v.id LEFT JOIN ivf_lists l ON l.id = v.id "
+    "WHERE v.id > ? ORDER BY v.id"
+)
+
+
 class VectorIndex:
     """The vector side of one recall index (the caller holds its lock and owns ``conn``)."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
-        self._key: tuple[Any, ...] | None = None  # (vec_deletes, count, max id) of the cached matrix
+        self._key: tuple[Any, ...] | None = (
+            None  # (vec_deletes, count, max id, IVF generation) of the cached matrix
+        )
         self._ids: Any = None  # np.ndarray[int64]: message ids, one per matrix row
         self._codes: Any = None  # np.ndarray[int32]: session code per row
-        self._mat: Any = None  # np.ndarray[float32] (n, dim)
+        self._mat: Any = None  # np.ndarray[float32] (n, dim): the first n rows of _buf
+        self._buf: Any = None
+        self._labels: Any = None  # np.ndarray[int32]: IVF list per row (-1: not assigned yet)
         self._sessions: dict[str, int] = {}
         self._synced: tuple[Any, ...] | None = None  # (max msgs id, vec_deletes) when nothing was pending
+        self._centroids: Any = None  # np.ndarray[float32] (nlist, dim) of IVF generation _ivf_gen
+        self._ivf_gen = 0
+        self._trained = 0  # vectors the lists were trained on
+        self._layout: ivf.Layout | None = None
+        self._presorted = 0  # after a fresh load: rows [0, this) are already sorted by list
+        self.min_rows = ivf.MIN_ROWS  # fewer vectors: exact scan, no lists
+        self.nprobe = ivf.NPROBE
+        self.stats: Counter[str] = Counter()
 
     @property
     def model_key(self) -> str:
@@ -72,7 +87,8 @@ class VectorIndex:
 
     def forget(self) -> None:
         """Drop the cached matrix (the connection changed: rebuilt or reopened)."""
-        self._key = self._ids = self._codes = self._mat = self._synced = None
+        self._key = self._ids = self._codes = self._mat = self._buf = self._synced = self._labels = None
+        self._centroids = self._layout = None
         self._sessions = {}
 
     def _counters(self, conn: sqlite3.Connection) -> tuple[int, int]:
@@ -82,17 +98,23 @@ class VectorIndex:
 
     # -- keeping the table up to date --------------------------------------------------------------
     def ensure(self, conn: sqlite3.Connection) -> None:
-        """Create the table (and triggers) if missing; empty it if another model filled it."""
+        """Create the tables (and triggers) if missing; empty them if another model filled them."""
         row = conn.execute("SELECT value FROM meta WHERE key = 'vec_model'").fetchone()
-        has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vecs'").fetchone()
-        if row is not None and row[0] == self.model_key and has_table:
+        names = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE name IN (?, ?, ?, ?)", ("vecs", *ivf.TABLES)
+            )
+        }
+        if row is not None and row[0] == self.model_key and len(names) == 1 + len(ivf.TABLES):
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for stmt in _statements(_VEC_SCHEMA):
+            for stmt in _statements(_VEC_SCHEMA + ivf.SCHEMA):
                 conn.execute(stmt)
             row = conn.execute("SELECT value FROM meta WHERE key = 'vec_model'").fetchone()
             if row is None or row[0] != self.model_key:
+                ivf.clear(conn)
                 conn.execute("DELETE FROM vecs")
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('vec_model', ?)", (self.model_key,))
             conn.execute("COMMIT")
@@ -160,37 +182,199 @@ class VectorIndex:
 
     # -- searching -------------------------------------------------------------------------------------
     def _load(self, conn: sqlite3.Connection) -> None:
+        """Bring the cached matrix up to date (only what changed), then its IVF lists."""
         import numpy as np
 
+        self.ensure(conn)
         inserts, deletes = self._counters(conn)
         top = conn.execute("SELECT coalesce(max(id), -1) FROM vecs").fetchone()[0]
-        key = (deletes, inserts - deletes, int(top))
+        key = (deletes, inserts - deletes, int(top), ivf.generation(conn))
         if key == self._key:
             return
-        dim = self.embedder.dim
-        fresh = self._key is None or self._key[0] != key[0] or self._mat is None
-        since = -1 if fresh else int(self._key[2]) if self._key is not None else -1
-        rows = conn.execute(
-            "SELECT v.id, m.session_id, v.v FROM vecs v JOIN msgs m ON m.id = v.id WHERE v.id > ? ORDER BY v.id",
-            (since,),
-        ).fetchall()
+        old = self._key
+        fresh = old is None or old[0] != key[0] or old[3] != key[3] or self._mat is None
+        since = -1 if fresh or old is None else int(old[2])
         if fresh:
+            self._key = self._mat = self._buf = self._layout = None
             self._sessions = {}
-        codes = [self._sessions.setdefault(r[1], len(self._sessions)) for r in rows]
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16).reshape(len(rows), dim)
-        mat = mat.astype(np.float32)
-        code_arr = np.asarray(codes, dtype=np.int32)
-        if fresh:
-            self._ids, self._codes, self._mat = ids, code_arr, mat
-        else:
-            self._ids = np.concatenate([self._ids, ids])
-            self._codes = np.concatenate([self._codes, code_arr])
-            self._mat = np.concatenate([self._mat, mat])
+            self._ids = np.zeros(0, dtype=np.int64)
+            self._codes = np.zeros(0, dtype=np.int32)
+            self._labels = np.zeros(0, dtype=np.int32)
+        conn.execute("BEGIN")  # one snapshot for both reads
+        try:
+            place = self._placement(conn) if fresh else None
+            self._read(conn, since, key[1], place)
+        finally:
+            conn.execute("COMMIT")
         self._key = key
         if not fresh and len(self._ids) != key[1]:  # filled out of order elsewhere: read it all again
             self._key = None
             self._load(conn)
+            return
+        self._update_lists(conn)
+
+    def _placement(self, conn: sqlite3.Connection) -> Any:
+        """Where each vector goes (in id order) so that the matrix is read already sorted by IVF
+        list (rows without a list last): no relayout copy after a fresh load."""
+        import numpy as np
+
+        labels = np.fromiter(
+            (r[0] for r in conn.execute(_READ.format(cols="coalesce(l.list, -1)"), (-1,))), dtype=np.int64
+        )
+        order = ivf.Layout.order(np.where(labels < 0, np.iinfo(np.int32).max, labels))
+        place = np.empty_like(order)
+        place[order] = np.arange(len(order))
+        self._presorted = int((labels >= 0).sum())
+        return place
+
+    def _read(self, conn: sqlite3.Connection, since: int, expected: int, place: Any) -> None:
+        """Append the vectors after id ``since`` to the cached arrays, a chunk at a time (no
+        second copy of the matrix); ``place``: their rows in a fresh matrix (else appended)."""
+        import numpy as np
+
+        cur = conn.execute(_READ.format(cols="v.id, m.session_id, v.v, coalesce(l.list, -1)"), (since,))
+        parts: list[tuple[Any, Any, Any]] = []
+        done = 0
+        while chunk := cur.fetchmany(LOAD_CHUNK):
+            count = len(chunk)
+            codes = (self._sessions.setdefault(r[1], len(self._sessions)) for r in chunk)
+            parts.append(
+                (
+                    np.fromiter((r[0] for r in chunk), dtype=np.int64, count=count),
+                    np.fromiter(codes, dtype=np.int32, count=count),
+                    np.fromiter((r[3] for r in chunk), dtype=np.int32, count=count),
+                )
+            )
+            rows = np.frombuffer(b"".join(r[2] for r in chunk), dtype=np.float16).reshape(
+                count, self.embedder.dim
+            )
+            if place is None:
+                self._append(rows, expected)
+            else:
+                if self._buf is None:
+                    self._append(rows[:0], len(place))
+                self._buf[place[done : done + count]] = rows
+                done += count
+        if place is not None and self._buf is not None:
+            self._mat = self._buf[: len(place)]
+        if parts:
+            ids = np.concatenate([self._ids, *(p[0] for p in parts)])
+            codes_all = np.concatenate([self._codes, *(p[1] for p in parts)])
+            labels = np.concatenate([self._labels, *(p[2] for p in parts)])
+            if place is not None:
+                order = np.empty_like(place)
+                order[place] = np.arange(len(place))
+                ids, codes_all, labels = ids[order], codes_all[order], labels[order]
+            self._ids, self._codes, self._labels = ids, codes_all, labels
+
+    def _append(self, rows: np.ndarray, expected: int) -> None:
+        """Add rows to the matrix, a view on a buffer with room to grow (``expected``: rows
+        the matrix should reach), so a few new messages never copy the whole matrix."""
+        import numpy as np
+
+        n = 0 if self._mat is None else len(self._mat)
+        need = n + len(rows)
+        if self._buf is None or need > len(self._buf):
+            size = max(need, expected) + max(need, expected) // 8 + 1024
+            buf = np.empty((size, self.embedder.dim), dtype=np.float32)
+            if n:
+                buf[:n] = self._mat
+            self._buf = buf
+        self._buf[n:need] = rows
+        self._mat = self._buf[:need]
+
+    def _update_lists(self, conn: sqlite3.Connection) -> None:
+        """Train the IVF lists (none yet, or the vectors doubled since), else assign new rows to
+        them; lay the matrix out by list when the unsorted tail grew long."""
+        import numpy as np
+
+        n = 0 if self._mat is None else len(self._mat)
+        if n < self.min_rows:
+            self._layout = self._centroids = None
+            return
+        assert self._key is not None
+        gen = self._key[3]
+        if self._centroids is None or self._ivf_gen != gen:
+            found = ivf.read(conn, self.embedder.dim)
+            if found is not None and found[0] == gen:
+                self._ivf_gen, self._trained, self._centroids = found
+        if self._centroids is None or self._ivf_gen != gen or n > ivf.RETRAIN_GROWTH * self._trained:
+            self.stats["ivf_trainings"] += 1
+            self._centroids = ivf.kmeans(self._mat, ivf.list_count(n))
+            self._labels = ivf.assign(self._mat, self._centroids)
+            self._ivf_gen = ivf.save_training(conn, self._centroids, n, self._ids, self._labels)
+            self._trained = n
+            self._key = (*self._key[:3], self._ivf_gen)
+            self._layout = None
+            self._presorted = 0
+        else:
+            self._labels[self._labels >= len(self._centroids)] = -1  # a damaged row: assign it again
+            new = np.flatnonzero(self._labels < 0)
+            if len(new):
+                self._labels[new] = ivf.assign(self._mat[new], self._centroids)
+                ivf.save_labels(conn, gen, self._ids[new], self._labels[new])
+        laid = self._presorted
+        self._presorted = 0
+        head = self._labels[:laid]
+        if (
+            self._layout is None
+            and laid
+            and bool((np.diff(head) >= 0).all() and head[-1] < len(self._centroids))
+        ):
+            self._layout = ivf.Layout(self._labels[:laid], len(self._centroids))  # read in list order
+        if self._layout is None or n - self._layout.laid > max(ivf.MIN_ROWS // 4, n // 16):
+            self.stats["relayouts"] += 1
+            order = ivf.Layout.order(self._labels)
+            self._ids, self._codes, self._labels = self._ids[order], self._codes[order], self._labels[order]
+            buf = np.empty_like(self._buf)
+            np.take(self._mat, order, axis=0, out=buf[:n], mode="clip")  # "raise" buffers a copy
+            self._buf, self._mat = buf, buf[:n]
+            self._layout = ivf.Layout(self._labels, len(self._centroids))
+
+    def prepare(self, conn: sqlite3.Connection) -> tuple[Any, ...]:
+        """Load what changed (uses the connection); returns the view :meth:`scan` reads, which
+        needs no connection and stays whole if the index is rebuilt meanwhile."""
+        self._load(conn)
+        return self._view()
+
+    def _view(self) -> tuple[Any, ...]:
+        return (self._mat, self._ids, self._codes, self._layout, self._centroids, self._sessions, self.nprobe)
+
+    def scan(
+        self,
+        query_vec: np.ndarray,
+        k: int,
+        exclude_session: str | None = None,
+        min_cosine: float | None = None,
+        view: tuple[Any, ...] | None = None,
+    ) -> list[int]:
+        """Message ids of the ``k`` cached vectors most similar to ``query_vec`` (at least
+        ``min_cosine``, default :data:`MIN_COSINE`), best first: exact cosines, over the rows of
+        the best IVF lists when the matrix has them, else over every row. ``view``: what
+        :meth:`prepare` returned (default: the matrix as it is now)."""
+        import numpy as np
+
+        mat, ids, codes, layout, centroids, sessions, nprobe = view or self._view()
+        floor = MIN_COSINE if min_cosine is None else min_cosine
+        if mat is None or not len(mat) or k < 1:
+            return []
+        q = query_vec.astype(np.float32)
+        if layout is None or centroids is None:
+            scores = mat @ q
+        else:
+            segs = layout.segments(ivf.probe(centroids, q, nprobe), len(mat))
+            rows = np.concatenate([np.arange(s, e) for s, e in segs])
+            scores = np.concatenate([mat[s:e] @ q for s, e in segs])
+            ids, codes = ids[rows], codes[rows]
+            self.stats["rows_scanned"] += len(rows)
+        if exclude_session is not None and exclude_session in sessions:
+            scores = np.where(codes == sessions[exclude_session], -2.0, scores)
+        k = min(k, len(scores))
+        if not k:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [int(ids[i]) for i in top if scores[i] >= floor]
 
     def nearest(
         self,
@@ -200,24 +384,13 @@ class VectorIndex:
         exclude_session: str | None = None,
         min_cosine: float | None = None,
     ) -> list[int]:
-        """Message ids of the ``k`` vectors most similar to ``query_vec`` (at least ``min_cosine``,
-        default :data:`MIN_COSINE`), best first."""
-        import numpy as np
-
-        floor = MIN_COSINE if min_cosine is None else min_cosine
-        self._load(conn)
-        if self._mat is None or not len(self._mat) or k < 1:
-            return []
-        scores = self._mat @ query_vec.astype(np.float32)
-        if exclude_session is not None and exclude_session in self._sessions:
-            scores = np.where(self._codes == self._sessions[exclude_session], -2.0, scores)
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [int(self._ids[i]) for i in top if scores[i] >= floor]
+        """:meth:`prepare` then :meth:`scan`."""
+        return self.scan(query_vec, k, exclude_session, min_cosine, self.prepare(conn))
 
     def memory_bytes(self) -> int:
-        return 0 if self._mat is None else int(self._mat.nbytes + self._ids.nbytes + self._codes.nbytes)
+        if self._mat is None:
+            return 0
+        return int(self._buf.nbytes + self._ids.nbytes + self._codes.nbytes + self._labels.nbytes)
 
 
 def _statements(script: str) -> list[str]:
@@ -230,76 +403,3 @@ def _statements(script: str) -> list[str]:
             out.append(buf.strip())
             buf = ""
     return out
-
-
-def fuse_rows(
-    conn: sqlite3.Connection, lexical: list[tuple[Any, ...]], near: list[int], k: int, weight: float = 1.0
-) -> list[tuple[Any, ...]]:
-    """bm25 rows (id, session_id, role, seq, ts, body, rank) and nearest message ids -> rows
-    without the id, in reciprocal-rank-fusion order, the negated fused score as their rank."""
-    by_id = {r[0]: tuple(r[1:6]) for r in lexical}
-    missing = [i for i in near if i not in by_id]
-    for start in range(0, len(missing), 500):
-        chunk = missing[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for r in conn.execute(
-            f"SELECT id, session_id, role, seq, ts, body FROM msgs WHERE id IN ({marks})", chunk
-        ):
-            by_id[r[0]] = tuple(r[1:])
-    fused = rrf([[str(r[0]) for r in lexical], [str(i) for i in near]], k, [1.0, weight])
-    order = sorted(fused.items(), key=lambda kv: -kv[1])
-    return [(*by_id[int(i)], -score) for i, score in order if int(i) in by_id]
-
-
-class SemanticSide:
-    """The vector half of :class:`clio.store.recall_index.RecallIndex` (a mixin: it uses the
-    index's ``_conn``, ``_lock``, ``_guarded`` and ``stats``)."""
-
-    _embedder: Embedder | str | None
-    _vectors: VectorIndex | None
-    _note: str | None
-    _conn: sqlite3.Connection
-    _lock: threading.RLock
-    stats: Counter[str]
-    sync_budget_s: float | None
-
-    def _guarded(self, fn: Any, *args: Any) -> Any:
-        raise NotImplementedError
-
-    def vector_index(self) -> VectorIndex | None:
-        """The vector side, made at the first call (this loads the model); None when lexical."""
-        if self._vectors is None and self._embedder is not None:
-            embedder: Embedder | str | None = self._embedder
-            if embedder == AUTO:
-                from clio.memory.semantic import get_embedder, semantic_enabled, unavailable_reason
-
-                embedder = get_embedder()
-                if embedder is None and semantic_enabled():  # switched off by the user: nothing to say
-                    self._note = unavailable_reason() or "semantic recall off"
-            self._embedder = embedder
-            if embedder is not None and not isinstance(embedder, str):
-                self._vectors = VectorIndex(embedder)
-        return self._vectors
-
-    def take_semantic_note(self) -> str | None:
-        """Why recall is lexical only, once (None after that, or while semantic works)."""
-        note, self._note = self._note, None
-        return note
-
-    def sync_vectors(self, budget_s: float | None = None) -> int:
-        """Embed the messages that have no vector yet (0 when lexical); returns how many."""
-        with self._lock:
-            vectors = self.vector_index()
-            if vectors is None:
-                return 0
-            written: int = self._guarded(vectors.sync, self._conn, budget_s)
-            self.stats["vectors_written"] += written
-            return written
-
-    def _nearest(self, query: str, exclude: str | None, limit: int) -> list[int]:
-        vectors = self.vector_index()
-        if vectors is None:
-            return []
-        self.stats["vectors_written"] += vectors.sync(self._conn, self.sync_budget_s)
-        qvec = vectors.embedder.embed([query])[0]
-        return vectors.nearest(self._conn, qvec, limit, exclude)

@@ -210,6 +210,41 @@ def test_ranking_limits_and_exclusion(store: SessionStore, tmp_path: Path) -> No
     }
 
 
+def test_all_common_words_return_the_newest_rows_holding_every_word(store: SessionStore) -> None:
+    old_both = add_session(store, ["the build broke the test run"])
+    for i in range(6):
+        add_session(store, [f"build step {i} finished"])
+        add_session(store, [f"test case {i} passed"])
+        add_session(store, [f"lemon {i}"])
+    new_both = add_session(store, ["a test of the nightly build"])
+    zebra = add_session(store, ["the build of the zebra crossing"])
+    index = RecallIndex(None, store, embedder=None, postings_budget=5)
+    hits = index.search("build test", max_sessions=10)  # both words in more than 5 rows
+    assert [h["session_id"] for h in hits] == [new_both, old_both]  # every word, newest first
+    assert all(h["score"] == 0 for h in hits)  # unscored: bm25 is what the budget avoids
+    assert index.stats["common_queries"] == 1
+    hits = index.search(
+        "lemon build", max_sessions=50, max_results=50
+    )  # no row holds both: the newest holding either
+    assert hits[0]["session_id"] == zebra and len(hits) == 6 + 6 + 3
+    assert index.stats["common_queries"] == 2
+    hits = index.search("zebra build")  # one rare word: bm25 over it, the common one left out
+    assert [h["session_id"] for h in hits] == [zebra] and hits[0]["score"] > 0
+    assert index.stats["common_queries"] == 2
+
+
+def test_many_common_words_need_only_the_first_four_together(store: SessionStore) -> None:
+    words = ["alpha", "bravo", "charlie", "delta", "echo"]
+    four = add_session(store, ["alpha bravo charlie delta"])  # the only row with the first four
+    for i in range(3):
+        for w in words:
+            add_session(store, [f"{w} number {i}"])
+    index = RecallIndex(None, store, embedder=None, postings_budget=2)
+    hits = index.search(" ".join(words), max_sessions=50, max_results=50)
+    assert hits[0]["session_id"] == four  # no row holds all five: AND of five would find nothing
+    assert len(hits) == 1 and index.stats["common_queries"] == 1
+
+
 def test_answer_found_through_neighbour_context(store: SessionStore) -> None:
     add_session(store, ["unrelated chatter about lunch", "sure"])
     sid = add_session(store, ["What port should the dev server listen on?", "Use 8123."])
