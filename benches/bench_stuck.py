@@ -67,6 +67,13 @@ def main() -> int:
     ap.add_argument("--max-iterations", type=int, default=20)
     ap.add_argument("--timeout", type=float, default=600, help="seconds a run may take (exit -1 after)")
     ap.add_argument("--task", choices=sorted(TASKS), default="fix")
+    ap.add_argument(
+        "--max-output-tokens",
+        type=int,
+        default=1024,
+        help="max_output_tokens in the project's config (0: none; without a cap a rambling reply of "
+        "this model can fill the 8k context and take the whole --timeout)",
+    )
     args = ap.parse_args()
     if llama_paths() is None:
         print(SKIP_REASON)
@@ -76,7 +83,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, real_backend(args.ctx) as backend:
         project = RealProject(Path(tmp) / "proj", Path(tmp) / "home", backend)
         for n in range(args.runs):
-            project.reset(max_iterations=args.max_iterations)
+            extra = {"max_output_tokens": args.max_output_tokens} if args.max_output_tokens else {}
+            project.reset(max_iterations=args.max_iterations, **extra)
             files, task, check = TASKS[args.task]
             for name, text in files.items():
                 (project.root / name).write_text(text, encoding="utf-8")
