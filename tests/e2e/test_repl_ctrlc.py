@@ -10,17 +10,22 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from testkit.fakeserver import FakeServer, Reply
 from tests.e2e.test_repl_pty import Spawn, project, screen_of, spawn  # noqa: F401  (fixtures)
 
 PARTIAL = "ALPHA line one.\n\nBRAVO line two.\n\nCHARLIE line three.\n\n" + "filler words " * 300
 
 
+# SIG_IGN: a REPL started from a script's background job (`clio &`, nohup) inherits SIGINT ignored;
+# Python then raises no KeyboardInterrupt, and unless the REPL takes Ctrl-C back the stream runs on
+@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "inherited-ignored"])
 def test_ctrl_c_mid_answer_shows_the_partial_answer_once(
-    spawn: Spawn, fake_server: FakeServer, project: Path
+    spawn: Spawn, fake_server: FakeServer, project: Path, sigint: signal.Handlers
 ) -> None:  # noqa: F811
     fake_server.script(Reply(text=PARTIAL, chunk_chars=4, delay=0.03))
-    term = spawn()
+    term = spawn(sigint=sigint)
     term.prompt()
     term.type("tell me")
     term.expect(r"CHARLIE line three")
@@ -31,23 +36,6 @@ def test_ctrl_c_mid_answer_shows_the_partial_answer_once(
     for word in ("ALPHA line one", "BRAVO line two", "CHARLIE line three"):
         assert shown.count(word) == 1, shown
     assert shown.count("⏹ interrupted") == 1
-    term.child.sendeof()
-    assert term.wait_exit() == 0
-
-
-def test_ctrl_c_works_in_a_repl_started_with_sigint_ignored(
-    spawn: Spawn, fake_server: FakeServer, project: Path
-) -> None:  # noqa: F811
-    # a script's background job (`clio &`, nohup) inherits SIGINT ignored: Python then raises no
-    # KeyboardInterrupt, and without the REPL taking Ctrl-C back the stream below runs to its end
-    fake_server.script(Reply(text=PARTIAL, chunk_chars=4, delay=0.03))
-    term = spawn(sigint=signal.SIG_IGN)
-    term.prompt()
-    term.type("tell me")
-    term.expect(r"CHARLIE line three")
-    term.child.sendintr()
-    term.expect(r"⏹ interrupted")
-    term.prompt()
     term.child.sendeof()
     assert term.wait_exit() == 0
 
