@@ -20,6 +20,8 @@ from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from clio.llm.errors import EndpointUnreachable
+
 if TYPE_CHECKING:
     import urllib3
 
@@ -123,11 +125,19 @@ class Transport:
         self._timeout = urllib3.Timeout(connect=min(timeout, 30.0), read=timeout)
         proxy = _proxy_for(self.base_url)
         tls = _ca_options() if self.base_url.lower().startswith("https:") else {}
-        self._pool: urllib3.PoolManager = (
-            urllib3.ProxyManager(proxy, num_pools=2, maxsize=2, **tls)
-            if proxy
-            else urllib3.PoolManager(num_pools=2, maxsize=2, **tls)
-        )
+        try:
+            self._pool: urllib3.PoolManager = (
+                urllib3.ProxyManager(proxy, num_pools=2, maxsize=2, **tls)
+                if proxy
+                else urllib3.PoolManager(num_pools=2, maxsize=2, **tls)
+            )
+        except (urllib3.exceptions.HTTPError, ValueError) as exc:  # socks5://, a malformed URL
+            shown = urlsplit(proxy or "")
+            raise EndpointUnreachable(
+                f"The proxy the environment names for {self.base_url} ({shown.scheme}://{shown.hostname}:"
+                f"{shown.port}) cannot be used: clio speaks to http:// and https:// proxies only; "
+                "change HTTPS_PROXY / HTTP_PROXY / ALL_PROXY, or add the host to NO_PROXY."
+            ) from exc
 
     # -- requests --------------------------------------------------------------------------------
     def _open(self, method: str, path: str, body: bytes | None = None) -> urllib3.BaseHTTPResponse:

@@ -204,3 +204,21 @@ def test_context_length_rejection_in_every_dialect_trims_and_retries(home: Path,
     finally:
         for server in servers.values():
             server.stop()
+
+
+def test_a_socks_proxy_in_the_environment_is_one_line_without_its_password(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    proxies = {k: None for k in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy")}
+    result = run_clio(
+        ["-p", "Hello"],
+        server=fake_server,
+        project=project,
+        home=home,
+        env_extra={**proxies, "ALL_PROXY": "socks5://someone:hunter2secret@127.0.0.1:9"},
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    line = error_line(result)
+    assert "http:// and https:// proxies only" in line and "hunter2secret" not in result.stderr
+    assert fake_server.chat_requests == []
+    assert [m["content"] for m in all_archived(project) if m["role"] == "user"] == ["Hello"]  # on disk first

@@ -247,3 +247,18 @@ def test_https_with_the_users_ca_bundle_and_a_clear_line_without_it(
         make_client(https_server.base_url).chat(USER, on_retry=lambda reason, wait: retries.append(reason))
     assert retries == []  # a refused certificate is not retried
     assert len(https_server.chat_requests) == 1
+
+
+def test_a_proxy_clio_cannot_use_is_one_line_without_its_credentials(
+    fake_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ALL_PROXY", "socks5://someone:hunter2secret@127.0.0.1:9")
+    fake_server.script(Reply(text="never"))
+    with pytest.raises(EndpointUnreachable) as info:
+        make_client(fake_server.base_url).chat(USER)
+    message = str(info.value)
+    assert "socks5://127.0.0.1:9" in message and "http:// and https:// proxies only" in message
+    assert "hunter2secret" not in message and "someone" not in message
+    assert fake_server.chat_requests == []
