@@ -8,14 +8,16 @@ milliseconds and spares the user a rejection (or, worse, a window assumed far to
 large). Ollama and LM Studio do not state it there; for them the configured value, the window
 learned from a rejection, or the default applies.
 
-urllib3 (the client's own HTTP library), a short timeout, no proxies, a capped body: a server
-that does not answer costs at most the timeout and is then left to the chat request to report.
+The client's own HTTP path (:class:`clio.llm.http.Transport`) with a short timeout, no proxies and
+a capped body: a server that does not answer costs at most the timeout and is then left to the
+chat request to report.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from clio.llm.http import ConnectFailed, HTTPStatus, StreamFailed, Transport
 
 __all__ = ["probe_window", "stated_window"]
 
@@ -51,29 +53,8 @@ def stated_window(listing: Any, model: str) -> int | None:
 
 def probe_window(base_url: str, api_key: str | None, model: str, timeout: float = 2.0) -> int | None:
     """Ask the endpoint's ``/models`` for ``model``'s window; None when it does not say (or fails)."""
-    import urllib3
-
-    headers = {"Accept": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
     try:
-        with urllib3.PoolManager(num_pools=1) as pool:
-            reply = pool.request(
-                "GET",
-                base_url.rstrip("/") + "/models",
-                headers=headers,
-                timeout=timeout,
-                retries=False,
-                redirect=False,
-                preload_content=False,
-            )
-            body = reply.read(MAX_BODY + 1, decode_content=True) if reply.status == 200 else b""
-            reply.release_conn()
-    except (urllib3.exceptions.HTTPError, OSError, ValueError):
+        listing = Transport(base_url, api_key, timeout, proxies=False).get_json("/models", MAX_BODY)
+    except (ConnectFailed, HTTPStatus, StreamFailed):
         return None
-    if len(body) > MAX_BODY:
-        return None
-    try:
-        return stated_window(json.loads(body), model)
-    except ValueError:
-        return None
+    return stated_window(listing, model)

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from clio.llm.window import probe_window, stated_window
 from testkit.clio_run import run_clio
 from testkit.fakeserver import FakeServer, Reply
@@ -60,6 +62,17 @@ def test_probe_against_a_server(fake_server: FakeServer) -> None:
     gets = [r for r in fake_server.requests if r.method == "GET"]
     assert [r.path for r in gets] == ["/v1/models", "/v1/models"]
     assert gets[-1].headers.get("authorization") == "Bearer test-key"
+
+
+def test_probe_goes_straight_to_the_endpoint_whatever_proxy_the_environment_names(
+    fake_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # a closed port: any use of it fails
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
+    fake_server.model_info = {"meta": {"n_ctx": 4096}}
+    assert probe_window(fake_server.base_url, "test-key", "fake-model") == 4096
 
 
 def test_probe_of_a_dead_endpoint_is_none() -> None:
