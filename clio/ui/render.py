@@ -11,8 +11,12 @@ never passed to the terminal raw.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
@@ -54,6 +58,21 @@ def result_hint(text: str, width: int = 60) -> str:
     return cut_words(next((ln.strip() for ln in text.splitlines() if ln.strip()), ""), width)
 
 
+@contextlib.contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) until the block is done: a KeyboardInterrupt between printing lines
+    and counting them would print them again with the final render (the partial answer's first
+    lines shown twice). A Ctrl-C that came meanwhile is raised when the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 class MarkdownStream:
     def __init__(self, live: Live, console: Console) -> None:
         self.live = live
@@ -88,9 +107,10 @@ class MarkdownStream:
             # The new tail goes in (and is drawn) first: printing redraws the live region's last
             # drawn content below the printed lines, which would repeat lines just printed (or
             # bring back the spinner) until the next refresh.
-            self.live.update(tail, refresh=True)
-            self.live.console.print(Text.from_ansi("".join(lines[self.printed : stable]).rstrip("\n")))
-            self.printed = stable
+            with _ctrl_c_deferred():
+                self.live.update(tail, refresh=True)
+                self.live.console.print(Text.from_ansi("".join(lines[self.printed : stable]).rstrip("\n")))
+                self.printed = stable
         else:
             self.live.update(tail)
 

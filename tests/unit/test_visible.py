@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import signal
 from html.parser import HTMLParser
 from typing import Any
 
@@ -212,3 +214,31 @@ def test_export_shows_every_invisible_as_a_marked_escape() -> None:
 def test_export_without_invisibles_has_no_marks() -> None:
     page = render_html({"id": "s1"}, [{"role": "user", "content": "plain é 日本 🙂"}])
     assert 'class="ctl"' not in page
+
+
+class _InterruptingFile(io.StringIO):
+    """A terminal whose first write of the given text makes the process get a real SIGINT."""
+
+    def __init__(self, trigger: str) -> None:
+        super().__init__()
+        self.trigger, self.fired = trigger, False
+
+    def write(self, text: str) -> int:
+        n = super().write(text)
+        if not self.fired and self.trigger in text:
+            self.fired = True
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C lands while the stable lines are printed
+        return n
+
+
+def test_a_ctrl_c_while_lines_are_printed_never_prints_them_twice() -> None:
+    out = _InterruptingFile("ALPHA")
+    console = Console(file=out, force_terminal=True, width=80, color_system=None)
+    text = "ALPHA line one.\n\nBRAVO line two.\n\n" + "".join(f"line {i}\n\n" for i in range(12))
+    with Live(console=console, auto_refresh=False, transient=False) as live:
+        stream = MarkdownStream(live, console)
+        with pytest.raises(KeyboardInterrupt):
+            stream.update(text)  # prints the lines above the live tail, then the interrupt arrives
+        assert out.fired
+        stream.update(text, final=True)  # what the UI does after an interrupt
+    assert _ANSI.sub("", out.getvalue()).count("ALPHA line one.") == 1
