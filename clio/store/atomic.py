@@ -58,13 +58,17 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True, clio_state: bool = True) -> None:
+def atomic_write_bytes(
+    path: Path, data: bytes, *, durable: bool = True, clio_state: bool = True, make_folder: bool = True
+) -> None:
     """``clio_state=False`` for writes on the user's behalf (the file tool): a ``.clio`` folder on
-    the way then gets no ``.gitignore`` (incognito writes nothing of clio's own)."""
+    the way then gets no ``.gitignore`` (incognito writes nothing of clio's own).
+    ``make_folder=False``: a missing folder is FileNotFoundError, not made again (a repair must
+    not bring back what another process just deleted)."""
     path = Path(path)
-    if clio_state:
+    if make_folder and clio_state:
         ensure_dir(path.parent)
-    else:
+    elif make_folder:
         path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -93,16 +97,18 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = True, clio_state: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, clio_state=clio_state)
+def atomic_write_text(
+    path: Path, text: str, *, durable: bool = True, clio_state: bool = True, make_folder: bool = True
+) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable, clio_state=clio_state, make_folder=make_folder)
 
 
 def dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
 
 
-def atomic_write_json(path: Path, data: Any, *, durable: bool = True) -> None:
-    atomic_write_text(path, dumps(data), durable=durable)
+def atomic_write_json(path: Path, data: Any, *, durable: bool = True, make_folder: bool = True) -> None:
+    atomic_write_text(path, dumps(data), durable=durable, make_folder=make_folder)
 
 
 def quarantine(path: Path) -> Path:

@@ -275,8 +275,13 @@ class SessionStore:
             return []
         out = []
         for d in self.dir.iterdir():
+            if d.name.startswith("."):
+                continue  # a session being deleted
             if d.is_dir() and ((d / "session.json").exists() or has_archive(d)):
-                out.append(self.info(d.name))
+                try:
+                    out.append(self.info(d.name))
+                except SessionNotFound:
+                    continue  # deleted between the listing and the read
         out.sort(key=lambda i: (i.updated, i.id), reverse=True)
         return out
 
@@ -287,6 +292,8 @@ class SessionStore:
             return []
         stamped = []
         for d in self.dir.iterdir():
+            if d.name.startswith("."):
+                continue  # a session being deleted
             try:
                 stamped.append(((d / "session.json").stat().st_mtime, d.name))
             except OSError:
@@ -340,7 +347,10 @@ class SessionStore:
             message_count=len(messages),
             path=d,
         )
-        atomic_write_json(d / "session.json", info.to_dict())
+        try:
+            atomic_write_json(d / "session.json", info.to_dict(), make_folder=False)
+        except FileNotFoundError:  # deleted meanwhile (by another process): nothing to repair
+            raise SessionNotFound(d.name) from None
         self.rebuilt.append(d.name)
         return info
 
@@ -399,7 +409,12 @@ class SessionStore:
         assert info.path is not None
         fd = self._lock(info.path)  # refuse to delete a session another process has open
         try:
-            shutil.rmtree(info.path)
+            # Out of sight first, in one rename: removed file by file under its own name, a half-
+            # deleted session (its archive still there, session.json gone) would be "repaired" by
+            # another process listing sessions meanwhile, and the removal would then fail.
+            gone = info.path.with_name(f".deleting-{info.path.name}-{os.getpid()}")
+            os.rename(info.path, gone)
+            shutil.rmtree(gone)
         finally:
             os.close(fd)
 
