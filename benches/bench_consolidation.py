@@ -5,7 +5,7 @@ Needs scripts/real-model.sh to have run (llama-server + Qwen2.5-Coder-0.5B-Instr
 
 A scripted session set: 10 sessions, each with 2 decisions the user states in passing among
 exchanges that decide nothing (reads, questions, a failing test). Each session is read back by
-clio's own consolidation (``clio.app_consolidate.Consolidator``: the gate, the transcript, the
+clio's own consolidation (``clio.app.consolidate.Consolidator``: the gate, the transcript, the
 prompt in prompts/consolidate.md, the strict reply parser, the LTM store with dedup and
 redaction); only the model is real, asked the way ``Orchestrator.ask`` asks (the upkeep system
 message, no tools). A decision counts as recovered when one stored entry carries all its key
@@ -26,12 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from clio.agent.orchestrator import UPKEEP_SYSTEM  # noqa: E402
-from clio.app_consolidate import Consolidator  # noqa: E402
+from clio.app.consolidate import Consolidator  # noqa: E402
 from clio.memory import consolidate as cons  # noqa: E402
 from clio.memory import ltm  # noqa: E402
+from clio.memory.ltm_store import LtmStore  # noqa: E402
 from clio.messages import make  # noqa: E402
 from clio.safety.redact import Redactor  # noqa: E402
-from clio.store.ltm_store import LtmStore  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.realmodel_server import MODEL_ALIAS, SKIP_REASON, llama_paths, start_llama_server  # noqa: E402
 

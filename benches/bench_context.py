@@ -19,9 +19,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clio.memory.budget import Budget  # noqa: E402
-from clio.memory.context import ContextEngine  # noqa: E402
-from clio.memory.tokens import TokenEstimator  # noqa: E402
+from clio.context.budget import Budget  # noqa: E402
+from clio.context.engine import ContextEngine  # noqa: E402
+from clio.context.tokens import TokenEstimator  # noqa: E402
 from clio.messages import api_view  # noqa: E402
 
 SYSTEM = [{"role": "system", "content": "You are clio, a terminal coding agent. Be brief and exact. " * 60}]

@@ -7,7 +7,7 @@ Prints the figures; docs/memory.md records them. Uses the shipped embedding tabl
    more than the 15 a prompt carries at most). Each task is worded differently from the entry
    that answers it. For each task, ``ltm_rank.select_for_prompt`` with the default budget and
    caps: is the answering entry injected? Lexical (BM25 + confidence x recency) against hybrid
-   (the same with the entries' cosine to the task fused by RRF, ``clio.app_meaning``).
+   (the same with the entries' cosine to the task fused by RRF, ``clio.memory.meaning``).
    The ``dev`` tasks were used to choose ``MIN_SIMILARITY``, ``TOP`` and ``ltm_rank.RRF_K``; the ``held-out`` tasks were
    written before any figure was looked at and never used to tune.
 2. Dedup candidates: pairs of same-type entries, reworded duplicates the words miss (word-set
@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clio.app_meaning import MIN_SIMILARITY, TOP, Meaning  # noqa: E402
+from clio.context.tokens import TokenEstimator  # noqa: E402
 from clio.memory import dedup, ltm, ltm_rank  # noqa: E402
 from clio.memory.ltm import Entry  # noqa: E402
+from clio.memory.meaning import MIN_SIMILARITY, TOP, Meaning  # noqa: E402
 from clio.memory.similarity import jaccard, word_set  # noqa: E402
-from clio.memory.tokens import TokenEstimator  # noqa: E402
 
 T0 = 1_800_000_000.0
 BUDGET = 2000  # the default ltm_budget_tokens
@@ -183,7 +183,7 @@ def rank_of(es: list[Entry], task: str, idx: int, sem: dict[str, float] | None) 
 
 def dev_sweep(meaning: Meaning) -> None:
     """How MIN_SIMILARITY, TOP and RRF_K were chosen: on the dev tasks only."""
-    import clio.app_meaning as am
+    import clio.memory.meaning as am
 
     es, est = entries(), TokenEstimator("gpt-4o")
     kept = am.MIN_SIMILARITY, am.TOP, ltm_rank.RRF_K
@@ -257,7 +257,7 @@ def cost(meaning: Meaning) -> None:
     print("3. cost")
     emb = meaning.embedder()
     assert emb is not None
-    from clio.memory.semantic import load_embedder
+    from clio.recall.embedder import load_embedder
 
     t = time.perf_counter()
     load_embedder()
@@ -284,8 +284,8 @@ def cost(meaning: Meaning) -> None:
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import clio.cli"], capture_output=True, text=True, check=True
     ).stderr
-    heavy = [m for m in ("numpy", "tokenizers", "clio.memory.semantic") if f" {m}\n" in out or f" {m} " in out]
-    print(f"   import clio.cli loads: {', '.join(heavy) or 'none of numpy, tokenizers, clio.memory.semantic'}")
+    heavy = [m for m in ("numpy", "tokenizers", "clio.recall.embedder") if f" {m}\n" in out or f" {m} " in out]
+    print(f"   import clio.cli loads: {', '.join(heavy) or 'none of numpy, tokenizers, clio.recall.embedder'}")
 
 
 def main() -> None:

@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from clio.app.mcp_servers import mcp_tools  # noqa: E402
 from clio.mcp.client import McpClients  # noqa: E402
 from clio.mcp.config import parse_servers  # noqa: E402
-from clio.mcp.remote import mcp_tools  # noqa: E402
 from clio.safety.redact import Redactor  # noqa: E402
 from clio.tools.registry import Registry, Services, ToolContext  # noqa: E402
 from testkit.mcp_servers import http_server  # noqa: E402

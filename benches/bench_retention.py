@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python benches/bench_retention.py [--quick] [--sessions N]
 
-Drives the pure context engine (clio/memory/context.py with TokenEstimator and Budget) in
+Drives the pure context engine (clio/context/engine.py with TokenEstimator and Budget) in
 process.  Each scripted session plants, in its first turns, one fact of each kind (the original
 task, a file edited, a commit, an error and its fix, a decision the user states, a constraint,
 a convention), then runs filler turns (large reads, shell output, edits of other files, chat
@@ -32,10 +32,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clio.memory.budget import Budget  # noqa: E402
-from clio.memory.context import ContextEngine  # noqa: E402
-from clio.memory.decisions import from_user, same_subject  # noqa: E402
-from clio.memory.tokens import TokenEstimator  # noqa: E402
+from clio.context.budget import Budget  # noqa: E402
+from clio.context.decisions import from_user, same_subject  # noqa: E402
+from clio.context.engine import ContextEngine  # noqa: E402
+from clio.context.tokens import TokenEstimator  # noqa: E402
 from clio.messages import api_view  # noqa: E402
 
 SYSTEM = [{"role": "system", "content": "You are clio, a terminal coding agent. Be brief and exact. " * 12}]

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from clio.memory.notes import NoteStore
 from clio.safety.redact import Redactor
-from clio.store.notes import NoteStore
 from clio.store.sessions import SessionStore, clean_name
 from clio.tools.registry import Services, ToolContext
 from clio.tools.results import maybe_store, read_stored

@@ -28,12 +28,12 @@ from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import clio.store.ivf as ivf_mod  # noqa: E402
-import clio.store.recall_index as recall_index_mod  # noqa: E402
-import clio.store.vectors as vectors_mod  # noqa: E402
-from clio.memory.recall import STOPWORDS, build_fts_query, query_terms  # noqa: E402
-from clio.memory.semantic import Embedder, get_embedder, unavailable_reason  # noqa: E402
-from clio.store.recall_index import RecallIndex  # noqa: E402
+import clio.recall.index as recall_index_mod  # noqa: E402
+import clio.recall.ivf as ivf_mod  # noqa: E402
+import clio.recall.vectors as vectors_mod  # noqa: E402
+from clio.recall.embedder import Embedder, get_embedder, unavailable_reason  # noqa: E402
+from clio.recall.index import RecallIndex  # noqa: E402
+from clio.recall.query import STOPWORDS, build_fts_query, query_terms  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo" / "locomo7.json"
 DIA_RE = re.compile(r"D\d+:\d+")

@@ -15,7 +15,7 @@ vectors: the IVF lists (sizes), their recall@10 / @200 against the exact scan pe
 scan's cost, and an A/B interleaved query by query of the cosine scan beside bm25 vs in turn.
 --workdir keeps the corpus and its index for the next run. Last, it checks that start-up does not import
 the model (``import clio.cli`` and the app's memory wiring leave numpy, onnxruntime,
-tokenizers and clio.memory.semantic out of sys.modules).
+tokenizers and clio.recall.embedder out of sys.modules).
 
     python benches/recall_scale.py [--sessions 1000] [--messages 200] [--queries 200]
         [--no-vectors] [--embed-sample 1000] [--embed-all] [--workdir DIR]
@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clio.store.recall_index import RecallIndex  # noqa: E402
+from clio.recall.index import RecallIndex  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.clio_run import write_archive  # noqa: E402
 
@@ -116,10 +116,10 @@ def peak_mb() -> float:
 STARTUP_CHECK = """
 import sys, time
 t = time.perf_counter()
-import clio.cli, clio.app_memory
+import clio.cli, clio.app.memory_services
 ms = (time.perf_counter() - t) * 1000
-heavy = [m for m in ("numpy", "onnxruntime", "tokenizers", "clio.memory.semantic", "clio.store.vectors", "clio.store.hybrid",
-                     "clio.store.recall_index") if m in sys.modules]
+heavy = [m for m in ("numpy", "onnxruntime", "tokenizers", "clio.recall.embedder", "clio.recall.vectors", "clio.recall.hybrid",
+                     "clio.recall.index") if m in sys.modules]
 print(f"{ms:.0f} {','.join(heavy) or '-'}")
 """
 
@@ -132,7 +132,7 @@ def startup_check() -> None:
     outs = [r.stdout.split() for r in runs]
     ms = statistics.median(float(o[0]) for o in outs)
     print(
-        f"start-up: import clio.cli + clio.app_memory {ms:.0f} ms (median of 5); "
+        f"start-up: import clio.cli + clio.app.memory_services {ms:.0f} ms (median of 5); "
         f"model-side modules imported: {outs[0][1]}"
     )
 
@@ -188,7 +188,7 @@ def semantic_figures(
 ) -> None:
     import numpy as np
 
-    from clio.memory import semantic
+    from clio.recall import embedder as semantic
 
     before = rss_mb()
     t0 = time.perf_counter()

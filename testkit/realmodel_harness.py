@@ -314,7 +314,7 @@ def real_backend(ctx: int, threads: int | None = None) -> Iterator[Backend]:
 
 
 def request_chars(body: dict[str, Any]) -> int:
-    """The characters of a chat request by clio's counting model (clio/memory/tokens.py).
+    """The characters of a chat request by clio's counting model (clio/context/tokens.py).
 
     Every message's content (text parts too), every tool call's name and arguments, and the tool
     schemas as compact JSON; no role names, no template. Computed here from the request as it went

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # imported when an App is built: the end-to-end tests need no
     from rich.console import Console
 
     from clio.agent.orchestrator import TurnUI
-    from clio.app import App
+    from clio.app.app import App
     from clio.config import Settings
 
 # ---------------------------------------------------------------- a scripted model
@@ -181,7 +181,7 @@ class AppFactory:
     ) -> App:
         from rich.console import Console
 
-        from clio.app import App
+        from clio.app.app import App
         from clio.paths import resolve_paths
 
         paths = resolve_paths(str(self.project), str(self.home), env={})

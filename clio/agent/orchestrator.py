@@ -14,15 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from clio.agent.prompt import PromptBuilder, load_prompt, to_api
+from clio.agent.prompt import PromptBuilder, to_api
 from clio.agent.stuck import RepeatGuard
 from clio.agent.window import Window
+from clio.context.engine import ContextEngine, Prepared
+from clio.context.stm import latest_user_index
 from clio.llm.client import ChatResult, LLMClient
 from clio.llm.errors import ContextLengthError
 from clio.llm.recover import recover_tool_calls
-from clio.memory.context import ContextEngine, Prepared
-from clio.memory.stm import latest_user_index
 from clio.messages import Message, make, tool_call_args
+from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 from clio.tools.describe import summarize_args
 from clio.tools.diffs import clip

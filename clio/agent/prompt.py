@@ -8,19 +8,14 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from clio.messages import Message, api_view
+from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 
 MemoryBlock = Callable[[str, list[str]], str]  # (current task, working files) -> text block
-
-
-def load_prompt(name: str) -> str:
-    """A prompt text from prompts/ (shipped inside the package as clio.prompts)."""
-    return files("clio.prompts").joinpath(name).read_text(encoding="utf-8")
 
 
 def project_instructions(root: Path, cwd: Path) -> list[tuple[str, str]]:

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clio.config import DEFAULT_CONTEXT_WINDOW
+from clio.context.budget import Budget, Shares
+from clio.context.tokens import TokenEstimator
 from clio.llm.encoding import load_encoding
 from clio.llm.window import probe_window
-from clio.memory.budget import Budget, Shares
-from clio.memory.tokens import TokenEstimator
 from clio.store.model_state import ModelStateStore
 from clio.tools.registry import PROFILES
 

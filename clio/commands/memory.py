@@ -9,7 +9,7 @@ would merge (:func:`clio.memory.lifecycle.compaction_groups`); when the app prov
 ``ltm_compactor`` service (a callable: the group's entries -> the summary's fields, or None),
 it also replaces each group by the model's summary, the old wordings kept in its history.
 ``/memory consolidate`` reads the running session back into memory now (what clio otherwise
-does when the session ends, :mod:`clio.app_consolidate`); ``/memory list learned`` shows what
+does when the session ends, :mod:`clio.app.consolidate`); ``/memory list learned`` shows what
 consolidation wrote, from which session.
 
 Listings show each entry's provenance: which session wrote it and whether that turn had
@@ -30,8 +30,8 @@ from rich.markup import escape
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
 from clio.memory import lifecycle, ltm, ltm_rank
 from clio.memory.ltm_stats import day, format_stats
-from clio.store.ltm_store import LtmStore
-from clio.store.notes import NoteStore
+from clio.memory.ltm_store import LtmStore
+from clio.memory.notes import NoteStore
 
 USAGE = (
     "/memory list [type|tainted|pinned|learned|notes] | search <query> | stats | prune [days] | pin <id> | "

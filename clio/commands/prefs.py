@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
 from clio.memory.prefs import DAY, Preference, PrefError
-from clio.store.prefs_store import PrefStore
+from clio.memory.prefs_store import PrefStore
 
 USAGE = "/prefs [show] | add <score 0-10> <text> | remove <id> | top [n]"
 SUBCOMMANDS = ("show", "add", "remove", "top")

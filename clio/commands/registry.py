@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from clio.agent.orchestrator import TrimReport
-    from clio.app_consolidate import Outcome
+    from clio.app.consolidate import Outcome
     from clio.config import Settings
     from clio.paths import Paths
     from clio.store.sessions import Session, SessionStore

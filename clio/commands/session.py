@@ -106,7 +106,7 @@ def delete(app: CommandContext, rest: str) -> None:
 def export(app: CommandContext, rest: str) -> None:
     from pathlib import Path
 
-    from clio.store.export_html import export_html
+    from clio.export.html import export_html
 
     session = app.session
     assert session is not None

@@ -10,9 +10,9 @@ import time
 
 from rich.markup import escape
 
-from clio.app_skills import Behaviours
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
 from clio.memory import skills as S
+from clio.memory.behaviours import Behaviours
 from clio.memory.skills import SkillError
 
 USAGE = "/skills [show] | add <text> | pin <id> | unpin <id> | ban <id> | unban <id> | history [n]"

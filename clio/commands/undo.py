@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from clio.app_undo import shown_path
+from clio.app.undo import shown_path
 from clio.commands.registry import CommandContext, CommandError, command
 
 

@@ -1,7 +1,7 @@
 """Loading tiktoken's encoding for a model: the one piece of token counting that does I/O.
 
 tiktoken downloads an encoding on first use, with no timeout; offline (as on machines that reach
-only package registries) that fails or hangs. The estimator itself (``clio.memory.tokens``) is pure
+only package registries) that fails or hangs. The estimator itself (``clio.context.tokens``) is pure
 and takes the loaded encoding, or None to count with its learned ratio.
 """
 

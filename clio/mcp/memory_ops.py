@@ -1,7 +1,7 @@
 """What ``clio mcp`` serves: the project's memory, through clio's own stores.
 
-The same stores, locks and dedup as a clio session (``store/ltm_store.py``, ``store/notes.py``,
-``store/recall_index.py``), the one :class:`clio.safety.redact.Redactor`, and the same ranking
+The same stores, locks and dedup as a clio session (``memory/ltm_store.py``, ``memory/notes.py``,
+``recall/index.py``), the one :class:`clio.safety.redact.Redactor`, and the same ranking
 clio uses to choose the long-term memory of its system prompt. No MCP here: the SDK is imported
 only by :mod:`clio.mcp.server`; every operation takes plain arguments and returns text, or raises
 :class:`Refused` (one clear line, which the server turns into a tool error).
@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 from clio.memory import ltm_rank, provenance
 from clio.memory.ltm import DEFAULT_CONFIDENCE, TYPES, Entry, LtmError, render_entry, render_ltm
 from clio.memory.ltm_stats import day
-from clio.store.notes import NoteError, NoteStore
+from clio.memory.notes import NoteError, NoteStore
 from clio.tools.memory import format_recall
 
 if TYPE_CHECKING:
     from clio.config import Settings
+    from clio.memory.ltm_store import LtmStore
     from clio.paths import Paths
     from clio.safety.redact import Redactor
-    from clio.store.ltm_store import LtmStore
 
 MAX_RESULTS = 50
 READ_ONLY = "clio mcp runs read-only (--incognito): nothing was written"
@@ -212,16 +212,16 @@ def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bo
     """The operations over the project's ``.clio/`` (read-only: nothing is ever written there)."""
     import time
 
-    from clio.memory.tokens import TokenEstimator
+    from clio.context.tokens import TokenEstimator
+    from clio.memory.ltm_store import LtmStore
     from clio.safety.redact import Redactor
-    from clio.store.ltm_store import LtmStore
     from clio.store.sessions import SessionStore
 
     redactor = Redactor(settings.redaction)
     sessions = SessionStore(paths.sessions_dir, redact=redactor.text)
 
     def index() -> Any:
-        from clio.store.recall_index import RecallIndex
+        from clio.recall.index import RecallIndex
 
         return RecallIndex(None if read_only else paths.clio_dir / "recall.sqlite", sessions)
 

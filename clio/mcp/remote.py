@@ -1,9 +1,10 @@
-"""An MCP server's tools as clio tools: checked schemas, namespaced names, results as text.
+"""What an MCP server sends, checked: tool lists and schemas, namespaced names, results as text.
 
 Everything an MCP server sends is untrusted: a tool list whose schemas are not JSON-schema
 objects fails the whole server (:func:`read_tools` raises), descriptions are cut, and a call
-goes through the same door as a built-in tool's (:class:`McpTool`: the registry, the ``mcp``
-approval, redacted arguments; the orchestrator stores large results and archives redacted).
+goes through the same door as a built-in tool's (``clio.app.mcp_servers.McpTool``: the registry,
+the ``mcp`` approval, redacted arguments; the orchestrator stores large results and archives
+redacted).
 No SDK import here: the objects are read by attribute.
 """
 
@@ -11,14 +12,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clio.mcp.config import ServerSpec, tool_name
 from clio.safety.visible import escape_invisible
-from clio.tools.registry import Tool, ToolContext, ToolError, declined, redacted_args
-
-if TYPE_CHECKING:
-    from clio.mcp.client import McpClients
 
 MAX_DESCRIPTION = 1000  # characters of a tool description sent to the model (the fixed part)
 MAX_SCHEMA = 8000  # characters of one tool's JSON schema
@@ -124,48 +121,3 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError) and exc.filename:
         return f"command not found: {exc.filename}"
     return f"{type(exc).__name__}: {text}"[:240] if text else type(exc).__name__
-
-
-class McpTool(Tool):
-    """A server's tool in clio's registry: offered while its server is ready (and in the lean
-    profile only when the server is configured ``lean: true``)."""
-
-    def __init__(self, remote: RemoteTool, clients: McpClients, lean: bool) -> None:
-        super().__init__(remote.exposed, remote.description, remote.schema, self._run)
-        self.remote = remote
-        self.clients = clients
-        self.in_lean = lean
-
-    def schema(self, profile: str = "full") -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
-        }
-
-    def offered(self, profile: str) -> bool:
-        ready = self.clients.servers[self.remote.server].state == "ready"
-        return ready and (profile != "lean" or self.in_lean)
-
-    def _run(self, ctx: ToolContext, args: dict[str, Any]) -> str:
-        from clio.mcp.client import CallFailed
-
-        clean = redacted_args(ctx, args)  # nothing secret leaves for another program
-        shown = json.dumps(clean, ensure_ascii=False, default=str)
-        shown = escape_invisible(shown if len(shown) <= 160 else shown[:159] + "…")
-        if not ctx.approve("mcp", f"{self.name} {shown}"):
-            raise declined(ctx, f"calling the MCP tool {self.name}")
-        try:
-            text, is_error = self.clients.call(self.remote.server, self.remote.name, clean)
-        except CallFailed as exc:
-            raise ToolError(str(exc)) from None
-        if is_error:
-            raise ToolError(f"{self.name}: {text}")
-        return text
-
-
-def mcp_tools(clients: McpClients) -> list[Tool]:
-    """The tools of every ready server, for the session's registry."""
-    out: list[Tool] = []
-    for st in clients.servers.values():
-        out.extend(McpTool(t, clients, st.spec.lean) for t in st.tools)
-    return out

@@ -1,12 +1,12 @@
 """Consolidation ("sleep"): what a finished session established, read back by the model once.
 
 Pure (messages in, prompt out; reply in, entries out; no I/O, no model): the app
-(``clio.app_consolidate``) sends the prompt through ``Orchestrator.ask`` and stores
+(``clio.app.consolidate``) sends the prompt through ``Orchestrator.ask`` and stores
 what comes back through the long-term memory store (dedup, provenance, redaction).
 
 - :func:`new_part` is what the session said since its last consolidation;
 - :func:`established` is what the user stated in the part (decisions, constraints, conventions,
-  agreed proposals), read without the model by :mod:`clio.memory.decisions`: stored as rules
+  agreed proposals), read without the model by :mod:`clio.context.decisions`: stored as rules
   in the user's own words whatever the model makes of the session (a small local model often
   makes little of it), and listed in the prompt so the model does not repeat them;
 - :func:`worth_it` is the gate: a part with no finished exchange, or one that is only a
@@ -25,9 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clio.memory import decisions, ltm
+from clio.context import decisions
+from clio.context.yarn import cut, is_error
+from clio.memory import ltm
 from clio.memory.json_reply import first_json_object
-from clio.memory.yarn import cut, is_error
 from clio.messages import Message, typed_words
 
 MAX_ENTRIES = 6  # what one session may add: the durable few, not a transcript
@@ -88,7 +89,7 @@ def established(part: Sequence[Message]) -> list[decisions.Item]:
 
 def stated(part: Sequence[Message]) -> int:
     """How many decisions, constraints and conventions the user stated in the part
-    (:func:`clio.memory.decisions.from_user`, the same reading the thread summary uses)."""
+    (:func:`clio.context.decisions.from_user`, the same reading the thread summary uses)."""
     return sum(len(decisions.from_user(typed_words(m))) for m in part if m.get("role") == "user")
 
 

@@ -14,7 +14,7 @@ entry against an older one of the same type:
 - otherwise distinct.
 
 Semantic candidates are optional (``(id, id, cosine)`` found by the caller with the embedding
-model, :mod:`clio.app_meaning`): pairs the words miss but the vectors find (cosine >=
+model, :mod:`clio.memory.meaning`): pairs the words miss but the vectors find (cosine >=
 :data:`SEMANTIC_MIN`, no anchor difference) are queued as ambiguous too, for the model to
 decide; vectors alone never merge. Nothing here loads a model.
 """
@@ -101,7 +101,7 @@ def ambiguous_pairs(
 
     Lexical pairs: :func:`classify` says AMBIGUOUS (score = word-set Jaccard). Semantic pairs
     (only with ``semantic``: (id, id, cosine) candidates the caller found with the embedding
-    model, ``clio.app_meaning``): same type, cosine >= SEMANTIC_MIN, neither names an anchor
+    model, ``clio.memory.meaning``): same type, cosine >= SEMANTIC_MIN, neither names an anchor
     the other lacks, not a true duplicate by the words (score = cosine). Vectors alone never
     merge anything: these pairs go to the model like the lexical ones. Pairs the model already
     kept apart (``distinct``) are left out.

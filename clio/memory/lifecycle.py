@@ -1,7 +1,7 @@
 """The lifecycle of long-term memory entries: reinforcement, pruning, compaction.
 
 Pure, like :mod:`clio.memory.ltm`: entries and a time in, entries (or ids) out; the store
-(:mod:`clio.store.ltm_store`) reads, locks and writes.
+(:mod:`clio.memory.ltm_store`) reads, locks and writes.
 
 - **Decay by type** (:data:`clio.memory.ltm_rank.DECAY_CLASS`): facts (discovery, solution,
   pattern, workflow) halve every 90 days, events (failure) every 30, preferences (rule)

@@ -1,6 +1,6 @@
 """Long-term memory of a project: the entry model, dedup, ranking, pruning, stats, rendering.
 
-Pure: entries in, entries (or text) out; ``clio.store.ltm_store`` does the file and the lock.
+Pure: entries in, entries (or text) out; ``clio.memory.ltm_store`` does the file and the lock.
 
 Entry types and their fields (``*`` = required)::
 

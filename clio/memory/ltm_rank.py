@@ -83,7 +83,7 @@ def rank(
 ) -> list[tuple[float, Entry]]:
     """(score, entry) best first: W_RELEVANCE*relevance + W_BASE*effective score (confidence x
     decay by type). With ``semantic`` (entry id -> similarity to the query, from
-    :mod:`clio.memory.semantic` when its model is loaded), relevance is the RRF fusion of the
+    :mod:`clio.recall.embedder` when its model is loaded), relevance is the RRF fusion of the
     lexical and semantic rankings; without it, BM25 alone."""
     rel = relevance(entries, query)
     if semantic:

@@ -1,6 +1,6 @@
 """Preferences with decay: the user's stable likes, dislikes, habits and hard limits.
 
-Pure: no disk, no clock (every function takes ``now``); :mod:`clio.store.prefs_store`
+Pure: no disk, no clock (every function takes ``now``); :mod:`clio.memory.prefs_store`
 keeps them in ``$CLIO_HOME/preferences.json``.
 
 Each preference has a score 0-10. Its effective weight fades with time since it was
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from clio.memory.recall import stem, tokenize
+from clio.memory.similarity import stem, tokenize
 
 HALF_LIFE_DAYS = 30.0
 FLOOR = 0.1

@@ -1,5 +1,9 @@
 """Text similarity for long-term memory: word sets, Jaccard, MinHash and a light stemmer.
 
+The one tokenizer and stemmer for matching words in memory: long-term entries, notes,
+preferences and behaviours. (Recall over the archive has its own, ``clio.recall.query.fts_words``
+and ``excerpt_stem``, which follow FTS5's split so that queries and excerpts agree with the index.)
+
 Pure functions, no I/O. Two kinds of tokens:
 - :func:`word_set` (dedup): lower-cased words, nothing removed, nothing stemmed; two
   entries are near-duplicates when the Jaccard similarity of their word sets is high.

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from clio.memory.ids import find_by_id
-from clio.memory.recall import stem, tokenize
+from clio.memory.similarity import stem, tokenize
 
 POSITIVE = frozenset({"good", "approve"})
 SIGNAL_WEIGHTS: dict[str, float] = {

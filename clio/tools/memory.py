@@ -13,8 +13,8 @@ from typing import Any
 
 from clio.memory import lifecycle, ltm, ltm_rank, provenance
 from clio.memory.ltm_stats import day, format_stats
-from clio.store.ltm_store import LtmStore
-from clio.store.notes import NoteError, NoteStore, check_key
+from clio.memory.ltm_store import LtmStore
+from clio.memory.notes import NoteError, NoteStore, check_key
 from clio.tools.registry import (
     Handler,
     ToolContext,

@@ -1,6 +1,6 @@
 """The ``preferences`` tool: the agent records and recalls the user's stable preferences.
 
-Service: ``ctx.services.prefs`` (a :class:`clio.store.prefs_store.PrefStore`); ``session``
+Service: ``ctx.services.prefs`` (a :class:`clio.memory.prefs_store.PrefStore`); ``session``
 (the running Session) tells whether the current turn read untrusted content.
 
 Preferences are user-wide (they reach the prompt of every project), so the model writes one
@@ -18,7 +18,7 @@ from typing import Any
 
 from clio.memory import provenance
 from clio.memory.prefs import TYPES, PrefError, check_score, check_text, describe
-from clio.store.prefs_store import PrefStore
+from clio.memory.prefs_store import PrefStore
 from clio.tools.registry import (
     Handler,
     ToolContext,

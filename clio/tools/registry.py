@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from clio.app_skills import Behaviours
+    from clio.memory.behaviours import Behaviours
+    from clio.memory.ltm_store import LtmStore
+    from clio.memory.notes import NoteStore
+    from clio.memory.prefs_store import PrefStore
     from clio.safety.redact import Redactor
-    from clio.store.ltm_store import LtmStore
-    from clio.store.notes import NoteStore
-    from clio.store.prefs_store import PrefStore
     from clio.store.sessions import Session, SessionStore
     from clio.store.snapshots import Snapshots
     from clio.tools.diffs import Change
@@ -68,7 +68,7 @@ class Services:
     prefs: PrefStore | None = None
     recall: Recall | None = None
     snapshots: Snapshots | None = None  # before-images of the files each turn changes (/undo)
-    skills: Behaviours | None = None  # learned behaviours (clio.app_skills)
+    skills: Behaviours | None = None  # learned behaviours (clio.memory.behaviours)
     todos_mem: list[dict[str, Any]] | None = None  # the todo list when nothing is written (incognito)
     # entries of one faded topic -> the fields of one summary entry written by the model, or None
     ltm_compactor: Callable[[list[Any]], dict[str, Any] | None] | None = None

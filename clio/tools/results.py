@@ -5,7 +5,7 @@ session directory (incognito), in ``ctx.stored_results``. Handles look like
 ``terminal_operations-1a2b3c4d`` and are validated before they touch a path.
 
 Every size here is a share of one number, ``ctx.result_chars`` (8,000 characters, less in a
-small context window: ``clio.memory.budget.Shares.result_chars``, set by the window): the preview shows its first 5/16 and last
+small context window: ``clio.context.budget.Shares.result_chars``, set by the window): the preview shows its first 5/16 and last
 3/16, a page is at most 7/8 of it (so a page, with its header, is never stored again).
 """
 
@@ -15,7 +15,7 @@ import re
 import secrets
 from typing import TYPE_CHECKING
 
-from clio.memory.budget import RESULT_CHARS
+from clio.context.budget import RESULT_CHARS
 from clio.store.atomic import atomic_write_text
 from clio.tools.registry import ToolContext, ToolError
 

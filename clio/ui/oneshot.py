@@ -7,7 +7,7 @@ import sys
 from rich.console import Console
 
 from clio.agent.orchestrator import TurnResult
-from clio.app import App
+from clio.app.app import App
 from clio.commands.dispatch import run_slash
 from clio.commands.registry import ExitRequested
 from clio.config import Settings

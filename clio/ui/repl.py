@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.text import Text
 
 from clio import __version__, lazy_re
-from clio.app import App
+from clio.app.app import App
 from clio.commands.dispatch import run_slash
 from clio.commands.registry import COMMANDS, ExitRequested
 from clio.config import Settings
@@ -203,7 +203,7 @@ def run_repl(
         _banner(app, out)
         threading.Thread(target=_warm_up, daemon=True).start()
         if not (settings.no_ltm or settings.incognito):
-            app.meaning.start_preload()  # the embedding table, for memory ranked by meaning (app_meaning)
+            app.meaning.start_preload()  # the embedding table, for memory ranked by meaning (memory/meaning.py)
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:

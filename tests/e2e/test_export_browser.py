@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from clio.store.export_html import CSP, export_html, render_html
+from clio.export.html import CSP, export_html, render_html
 
 
 def _find_chromium() -> str | None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from clio.store.ltm_store import LtmStore
+from clio.memory.ltm_store import LtmStore
 from testkit.clio_run import run_clio, system_text
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import ScriptedModel, consolidation_requests, turn_requests

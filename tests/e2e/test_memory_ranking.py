@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clio.store.ltm_store import LtmStore
+from clio.memory.ltm_store import LtmStore
 from testkit.clio_run import run_clio, system_text
 from testkit.fakeserver import FakeServer, Reply
 

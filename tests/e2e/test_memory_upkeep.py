@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clio.store.ltm_store import LtmStore
+from clio.memory.ltm_store import LtmStore
 from testkit.clio_run import run_clio, system_text
 from testkit.fakeserver import FakeServer, Reply
 

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from clio.store.ltm_store import LtmStore
-from clio.store.prefs_store import PrefStore
+from clio.memory.ltm_store import LtmStore
+from clio.memory.prefs_store import PrefStore
 from testkit.clio_run import (
     all_archived,
     run_clio,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clio.agent.prompt import load_prompt
+from clio.prompts import load_prompt
+
 from clio.memory.skills import HEADER, parse_catalogue
 from testkit.clio_run import run_clio
 from testkit.fakeserver import FakeServer

@@ -1,4 +1,4 @@
-"""Slash commands in-process: ``run_command(app, "/context --json")`` against a real App (clio/app.py)
+"""Slash commands in-process: ``run_command(app, "/context --json")`` against a real App (clio/app/app.py)
 in a test project, the fake server as the endpoint. What a command prints, what it changes in the
 app and the session, and what it sends (or does not send) to the server.
 """
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import clio.commands.builtin  # noqa: F401  (registers the commands)
-from clio.app import App
+from clio.app.app import App
 from clio.commands.registry import COMMANDS, CommandError, ExitRequested, run_command
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import AppFactory, call, console_text

@@ -1,5 +1,5 @@
 """Consolidation (issue 14, part 5): the pure reading of a session and of the model's reply
-(clio.memory.consolidate), and the Consolidator that stores it (clio.app_consolidate) with a
+(clio.memory.consolidate), and the Consolidator that stores it (clio.app.consolidate) with a
 real on-disk session store and LTM store. The model is a plain function here: what it is asked
 is checked, and its reply is the text a model would give."""
 
@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clio.prompts import load_prompt
 
-from clio.agent.prompt import load_prompt
-from clio.app_consolidate import Consolidator
+from clio.app.consolidate import Consolidator
 from clio.memory import consolidate as cons
+from clio.memory.ltm_store import LtmStore
 from clio.memory.provenance import Provenance
 from clio.messages import make
 from clio.safety.redact import Redactor
-from clio.store.ltm_store import LtmStore
 from clio.store.sessions import SessionStore
 
 TEMPLATE = load_prompt("consolidate.md")

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from clio.memory.context import ContextEngine
-from clio.memory.tokens import TokenEstimator
-from clio.memory.trim import Budget
+from clio.context.engine import ContextEngine
+from clio.context.tokens import TokenEstimator
+from clio.context.trim import Budget
 from clio.messages import api_view
 from testkit.fakeserver_sse import count_prompt_tokens, validate_request
 

@@ -1,4 +1,4 @@
-"""Diffs of file changes (clio.tools.diffs) and the approvals that show them (clio.app_approvals),
+"""Diffs of file changes (clio.tools.diffs) and the approvals that show them (clio.app.approvals),
 in-process: a scripted person answers, the shown diffs are recorded."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from clio.app_approvals import Approvals
+from clio.app.approvals import Approvals
 from clio.config import Settings
 from clio.tools.diffs import SHOWN_LINES, Change, clip, stat, unified
 from clio.tools.registry import ToolContext

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from clio.store.export_html import ARGS_LIMIT, CSP, RESULT_LIMIT, export_html, render_html
+from clio.export.html import ARGS_LIMIT, CSP, RESULT_LIMIT, export_html, render_html
 
 CREATED = float(calendar.timegm((2026, 11, 22, 14, 30, 5, 0, 0, 0)))  # 22 Nov 2026 14:30:05 UTC
 UPDATED = float(calendar.timegm((2026, 11, 23, 9, 5, 0, 0, 0, 0)))

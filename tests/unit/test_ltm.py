@@ -16,6 +16,7 @@ import pytest
 
 from clio.memory import dedup, lifecycle, ltm, ltm_rank, ltm_stats
 from clio.memory.ltm import Entry, LtmError
+from clio.memory.ltm_store import LtmStore
 from clio.memory.provenance import Provenance
 from clio.memory.similarity import (
     MinHasher,
@@ -28,7 +29,6 @@ from clio.memory.similarity import (
     terms,
     word_set,
 )
-from clio.store.ltm_store import LtmStore
 
 DAY = 86400.0
 NOW = 1_800_000_000.0

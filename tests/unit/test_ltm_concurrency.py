@@ -9,12 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-from clio.store.ltm_store import LtmStore
+from clio.memory.ltm_store import LtmStore
 
 WORKER = r"""
 import os, sys, time
 from pathlib import Path
-from clio.store.ltm_store import LtmStore
+from clio.memory.ltm_store import LtmStore
 
 path, gate, idx, count, mode = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 store = LtmStore(path)

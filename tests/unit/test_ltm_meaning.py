@@ -1,4 +1,4 @@
-"""Long-term memory by meaning (clio.app_meaning): the task's similarity to each entry fused into the
+"""Long-term memory by meaning (clio.memory.meaning): the task's similarity to each entry fused into the
 ranking once armed, dedup candidates by cosine queued for the model (never merged), the lexical
 fallback said once. The shipped embedding table is used for real."""
 
@@ -11,14 +11,15 @@ from typing import Any
 
 import pytest
 
-from clio import app_meaning
-from clio.app_consolidate import Consolidator
-from clio.app_meaning import Meaning
-from clio.memory import dedup, ltm, semantic
+from clio.app.consolidate import Consolidator
+from clio.memory import dedup, ltm
+from clio.memory import meaning as meaning_mod
 from clio.memory.ltm import Entry
+from clio.memory.ltm_store import LtmStore
+from clio.memory.meaning import Meaning
 from clio.messages import make
+from clio.recall import embedder as semantic
 from clio.safety.redact import Redactor
-from clio.store.ltm_store import LtmStore
 from clio.store.sessions import SessionStore
 from testkit.clio_run import system_text
 from testkit.fakeserver import FakeServer, Reply
@@ -34,10 +35,10 @@ T0 = 1_800_000_000.0
 def fresh_model_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("CLIO_SEMANTIC", raising=False)
     semantic.reset_embedder()
-    app_meaning.forget_said()
+    meaning_mod.forget_said()
     yield
     semantic.reset_embedder()
-    app_meaning.forget_said()
+    meaning_mod.forget_said()
 
 
 def entry(text: str, at: float, type_: str = "discovery") -> Entry:
@@ -76,7 +77,7 @@ def test_not_armed_stays_lexical_and_never_loads_the_model(monkeypatch: pytest.M
     assert meaning.similarities([], TASK) is None
     assert loads == []
     sims = meaning.similarities(es, TASK)
-    assert loads == [1] and sims is not None and sims[es[0].id] >= app_meaning.MIN_SIMILARITY
+    assert loads == [1] and sims is not None and sims[es[0].id] >= meaning_mod.MIN_SIMILARITY
 
 
 def test_similarities_rank_the_reworded_entry_first_and_drop_weak_ones() -> None:
@@ -86,16 +87,16 @@ def test_similarities_rank_the_reworded_entry_first_and_drop_weak_ones() -> None
     sims = meaning.similarities(es, TASK)
     assert sims is not None
     assert max(sims, key=lambda k: sims[k]) == es[0].id
-    assert all(v >= app_meaning.MIN_SIMILARITY for v in sims.values())
+    assert all(v >= meaning_mod.MIN_SIMILARITY for v in sims.values())
     assert len(sims) < len(es)  # the unrelated widgets fall under the floor
 
 
 def test_only_the_nearest_entries_count() -> None:
     meaning = Meaning()
     meaning.arm()
-    es = [entry(f"{POOL} on replica {i}", T0 + i) for i in range(app_meaning.TOP + 4)]
+    es = [entry(f"{POOL} on replica {i}", T0 + i) for i in range(meaning_mod.TOP + 4)]
     sims = meaning.similarities(es, TASK)
-    assert sims is not None and len(sims) == app_meaning.TOP  # all alike, only TOP of them fused
+    assert sims is not None and len(sims) == meaning_mod.TOP  # all alike, only TOP of them fused
 
 
 def test_entry_vectors_are_cached_by_text_and_an_edit_is_embedded_again() -> None:
@@ -152,7 +153,7 @@ def test_a_corrupt_table_is_said_once_for_ranking_and_recall(tmp_path: Path, mon
     assert one.similarities(es, TASK) is None
     assert two.similarities(es, TASK) is None
     assert one.dedup_candidates(es) == []
-    app_meaning.say_once(semantic.unavailable_reason(), said.append)  # what recall would say
+    meaning_mod.say_once(semantic.unavailable_reason(), said.append)  # what recall would say
     assert len(said) == 1 and "sha256" in said[0], said
 
 

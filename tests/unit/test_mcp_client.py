@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from clio.app.mcp_servers import McpTool, mcp_tools
 from clio.mcp.client import CallFailed, McpClients
 from clio.mcp.config import ServerSpec, parse_servers
-from clio.mcp.remote import McpTool, describe_error, mcp_tools, read_tools, result_text
+from clio.mcp.remote import describe_error, read_tools, result_text
 from clio.tools.registry import Registry, ToolContext
 
 OBJ: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
@@ -139,7 +140,7 @@ def test_the_sdk_is_not_imported_on_the_way_to_the_prompt() -> None:
     import subprocess
 
     code = (
-        "import sys, pathlib; import clio.app, clio.ui.repl, clio.ui.oneshot, clio.commands.builtin; "
+        "import sys, pathlib; import clio.app.app, clio.ui.repl, clio.ui.oneshot, clio.commands.builtin; "
         "from clio.mcp.config import parse_servers; from clio.mcp.client import McpClients; "
         "McpClients(parse_servers({'t': {'command': 'x'}}).servers, pathlib.Path('.')); "
         "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'anyio', 'jsonschema'))))"

@@ -11,9 +11,9 @@ import pytest
 from clio.config import Settings
 from clio.mcp.memory_ops import MemoryOps, Refused, open_memory
 from clio.memory import ltm_rank
+from clio.memory.ltm_store import LtmStore
 from clio.memory.provenance import MARK, Provenance, combine, from_mcp, from_turn
 from clio.paths import Paths
-from clio.store.ltm_store import LtmStore
 
 SECRET = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

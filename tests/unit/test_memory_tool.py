@@ -15,9 +15,9 @@ from rich.console import Console
 import clio.commands.memory  # noqa: F401  (registers /memory)
 import clio.tools.memory  # noqa: F401  (registers memory_operations)
 from clio.commands.registry import CommandError, run_command
+from clio.memory.ltm_store import LtmStore
+from clio.memory.notes import NoteError, NoteStore
 from clio.memory.provenance import Provenance
-from clio.store.ltm_store import LtmStore
-from clio.store.notes import NoteError, NoteStore
 from clio.tools.registry import REGISTRY, Services, ToolContext
 
 DAY = 86400.0

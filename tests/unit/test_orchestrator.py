@@ -1,4 +1,4 @@
-"""The agent loop in-process: a real App (clio/app.py) in a test project against the fake server.
+"""The agent loop in-process: a real App (clio/app/app.py) in a test project against the fake server.
 
 Every exit of a turn (an answer, tool rounds then an answer, the iteration cap, an interrupt, each
 reactive level after length rejections, a window stated in a rejection, a fatal endpoint error),
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from clio.app import App
+from clio.app.app import App
 from clio.llm.errors import AuthError, ContextLengthError, LLMError, ModelNotFound
 from clio.tools.registry import REGISTRY
 from testkit.fakeserver import Fail, FakeServer, Reply

@@ -17,7 +17,7 @@ import clio.tools.prefs  # noqa: F401  (registers the tool)
 from clio.commands.registry import CommandError, run_command
 from clio.memory import prefs as P
 from clio.memory.prefs import Preference, PrefError
-from clio.store.prefs_store import PrefStore
+from clio.memory.prefs_store import PrefStore
 from clio.tools.registry import REGISTRY, Services, ToolContext
 
 DAY = 86400.0

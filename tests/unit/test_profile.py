@@ -1,4 +1,4 @@
-"""The tool profile and what scales with the window (clio/memory/budget.py, clio/agent/window.py),
+"""The tool profile and what scales with the window (clio/context/budget.py, clio/agent/window.py),
 without a server.
 
 The lean profile exists so a small window (2k-4k tokens, common with local models) has room for
@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-import clio.app_memory  # noqa: F401  (registers memory_operations and preferences)
+import clio.app.memory_services  # noqa: F401  (registers memory_operations and preferences)
 import clio.tools.builtin  # noqa: F401
 from clio.agent.prompt import PromptBuilder
 from clio.agent.window import Window
 from clio.config import Settings
-from clio.memory.budget import FIXED_SHARE, MIN_RESULT_CHARS, RESULT_CHARS, Budget, Shares
-from clio.memory.tokens import TokenEstimator
+from clio.context.budget import FIXED_SHARE, MIN_RESULT_CHARS, RESULT_CHARS, Budget, Shares
+from clio.context.tokens import TokenEstimator
 from clio.store.model_state import ModelStateStore
 from clio.tools.registry import REGISTRY, Lean, Tool, ToolContext
 from clio.tools.results import maybe_store, page_chars

@@ -10,6 +10,7 @@ import pytest
 
 from clio.memory import ltm
 from clio.memory.ltm import Entry
+from clio.memory.ltm_store import LtmStore
 from clio.memory.provenance import (
     MARK,
     Provenance,
@@ -20,7 +21,6 @@ from clio.memory.provenance import (
     turn_sources,
     turn_tainted,
 )
-from clio.store.ltm_store import LtmStore
 
 NOW = 1_800_000_000.0
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from clio.memory import recall, semantic
 from clio.messages import KIND_SUMMARY, make
-from clio.store.recall_index import RecallIndex
+from clio.recall import embedder as semantic
+from clio.recall import query as recall
+from clio.recall.index import RecallIndex
 from clio.store.sessions import SessionInfo, SessionStore
 from tests.unit.conftest import add_session
 
@@ -29,7 +30,7 @@ def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
 
 
 def test_tokenize_splits_like_unicode61() -> None:
-    assert recall.tokenize("Fix snake_case in Café-Bar (v2.1)") == [
+    assert recall.fts_words("Fix snake_case in Café-Bar (v2.1)") == [
         "fix",
         "snake",
         "case",

@@ -1,4 +1,4 @@
-"""The IVF prefilter of the recall vectors (clio/store/ivf.py) and bm25 beside the cosine scan:
+"""The IVF prefilter of the recall vectors (clio/recall/ivf.py) and bm25 beside the cosine scan:
 the lists find the exact top-k, follow the index incrementally, survive an older or damaged
 index, and parallel search returns what sequential search does."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clio.memory import semantic
-from clio.store import ivf
-from clio.store.recall_index import RecallIndex
+from clio.recall import embedder as semantic
+from clio.recall import ivf
+from clio.recall.index import RecallIndex
+from clio.recall.vectors import VectorIndex
 from clio.store.sessions import SessionStore
-from clio.store.vectors import VectorIndex
 from tests.unit.conftest import add_session
 
 # -- the pure parts: k-means, probing, layout ---------------------------------------------------------

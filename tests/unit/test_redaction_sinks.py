@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from clio.memory.notes import NoteStore
 from clio.safety.redact import Redactor
 from clio.store.atomic import add_damaged_hook, remove_damaged_hook
-from clio.store.notes import NoteStore
 from clio.store.sessions import NAME_CHARS, SessionStore, clean_name
 from clio.tools.registry import Services, ToolContext
 from clio.tools.results import maybe_store, read_stored

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clio.memory import semantic
 from clio.messages import make
-from clio.store.recall_index import RecallIndex
+from clio.recall import embedder as semantic
+from clio.recall.index import RecallIndex
 from clio.store.sessions import SessionStore
 from tests.unit.conftest import add_session
 

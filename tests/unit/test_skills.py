@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from clio.prompts import load_prompt
 
-from clio.agent.prompt import load_prompt
 from clio.memory import skills as S
 from clio.memory.skills import Signal, Skill, SkillError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import clio.commands.builtin  # noqa: F401  (registers the commands)
-from clio.app import App
+from clio.app.app import App
 from clio.commands.registry import CommandError, run_command
 from clio.memory.skills import HEADER
 from testkit.fakeserver import FakeServer, Reply

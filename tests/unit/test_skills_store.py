@@ -11,7 +11,7 @@ import pytest
 
 from clio.memory import skills as S
 from clio.memory.skills import Skill, SkillError
-from clio.store.skills_store import SkillStore
+from clio.memory.skills_store import SkillStore
 
 CAT = [Skill("alpha", "do alpha", ["no alpha"]), Skill("beta", "do beta")]
 

@@ -1,4 +1,4 @@
-"""Before-images for /undo (clio.store.snapshots and clio.app_undo), with real files on disk."""
+"""Before-images for /undo (clio.store.snapshots and clio.app.undo), with real files on disk."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clio.app_undo import undo_note, undo_turns
+from clio.app.undo import undo_note, undo_turns
 from clio.safety.redact import Redactor
 from clio.store import snapshots as snap
 from clio.store.snapshots import Snapshots

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clio.memory.stm import INTERRUPTED, flatten, group_units, is_valid, latest_user_index, repair
+from clio.context.stm import INTERRUPTED, flatten, group_units, is_valid, latest_user_index, repair
 from testkit.fakeserver_sse import validate_request
 
 

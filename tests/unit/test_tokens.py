@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import tiktoken
 
+from clio.context import tokens as tk
+from clio.context.tokens import TokenEstimator
 from clio.llm import encoding as enc_mod
 from clio.llm.encoding import load_encoding
-from clio.memory import tokens as tk
-from clio.memory.tokens import TokenEstimator
 from testkit.fakeserver_sse import count_prompt_tokens
 
 TOOLS = [

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clio.memory import trim as T
-from clio.memory.stm import group_units, is_valid
-from clio.memory.tokens import TokenEstimator
+from clio.context import trim as T
+from clio.context.stm import group_units, is_valid
+from clio.context.tokens import TokenEstimator
 from testkit.fakeserver_sse import validate_request
 
 SYSTEM = [{"role": "system", "content": "You are clio, a coding agent. " * 20}]

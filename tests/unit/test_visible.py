@@ -13,8 +13,8 @@ import pytest
 from rich.console import Console
 from rich.live import Live
 
+from clio.export.html import render_html
 from clio.safety.visible import char_escape, escape_invisible, has_invisible, split_invisible
-from clio.store.export_html import render_html
 from clio.ui.render import ESCAPE_STYLE, MarkdownStream, OneShotUI, ReplUI, visible
 
 SPOOF = "file_\u202etxt.exe"  # shows as file_exe.txt when drawn raw

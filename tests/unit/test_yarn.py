@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from clio.memory.tokens import TokenEstimator
-from clio.memory.yarn import (
+from clio.context.tokens import TokenEstimator
+from clio.context.yarn import (
     DEFAULT_MAX_CHARS,
     MAX_ESTABLISHED,
     UNRESOLVED,

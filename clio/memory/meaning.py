@@ -1,7 +1,7 @@
 """Long-term memory by meaning in a run (issue 14, part 3): the task's similarity to each entry
 for the ranking, and the dedup candidates the words miss.
 
-The embedding model (:mod:`clio.memory.semantic`) loads lazily and never on the way to the
+The embedding model (:mod:`clio.recall.embedder`) loads lazily and never on the way to the
 prompt: memory ranked while a session is attached (before anything is typed) stays lexical;
 the app calls :meth:`Meaning.arm` when the first message of a session is about to be sent, and
 from then on each ranking (that one, and the re-ranks after trims) fuses the meaning in. The
@@ -28,7 +28,7 @@ from clio.memory.ltm import Entry
 if TYPE_CHECKING:
     import numpy as np
 
-    from clio.memory.semantic import Embedder
+    from clio.recall.embedder import Embedder
 
 Notice = Callable[[str], None]
 MIN_SIMILARITY = 0.3  # weaker matches do not count as relevant by meaning (bench: unrelated ~0.1-0.3)
@@ -71,7 +71,7 @@ class Meaning:
         """Load the table in a background thread (the REPL starts it once its prompt is up), so
         the first ranking finds it loaded; None when semantic search is switched off. Says
         nothing: a failure is told where the ranking asks for the model."""
-        from clio.memory.semantic import get_embedder, semantic_enabled
+        from clio.recall.embedder import get_embedder, semantic_enabled
 
         if not semantic_enabled():
             return None
@@ -82,7 +82,7 @@ class Meaning:
     def embedder(self) -> Embedder | None:
         """The process's embedder (loaded now if need be), None when it cannot load; the reason
         is told once unless the user switched semantic search off."""
-        from clio.memory.semantic import get_embedder, semantic_enabled, unavailable_reason
+        from clio.recall.embedder import get_embedder, semantic_enabled, unavailable_reason
 
         embedder = get_embedder()
         if embedder is None and semantic_enabled() and self.notice is not None:

@@ -3,7 +3,7 @@
 - ``ltm``: project knowledge in ``.clio/ltm.json``
 - ``notes``: key-value notes in ``.clio/memory/<key>.json``
 - ``prefs``: the user's preferences in ``$CLIO_HOME/preferences.json`` (they follow the user)
-- ``skills``: learned behaviours in ``$CLIO_HOME/skills.json`` (clio.app_skills)
+- ``skills``: learned behaviours in ``$CLIO_HOME/skills.json`` (clio.memory.behaviours)
 - ``recall``: the ranked index over every archived session (``.clio/recall.sqlite``), opened lazily
 
 In incognito (``paths`` None) nothing is read from or written to disk: the stores run in memory.
@@ -11,21 +11,26 @@ In incognito (``paths`` None) nothing is read from or written to disk: the store
 
 from __future__ import annotations
 
+import os
+import random
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import clio.tools.memory  # noqa: F401  (registers memory_operations)
 import clio.tools.prefs  # noqa: F401  (registers preferences)
-from clio.agent.prompt import MemoryBlock, load_prompt
-from clio.app_meaning import Meaning, say_once
-from clio.app_skills import open_behaviours
+from clio.agent.prompt import MemoryBlock
 from clio.memory import lifecycle, ltm
+from clio.memory import skills as S
+from clio.memory.behaviours import Behaviours
 from clio.memory.json_reply import first_json_object
 from clio.memory.ltm import Entry, render_ltm
-from clio.store.ltm_store import LtmStore
-from clio.store.notes import NoteStore
-from clio.store.prefs_store import PrefStore
+from clio.memory.ltm_store import LtmStore
+from clio.memory.meaning import Meaning, say_once
+from clio.memory.notes import NoteStore
+from clio.memory.prefs_store import PrefStore
+from clio.memory.skills_store import SkillStore
+from clio.prompts import load_prompt
 from clio.store.sessions import SessionStore
 from clio.tools.registry import Services
 
@@ -53,7 +58,7 @@ class LazyRecall:
 
     def search(self, query: str, max_sessions: int = 5, max_results: int = 10) -> list[dict[str, Any]]:
         if self._index is None:
-            from clio.store.recall_index import RecallIndex
+            from clio.recall.index import RecallIndex
 
             self._index = RecallIndex(self.db_path, self.sessions)
         current = self.services.session.id if self.services.session is not None else None
@@ -101,7 +106,7 @@ def memory_blocks(
 ) -> list[MemoryBlock]:
     """The prompt blocks long-term memory and preferences contribute, ranked per task.
 
-    Their budgets are the settings, capped by their shares of the window (clio.memory.budget).
+    Their budgets are the settings, capped by their shares of the window (clio.context.budget).
     ``injected`` learns which entries went in, so the app can reinforce those a turn used;
     ``meaning`` fuses the entries' similarity to the task by meaning into the ranking (once armed)."""
     ltm, prefs = services.ltm, services.prefs
@@ -158,3 +163,17 @@ def compact_faded(store: LtmStore, summarize: Callable[[list[Entry]], dict[str, 
         if fields and store.compact([e.id for e in group], fields) is not None:
             done += 1
     return done
+
+
+SEED_ENV = "CLIO_SKILLS_SEED"  # a fixed seed for the draws (tests, benches)
+
+
+def open_behaviours(
+    home: Path | None, prefs: PrefStore | None, redact: Callable[[str], str], *, enabled: bool
+) -> Behaviours:
+    """The behaviours of this user (in memory only when ``home`` is None)."""
+    catalogue = S.parse_catalogue(load_prompt("skills.md"))
+    store = SkillStore(home / "skills.json" if home is not None else None, catalogue, redact=redact)
+    seed = os.environ.get(SEED_ENV, "").strip()
+    rng = random.Random(int(seed)) if seed.lstrip("-").isdigit() else random.Random()
+    return Behaviours(store, prefs, rng, enabled=enabled)

@@ -14,21 +14,22 @@ from rich.text import Text
 
 import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult, TurnUI
-from clio.agent.prompt import PromptBuilder, load_prompt
+from clio.agent.prompt import PromptBuilder
 from clio.agent.window import Window
-from clio.app_approvals import Approvals
-from clio.app_checkpoint import checkpoint_text
-from clio.app_consolidate import Consolidator, Outcome
-from clio.app_mcp import McpSession
-from clio.app_meaning import Meaning
-from clio.app_memory import Injected, compact_faded, memory_blocks, memory_services, summarize_group
-from clio.app_skills import Behaviours
-from clio.app_undo import undo_note, undo_turns
+from clio.app.approvals import Approvals
+from clio.app.checkpoint import checkpoint_text
+from clio.app.consolidate import Consolidator, Outcome
+from clio.app.mcp_servers import McpSession
+from clio.app.memory_services import Injected, compact_faded, memory_blocks, memory_services, summarize_group
+from clio.app.undo import undo_note, undo_turns
 from clio.config import Settings
+from clio.context.engine import ContextEngine
 from clio.llm.client import LLMClient
-from clio.memory.context import ContextEngine
+from clio.memory.behaviours import Behaviours
+from clio.memory.meaning import Meaning
 from clio.messages import Message, meta, tool_call_args
 from clio.paths import Paths
+from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
 from clio.store.model_state import ModelStateStore
@@ -86,10 +87,10 @@ class App:
         self.services.ltm_compactor = self._summarize_group
         assert self.services.skills is not None
         self.skills: Behaviours = self.services.skills
-        self.skills.enabled = self.writes and not settings.no_ltm  # learned behaviours (app_skills)
+        self.skills.enabled = self.writes and not settings.no_ltm  # learned behaviours (memory/behaviours.py)
         self.injected = Injected()  # the LTM entries in the system prompt, to reinforce those a turn uses
         assert self.services.ltm is not None
-        self.meaning = Meaning(ui.notice)  # LTM by meaning: ranking and dedup candidates (app_meaning)
+        self.meaning = Meaning(ui.notice)  # LTM by meaning: ranking and dedup candidates (memory/meaning.py)
         self.consolidator = Consolidator(
             self.services.ltm,
             self.sessions,
@@ -216,7 +217,7 @@ class App:
             + est.count_tools(registry.schemas("full"))
         )
 
-    # -- MCP servers (clio.app_mcp) ---------------------------------------------------------------
+    # -- MCP servers (clio.app.mcp_servers) ---------------------------------------------------------------
     def start_mcp(self) -> None:
         self.mcp.start()
 

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from clio.memory import trim as T
-from clio.memory.budget import Budget
-from clio.memory.stm import latest_user_index, repair
-from clio.memory.tokens import TokenEstimator
-from clio.memory.yarn import ThreadSummary, from_dict, summarize, summary_message, to_dict
+from clio.context import trim as T
+from clio.context.budget import Budget
+from clio.context.stm import latest_user_index, repair
+from clio.context.tokens import TokenEstimator
+from clio.context.yarn import ThreadSummary, from_dict, summarize, summary_message, to_dict
 from clio.messages import Message, meta
 
 _MAX_ROUNDS = 6  # a trim grows the summary, which may need one more trim; this converges in 2-3
@@ -58,7 +58,7 @@ class ContextEngine:
 
     # -- building blocks -----------------------------------------------------------------
     def summary_max_chars(self) -> int:
-        """The rendered summary's budget (its share of the budget, ``clio.memory.budget``)."""
+        """The rendered summary's budget (its share of the budget, ``clio.context.budget``)."""
         return self.budget.shares(self.estimator.chars_per_token).summary_chars()
 
     @property

@@ -14,18 +14,13 @@ Off (``enabled`` False) under ``--no-ltm`` and ``--incognito``: nothing drawn, n
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Callable
-from pathlib import Path
 
-from clio.agent.prompt import load_prompt
 from clio.memory import skills as S
+from clio.memory.prefs_store import PrefStore
 from clio.memory.skills import Signal, Skill, SkillError
-from clio.store.prefs_store import PrefStore
-from clio.store.skills_store import SkillStore
-
-SEED_ENV = "CLIO_SKILLS_SEED"  # a fixed seed for the draws (tests, benches)
+from clio.memory.skills_store import SkillStore
 
 
 class Behaviours:
@@ -149,13 +144,3 @@ class Behaviours:
     def all(self) -> list[Skill]:
         return self.store.all()
 
-
-def open_behaviours(
-    home: Path | None, prefs: PrefStore | None, redact: Callable[[str], str], *, enabled: bool
-) -> Behaviours:
-    """The behaviours of this user (in memory only when ``home`` is None)."""
-    catalogue = S.parse_catalogue(load_prompt("skills.md"))
-    store = SkillStore(home / "skills.json" if home is not None else None, catalogue, redact=redact)
-    seed = os.environ.get(SEED_ENV, "").strip()
-    rng = random.Random(int(seed)) if seed.lstrip("-").isdigit() else random.Random()
-    return Behaviours(store, prefs, rng, enabled=enabled)

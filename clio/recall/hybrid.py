@@ -1,4 +1,4 @@
-"""Hybrid recall's glue: the vector side of :class:`clio.store.recall_index.RecallIndex`
+"""Hybrid recall's glue: the vector side of :class:`clio.recall.index.RecallIndex`
 (a mixin that loads the model lazily and says once why recall is lexical), the fusion of bm25
 rows with cosine neighbours by reciprocal rank fusion, and running the cosine scan on a worker
 thread beside bm25 (numpy's product and SQLite's search both release the GIL)."""
@@ -13,11 +13,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from clio.memory.semantic import rrf
-from clio.store.vectors import VectorIndex
+from clio.recall.embedder import rrf
+from clio.recall.vectors import VectorIndex
 
 if TYPE_CHECKING:
-    from clio.memory.semantic import Embedder
+    from clio.recall.embedder import Embedder
 
 T = TypeVar("T")
 
@@ -44,7 +44,7 @@ def fuse_rows(
 
 
 class SemanticSide:
-    """The vector half of :class:`clio.store.recall_index.RecallIndex` (a mixin: it uses the
+    """The vector half of :class:`clio.recall.index.RecallIndex` (a mixin: it uses the
     index's ``_conn``, ``_lock``, ``_guarded`` and ``stats``)."""
 
     _embedder: Embedder | str | None
@@ -63,7 +63,7 @@ class SemanticSide:
         if self._vectors is None and self._embedder is not None:
             embedder: Embedder | str | None = self._embedder
             if embedder == AUTO:
-                from clio.memory.semantic import get_embedder, semantic_enabled, unavailable_reason
+                from clio.recall.embedder import get_embedder, semantic_enabled, unavailable_reason
 
                 embedder = get_embedder()
                 if embedder is None and semantic_enabled():  # switched off by the user: nothing to say

@@ -34,9 +34,9 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from clio import messages as M
+from clio.export.css import stylesheet
 from clio.safety.visible import escape_invisible
 from clio.store.atomic import atomic_write_text
-from clio.store.export_css import stylesheet
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:;"
 RESULT_LIMIT = 2000  # characters of a tool result shown

@@ -15,14 +15,14 @@ asked for it). Rows leave the index through FTS5's 'delete' command, fed from th
 view, so the text is stored once and ranking never reads it.
 
 Ranking is FTS5's bm25 with the porter stemmer; queries are built from the user's words
-by :mod:`clio.memory.recall`, never passed through as syntax. The most common query words
+by :mod:`clio.recall.query`, never passed through as syntax. The most common query words
 are dropped when together they would make bm25 score too many rows (they weigh least); when
 every word is that common, the newest rows holding all of them (else any) are returned
 unscored: bm25 would read each word's whole posting list. No query reads much more than
 ``postings_budget`` postings.
 
-Hybrid retrieval: when the embedding model loads (:mod:`clio.memory.semantic`, lazily, at
-the first search), every message also gets a vector (:mod:`clio.store.vectors`, table
+Hybrid retrieval: when the embedding model loads (:mod:`clio.recall.embedder`, lazily, at
+the first search), every message also gets a vector (:mod:`clio.recall.vectors`, table
 ``vecs`` in the same file) and a search fuses the bm25 ranking with the cosine ranking by
 reciprocal rank fusion. Without the model the index stays lexical and says why, once.
 """
@@ -39,7 +39,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from clio.memory.recall import (
+from clio.messages import Message, meta
+from clio.recall.hybrid import AUTO, SemanticSide, fuse_rows, run_beside
+from clio.recall.lexical import LexicalSide
+from clio.recall.query import (
     POSTINGS_BUDGET,
     RRF_K,
     SYNC_BUDGET_S,
@@ -48,14 +51,11 @@ from clio.memory.recall import (
     query_terms,
     shape_results,
 )
-from clio.messages import Message, meta
+from clio.recall.vectors import VectorIndex
 from clio.store.atomic import FileLock
-from clio.store.hybrid import AUTO, SemanticSide, fuse_rows, run_beside
-from clio.store.recall_lexical import LexicalSide
-from clio.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
-    from clio.memory.semantic import Embedder
+    from clio.recall.embedder import Embedder
 
 SCHEMA_VERSION = "4"
 CONTEXT_CHARS = 200  # how much of each neighbour goes into a message's context column

@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from clio.memory.budget import Budget
-from clio.memory.stm import flatten, group_units, latest_user_index, repair
-from clio.memory.tokens import TokenEstimator
+from clio.context.budget import Budget
+from clio.context.stm import flatten, group_units, latest_user_index, repair
+from clio.context.tokens import TokenEstimator
 from clio.messages import KIND_RECOVERY, Message, meta
 
 Tools = list[dict[str, Any]] | None

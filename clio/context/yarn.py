@@ -4,7 +4,7 @@
 and their results) and merges them into the previous summary, so the summary
 accumulates across trims: the original task stays the first one ever, the first file
 read stays pinned, lists keep their most recent entries, counts add up.  What the user
-established (decisions, constraints, conventions: ``clio.memory.decisions``) is merged with
+established (decisions, constraints, conventions: ``clio.context.decisions``) is merged with
 the newer statement replacing an older one on the same subject, and is the last thing
 after the original task that the rendering cuts.  The archive
 itself (every message, forever) lives in ``clio/store/sessions.py``.
@@ -16,7 +16,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from clio.memory import decisions as D
+from clio.context import decisions as D
 from clio.messages import KIND_SUMMARY, Message, tool_call_args, typed_words
 
 MAX_REQUESTS = 5
@@ -58,7 +58,7 @@ class ThreadSummary:
     decisions: list[list[str]] = field(default_factory=list)  # [question, answer ("" = not yet)]
     errors: list[list[str]] = field(default_factory=list)  # [error, resolution]
     tool_counts: dict[str, int] = field(default_factory=dict)
-    # what the user established, oldest first: [kind, subject key, statement] (clio.memory.decisions)
+    # what the user established, oldest first: [kind, subject key, statement] (clio.context.decisions)
     established: list[list[str]] = field(default_factory=list)
     messages_compressed: int = 0
     trims: int = 0

@@ -1,6 +1,6 @@
 """An IVF prefilter for the recall vectors: scan a few clusters of messages, not all of them.
 
-The message vectors (unit rows, see :mod:`clio.store.vectors`) are clustered by spherical
+The message vectors (unit rows, see :mod:`clio.recall.vectors`) are clustered by spherical
 k-means (numpy, a sample and a few iterations) into about sqrt(n) lists. A search scores the
 query against the list centroids and computes exact cosines only for the rows of the
 :data:`NPROBE` best lists (plus the rows added since the layout, always scanned), so at
@@ -34,7 +34,7 @@ TRAIN_SAMPLE_MAX = 16_384  # ...at most
 TRAIN_ITERS = 8
 ASSIGN_CHUNK = 8_192  # rows per centroid product while assigning (bounds the temporary matrix)
 
-TABLES = ("ivf", "ivf_lists", "vecs_ivf_gone")  # made by :meth:`clio.store.vectors.VectorIndex.ensure`
+TABLES = ("ivf", "ivf_lists", "vecs_ivf_gone")  # made by :meth:`clio.recall.vectors.VectorIndex.ensure`
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ivf(gen INTEGER PRIMARY KEY, trained INTEGER NOT NULL, c BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS ivf_lists(id INTEGER PRIMARY KEY, list INTEGER NOT NULL);

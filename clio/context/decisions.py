@@ -1,7 +1,7 @@
 """What the user established: decisions, constraints and conventions, read from the conversation.
 
 Pure and deterministic (text in, items out; no I/O, no model): the thread summary
-(``clio.memory.yarn``) calls :func:`extract` on the messages a trim drops and
+(``clio.context.yarn``) calls :func:`extract` on the messages a trim drops and
 :func:`merge` to fold the result into what earlier trims kept.
 
 An item is ``[kind, key, statement]``: ``kind`` is ``decision``, ``constraint`` or

@@ -1,8 +1,8 @@
-"""The lexical half of :class:`clio.store.recall_index.RecallIndex`: bm25 over the FTS5 index
+"""The lexical half of :class:`clio.recall.index.RecallIndex`: bm25 over the FTS5 index
 with a bound on the work one query may cause.
 
 The query words are chosen rarest first while the rows they match stay within
-``postings_budget`` (:func:`clio.memory.recall.choose_terms`). When every word is more common
+``postings_budget`` (:func:`clio.recall.query.choose_terms`). When every word is more common
 than that, bm25 is not run: FTS5's bm25 reads each phrase's whole posting list for its idf and
 scores every matching row (0.5 s for a word in all of 200,000 messages), and such words weigh
 little anyway; the newest rows holding the first :data:`COMMON_AND_TERMS` words (else any of
@@ -17,7 +17,7 @@ import threading
 from collections import Counter
 from typing import Any
 
-from clio.memory.recall import and_query, choose_terms, or_query, quote_term
+from clio.recall.query import and_query, choose_terms, or_query, quote_term
 
 COMMON_AND_TERMS = 4  # when every query word is common: rows holding the first this many words
 
@@ -45,7 +45,7 @@ class LexicalSide:
             }
 
     def _choose(self, terms: list[str]) -> tuple[list[str], bool]:
-        """The query words to search with (see :func:`clio.memory.recall.choose_terms`), and
+        """The query words to search with (see :func:`clio.recall.query.choose_terms`), and
         whether every one of them is common (each in more than ``postings_budget`` rows)."""
         budget = self.postings_budget
         dfs = self.document_frequencies(terms, budget + 1)

@@ -6,14 +6,17 @@ Nothing here imports the ``mcp`` SDK; with no server configured it costs nothing
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clio.tools.registry import Registry
+from clio.safety.visible import escape_invisible
+from clio.tools.registry import Registry, Tool, ToolContext, ToolError, declined, redacted_args
 
 if TYPE_CHECKING:
     from clio.mcp.client import McpClients
+    from clio.mcp.remote import RemoteTool
 
 
 class McpSession:
@@ -45,8 +48,6 @@ class McpSession:
         one line each which failed. Ctrl-C while waiting leaves out those not up yet."""
         self.start()
         if self.clients is not None and not self._ready:
-            from clio.mcp.remote import mcp_tools
-
             try:
                 self.clients.wait_started()
             except KeyboardInterrupt:
@@ -88,3 +89,48 @@ class McpSession:
     def close(self) -> None:
         if self.clients is not None:
             self.clients.close()
+
+
+class McpTool(Tool):
+    """A server's tool in clio's registry: offered while its server is ready (and in the lean
+    profile only when the server is configured ``lean: true``)."""
+
+    def __init__(self, remote: RemoteTool, clients: McpClients, lean: bool) -> None:
+        super().__init__(remote.exposed, remote.description, remote.schema, self._run)
+        self.remote = remote
+        self.clients = clients
+        self.in_lean = lean
+
+    def schema(self, profile: str = "full") -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+    def offered(self, profile: str) -> bool:
+        ready = self.clients.servers[self.remote.server].state == "ready"
+        return ready and (profile != "lean" or self.in_lean)
+
+    def _run(self, ctx: ToolContext, args: dict[str, Any]) -> str:
+        from clio.mcp.client import CallFailed
+
+        clean = redacted_args(ctx, args)  # nothing secret leaves for another program
+        shown = json.dumps(clean, ensure_ascii=False, default=str)
+        shown = escape_invisible(shown if len(shown) <= 160 else shown[:159] + "…")
+        if not ctx.approve("mcp", f"{self.name} {shown}"):
+            raise declined(ctx, f"calling the MCP tool {self.name}")
+        try:
+            text, is_error = self.clients.call(self.remote.server, self.remote.name, clean)
+        except CallFailed as exc:
+            raise ToolError(str(exc)) from None
+        if is_error:
+            raise ToolError(f"{self.name}: {text}")
+        return text
+
+
+def mcp_tools(clients: McpClients) -> list[Tool]:
+    """The tools of every ready server, for the session's registry."""
+    out: list[Tool] = []
+    for st in clients.servers.values():
+        out.extend(McpTool(t, clients, st.spec.lean) for t in st.tools)
+    return out

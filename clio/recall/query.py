@@ -1,6 +1,6 @@
 """Pure helpers for cross-session recall: what gets indexed, safe FTS5 queries, excerpts.
 
-No disk and no SQLite here (``clio.store.recall_index`` does the I/O). Everything in
+No disk and no SQLite here (``clio.recall.index`` does the I/O). Everything in
 this module takes plain strings or message dicts and returns plain values, so it is
 tested with lists.
 
@@ -61,13 +61,17 @@ _SUFFIXES = (
 )  # fmt: skip
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased words, split like FTS5 ``unicode61`` (so 'snake_case' -> ['snake', 'case'])."""
+def fts_words(text: str) -> list[str]:
+    """Lower-cased words, split like FTS5 ``unicode61`` (so 'snake_case' -> ['snake', 'case']).
+
+    For FTS5 queries and excerpts only; long-term memory, notes, preferences and behaviours match
+    words with :mod:`clio.memory.similarity` (``tokenize``, ``stem``, ``terms``).
+    """
     return [w.lower() for w in WORD_RE.findall(text)]
 
 
-def stem(word: str) -> str:
-    """A light suffix stripper (decided/deciding/decides -> 'decid'), for excerpt matching only.
+def excerpt_stem(word: str) -> str:
+    """A light suffix stripper (decided/deciding/decides -> 'decid'), for excerpt placement only.
 
     The index itself uses FTS5's porter stemmer; this only has to agree often enough
     to place the excerpt window on the matching words.
@@ -85,7 +89,7 @@ def stem(word: str) -> str:
 def query_terms(text: str, stopwords: Iterable[str] = STOPWORDS, max_terms: int = 32) -> list[str]:
     """The distinct content words of a query, in order; all words if every one is a stopword."""
     stop = stopwords if isinstance(stopwords, (set, frozenset)) else frozenset(stopwords)
-    words = tokenize(text)
+    words = fts_words(text)
     kept = [w for w in words if w not in stop]
     if not kept:
         kept = words
@@ -155,12 +159,12 @@ def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    stems = {stem(t) for t in terms if t}
+    stems = {excerpt_stem(t) for t in terms if t}
     prefixes = [t.lower() for t in terms if len(t) >= 4]
     hits: list[tuple[int, int, str]] = []  # (start, end, which term)
     for m in WORD_RE.finditer(flat):
         w = m.group().lower()
-        s = stem(w)
+        s = excerpt_stem(w)
         term = s if s in stems else next((t for t in prefixes if w.startswith(t)), None)
         if term is not None:
             hits.append((m.start(), m.end(), term))

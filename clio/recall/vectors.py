@@ -24,12 +24,12 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from clio.store import ivf
+from clio.recall import ivf
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from clio.memory.semantic import Embedder
+    from clio.recall.embedder import Embedder
 
 EMBED_CHARS = 2_000  # text beyond this is past the model's token window anyway
 SYNC_BATCH = 128  # messages embedded (and committed) together

@@ -22,17 +22,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from clio.agent.prompt import load_prompt
+from clio.context import decisions, yarn
 from clio.llm.errors import LLMError
 from clio.memory import consolidate as cons
-from clio.memory import decisions, ltm, provenance, yarn
+from clio.memory import ltm, provenance
 from clio.memory.ltm import Entry
 from clio.messages import Message
+from clio.prompts import load_prompt
 from clio.store.sessions import Session, SessionBusy, SessionNotFound, SessionStore
 
 if TYPE_CHECKING:
+    from clio.memory.ltm_store import LtmStore
     from clio.safety.redact import Redactor
-    from clio.store.ltm_store import LtmStore
 
 Ask = Callable[[str, int], str]
 LOOK_BACK = 5  # earlier sessions a new run looks at for one never consolidated
@@ -84,7 +85,7 @@ class Consolidator:
         semantic: Callable[[list[Entry]], Iterable[tuple[str, str, float]]] | None = None,
     ) -> None:
         self.store = store
-        self.semantic = semantic  # dedup candidates by meaning (clio.app_meaning), for the pairs asked
+        self.semantic = semantic  # dedup candidates by meaning (clio.memory.meaning), for the pairs asked
         self.sessions = sessions
         self.redactor = redactor
         self.max_chars = max_chars
