@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 from clio.agent.orchestrator import UPKEEP_SYSTEM  # noqa: E402
 from clio.app.consolidate import Consolidator  # noqa: E402

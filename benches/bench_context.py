@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 from clio.context.budget import Budget  # noqa: E402
 from clio.context.engine import ContextEngine  # noqa: E402

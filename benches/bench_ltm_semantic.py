@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 from clio.context.tokens import TokenEstimator  # noqa: E402
 from clio.memory import dedup, ltm, ltm_rank  # noqa: E402

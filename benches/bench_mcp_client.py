@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # testkit/ (appended: an installed clio comes first)
 
 from clio.app.mcp_servers import mcp_tools  # noqa: E402
 from clio.mcp.client import McpClients  # noqa: E402

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 from testkit.clio_run import CLIO  # noqa: E402
 from testkit.mcp_client import call, clio_mcp  # noqa: E402

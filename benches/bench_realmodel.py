@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 from testkit.clio_run import session_meta  # noqa: E402
 from testkit.realmodel_harness import (  # noqa: E402

@@ -28,7 +28,7 @@ from clio.tools.results import maybe_store, read_stored
 from clio.tools.todos import load_todos, todo_operations
 from clio.ui.history import RedactingFileHistory
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # testkit/ lives at the repo root
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 from testkit.secrets_corpus import LOOKALIKES, SECRETS, Secret, corpus_text  # noqa: E402
 
 WINDOW = 12

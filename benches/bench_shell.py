@@ -39,7 +39,7 @@ from typing import Any
 
 import pexpect
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 from testkit.clio_run import CLIO  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402

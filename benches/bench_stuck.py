@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 from testkit.clio_run import CLIO  # noqa: E402
 from testkit.realmodel_harness import RealProject, real_backend  # noqa: E402

@@ -4,7 +4,10 @@ Every turn of a conversation is one archived message (each LoCoMo session is one
 session); every question is run through ``RecallIndex.search`` against its own
 conversation, and the dia_ids of the returned messages are compared with the
 question's evidence. Category 5 (adversarial) and items with empty or malformed
-evidence are skipped, as the data's README says.
+evidence are skipped, as the data's README says. Each clio mode runs twice: "before" is the
+fused ranking alone (``search(..., refine=False)``), "after" adds the stages of
+``clio/recall/refine.py``; every row is followed by its figures per question category
+(1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop).
 
     python benches/recall_locomo.py [--data ../shared/data/locomo/locomo7.json] [--variants]
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -26,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 import clio.recall.index as recall_index_mod  # noqa: E402
 import clio.recall.ivf as ivf_mod  # noqa: E402
@@ -113,6 +117,8 @@ MODES: dict[str, Literal["lexical", "semantic", "hybrid"]] = {
     "clio-sem": "semantic",
     "clio-hyb": "hybrid",
 }
+BEFORE = "-fused"  # an engine name ending so: the fused ranking alone, no refine stages
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
 def embedder() -> Embedder:
@@ -162,12 +168,24 @@ def usable(qa: dict[str, Any], known: set[str]) -> bool:
     )
 
 
-def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str) -> dict[str, float]:
+def _figures(r5: list[float], r10: list[float], rr: list[float]) -> dict[str, float]:
+    return {
+        "questions": len(r10),
+        "recall@5": statistics.fmean(r5),
+        "recall@10": statistics.fmean(r10),
+        "mrr@10": statistics.fmean(rr),
+    }
+
+
+def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str) -> dict[str, Any]:
     build = QUERIES[query_name]
+    base, refine = engine.removesuffix(BEFORE), not engine.endswith(BEFORE)
     r5: list[float] = []
     r10: list[float] = []
     rr: list[float] = []
     lat: list[float] = []
+    extra: list[float] = []  # per question: with the refine stages minus without (same index)
+    cats: list[int] = []
     build_s = 0.0
     for rec in data:
         src = LocomoSessions(rec["conversation"], DOCS[doc_name])
@@ -175,7 +193,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
         index: RecallIndex | PlainFts5
         if engine.startswith("clio"):
             index = RecallIndex(
-                None, src, embedder=None if engine == "clio" else embedder(), sync_budget_s=None
+                None, src, embedder=None if base == "clio" else embedder(), sync_budget_s=None
             )
             index.refresh()
             index.sync_vectors()
@@ -187,30 +205,44 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
             if not usable(qa, known):
                 continue
             q = str(qa["question"])
+            product = isinstance(index, RecallIndex) and query_name == DEFAULT_QUERY
+            # the same question without the stages, just before: the pair's cost
+            if isinstance(index, RecallIndex) and product and refine:
+                t0 = time.perf_counter()
+                index.search(q, max_sessions=1000, max_results=10, mode=MODES[base], refine=False)
+                fused_s = time.perf_counter() - t0
             t0 = time.perf_counter()
-            if isinstance(index, RecallIndex) and query_name == DEFAULT_QUERY:
-                mode = MODES[engine]  # the product's own path
-                hits = index.search(q, max_sessions=1000, max_results=10, mode=mode)
+            if isinstance(index, RecallIndex) and product:
+                mode = MODES[base]  # the product's own path
+                hits = index.search(q, max_sessions=1000, max_results=10, mode=mode, refine=refine)
             else:
                 match = build(q)
                 hits = index.search_match(match, query_terms(q, STOPWORDS), 1000, 10) if match else []
             lat.append(time.perf_counter() - t0)
+            if product and refine:
+                extra.append(lat[-1] - fused_s)
             got = [src.dia[(h["session_id"], h["seq"])] for h in hits]
             ev = set(qa["evidence"])
             r5.append(len(ev & set(got[:5])) / len(ev))
             r10.append(len(ev & set(got[:10])) / len(ev))
             first = next((i for i, d in enumerate(got) if d in ev), None)
             rr.append(0.0 if first is None else 1.0 / (first + 1))
+            cats.append(int(qa.get("category", 0)))
         index.close()
     lat.sort()
+    extra.sort()
+    per = {
+        name: _figures(*([x for x, c in zip(a, cats, strict=True) if c == cat] for a in (r5, r10, rr)))
+        for cat, name in CATEGORIES.items()
+        if cat in cats
+    }
     return {
-        "questions": len(r10),
-        "recall@5": statistics.fmean(r5),
-        "recall@10": statistics.fmean(r10),
-        "mrr@10": statistics.fmean(rr),
+        **_figures(r5, r10, rr),
         "p50_ms": 1000 * lat[len(lat) // 2],
         "p95_ms": 1000 * lat[int(len(lat) * 0.95)],
         "build_s": build_s,
+        "categories": per,
+        "extra_ms": (1000 * extra[len(extra) // 2], 1000 * extra[int(len(extra) * 0.95)]) if extra else None,
     }
 
 
@@ -223,7 +255,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rrf-k", type=int, default=None, help="override clio's RRF k")
     ap.add_argument("--min-cosine", type=float, default=None, help="override the semantic floor")
     ap.add_argument(
-        "--ivf-min-rows", type=int, default=None, help="override the vector count from which IVF lists are used"
+        "--ivf-min-rows",
+        type=int,
+        default=None,
+        help="override the vector count from which IVF lists are used",
     )
     ap.add_argument("--nprobe", type=int, default=None, help="override the IVF lists scanned per query")
     ap.add_argument("--only", default=None, help="comma-separated engines to run (e.g. clio-hyb)")
@@ -245,17 +280,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         "engines: plain-fts5 (reference), clio (bm25, lexical), clio-sem (cosine only, "
-        "static table distilled from all-MiniLM-L6-v2), clio-hyb (bm25 + cosine fused by RRF: the default)"
+        "static table distilled from all-MiniLM-L6-v2), clio-hyb (bm25 + cosine fused by RRF: the default); "
+        f"NAME{BEFORE}: the fused ranking alone (before the refine stages)"
     )
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"LoCoMo: {len(data)} conversations, {turns} turns, data {args.data.resolve()}")
     default = DEFAULT_QUERY
     combos = [("plain-fts5", "text+caption", "or-all-words"), ("plain-fts5", "text+caption", default)]
-    combos.append(("clio", "text+caption", default))
-    combos += [("clio-sem", "text+caption", default), ("clio-hyb", "text+caption", default)]
+    combos += [(e + end, "text+caption", default) for e in MODES for end in (BEFORE, "")]
     if args.variants:
         combos += [("clio", d, q) for d in DOCS for q in QUERIES if (d, q) != ("text+caption", default)]
     print(
-        f"{'engine':10} {'document':20} {'query':31} {'n':>5} {'R@5':>6} {'R@10':>6} {'MRR@10':>6} "
+        f"{'engine':15} {'document':20} {'query':31} {'n':>5} {'R@5':>6} {'R@10':>6} {'MRR@10':>6} "
         f"{'p50 ms':>7} {'p95 ms':>7} {'build s':>7}"
     )
     if args.only:
@@ -263,9 +299,19 @@ def main(argv: list[str] | None = None) -> None:
     for engine, doc_name, query_name in combos:
         r = run(data, engine, doc_name, query_name)
         print(
-            f"{engine:10} {doc_name:20} {query_name:31} {r['questions']:5d} {r['recall@5']:6.3f} "
+            f"{engine:15} {doc_name:20} {query_name:31} {r['questions']:5d} {r['recall@5']:6.3f} "
             f"{r['recall@10']:6.3f} {r['mrr@10']:6.3f} {r['p50_ms']:7.2f} {r['p95_ms']:7.2f} {r['build_s']:7.2f}"
         )
+        if r["extra_ms"]:
+            print(
+                f"{'':15}   refine stages add p50 {r['extra_ms'][0]:.2f} ms, p95 {r['extra_ms'][1]:.2f} ms (paired)"
+            )
+        for name, c in r["categories"].items():
+            print(
+                f"{'':15} {'  ' + name:20} {'':31} {c['questions']:5d} {c['recall@5']:6.3f} "
+                f"{c['recall@10']:6.3f} {c['mrr@10']:6.3f}"
+            )
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ the remaining rows get random unit vectors (a brute-force scan costs the same wh
 values); --embed-all embeds every message for real (minutes with the static table). With the
 vectors: the IVF lists (sizes), their recall@10 / @200 against the exact scan per nprobe and the
 scan's cost, and an A/B interleaved query by query of the cosine scan beside bm25 vs in turn.
+Lexical and hybrid both end with an A/B of the refine stages (clio/recall/refine.py) on and off, interleaved query by query.
 --workdir keeps the corpus and its index for the next run. Last, it checks that start-up does not import
 the model (``import clio.cli`` and the app's memory wiring leave numpy, onnxruntime,
 tokenizers and clio.recall.embedder out of sys.modules).
@@ -38,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
@@ -134,6 +135,24 @@ def startup_check() -> None:
     print(
         f"start-up: import clio.cli + clio.app.memory_services {ms:.0f} ms (median of 5); "
         f"model-side modules imported: {outs[0][1]}"
+    )
+
+
+def refine_ab(index: RecallIndex, queries: list[str], mode: str) -> None:
+    """The cost of the refine stages (clio/recall/refine.py): the same queries with and without
+    them, interleaved query by query (index only), so that a change of load hits both alike."""
+    both: dict[bool, list[float]] = {True: [], False: []}
+    for i, query in enumerate(queries):
+        for refine in (True, False) if i % 2 else (False, True):
+            t0 = time.perf_counter()
+            index.search(query, refresh=False, mode=mode, refine=refine)  # type: ignore[arg-type]
+            both[refine].append(time.perf_counter() - t0)
+    print(
+        f"{mode}, index only, A/B interleaved: with the refine stages p50 / p95 "
+        + " vs without ".join(
+            f"{1000 * statistics.median(v):.1f} / {1000 * pct(v, 0.95):.1f} ms" for v in both.values()
+        )
+        + f"  [{load()}]"
     )
 
 
@@ -273,6 +292,7 @@ def semantic_figures(
             f"query latency ({label}, including the query's embedding): p50 {1000 * statistics.median(lat):.1f} ms, "
             f"p95 {1000 * pct(lat, 0.95):.1f} ms  [{load()}]"
         )
+    refine_ab(index, queries, "hybrid")
     both: dict[bool, list[float]] = {True: [], False: []}
     for i, query in enumerate(queries * 2):  # interleaved, so that a change of load hits both alike
         for parallel in (True, False) if i % 2 else (False, True):
@@ -430,6 +450,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"p95 {1000 * pct(lat, 0.95):.1f} ms ({found}/{args.queries} with hits)"
             )
 
+        refine_ab(
+            index, [one_rare_word(kept[i % len(kept)]["content"]) for i in range(args.queries)], "lexical"
+        )
         index.close()
         t0 = time.perf_counter()
         reopened = RecallIndex(db, store, embedder=None)

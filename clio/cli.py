@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="clio",
         description="A terminal coding agent with built-in memory, for any OpenAI-compatible endpoint.",
+        epilog="clio mcp [--dir PATH] [--http PORT] ...: serve this project's memory to other agents "
+        "as an MCP server (clio mcp --help).",
+        allow_abbrev=False,  # --resum is a typo, not --resume
     )
     p.add_argument("--input", metavar="TEXT", help="run one turn with TEXT first ('-' reads stdin)")
     p.add_argument("--exit", action="store_true", help="exit after --input instead of staying in the REPL")
@@ -75,6 +79,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--sandbox-network", action="store_true", help="with --sandbox: let shell commands use the network"
     )
     p.add_argument(
+        "--plan", action="store_true", help="read-only plan mode: the model reads and proposes, changes nothing"
+    )
+    p.add_argument(
+        "--allow-tools", metavar="NAMES", help="comma-separated tools that run without asking (e.g. shell,files)"
+    )
+    p.add_argument(
+        "--deny-tools", metavar="NAMES", help="comma-separated tools never offered to the model (e.g. shell,mcp__docs__*)"
+    )
+    p.add_argument(
         "--trust",
         action="store_true",
         help="trust this project's .clio/config.yaml as it is now (its endpoint, approvals...), then go on",
@@ -85,7 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def unwritable(paths: Paths) -> str | None:
     """Why clio cannot keep its state in this project (None: it can), found before anything is
-    asked or typed, so nothing the user writes is lost to a read-only folder."""
+    asked or typed, so nothing the user writes is lost to a read-only folder. A ``.clio`` that is a
+    symlink leaving the project is refused: clio's state (and its writes) would land elsewhere."""
+    link = paths.root / ".clio"
+    if link.is_symlink():
+        target = link.resolve()
+        if not target.is_relative_to(paths.root.resolve()):
+            return (
+                f"{link} is a symlink to {target}, outside the project: clio will not write through it. "
+                "Remove the link, or run with --incognito."
+            )
     try:
         ensure_dir(paths.clio_dir)
         probe = paths.clio_dir / f".write-probe-{os.getpid()}"
@@ -97,6 +119,18 @@ def unwritable(paths: Paths) -> str | None:
             "and memory there. Run with --incognito to use clio here without writing anything."
         )
     return None
+
+
+def _sweep(paths: Paths, err: Console) -> None:
+    """Journal the file tool's temp files from now on, and remove those dead runs left."""
+    from clio.store.atomic import journal_writes, sweep_stray_temps
+
+    journal = paths.clio_dir / "inflight"
+    journal_writes(journal)
+    swept = sweep_stray_temps(journal, paths.root)
+    if swept:
+        names = ", ".join(escape_invisible(str(p.relative_to(paths.root))) for p in swept[:5])
+        err.print(f"clio: removed {len(swept)} temp file(s) an interrupted write left: {names}", markup=False)
 
 
 def fail(err: Console, message: str, code: int = 1) -> int:
@@ -162,7 +196,7 @@ class _Trust:
         proj = settings.project
         assert proj is not None
         if self.writes:
-            self.store.grant(self.paths.root, proj.digest)
+            self.store.grant(self.paths.root, proj.digest, self._instructions_digest())
         names = risky_names(proj.risky)
         again, _ = load_settings(self.paths.home, self.paths.clio_dir, self.flags, trusted_digest=proj.digest)
         if again.project is None or not again.project.trusted:
@@ -172,8 +206,40 @@ class _Trust:
             )
             return again
         where = "recorded" if self.writes else "for this run only (incognito writes nothing)"
-        self._say(f"trusted this project's config, {where}: using {names}. Undo with /trust revoke.")
+        self._say(f"trusted this project's config and instructions, {where}: using {names}. Undo with /trust revoke.")
+        again.project.instructions_trusted = True
         return again
+
+    def _instructions_digest(self) -> str:
+        from clio.agent.prompt import instructions_digest, project_instructions
+
+        return instructions_digest(project_instructions(self.paths.root, self.paths.cwd))
+
+    def instructions(self, settings: Settings, *, trust_flag: bool, can_ask: bool) -> None:
+        """Trust in the instruction files (AGENTS.md, .clio/instructions.md) comes with a trusted
+        config, for the files as they were then: a change asks again (REPL; ``--trust`` records
+        it) or is one line, and until then the model gets them as the project's data."""
+        proj = settings.project
+        if proj is None or not proj.trusted or proj.instructions_trusted:
+            return
+        digest = self._instructions_digest()
+        if self.store.instructions_for(self.paths.root) == digest:
+            proj.instructions_trusted = True
+            return
+        question = "This trusted project's instructions (AGENTS.md, .clio/instructions.md) changed since you trusted it."
+        answer = None
+        if can_ask and not trust_flag:
+            try:
+                answer = _ask_line(f"{question}\nTrust them as they are now? [y/N] ")
+            except (EOFError, OSError):
+                answer = None
+        if trust_flag or _yes(answer):
+            if self.writes:
+                self.store.grant(self.paths.root, proj.digest, digest)
+            proj.instructions_trusted = True
+            self._say("trusted this project's instructions as they are now")
+            return
+        self._say(f"{question[:-1]}: the model gets them as the project's data this run (trust them with: clio --trust)")
 
     def settle(self, settings: Settings, *, trust_flag: bool, can_ask: bool) -> Settings:
         proj = settings.project
@@ -212,8 +278,25 @@ class _Trust:
         return settings
 
 
+def _yes(answer: str | None) -> bool:
+    return answer is not None and answer.strip().lower() in ("y", "yes")
+
+
+def _stop_on(signum: int, frame: object) -> None:
+    """SIGTERM or SIGHUP (the terminal closed): leave the way Ctrl-D does, through every ``finally``
+    (the session saved, MCP servers stopped), once; a second such signal is ignored meanwhile."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    from clio.safety.containment import make_undumpable
+
+    make_undumpable()  # before any key is read: /proc/<clio>/environ and mem closed to other processes
     argv = sys.argv[1:] if argv is None else argv
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop_on)
     if argv[:1] == ["mcp"]:  # `clio mcp`: the memory as an MCP server, with its own flags
         from clio.mcp.server import main as mcp_main
 
@@ -249,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
             problem = unwritable(paths)
             if problem is not None:
                 return fail(err, problem, 2)
+            _sweep(paths, err)
         flags: dict[str, Any] = {
             "model": args.model,
             "base_url": args.base_url,
@@ -260,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
             "sandbox_network": args.sandbox_network,
             "yes": args.yes,
             "debug": args.debug,
+            "plan": args.plan,
+            "allow_tools": args.allow_tools,
+            "deny_tools": args.deny_tools,
         }
         trust = _Trust(paths, flags, err)
         settings, warnings = trust.load()
@@ -267,6 +354,15 @@ def main(argv: list[str] | None = None) -> int:
             err.print(f"clio: {w}", markup=False)
         if args.print_input is not None:
             args.input, args.exit = args.print_input, True
+        if args.exit and args.input is None:
+            return fail(err, "--exit needs --input TEXT (or use -p TEXT): there is nothing to run before exiting.", 2)
+        if args.sandbox_network and not settings.sandbox:
+            return fail(
+                err,
+                "--sandbox-network lets sandboxed shell commands use the network: it needs --sandbox "
+                "(or sandbox: true in your config); without the sandbox commands have the network anyway.",
+                2,
+            )
         one_shot = args.input is not None and args.exit
         if args.output != "text" and not one_shot:
             return fail(
@@ -275,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         # the REPL asks once, before the App is built; one-shot runs and scripts never wait for an answer
         can_ask = not (one_shot or args.sessions) and sys.stdin.isatty() and sys.stderr.isatty()
         settings = trust.settle(settings, trust_flag=args.trust, can_ask=can_ask)
+        trust.instructions(settings, trust_flag=args.trust, can_ask=can_ask)
         settings.color = color
         if args.debug:  # every log line passes the same redaction as requests and files
             from clio.safety.logs import redact_logs
@@ -283,9 +380,11 @@ def main(argv: list[str] | None = None) -> int:
             redact_logs(Redactor(settings.redaction))
         if settings.sandbox and not args.sessions:
             from clio.safety.containment import availability
+            from clio.safety.wrapper import isolation
 
             net = "; but the network is allowed (sandbox_network)" if settings.sandbox_network else ""
-            err.print(f"clio: {availability().reason}{net}", markup=False, highlight=False)
+            ns = f"; {isolation()[1]}" if availability().available else ""
+            err.print(f"clio: {availability().reason}{net}{ns}", markup=False, highlight=False)
         if args.sessions:
             from clio.safety.redact import Redactor
 
@@ -306,10 +405,12 @@ def main(argv: list[str] | None = None) -> int:
         return run_repl(settings, paths, first_input=text, resume=args.resume, out=out, err=err)
     except ConfigError as exc:
         return fail(err, str(exc), 2)
-    except (LLMError, SessionBusy) as exc:
+    except LLMError as exc:  # unreachable, key refused, unknown model, errors after the retries
+        return fail(err, str(exc), exc.exit_code)
+    except SessionBusy as exc:
         return fail(err, str(exc))
-    except SessionNotFound as exc:
-        return fail(err, f"{exc}")
+    except SessionNotFound as exc:  # --resume NAME that names no session: bad usage
+        return fail(err, f"{exc}", 2)
     except KeyboardInterrupt:
         return fail(err, "interrupted", 130)
     except OSError as exc:  # the last resort: one line, never a traceback

@@ -68,6 +68,7 @@ class ProjectConfig:
     risky: dict[str, Any]  # settings only a trusted project may make (dotted names, as written)
     refused: dict[str, Any]  # never taken from a project (redaction below the user's level)
     trusted: bool = False  # the user trusts these bytes: the risky settings were applied
+    instructions_trusted: bool = False  # and the instruction files as they are now (clio/cli.py)
 
     @property
     def ignored(self) -> dict[str, Any]:
@@ -93,17 +94,31 @@ class Settings:
     ltm_budget_tokens: int = 1200
     prefs_budget_tokens: int = 300
     consolidate: bool = True  # at a session's end, one request reads back what it established (LTM)
+    auto_recall: bool = True  # each user message brings back what the archive holds about it
+    auto_recall_tokens: int = 600  # the recall block's most (capped by its share of the window)
     approvals: Approvals = field(default_factory=Approvals)
     # MCP servers clio starts as a client: name -> {command, args, env} or {url} (clio.mcp.config)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
+    # USD per million tokens per model, {model: {input, output, cached}} (clio.llm.prices; /cost)
+    prices: dict[str, Any] = field(default_factory=dict)
+    # team memory (docs/team-memory.md): the PostgreSQL URL of the store shared by the project's
+    # checkouts, an explicit project id (else its git remote), who this user is to teammates
+    shared_memory: str | None = None
+    team_project: str | None = None
+    team_author: str | None = None
     # flags and modes
     incognito: bool = False
     no_ltm: bool = False
     no_custom_instructions: bool = False
     sandbox: bool = False
     sandbox_network: bool = False  # under --sandbox, shell commands may use the network
+    # under --sandbox, more paths commands may not read (besides $CLIO_HOME and the credential stores)
+    sandbox_hide: list[str] = field(default_factory=list)
     yes: bool = False
     debug: bool = False
+    plan: bool = False  # read-only: --plan, /plan (clio.tools.policy)
+    allow_tools: str | None = None  # --allow-tools: run these without asking
+    deny_tools: str | None = None  # --deny-tools: never offer these
     color: bool = True
     # where it came from (for /context and error messages)
     sources: dict[str, str] = field(default_factory=dict)
@@ -142,9 +157,9 @@ class Settings:
 _SCALAR_FIELDS = {
     f.name: f
     for f in dataclasses.fields(Settings)
-    if f.name not in ("approvals", "sources", "project", "mcp_servers")
+    if f.name not in ("approvals", "sources", "project", "mcp_servers", "prices", "sandbox_hide")
 }
-_FILE_KEYS = set(_SCALAR_FIELDS) - {"incognito", "yes", "debug"}
+_FILE_KEYS = set(_SCALAR_FIELDS) - {"incognito", "yes", "debug", "plan", "allow_tools", "deny_tools"}
 
 # What an untrusted project config may set: how the model is called and how much it may do per
 # turn, nothing about where requests go, which key they carry, or what runs without asking.
@@ -161,6 +176,7 @@ HARMLESS_KEYS = frozenset(
         "tool_choice",  # asks the model to call a tool; every call still passes the approvals
         "ltm_budget_tokens",
         "prefs_budget_tokens",
+        "auto_recall_tokens",  # capped by its share of the window
         "color",
     }
 )
@@ -172,6 +188,7 @@ TIGHTEN_ONLY: dict[str, Any] = {
     "no_ltm": True,
     "no_custom_instructions": True,
     "consolidate": False,
+    "auto_recall": False,
 }
 REDACTION_LEVELS = ("off", "standard", "strict")
 # Why each risky setting needs trust (shown when asking).
@@ -184,11 +201,17 @@ RISKY_REASONS = {
     "approvals.mcp": "calls to MCP servers' tools without asking",
     "sandbox": "turns off the sandbox you chose",
     "sandbox_network": "lets sandboxed shell commands use the network",
+    "sandbox_hide": "paths hidden from sandboxed commands (user-only)",
     "tool_call_recovery": "runs tool calls the model writes as plain text",
     "no_ltm": "sends your memory and preferences again",
     "no_custom_instructions": "reads the project's instructions again",
     "mcp_servers": "starts programs and sends them data",
+    "prices": "the prices /cost shows your spending with",
     "consolidate": "writes what each session established into the project's memory",
+    "auto_recall": "sends what the archive holds about each of your messages with it",
+    "shared_memory": "sends the project's memory to this database, and reads memory from it",
+    "team_project": "which shared memory this project reads and writes",
+    "team_author": "the name your memory entries carry for your teammates",
 }
 
 
@@ -215,15 +238,79 @@ def _coerce(name: str, value: Any) -> Any:
     return str(value)
 
 
+# Sane bounds of the numeric settings (a project config outside them is ignored with one line).
+BOUNDS: dict[str, tuple[float, float]] = {
+    "context_window": (1024, 10_000_000), "max_output_tokens": (1, 1_000_000), "temperature": (0, 2),
+    "max_iterations": (1, 1000), "max_retries": (0, 20), "request_timeout": (1, 86_400),
+    "ltm_budget_tokens": (0, 100_000), "prefs_budget_tokens": (0, 100_000),
+}  # fmt: skip
+_CHOICES: dict[str, tuple[Any, ...]] = {
+    "redaction": REDACTION_LEVELS, "tool_choice": (None, "auto", "required"), "profile": ("auto", "full", "lean"),
+}  # fmt: skip
+
+
+def bad_value(key: str, value: Any) -> str | None:
+    """Why ``value`` (already coerced) is not a usable value of ``key``; None when it is."""
+    if key in _CHOICES and value not in _CHOICES[key]:
+        return "expected " + " or ".join(str(c) for c in _CHOICES[key] if c is not None)
+    low, high = BOUNDS.get(key, (None, None))
+    if low is not None and high is not None and value is not None and not low <= value <= high:
+        return f"expected {low:g} to {high:g}"
+    return None
+
+
+def _usable(s: Settings, key: str, value: Any, source: str, warnings: list[str]) -> bool:
+    """A project's value that would make clio unusable is ignored with one line (never fatal)."""
+    try:
+        why = bad_value(key, _coerce(key, value))
+    except ConfigError as exc:
+        why = str(exc).split(": ", 1)[-1].rstrip(".")
+    if why is None:
+        return True
+    warnings.append(f"{source}: {key}: {value!r} ignored ({why}); using {getattr(s, key)!r}")
+    return False
+
+
+APPROVAL_KINDS = tuple(f.name for f in dataclasses.fields(Approvals))
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    import difflib  # only for a typo: off the start-up path
+
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.7)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _approvals_map(value: Any) -> Any:
+    """``approvals: allow`` (or ``ask``) is that answer for every kind; a mapping stays as it is."""
+    if isinstance(value, str) and value in ("ask", "allow"):
+        return dict.fromkeys(APPROVAL_KINDS, value)
+    return value
+
+
+def _apply_approvals(s: Settings, value: Any, source: str, warnings: list[str]) -> None:
+    value = _approvals_map(value)
+    if not isinstance(value, dict):
+        warnings.append(
+            f"{source}: approvals must be 'ask', 'allow' or a mapping such as {{write: allow}}; ignored"
+        )
+        return
+    for k, v in value.items():
+        kind = str(k).replace("-", "_")
+        if kind not in APPROVAL_KINDS:
+            hint = _did_you_mean(kind, APPROVAL_KINDS)
+            warnings.append(f"{source}: unknown approval kind '{k}' ignored{hint} (kinds: {', '.join(APPROVAL_KINDS)})")
+        elif v in ("ask", "allow"):
+            setattr(s.approvals, kind, v)
+        else:
+            warnings.append(f"{source}: approvals.{kind} must be 'ask' or 'allow'")
+
+
 def _apply(s: Settings, data: dict[str, Any], source: str, warnings: list[str]) -> None:
     for key, value in data.items():
         key = key.replace("-", "_")
-        if key == "approvals" and isinstance(value, dict):
-            for k, v in value.items():
-                if hasattr(s.approvals, k) and v in ("ask", "allow"):
-                    setattr(s.approvals, k, v)
-                else:
-                    warnings.append(f"{source}: approvals.{k} must be 'ask' or 'allow'")
+        if key == "approvals":
+            _apply_approvals(s, value, source, warnings)
             continue
         if key == "mcp_servers":
             if isinstance(value, dict):  # a project's servers join the user's (same name: the project's)
@@ -232,12 +319,24 @@ def _apply(s: Settings, data: dict[str, Any], source: str, warnings: list[str]) 
             elif value is not None:
                 warnings.append(f"{source}: mcp_servers must be a mapping of server names; ignored")
             continue
+        if key == "sandbox_hide":
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                s.sandbox_hide = [*s.sandbox_hide, *value]
+                s.sources[key] = source
+            elif value is not None:
+                warnings.append(f"{source}: sandbox_hide must be a list of paths; ignored")
+        if key == "prices":
+            if isinstance(value, dict):  # per model; a later layer's model replaces an earlier one's
+                s.prices = {**s.prices, **{str(k): v for k, v in value.items()}}
+                s.sources[key] = source
+            elif value is not None:
+                warnings.append(f"{source}: prices must map model names to {{input, output, cached}}; ignored")
+            continue
         if key not in _FILE_KEYS:
-            import difflib  # only for a typo: off the start-up path
-
-            close = difflib.get_close_matches(key, sorted(_FILE_KEYS), n=1, cutoff=0.7)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            hint = _did_you_mean(key, _FILE_KEYS | {"approvals", "mcp_servers"})
             warnings.append(f"{source}: unknown setting '{key}' ignored{hint}")
+            continue
+        if source == PROJECT_SOURCE and not _usable(s, key, value, source, warnings):
             continue
         setattr(s, key, _coerce(key, value))
         s.sources[key] = source
@@ -269,6 +368,7 @@ def split_project_config(data: dict[str, Any], user: Settings) -> ProjectSplit:
     out = ProjectSplit({}, {}, {})
     for raw_key, value in data.items():
         key = str(raw_key).replace("-", "_")
+        value = _approvals_map(value) if key == "approvals" else value
         if key == "approvals" and isinstance(value, dict):
             for k, v in value.items():
                 kind = str(k).replace("-", "_")
@@ -436,6 +536,7 @@ ENV_MAP = {
     "OPENAI_BASE_URL": "base_url",
     "CLIO_MODEL": "model",
     "CLIO_CONTEXT_WINDOW": "context_window",
+    "CLIO_SHARED_MEMORY": "shared_memory",
 }
 
 

@@ -20,6 +20,9 @@ API_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 KIND_SUMMARY = "thread_summary"
 KIND_RECOVERY = "recovery"
 KIND_MEMORY = "memory"
+# the automatic recall of archived messages for a user message: a system message in the window,
+# sent merged into that user message (clio.agent.prompt.to_api); never indexed, never summarised
+KIND_RECALL = "recall"
 
 
 def make(role: str, content: str | None, **extra: Any) -> Message:

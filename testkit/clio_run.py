@@ -82,6 +82,21 @@ def run_clio(
     return result
 
 
+def run_scripted(
+    args: Sequence[str], *replies: Any, project: Path, home: Path, **kwargs: Any
+) -> tuple[subprocess.CompletedProcess[str], FakeServer]:
+    """``run_clio`` against a fresh fake server scripted with ``replies`` (default: one "Hi.");
+    returns the result and the (stopped) server, whose requests the test then reads."""
+    from testkit.fakeserver import Reply
+
+    server = FakeServer().start()
+    server.script(*(replies or (Reply(text="Hi."),)))
+    try:
+        return run_clio(args, server=server, project=project, home=home, **kwargs), server
+    finally:
+        server.stop()
+
+
 def run_parallel(*runs: dict[str, Any]) -> list[subprocess.CompletedProcess[str]]:
     """Several independent :func:`run_clio` calls at once (each dict holds its arguments)."""
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:
@@ -89,8 +104,12 @@ def run_parallel(*runs: dict[str, Any]) -> list[subprocess.CompletedProcess[str]
         return [f.result() for f in futures]
 
 
+USAGE_LINE = "clio: usage: "  # the line a one-shot run that sent requests ends with (tests/e2e/test_cost.py)
+
+
 def stderr_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
-    return [ln for ln in result.stderr.splitlines() if ln.strip()]
+    """stderr's non-empty lines, without the closing usage line (what the run said, not what it cost)."""
+    return [ln for ln in result.stderr.splitlines() if ln.strip() and not ln.startswith(USAGE_LINE)]
 
 
 # ---------------------------------------------------------------- the session archive on disk
@@ -148,6 +167,14 @@ def all_archived(project: Path) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------- recorded requests
+
+
+RECALL_MARK = "\n\n<recalled_context>"  # where clio's automatic recall block joins a user message
+
+
+def typed(text: str) -> str:
+    """A user message of a request without the recall block clio appended to it."""
+    return text.split(RECALL_MARK, 1)[0]
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:

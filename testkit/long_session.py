@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from testkit.clio_run import run_clio
+from testkit.clio_run import run_clio, typed
 from testkit.fakeserver import FakeServer, Reply
 from testkit.fakeserver_sse import common_prefix, count_prompt_tokens, messages_key
 
@@ -141,9 +141,10 @@ def answer(text: str) -> Step:
 
 
 def last_user(body: dict[str, Any]) -> str:
+    """The user's own words in the request's last user message (clio's recall block left out)."""
     for msg in reversed(body.get("messages") or []):
         if msg.get("role") == "user":
-            return str(msg.get("content") or "")
+            return typed(str(msg.get("content") or ""))
     return ""
 
 

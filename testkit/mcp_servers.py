@@ -129,6 +129,19 @@ def http_server() -> Iterator[str]:
         proc.wait(10)
 
 
+def process_gone(pid: int) -> bool:
+    """The process has ended (a zombie not reaped yet counts as ended)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().split(") ")[-1].startswith("Z")
+    except OSError:
+        return True
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "bad":
         return bad(argv[1])

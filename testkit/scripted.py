@@ -3,7 +3,7 @@
 - :class:`ScriptedModel`: the fake server's responder, replies chosen by the request's latest user
   message (used by tests/e2e/test_memory.py and tests/e2e/test_privacy.py);
 - :class:`RecordingUI`: a ``clio.agent.orchestrator.TurnUI`` that records what a turn showed;
-- :class:`AppFactory`: builds a real ``clio.app.App`` in a test's project against the fake server
+- :class:`AppFactory`: builds a real ``clio.app.app.App`` in a test's project against the fake server
   (the ``app_factory`` fixture of tests/conftest.py), so the agent loop and the commands can be
   driven in-process. The model is always the fake server's real HTTP endpoint, reached through
   the base URL.
@@ -90,7 +90,7 @@ class ScriptedModel:
 
 
 class RecordingUI:
-    """A TurnUI that records every event as a tuple: ("waiting",), ("text", delta),
+    """A TurnUI that records every event as a tuple: ("waiting",), ("pause",), ("text", delta),
     ("answer_done", content, interrupted, final), ("tool_start", name, args),
     ("tool_done", name, ok, result), ("notice", text), ("diff", text, lines_left_out)."""
 
@@ -99,6 +99,9 @@ class RecordingUI:
 
     def waiting(self) -> None:
         self.events.append(("waiting",))
+
+    def pause(self) -> None:
+        self.events.append(("pause",))
 
     def text(self, delta: str) -> None:
         self.events.append(("text", delta))

@@ -29,6 +29,7 @@ _ALNUM = string.ascii_letters + string.digits
 _UP = string.ascii_uppercase + string.digits
 _HEX = "0123456789abcdef"
 _URLSAFE = _ALNUM + "-_"
+_BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 
 
 def _r(n: int, alphabet: str = _ALNUM) -> str:
@@ -103,11 +104,18 @@ _SHAPES: list[tuple[str, str, bool]] = [
     ("shopify_token", "shpss_" + _r(32, _HEX), True),
     ("digitalocean_token", "dop_v1_" + _r(64, _HEX), True),
     ("vault_token", "hvs." + _r(91, _URLSAFE), True),
-    # shapes without a clio rule: here to measure what a keyword or entropy scan adds
-    ("mailgun_key", "key-" + _r(32, _HEX), False),
-    ("databricks_token", "dapi" + _r(32, _HEX), False),
-    ("postman_key", "PMAK-" + _r(24, _HEX) + "-" + _r(34, _HEX), False),
-    ("linear_key", "lin_api_" + _r(40), False),
+    # shapes added for issue 25 (the first four were measured as gaps before)
+    ("mailgun_key", "key-" + _r(32, _HEX), True),
+    ("databricks_token", "dapi" + _r(32, _HEX), True),
+    ("postman_key", "PMAK-" + _r(24, _HEX) + "-" + _r(34, _HEX), True),
+    ("linear_key", "lin_api_" + _r(40), True),
+    ("square_token", "EAAA" + _r(60, _URLSAFE), True),
+    ("square_token", "sq0atp-" + _r(22, _URLSAFE), True),
+    ("fcm_server_key", "AAAA" + _r(7, _URLSAFE) + ":APA91b" + _r(134, _URLSAFE), True),
+    ("newrelic_key", "NRAK-" + _r(27, _UP), True),
+    ("atlassian_token", "ATATT3" + _r(186, _URLSAFE), True),
+    ("grafana_token", "glsa_" + _r(32) + "_" + _r(8, _HEX), True),
+    ("age_secret_key", "AGE-SECRET-KEY-1" + "".join(_rnd.choice(_BECH32) for _ in range(58)), True),
 ]
 
 # surroundings for a bare shape, rotated over the providers
@@ -173,6 +181,20 @@ def _secrets() -> list[Secret]:
         Secret("token", (t2 := _r(40)), f'{{"access_token": "{t2}", "expires_in": 3600}}', "json"),
         Secret("api_key", (t3 := _r(32, _HEX)), f"DD_API_KEY={t3}\n", "env"),
     ]
+    pg, nrc, kube = "pg-" + _r(14), "Nr" + _r(12), base64.b64encode(_rnd.randbytes(120)).decode()
+    tf, ppk = _r(14) + ".atlasv1." + _r(67, _URLSAFE), "\n".join(_r(64, _ALNUM + "+/") for _ in range(4))
+    out += [
+        Secret("password", nrc, f"machine api.example.com\n  login deploy\n  password {nrc}\n", "env"),
+        Secret("password", pg, f"db.example.com:5432:app:deploy:{pg}\n", "env"),
+        Secret("private_key", kube, "users:\n- name: admin\n  user:\n    client-certificate-data: "
+               f"{base64.b64encode(b'-----BEGIN CERTIFICATE-----').decode()}\n    client-key-data: {kube}\n", "yaml"),
+        Secret("private_key", ppk, "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: me@box\n"
+               f"Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAI{_r(20)}\n{_r(20)}\nPrivate-Lines: 4\n{ppk}\n"
+               f"Private-MAC: {_r(64, _HEX)}\n", "env"),
+        Secret("terraform_token", tf, f'credentials "app.terraform.io" {{\n  token = "{tf}"\n}}\n', "code"),
+        Secret("algolia_key", (alg := _r(32, _HEX)), f'const client = algoliasearch("ABCD1234EF", "{alg}");\n', "code"),
+        Secret("split_join", (sj := _r(40)), f'KEY = "".join(["sk-proj-", "{sj}"])\n', "code"),
+    ]  # fmt: skip
     pem = next(s for s in out if s.label == "private_key")
     out[out.index(pem)] = Secret(
         "private_key", pem.secret, f"$ cat ~/.ssh/id_rsa\n{pem.secret}\n$ ls\n", "shell"
@@ -252,6 +274,24 @@ def _lookalikes() -> list[Lookalike]:
         Lookalike(
             "css and paths", "color: #e6edf3; /usr/lib/python3.12/site-packages/clio/safety/redact.py\n"
         ),
+        # one per shape added for issue 25
+        Lookalike("netrc prose", "machine learning\npassword reset is done from the login page\n"),
+        Lookalike("pgpass-like log", "localhost:8080:api:GET:200\nredis:6379:0:ok\n"),
+        Lookalike("kube cert", "    client-certificate-data: " + base64.b64encode(b"-----BEGIN CERTIFICATE-----").decode() + "\n"),
+        Lookalike("putty public", "PuTTY-User-Key-File-3: ssh-ed25519\nPublic-Lines: 2\n"),
+        Lookalike("age public key", "recipient: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p\n"),
+        Lookalike("terraform reference", 'credentials "app.terraform.io" {\n  token = var.tfe_token\n}\n'),
+        Lookalike("mailgun-like cache key", f"CACHE_KEY=redis-key-{hashlib.md5(b'k').hexdigest()}\n"),
+        Lookalike("square-like base64", "EAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n"),
+        Lookalike("algolia app id", "algolia_app_id: ABCD1234EF\nalgoliasearch 4.20.0\n"),
+        Lookalike("fcm-like", "AAAA" + "B" * 7 + ":not-a-key\n"),
+        Lookalike("linear docs", "lin_api_docs = 'https://linear.app/docs'\n"),
+        Lookalike("databricks-like", "dapi_version=2.0 dapi-client\n"),
+        Lookalike("newrelic example", "keys look like NRAK-XXXX\n"),
+        Lookalike("postman placeholder", "Postman keys look like PMAK-<24 hex>-<34 hex>\n"),
+        Lookalike("atlassian short", "prefix ATATT3xxxx is Atlassian's\n"),
+        Lookalike("grafana name", 'glsa_token_name = "ci"\n'),
+        Lookalike("join of words", 'parts = ", ".join(["alpha", "beta"])\nkey = "".join(["sk-", "abc"])\n'),
     ]
 
 

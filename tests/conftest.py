@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from testkit.fakeserver import FakeServer
+from testkit.pgserver import PgServer, why_not
 from testkit.scripted import AppFactory
 
 
@@ -56,3 +57,23 @@ def app_factory(fake_server: FakeServer, project: Path, home: Path) -> Iterator[
         yield factory
     finally:
         factory.close_all()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real PostgreSQL server on 127.0.0.1 for the whole run (testkit/pgserver.py); the tests that
+    use it skip, saying why, where none can start (scripts/install-postgres.sh installs one)."""
+    reason = why_not()
+    if reason is not None:
+        pytest.skip(f"team memory needs PostgreSQL: {reason}")
+    server = PgServer().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    """A fresh, empty database on the session's server."""
+    return pg_server.new_database()

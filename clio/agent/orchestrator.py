@@ -48,6 +48,7 @@ class SessionLog(Protocol):
 
 class TurnUI(Protocol):
     def waiting(self) -> None: ...
+    def pause(self) -> None: ...  # stop whatever waiting() or text() left on screen
     def text(self, delta: str) -> None: ...
     def answer_done(self, content: str, *, interrupted: bool, final: bool) -> None: ...
     def tool_start(self, name: str, args: dict[str, Any]) -> None: ...
@@ -73,6 +74,7 @@ class TrimReport:
     before: int  # estimated prompt tokens before
     after: int
     dropped: int = 0  # messages folded into the thread summary
+    applied: bool = True  # False: /compact's summary would not have shrunk the window, left unused
 
 
 @dataclass
@@ -83,6 +85,8 @@ class Hooks:
     after_trim: Callable[[], None] = lambda: None  # re-rank memory into the system prompt
     recovery_text: Callable[[], str] = lambda: ""  # todos + git + task anchor
     turn_started: Callable[[], None] = lambda: None  # the user's message is on disk; nothing sent yet
+    # what the archive brings back for the user's message (clio.app.auto_recall), or None
+    recall: Callable[[Message], Message | None] = lambda user: None
 
 
 class Orchestrator:
@@ -145,7 +149,7 @@ class Orchestrator:
     # -- helpers the app and commands use ----------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
         """The tool schemas sent with the next request (the current profile's)."""
-        return self.registry.schemas(self.profile)
+        return self.registry.schemas(self.profile, self.window.budget.limit)
 
     def add(self, msg: Message) -> Message:
         """Archive a message (on disk first) and put it in the window."""
@@ -201,16 +205,21 @@ class Orchestrator:
         extra = f" Pay particular attention to: {focus.strip()}." if focus.strip() else ""
         ask = make("user", load_prompt("compact.md").format(max_words=COMPACT_WORDS, focus=extra))
         tools = self.tools()
-        result = self._send(
-            self._prepare(tools, TurnResult()), tools, TurnResult(), extra=[ask], max_tokens=COMPACT_MAX_TOKENS
-        )
+        try:
+            result = self._send(
+                self._prepare(tools, TurnResult()), tools, TurnResult(), extra=[ask], max_tokens=COMPACT_MAX_TOKENS
+            )
+        finally:
+            self.ui.pause()  # the waiting spinner ends with the request, not with the next turn
         text = result.content.strip()
         if result.interrupted or not text:
             raise ValueError("The model returned no summary; the conversation is unchanged.")
-        note = self.session.append(
-            make("system", f"<conversation_summary>\n{text}\n</conversation_summary>", meta={"kind": "compact"})
-        )
-        self.engine.compacted(note, self.latest_task() or None)
+        note = make("system", f"<conversation_summary>\n{text}\n</conversation_summary>", meta={"kind": "compact"})
+        task = self.latest_task() or None
+        after = self.engine.tokens_if_compacted(note, task, self.prompt.system(), tools)
+        if after >= before:  # a short conversation: the summary would take more room than it frees
+            return TrimReport(before, after, 0, applied=False)
+        self.engine.compacted(self.session.append(note), task)
         self._after_trim(0)
         self.save_state()
         return TrimReport(before, self.used_tokens(), 0)
@@ -240,10 +249,14 @@ class Orchestrator:
     def run_turn(self, text: str, user_meta: dict[str, Any] | None = None) -> TurnResult:
         out = TurnResult()
         self.tool_ctx.refused.clear()
-        self.add(make("user", text, meta=dict(user_meta or {})))
+        user = self.add(make("user", text, meta=dict(user_meta or {})))
         self.save_state()
         self.window.probe_once()  # the user's message is on disk; nothing sent yet
         self.hooks.turn_started()
+        recalled = self.hooks.recall(user)
+        if recalled is not None:  # archived (never indexed) and in the window with its message
+            self.add(recalled)
+            self.save_state()
         guard = RepeatGuard()
         while out.iterations < self.max_iterations:
             out.iterations += 1
@@ -260,7 +273,9 @@ class Orchestrator:
             content, calls = result.content, result.tool_calls
             if not calls and self.tool_recovery and content and not result.interrupted:
                 content, calls = recover_tool_calls(
-                    content, set(self.registry.offered(self.profile)), call_required=choice == "required"
+                    content,
+                    set(self.registry.offered(self.profile, self.window.budget.limit)),
+                    call_required=choice == "required",
                 )
             meta: dict[str, Any] = {}
             if result.interrupted:
@@ -289,7 +304,7 @@ class Orchestrator:
                 return out
             self.save_state()
             if guard.stuck:
-                out.stuck = guard.reason()
+                out.stuck = guard.reason(self.tool_ctx.interactive)
                 self.ui.notice(out.stuck)
                 return out
         out.hit_cap = True
@@ -388,7 +403,9 @@ class Orchestrator:
             self.ui.tool_start(name, args)
             started = time.monotonic()
             try:
-                text, ok = self.registry.run(self.tool_ctx, name, call["function"]["arguments"], self.profile)
+                text, ok = self.registry.run(
+                    self.tool_ctx, name, call["function"]["arguments"], self.profile, self.window.budget.limit
+                )
             except KeyboardInterrupt:
                 for rest in calls[i:]:
                     self.add(make("tool", "[interrupted by the user]", tool_call_id=rest["id"]))

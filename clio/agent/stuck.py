@@ -69,8 +69,11 @@ class RepeatGuard:
     def stuck(self) -> bool:
         return self.repeats >= self.stop_after
 
-    def reason(self) -> str:
-        return (
-            f"Stopped: the model repeated the same call ({self.last_label}) {self.repeats} times with the "
-            "same result. Send another message to continue, or rephrase the task."
+    def reason(self, interactive: bool = True) -> str:
+        """The one line that ends the turn; what to do next depends on whether anyone can reply."""
+        then = (
+            "Send another message to continue, or rephrase the task."
+            if interactive
+            else "Rerun with a rephrased or narrower request, or go on in the REPL with: clio --resume"
         )
+        return f"Stopped: the model repeated the same call ({self.last_label}) {self.repeats} times with the same result. {then}"

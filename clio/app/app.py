@@ -17,12 +17,20 @@ from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult,
 from clio.agent.prompt import PromptBuilder
 from clio.agent.window import Window
 from clio.app.approvals import Approvals
+from clio.app.auto_recall import AutoRecall
 from clio.app.checkpoint import checkpoint_text
 from clio.app.consolidate import Consolidator, Outcome
 from clio.app.mcp_servers import McpSession
-from clio.app.memory_services import Injected, compact_faded, memory_blocks, memory_services, summarize_group
+from clio.app.memory_services import (
+    Injected,
+    LazyRecall,
+    compact_faded,
+    memory_blocks,
+    memory_services,
+    summarize_group,
+)
 from clio.app.undo import undo_note, undo_turns
-from clio.config import Settings
+from clio.config import ConfigError, Settings
 from clio.context.engine import ContextEngine
 from clio.llm.client import LLMClient
 from clio.memory.behaviours import Behaviours
@@ -30,14 +38,17 @@ from clio.memory.meaning import Meaning
 from clio.messages import Message, meta, tool_call_args
 from clio.paths import Paths
 from clio.prompts import load_prompt
+from clio.safety.hide import hidden_paths
 from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
 from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
 from clio.store.snapshots import Restored, Snapshots
 from clio.tools.git import recent_git_activity
+from clio.tools.policy import PolicyError, ToolPolicy, parse_names
 from clio.tools.registry import REGISTRY, Registry, Services, ToolContext
 from clio.tools.todos import format_todos, load_todos
+from clio.wording import plural
 
 
 class App:
@@ -67,6 +78,16 @@ class App:
             on_answer=lambda granted: self.skills.approval(granted),  # learned behaviours
         )
         self.writes = not settings.incognito
+        try:  # --allow-tools, --deny-tools, --plan (clio.tools.policy)
+            known = REGISTRY.names()
+            self.policy = ToolPolicy(
+                parse_names(settings.allow_tools, known, "--allow-tools"),
+                parse_names(settings.deny_tools, known, "--deny-tools"),
+                settings.plan,
+            )
+        except PolicyError as exc:
+            raise ConfigError(str(exc)) from None
+        self.approvals.allowed = self.policy.allowed
         self.redactor = Redactor(settings.redaction)  # the one redactor: archive, requests, tools
         self.sessions = SessionStore(paths.sessions_dir if self.writes else None, redact=self.redactor.text)
         self.client = LLMClient(
@@ -83,8 +104,11 @@ class App:
             notice=ui.notice,
         )
         self.services = Services(redactor=self.redactor, sessions=self.sessions)
-        memory_services(self.services, paths if self.writes else None, self.sessions, self.redactor)
+        memory_services(self.services, paths if self.writes else None, self.sessions, self.redactor, settings)
         self.services.ltm_compactor = self._summarize_group
+        if isinstance(self.services.recall, LazyRecall):  # the window's messages are not recalled
+            self.services.recall.carried = self._carried
+        self.auto_recall = AutoRecall(self.services, self.window, settings)
         assert self.services.skills is not None
         self.skills: Behaviours = self.services.skills
         self.skills.enabled = self.writes and not settings.no_ltm  # learned behaviours (memory/behaviours.py)
@@ -104,8 +128,9 @@ class App:
         self.prompt: PromptBuilder | None = None
         self.tool_ctx: ToolContext | None = None
         self.redacted_total = 0
-        self.mcp = McpSession(settings.mcp_servers, paths.root, REGISTRY)
+        self.mcp = McpSession(settings.mcp_servers, paths.root, REGISTRY.copy())
         self.registry: Registry = self.mcp.registry  # the built-in tools, plus the MCP servers'
+        self.registry.hidden, self.registry.gate = self.policy.denied, self.policy.refusal
         self.window.subscribe(self._window_changed)
 
     @classmethod
@@ -166,6 +191,7 @@ class App:
             self.paths.root,
             self.paths.cwd,
             custom_instructions=not (s.no_custom_instructions or s.incognito),
+            instructions_trusted=s.project is not None and s.project.instructions_trusted,
             memory=[] if (s.no_ltm or s.incognito) else memory_blocks(self.services, self.window, s, self.injected, self.meaning),
             redactor=self.redactor,
         )
@@ -176,6 +202,8 @@ class App:
             ask_user=self._ask_user,
             sandbox=s.sandbox,
             sandbox_network=s.sandbox_network,
+            hidden=hidden_paths(self.paths.home, s.sandbox, s.sandbox_hide),
+            prompt_sources=self._prompt_sources,
             interactive=self.interactive,
             yes=s.yes,
             services=self.services,
@@ -194,6 +222,7 @@ class App:
                 after_trim=self._after_trim,
                 recovery_text=self.recovery_text,
                 turn_started=self._turn_started,
+                recall=self._recall,
             ),
             redactor=self.redactor,
             max_iterations=s.max_iterations,
@@ -203,6 +232,7 @@ class App:
             tool_choice=s.tool_choice,
             cap_replies=s.is_local_endpoint(),
         )
+        self.prompt.set_note(load_prompt("plan.md").strip() if self.policy.plan else "")
         self._ranked_on_task = False
         self._measure_fixed()
         self.refresh_memory()
@@ -308,6 +338,7 @@ class App:
             "summary": summary is not None,
             "trims": summary.trims if summary is not None else 0,
             "model": self.settings.model,
+            "recall": self.auto_recall.describe(orch.engine.window),
         }
 
     # -- turns -----------------------------------------------------------------------------------
@@ -324,9 +355,19 @@ class App:
             return self.agent.run_turn(text, meta)
         finally:
             self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
-            self.skills.end_turn()
+            self.skills.end_turn(self.session.messages[start + 1 :] if self.session is not None else None)
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])
+
+    def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next request on (/plan); the model hears when it ends."""
+        if on == self.policy.plan:
+            return
+        self.policy.plan = self.settings.plan = on
+        if self.prompt is not None:
+            self.prompt.set_note(load_prompt("plan.md").strip() if on else "")
+        if not on and self.session is not None and self.session.messages:
+            self.pending_notes.append("[clio: the user turned plan mode off: you may now make changes.]")
 
     def undo(self, turns: int) -> list[Restored]:
         """Put back the files the last ``turns`` turns changed; the model hears of it next turn."""
@@ -389,6 +430,25 @@ class App:
             self.refresh_memory()
         self.skills.turn_sent()
 
+    def _carried(self, quoted: bool) -> dict[str, set[int]]:
+        """What the request carries now, by session and sequence number (never recalled again):
+        the window's messages, and with ``quoted`` the archived messages its recall blocks quote."""
+        if self.orchestrator is None or self.session is None:
+            return {}
+        out: dict[str, set[int]] = {self.session.id: set()}
+        for m in self.orchestrator.engine.window:
+            info = meta(m)
+            if isinstance(seq := info.get("seq"), int):
+                out[self.session.id].add(seq)
+            for hit in (info.get("recalled") or ()) if quoted else ():
+                if isinstance(hit, dict) and isinstance(hit.get("seq"), int):
+                    out.setdefault(str(hit.get("session")), set()).add(hit["seq"])
+        return out
+
+    def _recall(self, user: Message) -> Message | None:
+        summary = self.agent.engine.summary
+        return self.auto_recall(user, summary.current_task if summary is not None else "")
+
     def _after_trim(self) -> None:
         self.skills.trimmed()  # learned behaviours are drawn again with the memory re-rank
         self.refresh_memory()
@@ -431,8 +491,8 @@ class App:
             self.redacted_total += hits
             meta(new)["redacted"] = hits
             role = str(msg.get("role", "message"))
-            article = "an" if role[:1] in "aeiou" else "a"
-            self.ui.notice(f"redacted {hits} secret{'s' if hits != 1 else ''} from {article} {role} message")
+            article = "an" if role == "assistant" else "a"  # a user, a tool, a system; an assistant
+            self.ui.notice(f"redacted {plural(hits, 'secret')} from {article} {role} message")
         return new
 
     # -- user interaction ------------------------------------------------------------------------
@@ -450,6 +510,16 @@ class App:
             return str(answer) if answer is not None else None
         except (EOFError, KeyboardInterrupt):
             return None
+
+    def _prompt_sources(self) -> list[str]:
+        """What untrusted text the system prompt carries now: it taints every turn's memory writes."""
+        out = []
+        prompt = self.prompt
+        if prompt is not None and prompt.instructions and not prompt.instructions_trusted:
+            out.append("instructions of an untrusted project (" + ", ".join(n for n, _ in prompt.instructions) + ")")
+        if any(e.foreign for e in self.injected.entries):
+            out.append("memory not written by clio here")
+        return out
 
     def _ask_user(self, question: str) -> str | None:
         if self._ask is None:

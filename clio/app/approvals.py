@@ -2,15 +2,16 @@
 
 The app's one :class:`clio.tools.registry.Approver`. In order:
 
-- destructive actions (and a memory write after the turn read untrusted content) ask
-  ``[y/N]`` every time, whatever the policy; with nobody to ask only ``--yes`` lets them through;
+- destructive actions (and a memory write after the turn read untrusted content, and a file
+  write outside the project) ask ``[y/N]`` every time, whatever the policy, never covered by an
+  *always*; with nobody to ask only ``--yes`` lets them through;
 - ``--yes`` and an ``allow`` policy (``approvals:`` in the config; ``shell`` and ``mcp`` are
   always asked under ``--sandbox``) let the others through;
 - with nobody to ask (a one-shot run without a terminal) the action is refused and noted for
   the run's exit code;
 - otherwise the user is asked ``[y/n/a/d]``: yes, no, *always* (this kind of action for the rest
-  of the session, never remembered beyond it) or *diff* (the whole change, then the question
-  again). A file change shows its diff above the question (the first
+  of the session, never remembered beyond it) or, for a file change, *diff* (the whole change,
+  then the question again; an action without a diff is not offered one). A file change shows its diff above the question (the first
   :data:`clio.tools.diffs.SHOWN_LINES` lines).
 """
 
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 Ask = Callable[[str], "str | None"]
 ShowDiff = Callable[[str, int], None]  # (diff text, lines left out)
 
-CHOICES = "[y]es / [n]o / [a]lways {kind} this session / [d]iff"
+CHOICES = "[y]es / [n]o / [a]lways {kind} this session"
+DIFF_CHOICE = " / [d]iff"
 
 
 class Approvals:
@@ -47,6 +49,7 @@ class Approvals:
         self.context = context
         self.always: set[str] = set()  # kinds the user allowed for this session ('a')
         self.on_answer = on_answer  # the user's answer to a tool action (a signal for behaviours)
+        self.allowed: Callable[[str], bool] = lambda tool: False  # --allow-tools (clio.tools.policy)
 
     def confirm(self, question: str) -> bool:
         """A yes/no question (default no); in a one-shot run ``--yes`` answers yes."""
@@ -63,8 +66,11 @@ class Approvals:
             self._show_proposed()
             if kind == "memory":  # a write to memory after the turn read untrusted content
                 return self.confirm(f"⚠ after reading files or command output, {summary}\nAllow?")
+            if kind == "outside":  # the file tool writing outside the project (no --sandbox)
+                return self._answered(self.confirm(f"⚠ write outside the project: {summary}\nAllow?"))
             return self._answered(self.confirm(f"⚠ destructive {kind}: {summary}\nRun it?"))
-        if s.yes or kind in self.always:
+        ctx = self.context()
+        if s.yes or kind in self.always or (ctx is not None and ctx.tool and self.allowed(ctx.tool)):
             return True
         policy = getattr(s.approvals, kind, "ask")
         if kind in ("shell", "mcp") and s.sandbox:  # MCP servers run outside the sandbox: always asked
@@ -81,7 +87,8 @@ class Approvals:
 
     def _choose(self, kind: str, summary: str) -> bool:
         change = self._show_proposed()
-        question = f"{kind}: {summary}\nAllow? {CHOICES.format(kind=kind)} "
+        choices = CHOICES.format(kind=kind) + (DIFF_CHOICE if change is not None else "")
+        question = f"{kind}: {summary}\nAllow? {choices} "
         while True:
             answer = self.ask(question) if self.ask is not None else None
             word = (answer or "").strip().lower()
@@ -94,7 +101,7 @@ class Approvals:
                 self.show_diff(change.diff, 0)
                 continue
             if word in ("d", "diff"):
-                question = f"(no diff for this action) Allow? {CHOICES.format(kind=kind)} "
+                question = f"(no diff for this action) Allow? {choices} "
                 continue
             return False  # n, empty, anything else, Ctrl-C/EOF (None)
 

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from clio.mcp.remote import RemoteTool
 
 
+QUIET_WAIT = 0.5  # seconds the servers may take to start before a line says clio waits for them
+
+
 class McpSession:
     def __init__(self, setting: dict[str, Any], root: Path, builtin: Registry) -> None:
         self.clients: McpClients | None = None
@@ -48,7 +51,13 @@ class McpSession:
         one line each which failed. Ctrl-C while waiting leaves out those not up yet."""
         self.start()
         if self.clients is not None and not self._ready:
+
             try:
+                waiting = self.clients.starting(within=QUIET_WAIT)
+                if waiting:  # say what the pause is about, and how to skip it
+                    names = ", ".join(f"'{n}'" for n in waiting)
+                    it = "it" if len(waiting) == 1 else "them"
+                    notice(f"Waiting for MCP server{'s' if len(waiting) > 1 else ''} {names} to start (Ctrl-C leaves {it} out)…")
                 self.clients.wait_started()
             except KeyboardInterrupt:
                 self.clients.give_up("its start was interrupted (Ctrl-C)")
@@ -107,7 +116,7 @@ class McpTool(Tool):
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
 
-    def offered(self, profile: str) -> bool:
+    def offered(self, profile: str, limit: int | None = None) -> bool:
         ready = self.clients.servers[self.remote.server].state == "ready"
         return ready and (profile != "lean" or self.in_lean)
 

@@ -15,6 +15,7 @@ import os
 import random
 import sys
 from collections.abc import Callable
+from pathlib import Path  # noqa: TC003
 from typing import TYPE_CHECKING, Any
 
 import clio.tools.memory  # noqa: F401  (registers memory_operations)
@@ -24,18 +25,19 @@ from clio.memory import lifecycle, ltm
 from clio.memory import skills as S
 from clio.memory.behaviours import Behaviours
 from clio.memory.json_reply import first_json_object
-from clio.memory.ltm import Entry, render_ltm
+from clio.memory.ltm import Entry
 from clio.memory.ltm_store import LtmStore
 from clio.memory.meaning import Meaning, say_once
 from clio.memory.notes import NoteStore
 from clio.memory.prefs_store import PrefStore
 from clio.memory.skills_store import SkillStore
 from clio.prompts import load_prompt
+from clio.recall.query import answers_first
 from clio.store.sessions import SessionStore
+from clio.store.signing import Signer
 from clio.tools.registry import Services
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
     from clio.agent.window import Window
     from clio.config import Settings
@@ -47,40 +49,135 @@ MEMORY_SUMMARY_WORDS, MEMORY_SUMMARY_TOKENS = 80, 400
 MAX_UPKEEP_GROUPS = 3  # groups compacted at the end of a session, so leaving stays quick
 
 
+RESTATEMENT_ROOM = 5  # results searched beyond those asked for, so restatements can make room
+
+
 class LazyRecall:
-    """Opens the recall index on first use, so starting clio never waits for a rebuild."""
+    """Opens the recall index on first use, so starting clio never waits for a rebuild.
+
+    One recall over everything archived: past sessions, and the running session's messages that
+    are no longer in the window. ``carried(quoted)`` names what the request holds already, by
+    session and sequence number: the window's messages (left out of every search) and, with
+    ``quoted``, the messages its recall blocks quote (left out of the automatic recall, which would
+    only repeat them; the tool still finds them). The app sets it once the window exists."""
 
     def __init__(self, db_path: Path | None, sessions: SessionStore, services: Services) -> None:
         self.db_path = db_path
         self.sessions = sessions
-        self.services = services  # its session is the running one (its window is already in context)
+        self.services = services  # its session is the running one
+        self.carried: Callable[[bool], dict[str, set[int]]] = lambda quoted: {}
         self._index: Any = None
+        self._archive_seen = False  # some message outside the window exists (sticky)
 
-    def search(self, query: str, max_sessions: int = 5, max_results: int = 10) -> list[dict[str, Any]]:
+    def has_archive(self) -> bool:
+        """Whether anything archived lies outside what the request carries. Before the index is
+        open, told from the session files alone (no index, no embedding model loaded): a project's
+        first session has nothing to recall, and its turns stay as light as before."""
+        if self._archive_seen or self._index is not None:
+            return True
+        session = self.services.session
+        current = session.id if session is not None else None
+        in_window = len(self.carried(False).get(current or "", ()))
+        mine = len(session.messages) if session is not None else 0
+        self._archive_seen = mine > in_window or any(
+            i.message_count for i in self.sessions.list() if i.id != current
+        )
+        return self._archive_seen
+
+    def index(self) -> Any:
         if self._index is None:
             from clio.recall.index import RecallIndex
 
             self._index = RecallIndex(self.db_path, self.sessions)
-        current = self.services.session.id if self.services.session is not None else None
-        hits: list[dict[str, Any]] = self._index.search(
-            query, max_sessions=max_sessions, max_results=max_results, exclude_session=current
+        return self._index
+
+    def search(
+        self,
+        query: str,
+        max_sessions: int = 5,
+        max_results: int = 10,
+        *,
+        with_text: bool = False,
+        skip_quoted: bool = False,
+    ) -> list[dict[str, Any]]:
+        index = self.index()
+        skip = self.carried(skip_quoted)
+        found: list[dict[str, Any]] = index.search(  # a few more: restatements go last, then cut
+            query,
+            max_sessions=max_sessions,
+            max_results=max_results + RESTATEMENT_ROOM,
+            skip=skip,
+            with_text=with_text,
         )
+        hits = answers_first(found, query)[:max_results]
         note = self._index.take_semantic_note()  # why recall is lexical only: said once
         say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
         return hits
 
 
 def memory_services(
-    services: Services, paths: Paths | None, sessions: SessionStore, redactor: Redactor
+    services: Services,
+    paths: Paths | None,
+    sessions: SessionStore,
+    redactor: Redactor,
+    settings: Settings | None = None,
 ) -> None:
-    """Open the memory stores into ``services`` (in memory only when ``paths`` is None)."""
-    services.ltm = LtmStore(paths.clio_dir / "ltm.json" if paths else None)
+    """Open the memory stores into ``services`` (in memory only when ``paths`` is None). With a
+    ``shared_memory`` URL, project knowledge and notes live in the team's store (clio.team)."""
+    services.ltm = open_ltm(paths) if paths else LtmStore(None)
     services.notes = NoteStore(paths.memory_dir if paths else None, redact=redactor.text)
-    services.prefs = PrefStore(paths.home / "preferences.json" if paths else None)
+    if paths is not None and settings is not None and settings.shared_memory:
+        from clio.team.open import open_shared  # psycopg and the team store only when it is on
+
+        shared = open_shared(paths, settings, redactor.text, lambda text: print(text, file=sys.stderr))
+        if shared is not None:
+            services.ltm, services.notes = shared
+    services.prefs = PrefStore(paths.home / "preferences.json" if paths else None, redact=redactor.text)
     services.skills = open_behaviours(
         paths.home if paths else None, services.prefs, redactor.text, enabled=paths is not None
     )
     services.recall = LazyRecall(paths.clio_dir / "recall.sqlite" if paths else None, sessions, services)
+
+
+def open_ltm(paths: Paths) -> LtmStore:
+    """The project's long-term memory, entries checked against this machine's key; entries of a
+    clio from before signing adopted once where they cannot have come from the repository."""
+    signer = Signer.open(paths.home)
+    store = LtmStore(paths.clio_dir / "ltm.json", signer=signer)
+    migrate_legacy(store, paths.root, signer)
+    return store
+
+
+def _tracked_by_git(root: Path, path: Path) -> bool:
+    """Whether git tracks ``path`` in ``root`` (so it came with the repository). Runs nothing of
+    the repository's: ls-files reads the index only, fsmonitor off."""
+    import subprocess
+
+    try:
+        res = subprocess.run(
+            ["git", "-c", "core.fsmonitor=false", "ls-files", "--error-unmatch", "--", str(path)],
+            cwd=root, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return True  # cannot tell: the safe answer
+    return res.returncode == 0
+
+
+def migrate_legacy(store: LtmStore, root: Path, signer: Signer) -> list[str]:
+    """Entries written by a clio from before signing (no signature at all) become clio's own,
+    once, when the file cannot have come from the repository or from elsewhere: it was last
+    changed on this machine before the key existed (its ctime, which neither git, tar nor touch
+    can set back, is older than the key) and git does not track it (a clone brings only tracked
+    files). Anything else stays foreign until the user adopts it (``/memory adopt``)."""
+    if store.path is None:
+        return []
+    try:
+        changed = store.path.stat().st_ctime
+    except OSError:
+        return []
+    if changed >= signer.created or _tracked_by_git(root, store.path):
+        return []
+    return store.adopt(legacy_only=True)
 
 
 class Injected:
@@ -118,7 +215,7 @@ def memory_blocks(
         chosen = ltm.select(task, files, budget, window.estimator.count_text, similar_to=similar_to)
         if injected is not None:
             injected.entries = chosen
-        return render_ltm(chosen)
+        return ltm.render_block(chosen)
 
     def prefs_block(task: str, files: list[str]) -> str:
         budget = window.shares.prefs_tokens(settings.prefs_budget_tokens)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
 from clio.commands.registry import COMMANDS, CommandError, ExitRequested, command
 from clio.tools.todos import format_todos
+from clio.wording import plural
 
 if TYPE_CHECKING:
     from clio.commands.registry import CommandContext
@@ -99,7 +100,7 @@ def context_cmd(app: CommandContext, arg: str) -> None:
         f"fixed part {figures['fixed_tokens']:,} tokens; trims at {figures['proactive_at_tokens']:,}"
     )
     app.console.print(
-        f"  {figures['profile']} profile: {len(figures['tools'])} tools"  # type: ignore[arg-type]
+        f"  {figures['profile']} profile: {plural(len(figures['tools']), 'tool')}"  # type: ignore[arg-type]
         + (
             f" (the full profile's fixed part would be {figures['full_fixed_tokens']:,} tokens)"
             if figures["profile"] == "lean"
@@ -111,9 +112,30 @@ def context_cmd(app: CommandContext, arg: str) -> None:
             f"  MCP tools' schemas: {figures['mcp_tool_tokens']:,} tokens of the fixed part (/mcp)"
         )
     app.console.print(
-        f"  window {figures['window_messages']} messages of {figures['archived_messages']} archived"
+        f"  window {plural(int(figures['window_messages']), 'message')} of {figures['archived_messages']} archived"  # type: ignore[call-overload]
         + (f"; summary after {figures['trims']} trim(s)" if figures["summary"] else "")
     )
+    _print_recall(app, figures.get("recall"))
+
+
+def _print_recall(app: CommandContext, last: Any) -> None:
+    """What the automatic recall brought back for the latest message, and why."""
+    if not isinstance(last, dict):
+        return
+    state = last.get("state", "?")
+    if state in ("on", "off"):
+        app.console.print(f"  automatic recall: {state}" + (" (nothing asked yet)" if state == "on" else ""), markup=False)
+        return
+    timing = f" in {last['ms']} ms" if last.get("ms") else ""
+    app.console.print(f"  automatic recall for the latest message: {state}{timing}", markup=False)
+    for hit in last.get("recalled") or []:
+        where = "this session" if hit.get("current_session") else f"session {hit.get('session')}"
+        app.console.print(f"    {where} #{hit.get('seq')} ({hit.get('role')}, {hit.get('date')}): {hit.get('why')}", markup=False)
+    best = last.get("best_rejected")
+    if state == "nothing relevant" and isinstance(best, dict):
+        app.console.print(f"    best candidate left out: {best.get('why')}", markup=False)
+    if last.get("why"):
+        app.console.print(f"    {last['why']}", markup=False)
 
 
 @command("stats", "usage of this session", "/stats")
@@ -158,6 +180,12 @@ def compact_cmd(app: CommandContext, arg: str) -> None:
         raise CommandError(str(exc)) from None
     if report is None:
         app.console.print("Nothing to compact yet.")
+        return
+    if not report.applied:
+        app.console.print(
+            f"Not compacted: the model's summary would take {report.after:,} tokens where the conversation"
+            f" takes {report.before:,}; the conversation is unchanged."
+        )
         return
     app.console.print(
         f"Compacted the conversation: {report.before:,} -> {report.after:,} tokens "

@@ -1,8 +1,9 @@
 """``/memory``: look at and tidy the project's long-term memory (and notes).
 
-/memory list [type|tainted|pinned|learned|notes]   /memory search <query>   /memory stats
+/memory add <text>   /memory list [type|tainted|pinned|learned|notes]   /memory search <query>   /memory stats
 /memory prune [days]   /memory pin <id>   /memory unpin <id>   /memory compact
 /memory consolidate    /memory forget <id>    /memory clear
+/memory team [ignore|unignore|drop <author>]   (a shared memory: :mod:`clio.commands.team_memory`)
 
 ``/memory compact`` lists the groups of old, faded entries on one topic that compaction
 would merge (:func:`clio.memory.lifecycle.compaction_groups`); when the app provides a
@@ -11,6 +12,9 @@ it also replaces each group by the model's summary, the old wordings kept in its
 ``/memory consolidate`` reads the running session back into memory now (what clio otherwise
 does when the session ends, :mod:`clio.app.consolidate`); ``/memory list learned`` shows what
 consolidation wrote, from which session.
+
+``/memory add TEXT`` (and ``# TEXT`` typed at the REPL's prompt) stores the user's own words as a
+rule, provenance ``by: user`` (never tainted), secrets redacted first, deduplicated like any entry.
 
 Listings show each entry's provenance: which session wrote it and whether that turn had
 read untrusted content (file contents, command output...), so the user can drop it.
@@ -28,16 +32,18 @@ from typing import Any
 from rich.markup import escape
 
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
-from clio.memory import lifecycle, ltm, ltm_rank
+from clio.commands.team_memory import team
+from clio.memory import lifecycle, ltm, ltm_rank, provenance
 from clio.memory.ltm_stats import day, format_stats
 from clio.memory.ltm_store import LtmStore
 from clio.memory.notes import NoteStore
 
 USAGE = (
-    "/memory list [type|tainted|pinned|learned|notes] | search <query> | stats | prune [days] | pin <id> | "
-    "unpin <id> | compact | consolidate | forget <id> | clear"
+    "/memory add <text> | list [type|tainted|foreign|pinned|learned|notes] | search <query> | stats | prune [days] | "
+    "pin <id> | unpin <id> | compact | consolidate | forget <id> | adopt <id>|all | clear | team [ignore|unignore|drop <author>]"
 )
 SUBCOMMANDS = (
+    "add",
     "list",
     "search",
     "stats",
@@ -47,12 +53,15 @@ SUBCOMMANDS = (
     "compact",
     "consolidate",
     "forget",
+    "adopt",
     "clear",
+    "team",
 )
-FILTERS = ("tainted", "pinned", "learned")
+FILTERS = ("tainted", "foreign", "pinned", "learned")
 
 PLURALS = {"discoveries": "discovery", **{t + "s": t for t in ltm.TYPES}}
 OFF = "Long-term memory is off in this session (incognito): nothing is read or stored."
+USER_CONFIDENCE = 0.9  # the user's own words: above what the model's writes start with (0.7)
 
 
 def _ltm(app: CommandContext) -> LtmStore | None:
@@ -70,12 +79,14 @@ def _summary(e: ltm.Entry) -> str:
 def origin(e: ltm.Entry) -> str:
     """Who wrote an entry, for people: 'tainted: after reading ... · session X', 'clean turn · ...'."""
     p = e.provenance
+    if e.foreign:
+        return "FOREIGN: not written by clio on this machine (repository or elsewhere); /memory adopt " + e.id
     if p is None:
         return "unknown (written before provenance was kept)"
     return ("tainted: " if p.tainted else "") + p.describe()
 
 
-def _entry_table(rows: list[ltm.Entry], title: str, now: float) -> Table:
+def _entry_table(rows: list[ltm.Entry], title: str, now: float, store: LtmStore | None = None) -> Table:
     from rich.table import Table  # ~15 ms: only when a table is shown
 
     table = Table(title=title, title_justify="left", show_lines=False)
@@ -88,13 +99,13 @@ def _entry_table(rows: list[ltm.Entry], title: str, now: float) -> Table:
     table.add_column("origin", overflow="fold")
     for e in rows:
         table.add_row(
-            e.id + (" (pinned)" if e.pinned else ""),
+            e.id + ((" (pin ignored)" if e.foreign else " (pinned)") if e.pinned else ""),
             e.type,
             escape(_summary(e)),
             f"{e.confidence:.2f}",
             f"{ltm_rank.effective_score(e, now):.2f}",
             day(e.active),
-            escape(origin(e)),
+            escape(origin(e) + (f" · by {store.describe_author(e.id)}" if store and store.describe_author(e.id) else "")),
         )
     return table
 
@@ -120,13 +131,15 @@ def _list(app: CommandContext, arg: str) -> None:
     wanted = PLURALS.get(kind, kind)
     if wanted and wanted not in ltm.TYPES and wanted not in FILTERS:
         raise CommandError(
-            f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, 'tainted', 'pinned', 'learned' or 'notes'."
+            f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, 'tainted', 'foreign', 'pinned', 'learned' or 'notes'."
         )
     store = _ltm(app)
     if store is None:
         return
     if wanted == "tainted":
         rows = [e for e in store.all() if e.tainted]
+    elif wanted == "foreign":
+        rows = [e for e in store.all() if e.foreign]
     elif wanted == "pinned":
         rows = [e for e in store.all() if e.pinned]
     elif wanted == "learned":
@@ -138,8 +151,32 @@ def _list(app: CommandContext, arg: str) -> None:
         return
     rows.sort(key=lambda e: (list(ltm.TYPES).index(e.type), -e.last_confirmed))
     app.console.print(
-        _entry_table(rows, f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}", store.clock())
+        _entry_table(rows, f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}", store.clock(), store)
     )
+
+
+def _add(app: CommandContext, arg: str) -> None:
+    """The user teaches clio directly: a rule in their own words (clean, redacted, deduplicated)."""
+    text = " ".join(arg.split())
+    if not text:
+        raise CommandError("Usage: /memory add <text> (e.g. /memory add always use tabs in Makefiles)")
+    store = _ltm(app)
+    if store is None:
+        return
+    redactor = app.services.redactor
+    hits = 0
+    if redactor is not None:
+        text, labels = redactor.redact(text)
+        hits = len(labels)
+    session = app.session
+    origin = provenance.from_user(session.id if session is not None else None, store.clock())
+    try:
+        entry, created = store.add("rule", confidence=USER_CONFIDENCE, provenance=origin, rule=text)
+    except ltm.LtmError as exc:
+        raise CommandError(f"Not stored: {exc}") from None
+    secret = f" ({hits} secret{'s' if hits != 1 else ''} redacted)" if hits else ""
+    how = "Remembered" if created else "Already remembered; confirmed"
+    app.console.print(f"{how} rule {entry.id}: {escape(_summary(entry)[:160])}{secret}", soft_wrap=True)
 
 
 def _search(app: CommandContext, arg: str) -> None:
@@ -154,7 +191,7 @@ def _search(app: CommandContext, arg: str) -> None:
         return
     if hits and store is not None:
         title = f"Long-term memory matching '{escape(arg)}'"
-        app.console.print(_entry_table([e for _, e in hits], title, store.clock()))
+        app.console.print(_entry_table([e for _, e in hits], title, store.clock(), store))
     for _, n in note_hits:
         app.console.print(f"note [bold]{escape(n.key)}[/bold]: {escape(' '.join(n.value.split())[:200])}")
 
@@ -271,6 +308,30 @@ def _forget(app: CommandContext, arg: str) -> None:
         app.console.print(f"No entry with id '{escape(entry_id)}'; /memory list shows the ids.")
 
 
+def _adopt(app: CommandContext, arg: str) -> None:
+    """Make foreign entries (not signed by this machine's clio) clio's own: the user's explicit act."""
+    wanted = arg.split()
+    if not wanted:
+        raise CommandError("Usage: /memory adopt <id>... | all (/memory list foreign shows them)")
+    store = _ltm(app)
+    if store is None:
+        return
+    foreign = [e for e in store.all() if e.foreign]
+    ids = None if wanted == ["all"] else wanted
+    unknown = [] if ids is None else [i for i in ids if i not in {e.id for e in foreign}]
+    if unknown:
+        app.console.print(f"Not a foreign entry: {escape(', '.join(unknown))} (/memory list foreign shows them).")
+        return
+    adopted = store.adopt(ids)
+    for e in foreign:
+        if e.id in adopted:
+            app.console.print(f"Adopted {escape(e.id)}: {escape(_summary(e)[:120])}")
+    if not adopted:
+        app.console.print("No foreign entries.")
+    else:
+        app.console.print("They are now clio's own notes, as they were written (a pin included).")
+
+
 def _clear(app: CommandContext, arg: str) -> None:
     store = _ltm(app)
     if store is None:
@@ -287,6 +348,7 @@ def _clear(app: CommandContext, arg: str) -> None:
 
 
 HANDLERS = {
+    "add": _add,
     "list": _list,
     "search": _search,
     "stats": _stats,
@@ -296,7 +358,9 @@ HANDLERS = {
     "compact": _compact,
     "consolidate": _consolidate,
     "forget": _forget,
+    "adopt": _adopt,
     "clear": _clear,
+    "team": team,
 }
 
 

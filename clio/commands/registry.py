@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from clio.agent.orchestrator import TrimReport
+    from clio.agent.orchestrator import TrimReport, TurnResult
     from clio.app.consolidate import Outcome
     from clio.config import Settings
     from clio.paths import Paths
@@ -52,6 +52,8 @@ class CommandContext(Protocol):
     def todos(self) -> list[dict[str, Any]]: ...
     def consolidate(self, *, force: bool = False) -> Outcome | None: ...
     def undo(self, turns: int) -> list[Restored]: ...
+    def set_plan(self, on: bool) -> None: ...
+    def run_turn(self, text: str, meta: dict[str, Any] | None = None) -> TurnResult: ...
 
 
 class CommandError(Exception):

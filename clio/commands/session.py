@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from clio.commands.registry import CommandError, command, split_sub
 from clio.store.sessions import SessionBusy, SessionNotFound
+from clio.wording import plural
 
 if TYPE_CHECKING:
     from clio.commands.registry import CommandContext
@@ -70,7 +71,7 @@ def switch(app: CommandContext, rest: str) -> None:
     except (SessionNotFound, SessionBusy) as exc:
         raise CommandError(str(exc)) from None
     app.console.print(
-        f"Switched to session {session.id} ({session.info.name or 'unnamed'}, {len(session.messages)} messages)."
+        f"Switched to session {session.id} ({session.info.name or 'unnamed'}, {plural(len(session.messages), 'message')})."
     )
 
 
@@ -92,7 +93,7 @@ def delete(app: CommandContext, rest: str) -> None:
     if app.session is not None and info.id == app.session.id:
         raise CommandError("That is the current session; switch to another one before deleting it.")
     if not app.confirm(
-        f"Delete session {info.id} ({info.name or 'unnamed'}, {info.message_count} messages)?"
+        f"Delete session {info.id} ({info.name or 'unnamed'}, {plural(info.message_count, 'message')})?"
     ):
         app.console.print("Kept.")
         return
@@ -137,7 +138,7 @@ def export(app: CommandContext, rest: str) -> None:
         written = export_html(info, messages, target)
     except OSError as exc:
         raise CommandError(f"Could not write {target}: {exc.strerror or exc}.") from None
-    app.console.print(f"Exported {len(messages)} messages to {written}")
+    app.console.print(f"Exported {plural(len(messages), 'message')} to {written}")
 
 
 def trim(app: CommandContext, rest: str) -> None:
@@ -151,7 +152,7 @@ def trim(app: CommandContext, rest: str) -> None:
         app.console.print(f"Nothing to trim: the window holds {window} message(s), {report.before:,} tokens.")
         return
     app.console.print(
-        f"Trimmed {report.dropped} messages into the thread summary: {report.before:,} -> {report.after:,} "
+        f"Trimmed {plural(report.dropped, 'message')} into the thread summary: {report.before:,} -> {report.after:,} "
         "tokens (the archive keeps every message)."
     )
 

@@ -120,7 +120,7 @@ def _judge(app: CommandContext, kind: str, note: str) -> None:
         sig = _behaviours(app).record_signal(kind, note=note)
     except SkillError as exc:
         raise CommandError(str(exc)) from None
-    what = ", ".join(sig.skills) or "no behaviour was active, nothing to learn"
+    what = ", ".join(sig.skills) or "the turn showed none of its behaviours, nothing to learn"
     app.console.print(escape(f"Noted ({kind}) for turn {sig.turn}: {what}"))
 
 

@@ -10,6 +10,7 @@ else, so a small window shrinks all of them together:
 - learned behaviours ``SKILLS_SHARE`` (at most ``SKILLS_MAX_TOKENS``);
 - project instructions ``INSTRUCTIONS_SHARE``; the recovery text's task anchor ``TASK_SHARE``;
 - the rendered thread summary ``SUMMARY_SHARE`` (150-1,500 tokens);
+- the automatic recall block of a user message ``RECALL_SHARE`` (and its setting);
 - a tool result kept inline: a third (``RESULT_PARTS``) (1,000-8,000 characters; longer ones are stored).
 
 ``clio.agent.window.Window`` owns the live budget and hands these figures to the engine, the
@@ -31,6 +32,7 @@ TASK_MAX_CHARS = 2000
 ATTACHMENT_SHARE = 0.25  # @file attachments of one message
 CONSOLIDATION_SHARE = 0.35  # of the prompt budget: one end-of-session request
 CONSOLIDATION_MAX_CHARS = 24_000
+RECALL_SHARE = 1 / 20
 SUMMARY_SHARE = 1 / 8
 SUMMARY_MIN_TOKENS, SUMMARY_MAX_TOKENS = 150, 1500
 RESULT_PARTS = 3  # a tool result kept inline takes at most a third of the budget
@@ -116,6 +118,10 @@ class Shares:
 
     def task_chars(self) -> int:
         return min(TASK_MAX_CHARS, self._chars(TASK_SHARE))
+
+    def recall_chars(self, configured: int) -> int:
+        """Characters the automatic recall block of one user message may take."""
+        return int(max(0, min(configured, int(self.limit * RECALL_SHARE))) * self.chars_per_token)
 
     def summary_chars(self) -> int:
         tokens = max(SUMMARY_MIN_TOKENS, min(SUMMARY_MAX_TOKENS, int(self.limit * SUMMARY_SHARE)))

@@ -203,6 +203,14 @@ class ContextEngine:
         """Estimated prompt tokens of the next request as things stand (no trimming)."""
         return self.estimator.count_request(self.fixed(system) + self.window, tools)
 
+    def tokens_if_compacted(
+        self, note: Message, task: str | None, system: list[Message], tools: list[dict[str, Any]]
+    ) -> int:
+        """``used_tokens`` as it would be after ``compacted(note, task)``; nothing changes."""
+        summary = summary_message(summarize(list(self.window), self.summary, task), self.summary_max_chars())
+        recovery = [self.recovery] if self.recovery is not None else []
+        return self.estimator.count_request([*system, summary, *recovery, note], tools)
+
     def compacted(self, note: Message, task: str | None) -> None:
         """The window was summarised by the model into ``note``: fold it into the thread summary
         (so files, commits and errors stay named) and carry on from the note alone."""

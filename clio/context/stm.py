@@ -8,7 +8,7 @@ call loses its result, which every chat endpoint rejects.
 
 from __future__ import annotations
 
-from clio.messages import Message
+from clio.messages import KIND_RECALL, Message, meta
 
 INTERRUPTED = "[no result: the call was interrupted]"
 KIND_SYNTHETIC = "synthetic_result"
@@ -30,7 +30,8 @@ def group_units(msgs: list[Message]) -> list[list[Message]]:
     """Split messages into units; a tool-calling assistant message gathers all its results.
 
     Results may arrive in any order and anywhere after their call; they are placed in
-    their call's unit, so flattening the units yields a valid order.  A tool result with
+    their call's unit, so flattening the units yields a valid order. The recall block of a user
+    message (``KIND_RECALL``) joins that message's unit.  A tool result with
     no earlier call (an orphan) is a unit of its own, which ``repair`` removes.
     """
     units: list[list[Message]] = []
@@ -42,6 +43,9 @@ def group_units(msgs: list[Message]) -> list[list[Message]]:
                 units[idx].append(msg)
                 continue
             units.append([msg])
+            continue
+        if meta(msg).get("kind") == KIND_RECALL and units and units[-1][0].get("role") == "user":
+            units[-1].append(msg)  # recalled for that message: trimmed with it, never alone
             continue
         units.append([msg])
         for cid in call_ids(msg):

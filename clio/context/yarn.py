@@ -18,6 +18,7 @@ from typing import Any
 
 from clio.context import decisions as D
 from clio.messages import KIND_SUMMARY, Message, tool_call_args, typed_words
+from clio.wording import plural
 
 MAX_REQUESTS = 5
 MAX_FILES = 30
@@ -227,8 +228,8 @@ def _render(s: ThreadSummary, caps: dict[str, int]) -> str:
 
     lines = [
         "<thread_summary>",
-        f"Earlier messages of this session were compressed ({s.messages_compressed} messages, "
-        f"{s.trims} trims); the session archive keeps them in full.",
+        f"Earlier messages of this session were compressed ({plural(s.messages_compressed, 'message')}, "
+        f"{s.trims} trims); recall_sessions finds them in the archive.",
     ]
     if s.original_task:
         lines.append(f"Original task: {cut(s.original_task, caps['task'])}")

@@ -58,6 +58,11 @@ class StreamBroken(Exception):
 
 TextSink = Callable[[str], None]
 RetrySink = Callable[[str, float], None]  # (reason, seconds to wait)
+# A refused connection is a definite answer (nothing listens at that address, typically a local
+# server not started): one quick retry, in case it was starting, then the message; not the
+# max_retries backoff (4 retries, ~15 s) that timeouts, resets and 5xx get.
+REFUSED_RETRIES = 1
+REFUSED_WAIT = 0.5
 
 
 class LLMClient:
@@ -115,7 +120,14 @@ class LLMClient:
                     if isinstance(exc, StreamBroken)
                     else "could not reach the endpoint"
                 )
-                if attempt >= self.max_retries:
+                refused = isinstance(exc, ConnectFailed) and exc.refused
+                if attempt >= (min(self.max_retries, REFUSED_RETRIES) if refused else self.max_retries):
+                    if refused:
+                        raise EndpointUnreachable(
+                            f"Cannot reach {self.base_url}: the connection was refused (nothing is listening "
+                            "there); check that the server is running, or set OPENAI_BASE_URL / --base-url "
+                            "to the right address."
+                        ) from exc
                     if isinstance(exc, StreamBroken):
                         raise ServerError(
                             f"The endpoint at {self.base_url} kept breaking off its replies; try again later."
@@ -124,7 +136,7 @@ class LLMClient:
                         f"Cannot reach {self.base_url}: check that the server is running "
                         "or set OPENAI_BASE_URL / --base-url to the right address."
                     ) from exc
-                wait = self._wait(attempt, None)
+                wait = REFUSED_WAIT if refused else self._wait(attempt, None)
             except HTTPStatus as exc:
                 if self._drop_stream_options(exc):
                     continue

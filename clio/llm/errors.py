@@ -4,7 +4,10 @@ from __future__ import annotations
 
 
 class LLMError(Exception):
-    """Base: ``str(exc)`` is a single sentence fit to show the user."""
+    """Base: ``str(exc)`` is a single sentence fit to show the user. A run that stops on one exits
+    with ``exit_code`` (README: 6, the endpoint could not be used)."""
+
+    exit_code = 6
 
 
 class ContextLengthError(LLMError):

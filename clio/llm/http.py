@@ -34,11 +34,13 @@ MAX_JSON_BODY = 32 << 20  # a model list is read up to this much
 
 class ConnectFailed(Exception):
     """No response came: the connection was refused, timed out or failed before any status.
-    ``tls``: it failed because the server's certificate was not accepted (retrying will not help)."""
+    ``tls``: it failed because the server's certificate was not accepted (retrying will not help);
+    ``refused``: nothing listens at that address (the OS said so at once)."""
 
-    def __init__(self, reason: str, *, tls: bool = False) -> None:
+    def __init__(self, reason: str, *, tls: bool = False, refused: bool = False) -> None:
         super().__init__(reason)
         self.tls = tls
+        self.refused = refused
 
 
 class StreamFailed(Exception):
@@ -158,7 +160,7 @@ class Transport:
                 preload_content=False,
             )
         except urllib3.exceptions.HTTPError as exc:
-            raise ConnectFailed(_reason(exc), tls=_is_tls_failure(exc)) from exc
+            raise ConnectFailed(_reason(exc), tls=_is_tls_failure(exc), refused=_is_refused(exc)) from exc
         if response.status >= 300:
             raw = response.read(MAX_ERROR_BODY, decode_content=True)
             response.release_conn()
@@ -235,19 +237,29 @@ def _chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
         raise StreamFailed(str(exc) or type(exc).__name__) from exc
 
 
+def _caused_by(exc: Exception, kinds: tuple[type[BaseException], ...]) -> bool:
+    """``exc`` or what it wraps is one of ``kinds``."""
+    seen: BaseException | None = exc
+    for _ in range(5):  # urllib3 wraps: MaxRetryError(reason=SSLError(SSLCertVerificationError))
+        if seen is None:
+            return False
+        if isinstance(seen, kinds):
+            return True
+        reason = getattr(seen, "reason", None)  # urllib3's wrapped error; ssl's is a str
+        seen = reason if isinstance(reason, BaseException) else seen.__cause__ or seen.__context__
+    return False
+
+
 def _is_tls_failure(exc: Exception) -> bool:
     import ssl
 
     import urllib3
 
-    seen: Exception | None = exc
-    for _ in range(5):  # urllib3 wraps: MaxRetryError(reason=SSLError(SSLCertVerificationError))
-        if seen is None:
-            return False
-        if isinstance(seen, (ssl.SSLError, urllib3.exceptions.SSLError)):
-            return True
-        seen = getattr(seen, "reason", None) or seen.__cause__ or seen.__context__  # type: ignore[assignment]
-    return False
+    return _caused_by(exc, (ssl.SSLError, urllib3.exceptions.SSLError))
+
+
+def _is_refused(exc: Exception) -> bool:
+    return _caused_by(exc, (ConnectionRefusedError,))
 
 
 def _reason(exc: Exception) -> str:

@@ -28,6 +28,9 @@ from clio.mcp.config import ServerSpec
 from clio.mcp.remote import Malformed, RemoteTool, describe_error, read_tools, result_text
 
 STOP_GRACE = 5.0  # seconds the servers get to shut down on exit
+# The SDK stops a stdio server by closing its stdin, then 2 s later SIGTERM to its process group,
+# 2 s later SIGKILL: closing waits that long, and more, for each server's process to be gone.
+STOP_WAIT = STOP_GRACE + 8.0
 
 
 class CallFailed(Exception):
@@ -43,6 +46,8 @@ class ServerState:
     start_ms: float | None = None  # process start to tools listed
     skipped: list[str] = field(default_factory=list)  # tools left out by the allow-list
     settled: threading.Event = field(default_factory=threading.Event)  # ready or failed
+    task: asyncio.Task[None] | None = None  # its life on the loop (set as it begins)
+    scope: Any = None  # the anyio CancelScope of its life: cancelling it keeps the SDK's shutdown shielded
     session: Any = None  # the SDK's ClientSession while ready
     stop: asyncio.Event | None = None
     stderr: IO[str] | None = None
@@ -77,6 +82,13 @@ class McpClients:
             st.stop = asyncio.Event()  # set from this thread through the loop (close, a failure)
             self._tasks.append(asyncio.run_coroutine_threadsafe(self._serve(st), loop))
 
+    def starting(self, within: float = 0.0) -> list[str]:
+        """The servers still starting after waiting up to ``within`` seconds for them to settle."""
+        deadline = time.monotonic() + within
+        for st in self.servers.values():
+            st.settled.wait(max(0.0, deadline - time.monotonic()))
+        return [st.name for st in self.servers.values() if st.state == "starting"]
+
     def wait_started(self) -> None:
         """Block until every server is ready or failed (each is bounded by its own timeout)."""
         for st in self.servers.values():
@@ -100,17 +112,24 @@ class McpClients:
         return out
 
     def close(self) -> None:
-        """Stop every server (stdio processes end with their stdin closed) and the thread."""
+        """Stop every server and the thread, on any way out: a ready server is asked to stop, one
+        still starting (or given up on while starting) is cancelled; either way the SDK closes its
+        stdin, then kills its process group. The loop runs until every server's life has ended
+        (bounded by STOP_WAIT; a Ctrl-C meanwhile does not cut it short), so none outlives clio."""
         loop = self._loop
         if loop is None:
             return
         self._loop = None
-        for st, task in zip(self.servers.values(), self._tasks, strict=True):
-            if st.state == "starting":  # closing before it is up: no need to wait for its start
-                task.cancel()
-            elif st.stop is not None:
-                loop.call_soon_threadsafe(st.stop.set)
-        concurrent.futures.wait(self._tasks, timeout=STOP_GRACE)
+        stopping = asyncio.run_coroutine_threadsafe(self._stop_all(), loop)
+        deadline = time.monotonic() + STOP_WAIT + 1
+        while True:
+            try:
+                stopping.result(max(0.0, deadline - time.monotonic()))
+                break
+            except KeyboardInterrupt:
+                continue  # the servers are being stopped: leaving now would leave them running
+            except Exception:  # noqa: BLE001 - past the deadline: the rest is the OS's
+                break
         for task in self._tasks:
             task.cancel()
         loop.call_soon_threadsafe(loop.stop)
@@ -121,6 +140,24 @@ class McpClients:
                 st.state = "stopped"
             if st.stderr is not None:
                 st.stderr.close()
+
+    async def _stop_all(self) -> None:
+        """On the loop: end each server's life and wait for it (each began before this runs)."""
+        lives = []
+        for st in self.servers.values():
+            if st.task is None or st.task.done():
+                continue
+            if st.state == "ready" and st.stop is not None:
+                st.stop.set()
+            elif st.scope is not None:
+                # not task.cancel(): a native cancel breaks through the shield of the SDK's shutdown
+                # (stdin closed, then the process group killed) and the process is left running
+                st.scope.cancel()
+            else:
+                st.task.cancel()  # not begun yet: nothing to shut down
+            lives.append(st.task)
+        if lives:
+            await asyncio.wait(lives, timeout=STOP_WAIT)
 
     # -- calls (caller's thread) -----------------------------------------------------------------
     def call(self, server: str, tool: str, args: dict[str, Any]) -> tuple[str, bool]:
@@ -156,6 +193,7 @@ class McpClients:
         import anyio  # the SDK's own dependency: its cancel scopes nest with the transports' task groups
 
         assert st.stop is not None
+        st.task = asyncio.current_task()
         began = time.perf_counter()
         # given up on at its deadline, even while a hung process is still being shut down
         def late() -> None:
@@ -166,6 +204,7 @@ class McpClients:
         try:
             # one scope for the server's whole life: its deadline bounds the start, then is lifted
             with anyio.CancelScope(deadline=anyio.current_time() + st.spec.timeout) as scope:
+                st.scope = scope
                 async with AsyncExitStack() as stack:
                     session = await self._connect(st, stack)
                     listed = await _list_tools(session)

@@ -15,13 +15,14 @@ index is kept in memory).
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from clio.memory import ltm_rank, provenance
-from clio.memory.ltm import DEFAULT_CONFIDENCE, TYPES, Entry, LtmError, render_entry, render_ltm
+from clio.memory import provenance
+from clio.memory.ltm import DEFAULT_CONFIDENCE, TYPES, Entry, LtmError, render_entry
 from clio.memory.ltm_stats import day
 from clio.memory.notes import NoteError, NoteStore
 from clio.tools.memory import format_recall
@@ -122,14 +123,11 @@ class MemoryOps:
         return "\n".join([head, *(entry_line(e) for e in chosen)])
 
     def _select(self, task: str) -> list[Entry]:
-        store = self._store()
-        return ltm_rank.select_for_prompt(
-            store.all(), task, [], self.clock(), self.budget_tokens, self.count_tokens
-        )
+        return self._store().select(task, [], self.budget_tokens, self.count_tokens)
 
     def memory_block(self, task: str) -> str:
         """The long-term memory block clio's system prompt would carry for ``task``."""
-        return render_ltm(self._select(task)) or "(no long-term memory yet)"
+        return self._store().render_block(self._select(task)) or "(no long-term memory yet)"
 
     def list_entries(self, type: str | None = None, limit: int = MAX_RESULTS) -> str:
         store = self._store()
@@ -216,6 +214,7 @@ def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bo
     from clio.memory.ltm_store import LtmStore
     from clio.safety.redact import Redactor
     from clio.store.sessions import SessionStore
+    from clio.store.signing import Signer
 
     redactor = Redactor(settings.redaction)
     sessions = SessionStore(paths.sessions_dir, redact=redactor.text)
@@ -225,9 +224,18 @@ def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bo
 
         return RecallIndex(None if read_only else paths.clio_dir / "recall.sqlite", sessions)
 
+    signer = Signer.open(paths.home, create=not read_only)
+    ltm: LtmStore | None = None if no_ltm else LtmStore(paths.clio_dir / "ltm.json", signer=signer)
+    notes = NoteStore(paths.memory_dir, redact=redactor.text)
+    if settings.shared_memory and not read_only:  # the team's store (clio.team), as a session has it
+        from clio.team.open import open_shared
+
+        shared = open_shared(paths, settings, redactor.text, lambda text: print(text, file=sys.stderr))
+        if shared is not None:
+            ltm, notes = (None if no_ltm else shared[0]), shared[1]
     return MemoryOps(
-        ltm=None if no_ltm else LtmStore(paths.clio_dir / "ltm.json"),
-        notes=NoteStore(paths.memory_dir, redact=redactor.text),
+        ltm=ltm,
+        notes=notes,
         search_index=index,
         redactor=redactor,
         read_only=read_only,

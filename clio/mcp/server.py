@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -25,6 +25,9 @@ from clio import __version__
 from clio.mcp.memory_ops import FIELDS, MAX_RESULTS, MemoryOps, Refused, open_memory
 from clio.memory.ltm import DEFAULT_CONFIDENCE
 from clio.safety.visible import escape_invisible
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LOOPBACK = "127.0.0.1"
 MAX_CLIENT_NAME = 40
@@ -42,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="clio mcp",
         description="Serve this project's memory (clio's .clio/) over the Model Context Protocol.",
+        allow_abbrev=False,
     )
     p.add_argument(
         "--dir", metavar="PATH", help="project root (default: the git root above the working directory)"
@@ -205,13 +209,27 @@ def main(argv: list[str]) -> int:
         if args.http is None:
             server.run("stdio")
         else:
-            print(f"clio mcp: serving http://{LOOPBACK}:{args.http}/mcp", file=sys.stderr, flush=True)
-            server.run("streamable-http", host=LOOPBACK, port=args.http)
+            _serve_http(server, paths.home, args.http)
     except KeyboardInterrupt:
         return 130
     except OSError as exc:
         return _fail(str(exc), 1)
     return 0
+
+
+def _serve_http(server: MCPServer[Any], home: Path, port: int) -> None:
+    """Streamable HTTP on 127.0.0.1, every request checked for the bearer token."""
+    import uvicorn
+
+    from clio.mcp.http_auth import BearerGate, load_token, register_lines
+
+    token = load_token(home)
+    url = f"http://{LOOPBACK}:{port}/mcp"
+    print(f"clio mcp: serving {url}", file=sys.stderr, flush=True)
+    for line in register_lines(url, home):
+        print(f"clio mcp: {line}", file=sys.stderr, flush=True)
+    app = BearerGate(server.streamable_http_app(host=LOOPBACK), token)
+    uvicorn.run(app, host=LOOPBACK, port=port, log_level="warning")
 
 
 def _fail(message: str, code: int) -> int:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 from clio.memory import skills as S
 from clio.memory.prefs_store import PrefStore
+from clio.memory.shown import judged
 from clio.memory.skills import Signal, Skill, SkillError
 from clio.memory.skills_store import SkillStore
 
@@ -39,6 +41,7 @@ class Behaviours:
         self._open = False
         self._approvals: list[bool] = []
         self._fixed: list[str] | None = None  # sent: the session's behaviours until its next trim
+        self._rewarded: set[str] | None = None  # which of them were sent as chosen or rewarded
 
     # -- selection ---------------------------------------------------------------------------------
     def stated(self) -> list[tuple[str, str]]:
@@ -51,6 +54,7 @@ class Behaviours:
         skills = self.store.all()
         if self._fixed is None:  # a new session, or after a trim: draw
             chosen = S.select(skills, budget_tokens, count_tokens, self.rng, self.stated())
+            self._rewarded = {s.id for s in chosen if s.rewarded}
         else:  # the same ones as before (this run or the run that left the session): they fitted
             # when drawn, and re-checking the budget with a token estimate that has since learned a
             # new ratio could drop one and change the prompt's prefix between trims
@@ -59,7 +63,7 @@ class Behaviours:
         self.active = [s.id for s in chosen]
         if self._open:  # a trim in the middle of a turn: the turn saw both sets
             self.turns.setdefault(self.turn, set()).update(self.active)
-        return S.render(chosen)
+        return S.render(chosen, self._rewarded)
 
     # -- turns -------------------------------------------------------------------------------------
     def attach(self, session: str) -> None:
@@ -67,6 +71,8 @@ class Behaviours:
         last = self.store.last_turn(session) if self.enabled else None
         self.turn = last[0] if last else 0
         self._fixed = self.store.chosen(session) if self.enabled else None
+        rewarded = self.store.chosen(session, "rewarded") if self.enabled else None
+        self._rewarded = set(rewarded) if rewarded is not None else None
 
     def trimmed(self) -> None:
         """A trim: the next prompt draws the behaviours again."""
@@ -95,14 +101,18 @@ class Behaviours:
         if self._open:
             self._approvals.append(granted)
 
-    def end_turn(self) -> Signal | None:
+    def end_turn(self, messages: list[dict[str, Any]] | None = None) -> Signal | None:
+        """The turn is over; ``messages`` (what followed the user's message) tell which of its
+        behaviours it showed: feedback about it judges those (clio.memory.shown)."""
         if not self._open:
             return None
         self._open = False
         if not self.enabled:
             return None
-        skills = sorted(self.turns.get(self.turn, set()))
-        self.store.remember_turn(self.session, self.turn, skills, self.active)
+        active = sorted(self.turns.get(self.turn, set()))
+        skills = judged(active, messages) if messages is not None else active
+        self.turns[self.turn] = set(skills)
+        self.store.remember_turn(self.session, self.turn, skills, self.active, sorted(self._rewarded or ()))
         if not self._approvals:
             return None
         return self._record("approve" if all(self._approvals) else "deny", self.turn, None, "")
@@ -143,4 +153,3 @@ class Behaviours:
 
     def all(self) -> list[Skill]:
         return self.store.all()
-

@@ -84,7 +84,7 @@ def used_in_turn(entry: Entry, assistant_texts: Iterable[str], tool_args: Iterab
 def prunable(entry: Entry, now: float, max_unused_days: float, min_score: float) -> bool:
     """Whether ``entry`` goes: not pinned, and its effective score is below ``min_score`` or
     (for a type that decays) it was not confirmed or used for ``max_unused_days``."""
-    if entry.pinned:
+    if entry.pinned and not entry.foreign:  # a foreign entry's pin is not honoured
         return False
     if effective_score(entry, now) < min_score:
         return True
@@ -112,7 +112,7 @@ def compactable(entry: Entry, now: float) -> bool:
     """Old and faded: not pinned, a type that decays, effective score below COMPACT_SCORE,
     not confirmed or used for COMPACT_AGE_DAYS."""
     return (
-        not entry.pinned
+        not (entry.pinned and not entry.foreign)
         and half_life(entry) is not None
         and effective_score(entry, now) < COMPACT_SCORE
         and now - entry.active >= COMPACT_AGE_DAYS * DAY

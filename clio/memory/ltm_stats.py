@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from clio.memory import lifecycle
 from clio.memory.ltm import TYPES, Entry
+from clio.wording import plural
 
 
 def prune(
@@ -65,6 +66,6 @@ def format_stats(s: LtmStats) -> str:
     origin += f" {s.unknown_origin} of unknown origin (older than provenance)." if s.unknown_origin else ""
     origin += f" {s.pinned} pinned." if s.pinned else ""
     return (
-        f"Long-term memory: {s.total} entries ({counts}); mean confidence {s.mean_confidence or 0:.2f}; "
+        f"Long-term memory: {plural(s.total, 'entry', 'entries')} ({counts}); mean confidence {s.mean_confidence or 0:.2f}; "
         f"oldest {day(s.oldest)}, newest {day(s.newest)}, last confirmed {day(s.last_confirmed)}.{origin}"
     )

@@ -24,6 +24,7 @@ from clio.memory.ltm import Entry
 from clio.memory.ltm_stats import LtmStats
 from clio.memory.provenance import Provenance
 from clio.store.atomic import locked_update, read_json
+from clio.store.signing import Signer
 
 VERSION = 1
 
@@ -38,29 +39,45 @@ def _valid(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("entries"), list)
 
 
-def _split(data: Raw) -> tuple[list[Entry], list[Any]]:
-    """(parsed entries, raw items that are not valid entries -- kept as they are)."""
+def _split(data: Raw, signer: Signer | None = None) -> tuple[list[Entry], list[Any]]:
+    """(parsed entries, raw items that are not valid entries -- kept as they are).
+
+    With a ``signer``, an entry not signed by this machine's clio is ``foreign``: marked in the
+    prompt and ``/memory list``, and a pin it claims is not honoured (it can be pruned)."""
     good: list[Entry] = []
     bad: list[Any] = []
     for item in data.get("entries", []):
         try:
-            good.append(Entry.from_dict(item))
+            e = Entry.from_dict(item)
         except ltm.LtmError:
             bad.append(item)
+            continue
+        if signer is not None and not signer.valid(item):
+            e.foreign = True
+        good.append(e)
     return good, bad
 
 
-def _join(data: Raw, entries: list[Entry], bad: list[Any]) -> Raw:
+def _join(data: Raw, entries: list[Entry], bad: list[Any], signer: Signer | None = None) -> Raw:
     out = {k: v for k, v in data.items() if k not in ("version", "entries")}
-    return {"version": VERSION, **out, "entries": [e.to_dict() for e in entries] + bad}
+    items = []
+    for e in entries:
+        item = e.to_dict()
+        if signer is not None and not e.foreign:
+            item["sig"] = signer.sign(item)
+        items.append(item)
+    return {"version": VERSION, **out, "entries": items + bad}
 
 
 class LtmStore:
     """Long-term memory on disk; ``path=None`` disables it (incognito: no reads, no writes)."""
 
-    def __init__(self, path: Path | None, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, path: Path | None, *, clock: Callable[[], float] = time.time, signer: Signer | None = None
+    ) -> None:
         self.path = Path(path) if path is not None else None
         self.clock = clock
+        self.signer = signer  # None: every entry counts as clio's own (no check)
 
     @property
     def enabled(self) -> bool:
@@ -71,15 +88,37 @@ class LtmStore:
         assert self.path is not None
 
         def apply(data: Raw) -> Raw:
-            entries, bad = _split(data)
-            return _join(data, change(entries), bad)
+            entries, bad = _split(data, self.signer)
+            return _join(data, change(entries), bad, self.signer)
 
         locked_update(self.path, apply, _empty, validate=_valid)
 
     def all(self) -> list[Entry]:
         if self.path is None:
             return []
-        return _split(read_json(self.path, _empty, validate=_valid))[0]
+        return _split(read_json(self.path, _empty, validate=_valid), self.signer)[0]
+
+    def adopt(self, entry_ids: Iterable[str] | None = None, *, legacy_only: bool = False) -> list[str]:
+        """Make foreign entries clio's own (signed): those of ``entry_ids``, or all of them
+        (``None``); ``legacy_only``: only entries that carry no signature at all (written by a
+        clio from before signing). The user's explicit action (``/memory adopt``) or the
+        migration (clio/app/memory_services.py). Returns the ids adopted."""
+        if self.path is None or self.signer is None:
+            return []
+        wanted = None if entry_ids is None else set(entry_ids)
+        adopted: list[str] = []
+
+        def apply(data: Raw) -> Raw:
+            legacy = {str(i.get("id")) for i in data.get("entries", []) if isinstance(i, dict) and "sig" not in i}
+            entries, bad = _split(data, self.signer)
+            for e in entries:
+                if e.foreign and (wanted is None or e.id in wanted) and (not legacy_only or e.id in legacy):
+                    e.foreign = False  # adopted as it was written, pin included
+                    adopted.append(e.id)
+            return _join(data, entries, bad, self.signer)
+
+        locked_update(self.path, apply, _empty, validate=_valid)
+        return adopted
 
     def get(self, entry_id: str) -> Entry | None:
         return next((e for e in self.all() if e.id == entry_id), None)
@@ -291,4 +330,13 @@ class LtmStore:
 
         Framed as notes to verify, never as instructions; tainted entries are marked.
         ``semantic``: entry id -> similarity to the task, only when the caller has it."""
-        return ltm.render_ltm(self.select(task, files, budget_tokens, count_tokens, semantic))
+        return self.render_block(self.select(task, files, budget_tokens, count_tokens, semantic))
+
+    def describe_author(self, entry_id: str) -> str:
+        """Who wrote an entry, for listings ('' here: a local memory has one author, the user)."""
+        return ""
+
+    def render_block(self, entries: list[Entry]) -> str:
+        """The prompt block of ``entries`` chosen by :meth:`select` (a shared store, clio.team,
+        puts teammates' entries under their own heading)."""
+        return ltm.render_ltm(entries)

@@ -47,14 +47,19 @@ class PrefStore:
         clock: Callable[[], float] = time.time,
         half_life: float = P.HALF_LIFE_DAYS,
         floor: float = P.FLOOR,
+        redact: Callable[[str], str] = lambda t: t,
     ) -> None:
         self.path = Path(path) if path is not None else None
         self.clock = clock
+        self.redact = redact  # every text added or changed, whoever adds it (/prefs add, the tool)
         self.half_life = half_life
         self.floor = floor
         self._memory: Data = _empty()  # incognito only
 
     # -- plumbing --------------------------------------------------------------------------------
+    def _redacted(self, text: Any) -> Any:
+        return self.redact(text) if isinstance(text, str) else text
+
     def _read(self) -> Data:
         if self.path is None:
             return self._memory
@@ -114,7 +119,7 @@ class PrefStore:
         self, text: str, score: float | str, kind: str | None = None, scenarios: list[str] | None = None
     ) -> Added:
         """Record a preference; a (near-)duplicate of an existing one smooths its score instead."""
-        text = P.check_text(text)
+        text = P.check_text(self._redacted(text))
         value = P.check_score(score)
         kind = P.check_kind(kind)
         scen = P.check_scenarios(scenarios)
@@ -143,7 +148,7 @@ class PrefStore:
         scenarios: list[str] | None = None,
     ) -> Preference:
         """Correct a preference (set, not smoothed); it counts as seen now."""
-        new_text = P.check_text(text) if text is not None else None
+        new_text = P.check_text(self._redacted(text)) if text is not None else None
         value = P.check_score(score) if score is not None else None
         kind = P.check_kind(kind)
         scen = P.check_scenarios(scenarios) if scenarios is not None else None

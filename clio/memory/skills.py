@@ -44,7 +44,10 @@ MAX_EVIDENCE = 30.0  # pseudo-counts kept per behaviour (benches/bench_skills.py
 TABOO_OVERLAP = 2
 MAX_TEXT = 300
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
-HEADER = "Ways of working this user has rewarded (learned from feedback; what the user says wins):"
+HEADER = "Ways of working this user chose or rewarded (what the user says wins):"
+# Behaviours drawn with no evidence yet: offered to learn from, never presented as rewarded.
+TRY_HEADER = "Ways of working to try (no feedback on them yet; what the user says wins):"
+EXPLICIT = frozenset({"good", "bad"})  # one of these per turn: a later one replaces the earlier
 STOP = frozenset(
     [
         "a",
@@ -105,10 +108,16 @@ class Skill:
     n: int = 0  # signals received
     pinned: bool = False
     banned: bool = False
+    opt_in: bool = False  # from the catalogue: drawn only once the user pins it (acts on its own)
 
     @property
     def mean(self) -> float:
         return self.a / (self.a + self.b)
+
+    @property
+    def rewarded(self) -> bool:
+        """The user chose it (pinned) or its feedback so far leans positive."""
+        return self.pinned or (self.n > 0 and self.mean > 0.5)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -194,8 +203,9 @@ def signal_weight(kind: str, weight: float | None = None) -> float:
 
 
 def parse_catalogue(text: str) -> list[Skill]:
-    """Behaviours of a catalogue: ``[id] text`` lines, each optionally followed by an indented
-    ``contradicts: phrase, phrase`` line. Other lines (headings, prose) are ignored."""
+    """Behaviours of a catalogue: ``[id] text`` lines, each optionally followed by indented
+    ``contradicts: phrase, phrase`` and ``opt-in: why`` lines (an opt-in behaviour is drawn only
+    once the user pins it). Other lines (headings, prose) are ignored."""
     out: list[Skill] = []
     for line in text.splitlines():
         m = re.match(r"^\[([^\]]+)\]\s+(.+)$", line)
@@ -210,7 +220,18 @@ def parse_catalogue(text: str) -> list[Skill]:
         m = re.match(r"^\s+contradicts:\s*(.+)$", line)
         if m and out:
             out[-1].contradicts = [p.strip().lower() for p in m.group(1).split(",") if p.strip()]
+        if re.match(r"^\s+opt-in:", line) and out:
+            out[-1].opt_in = True
     return out
+
+
+def unupdate(skill: Skill, kind: str, weight: float) -> None:
+    """Take back one signal (a judgement replaced by another about the same turn)."""
+    if check_kind(kind) in POSITIVE:
+        skill.a = max(0.05, skill.a - weight)
+    else:
+        skill.b = max(0.05, skill.b - weight)
+    skill.n = max(0, skill.n - 1)
 
 
 def update(skill: Skill, kind: str, weight: float, cap: float | None = None) -> None:
@@ -281,7 +302,9 @@ def select(
     """The behaviours for the prompt: pinned first, then by Thompson draw (above the threshold),
     never banned or contradicted, while the rendered block fits ``budget_tokens``."""
     draws = draw(skills, rng)
-    allowed = [s for s in skills if not s.banned and contradiction(s, prefs) is None]
+    allowed = [
+        s for s in skills if not s.banned and (s.pinned or not s.opt_in) and contradiction(s, prefs) is None
+    ]
     pinned = [s for s in allowed if s.pinned]
     rest = sorted(
         (s for s in allowed if not s.pinned and draws[s.id] >= DRAW_THRESHOLD), key=lambda s: -draws[s.id]
@@ -299,10 +322,17 @@ def count_fits(skills: Sequence[Skill], budget_tokens: int, count_tokens: Callab
     return count_tokens(render(skills)) <= budget_tokens
 
 
-def render(skills: Sequence[Skill]) -> str:
-    if not skills:
-        return ""
-    return "\n".join([HEADER, *(line(s) for s in skills)])
+def render(skills: Sequence[Skill], rewarded: Iterable[str] | None = None) -> str:
+    """The prompt block: what the user chose or rewarded under one heading, behaviours drawn
+    without evidence under a neutral one (they are being tried, not known to please).
+    ``rewarded``: the ids to head as rewarded (as when they were drawn: the block stays the same
+    between trims), else each behaviour's state now."""
+    good = set(rewarded) if rewarded is not None else {s.id for s in skills if s.rewarded}
+    out: list[str] = []
+    for header, group in ((HEADER, [s for s in skills if s.id in good]), (TRY_HEADER, [s for s in skills if s.id not in good])):
+        if group:
+            out += [header, *(line(s) for s in group)]
+    return "\n".join(out)
 
 
 def is_correction(text: str) -> bool:

@@ -51,7 +51,7 @@ def _merge(catalogue: list[Skill], stored: list[Any]) -> tuple[list[Skill], list
     out: list[Skill] = []
     for c in catalogue:
         s = by_id.pop(c.id, None)
-        merged = Skill(c.id, c.text, list(c.contradicts), "catalogue")
+        merged = Skill(c.id, c.text, list(c.contradicts), "catalogue", opt_in=c.opt_in)
         if s is not None:
             merged.a, merged.b, merged.n, merged.pinned, merged.banned = s.a, s.b, s.n, s.pinned, s.banned
         out.append(merged)
@@ -116,10 +116,11 @@ class SkillStore:
                 continue
         return out
 
-    def chosen(self, session: str) -> list[str] | None:
-        """The behaviours ``session``'s prompt carries until its next trim (None: not drawn yet)."""
+    def chosen(self, session: str, which: str = "active") -> list[str] | None:
+        """The behaviours ``session``'s prompt carries until its next trim (None: not drawn yet);
+        ``which="rewarded"``: those of them it carries as chosen or rewarded."""
         entry = (self._read().get("turns") or {}).get(session)
-        active = entry.get("active") if isinstance(entry, dict) else None
+        active = entry.get(which) if isinstance(entry, dict) else None
         return [str(s) for s in active] if isinstance(active, list) else None
 
     def last_turn(self, session: str) -> tuple[int, list[str]] | None:
@@ -169,8 +170,10 @@ class SkillStore:
         turn: int = 0,
         note: str = "",
     ) -> Signal:
-        """One signal about a turn: the posteriors of the behaviours active in it move, and the
-        signal joins the history."""
+        """One signal about a turn: the posteriors of the behaviours it judges move, and the
+        signal joins the history. A turn is judged once: a second ``/good`` or ``/bad`` of the same
+        kind is refused (SkillError), one of the other kind replaces the first (its effect taken
+        back)."""
         sig = Signal(
             S.check_kind(kind),
             S.signal_weight(kind, weight),
@@ -182,17 +185,32 @@ class SkillStore:
         )
 
         def fn(skills: list[Skill], data: Data) -> Signal:
+            signals = list(data.get("signals") or [])
+            if sig.kind in S.EXPLICIT and session and turn > 0:
+                for i, raw in enumerate(signals):
+                    if not (isinstance(raw, dict) and raw.get("session") == session and raw.get("turn") == turn):
+                        continue
+                    if raw.get("kind") == sig.kind:
+                        raise SkillError(f"turn {turn} is already judged {sig.kind}; a turn is judged once")
+                    if raw.get("kind") in S.EXPLICIT:  # the user changed their mind: replace it
+                        old = Signal.from_dict(raw)
+                        for sk in skills:
+                            if sk.id in old.skills:
+                                S.unupdate(sk, old.kind, old.weight)
+                        signals.pop(i)
+                        break
             for sk in skills:
                 if sk.id in sig.skills:
                     S.update(sk, sig.kind, sig.weight)
-            signals = list(data.get("signals") or [])
             signals.append(sig.to_dict())
             data["signals"] = signals[-MAX_SIGNALS:]
             return sig
 
         return self._change(fn)
 
-    def remember_turn(self, session: str, turn: int, skill_ids: list[str], active: list[str]) -> None:
+    def remember_turn(
+        self, session: str, turn: int, skill_ids: list[str], active: list[str], rewarded: list[str] | None = None
+    ) -> None:
         """The last turn of ``session`` (the behaviours it had) and the behaviours its prompt
         carries now (the next run resuming it keeps them until a trim: the prefix stays cached)."""
 
@@ -204,6 +222,7 @@ class SkillStore:
                 "turn": turn,
                 "skills": list(skill_ids),
                 "active": list(active),
+                "rewarded": list(rewarded or []),
                 "at": self.clock(),
             }
             data["turns"] = dict(list(turns.items())[-MAX_SESSIONS:])

@@ -27,8 +27,8 @@ AUTO = "auto"  # RecallIndex's embedder argument: the shared model, loaded at th
 def fuse_rows(
     conn: sqlite3.Connection, lexical: list[tuple[Any, ...]], near: list[int], k: int, weight: float = 1.0
 ) -> list[tuple[Any, ...]]:
-    """bm25 rows (id, session_id, role, seq, ts, body, rank) and nearest message ids -> rows
-    without the id, in reciprocal-rank-fusion order, the negated fused score as their rank."""
+    """bm25 rows (id, session_id, role, seq, ts, body, rank) and nearest message ids -> rows of
+    the same shape in reciprocal-rank-fusion order, the negated fused score as their rank."""
     by_id = {r[0]: tuple(r[1:6]) for r in lexical}
     missing = [i for i in near if i not in by_id]
     for start in range(0, len(missing), 500):
@@ -40,7 +40,7 @@ def fuse_rows(
             by_id[r[0]] = tuple(r[1:])
     fused = rrf([[str(r[0]) for r in lexical], [str(i) for i in near]], k, [1.0, weight])
     order = sorted(fused.items(), key=lambda kv: -kv[1])
-    return [(*by_id[int(i)], -score) for i, score in order if int(i) in by_id]
+    return [(int(i), *by_id[int(i)], -score) for i, score in order if int(i) in by_id]
 
 
 class SemanticSide:

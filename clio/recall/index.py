@@ -35,7 +35,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -44,6 +44,7 @@ from clio.recall.hybrid import AUTO, SemanticSide, fuse_rows, run_beside
 from clio.recall.lexical import LexicalSide
 from clio.recall.query import (
     POSTINGS_BUDGET,
+    RECALL_HEADER_RE,
     RRF_K,
     SYNC_BUDGET_S,
     VECTOR_WEIGHT,
@@ -51,13 +52,15 @@ from clio.recall.query import (
     query_terms,
     shape_results,
 )
+from clio.recall.refine import refine_rows
 from clio.recall.vectors import VectorIndex
 from clio.store.atomic import FileLock
 
 if TYPE_CHECKING:
     from clio.recall.embedder import Embedder
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
+ECHO_SCHEMA = "4"  # the same tables, but recall results were indexed as new evidence (echoes)
 CONTEXT_CHARS = 200  # how much of each neighbour goes into a message's context column
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
 
@@ -82,6 +85,39 @@ CREATE VIRTUAL TABLE docs USING fts5(
 INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(1.0, 0.5)');
 INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 """
+
+
+def _unindex(conn: sqlite3.Connection, where: str, arg: Any) -> None:
+    """Take rows out of the FTS index, giving it the values it indexed (contentless table)."""
+    conn.execute(
+        f"INSERT INTO docs(docs, rowid, body, ctx) SELECT 'delete', id, body, ctx FROM docview WHERE {where}",
+        (arg,),
+    )
+
+
+def _remove_session(conn: sqlite3.Connection, sid: str) -> None:
+    """A session out of the index: its FTS rows, its messages (their vectors by trigger), its row."""
+    _unindex(conn, "session_id = ?", sid)
+    conn.execute("DELETE FROM msgs WHERE session_id = ?", (sid,))
+    conn.execute("DELETE FROM sessions WHERE session_id = ?", (sid,))
+
+
+def _drop_echoes(conn: sqlite3.Connection) -> None:
+    """Repair an index of the echo schema in place: every session holding an indexed recall result
+    is taken out (its FTS rows through the same view they were indexed from, its vectors by the
+    trigger) and forgotten, so the next refresh indexes it again from its archive without the
+    echoes; the other sessions and their vectors stay as they are."""
+    rows = conn.execute("SELECT DISTINCT session_id, body FROM msgs WHERE role = 'tool'").fetchall()
+    sessions = sorted({sid for sid, body in rows if RECALL_HEADER_RE.match(body)})
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for sid in sessions:
+            _remove_session(conn, sid)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 class SessionInfoLike(Protocol):
@@ -152,6 +188,9 @@ class RecallIndex(LexicalSide, SemanticSide):
         if not {"meta", "sessions", "msgs", "docview", "docs"} <= names:
             raise sqlite3.DatabaseError("unexpected tables")
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is not None and row[0] == ECHO_SCHEMA:
+            _drop_echoes(conn)
+            row = (SCHEMA_VERSION,)
         if row is None or row[0] != SCHEMA_VERSION:
             raise sqlite3.DatabaseError("schema version mismatch")
         conn.execute("SELECT count(*) FROM docs WHERE docs MATCH '\"x\"'").fetchone()
@@ -261,7 +300,7 @@ class RecallIndex(LexicalSide, SemanticSide):
             state = self._state()  # another process may have done part of the work meanwhile
             for sid in gone:
                 if sid in state:
-                    self._delete_session(sid)
+                    _remove_session(self._conn, sid)
                     done["sessions_removed"] += 1
             pending = 0
             # oldest first, so that row ids follow time (the common-words path returns the newest)
@@ -287,17 +326,6 @@ class RecallIndex(LexicalSide, SemanticSide):
         self._seen = seen
         return dict(done)
 
-    def _unindex(self, where: str, arg: Any) -> None:
-        """Take rows out of the FTS index, giving it the values it indexed (contentless table)."""
-        self._conn.execute(
-            f"INSERT INTO docs(docs, rowid, body, ctx) SELECT 'delete', id, body, ctx FROM docview WHERE {where}",
-            (arg,),
-        )
-
-    def _delete_session(self, sid: str) -> None:
-        self._unindex("session_id = ?", sid)
-        self._conn.execute("DELETE FROM msgs WHERE session_id = ?", (sid,))
-        self._conn.execute("DELETE FROM sessions WHERE session_id = ?", (sid,))
 
     def _index_session(
         self, info: SessionInfoLike, old: tuple[str, float, int, int] | None, done: Counter[str]
@@ -314,7 +342,7 @@ class RecallIndex(LexicalSide, SemanticSide):
                 first_id = int(row[0])  # its next-neighbour context changes
         else:
             if old is not None:
-                self._delete_session(info.id)
+                _remove_session(self._conn, info.id)
             done["sessions_indexed"] += 1
         count = 0
         rows: list[tuple[str, int, str, float, str]] = []
@@ -337,7 +365,7 @@ class RecallIndex(LexicalSide, SemanticSide):
             )
         if rows:
             if first_id is not None:
-                self._unindex("id = ?", first_id)
+                _unindex(self._conn, "id = ?", first_id)
             else:
                 first_id = 0  # a new or fully reindexed session: all its rows are new
             conn.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)", rows)
@@ -371,17 +399,25 @@ class RecallIndex(LexicalSide, SemanticSide):
         *,
         refresh: bool = True,
         mode: Literal["hybrid", "lexical", "semantic"] = "hybrid",
+        skip: Mapping[str, Collection[int]] | None = None,
+        with_text: bool = False,
+        refine: bool = True,
     ) -> list[dict[str, Any]]:
         """The best-matching archived messages for ``query`` (plain words, any characters).
 
         Results come from at most ``max_sessions`` sessions (the best-ranked ones), best first:
         {session_id, session_name, date 'YYYY-MM-DD HH:MM', role, seq, excerpt, score}. The
-        score is bm25's (lexical) or, when vectors take part, the fused RRF score.
+        score is bm25's (lexical) or, when vectors take part, the fused RRF score, raised by
+        the stages of :mod:`clio.recall.refine` (``refine=False``: the fused ranking alone).
+        ``skip`` leaves out messages by session and sequence number: those a request already
+        carries (the running session's window), so only what left it can come back (neighbour
+        expansion included). ``with_text``: each result also carries the message's indexed text.
         """
         terms = query_terms(query)
         if not terms or max_sessions < 1 or max_results < 1:
             return []
-        limit = max(max_results * 20, 200)
+        skipped = {(sid, int(seq)) for sid, seqs in (skip or {}).items() for seq in seqs}
+        limit = max(max_results * 20, 200) + len(skipped)
         with self._lock:
             if refresh:
                 self.refresh()
@@ -399,13 +435,16 @@ class RecallIndex(LexicalSide, SemanticSide):
             else:
                 lexical = self._lexical(terms, exclude_session, limit)
                 near = scan() if scan is not None else []
-            rows = (
-                fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT)
-                if near
-                else [r[1:] for r in lexical]
-            )
+            fused = fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT) if near else lexical
+
+            def keep(sid: str, seq: int) -> bool:
+                return sid != exclude_session and (sid, int(seq)) not in skipped
+
+            rows = refine_rows(self._conn, query, fused, keep) if refine else [r[1:] for r in fused]
+            if skipped:
+                rows = [r for r in rows if (r[0], r[2]) not in skipped]
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
-        return shape_results(rows, names, terms, max_sessions, max_results)
+        return shape_results(rows, names, terms, max_sessions, max_results, with_text)
 
     def search_match(
         self,

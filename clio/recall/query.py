@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from clio.messages import KIND_MEMORY, KIND_SUMMARY, Message, meta, text_of
+from clio.messages import KIND_MEMORY, KIND_RECALL, KIND_SUMMARY, Message, meta, text_of, tool_call_args
 
 # Same split as FTS5's unicode61 tokenizer: letters and digits; '_' and punctuation separate.
 WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
@@ -39,7 +39,17 @@ STOPWORDS: frozenset[str] = frozenset(
 TEXT_LIMIT = 32_000
 TOOL_RESULT_LIMIT = 4_000
 TOOL_ARGS_LIMIT = 2_000
-SKIP_KINDS = frozenset({KIND_SUMMARY, KIND_MEMORY})
+SKIP_KINDS = frozenset({KIND_SUMMARY, KIND_MEMORY, KIND_RECALL})
+# Results of the memory tool quote what clio already keeps (notes, long-term entries, excerpts of
+# the archive): indexed, they would come back as new evidence, echoes crowding out the original.
+ECHO_TOOLS = frozenset({"memory_operations"})
+# Calls of the memory tool that only look things up: their arguments are a question, not evidence.
+LOOKUP_OPS = frozenset({"recall_sessions", "search", "retrieve", "list", "ltm_stats"})
+# A hit whose text adds fewer content words than this to the query's restates the question (an
+# earlier ask of the same thing): ranked after the hits that say something about it.
+MIN_NEW_WORDS = 2
+# How a recall result begins (also in archives written before tool results carried their tool).
+RECALL_HEADER_RE = re.compile(r"\d+ excerpt\(s\) from (?:earlier sessions|the archive)\b")
 
 # bm25 scores every row that matches any query word; past this many (word, message) pairs the
 # most common words are left out of the query (they weigh least), and when every word is that
@@ -207,12 +217,13 @@ def document_text(msg: Message) -> str | None:
     """The text of one archived message that goes into the recall index, or None to skip it.
 
     User and assistant text is indexed (tool-call arguments clipped), tool results are
-    clipped to a few KB, system messages, thread summaries and injected memory are skipped.
+    clipped to a few KB; system messages, thread summaries, injected memory and what clio itself
+    brought back (recall blocks, the memory tool's results: :func:`is_echo`) are skipped.
     """
     role = msg.get("role")
     if role not in ("user", "assistant", "tool"):
         return None
-    if meta(msg).get("kind") in SKIP_KINDS:
+    if meta(msg).get("kind") in SKIP_KINDS or is_echo(msg):
         return None
     if role == "tool":
         text = _clip(text_of(msg), TOOL_RESULT_LIMIT)
@@ -221,11 +232,56 @@ def document_text(msg: Message) -> str | None:
         parts = [body] if isinstance(body, str) and body.strip() else []
         for call in msg.get("tool_calls") or []:
             fn = call.get("function") or {}
+            if fn.get("name") in ECHO_TOOLS and tool_call_args(call).get("operation") in LOOKUP_OPS:
+                continue  # a look-up's arguments only repeat a question
             parts.append(f"{fn.get('name', '')} {_clip(str(fn.get('arguments', '')), TOOL_ARGS_LIMIT)}")
         text = _clip("\n".join(parts), TEXT_LIMIT)
     else:
         text = _clip(text_of(msg), TEXT_LIMIT)
     return text if text.strip() else None
+
+
+def content_words(text: str) -> list[str]:
+    """The distinct content words of ``text`` in order, stemmed as excerpts are (stopwords and
+    1-letter words out): what a query asks, what a passage says."""
+    out: dict[str, None] = {}
+    for w in fts_words(text):
+        if len(w) > 1 and w not in STOPWORDS:
+            out.setdefault(excerpt_stem(w))
+    return list(out)
+
+
+def content_stems(text: str, limit: int = 6000) -> set[str]:
+    """The distinct content words of ``text``'s first ``limit`` characters (:func:`content_words`)."""
+    return set(content_words(text[:limit]))
+
+
+def answers_first(hits: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
+    """Search results with the restatements moved after the results that add something: a
+    message that only repeats the query's words (the same question asked before) is not what
+    recall is for. Order is kept otherwise. Reads ``text`` where a result has it, else its excerpt."""
+    asked = content_stems(query)
+    says: list[dict[str, Any]] = []
+    repeats: list[dict[str, Any]] = []
+    for hit in hits:
+        text = str(hit.get("text") or hit.get("excerpt") or "")
+        (repeats if len(content_stems(text) - asked) < MIN_NEW_WORDS else says).append(hit)
+    return says + repeats
+
+
+def is_echo(msg: Message) -> bool:
+    """Whether a tool result only quotes what clio keeps already (never new evidence)."""
+    if msg.get("role") != "tool":
+        return False
+    if meta(msg).get("tool") in ECHO_TOOLS:
+        return True
+    content = msg.get("content")
+    return isinstance(content, str) and RECALL_HEADER_RE.match(content) is not None
+
+
+def passage_key(body: str) -> str:
+    """What makes two archived passages the same passage: their words, case and spacing aside."""
+    return " ".join(body.lower().split())[:4000]
 
 
 def format_date(ts: float) -> str:
@@ -239,29 +295,39 @@ def shape_results(
     terms: list[str],
     max_sessions: int,
     max_results: int,
+    with_text: bool = False,
 ) -> list[dict[str, Any]]:
-    """Ranked index rows (session_id, role, seq, ts, body, bm25 rank) -> search results.
+    """Ranked index rows (session_id, role, seq, ts, body, bm25 rank) -> search results (with
+    ``text``, the indexed text itself, when ``with_text``).
 
-    Keeps rows from the ``max_sessions`` best-ranked sessions only, at most ``max_results``.
+    Keeps rows from the ``max_sessions`` best-ranked sessions only, at most ``max_results``; a
+    passage that comes back more than once (a file read twice, a message pasted again) counts once,
+    at its best rank.
     """
     sessions: set[str] = set()
+    seen: set[str] = set()
     out: list[dict[str, Any]] = []
     for sid, role, seq, ts, body, rank in rows:
+        key = passage_key(body)
+        if key in seen:
+            continue
+        seen.add(key)
         if sid not in sessions:
             if len(sessions) >= max_sessions:
                 continue
             sessions.add(sid)
-        out.append(
-            {
-                "session_id": sid,
-                "session_name": names.get(sid, ""),
-                "date": format_date(ts),
-                "role": role,
-                "seq": seq,
-                "excerpt": excerpt(body, terms),
-                "score": round(-rank, 4),
-            }
-        )
+        hit = {
+            "session_id": sid,
+            "session_name": names.get(sid, ""),
+            "date": format_date(ts),
+            "role": role,
+            "seq": seq,
+            "excerpt": excerpt(body, terms),
+            "score": round(-rank, 4),
+        }
+        if with_text:
+            hit["text"] = body
+        out.append(hit)
         if len(out) >= max_results:
             break
     return out

@@ -12,11 +12,18 @@ What a contained command may do:
 - with Landlock ABI >= 6, no signals to processes outside the sandbox (clio itself, other
   programs of the user) and no connection to abstract unix sockets outside it.
 
-The restriction is applied by a small wrapper process, ``python -m clio.safety.containment
---root R --tmp T [--net] -- PROGRAM ARGS...``: it restricts itself (no_new_privs, seccomp,
-Landlock) and then ``exec``s the program, so every descendant inherits the restriction and
-nothing runs in a threaded parent between fork and exec. If any step fails the wrapper exits
-with status 126 and never runs the program unconfined.
+- no read of clio's own folder (``$CLIO_HOME``) nor of the user's credential stores
+  (clio/safety/hide.py), and no unix socket unless the network is allowed;
+- in its own PID and mount namespaces where the kernel allows (clio/safety/namespaces.py).
+
+Without ``--sandbox`` every command is still kept from reading ``$CLIO_HOME`` (``hide``):
+Landlock with only the file read right handled.
+
+The restriction is applied by a small wrapper process, ``python -m clio.safety.wrapper
+--write R --write T [--net] [--hide H] [--ns] -- PROGRAM ARGS...`` (clio/safety/wrapper.py): it
+restricts itself (no_new_privs, seccomp, Landlock) and then ``exec``s the program, so every
+descendant inherits the restriction and nothing runs in a threaded parent between fork and exec.
+If any step fails the wrapper exits with status 126 and never runs the program unconfined.
 
 Landlock rules are an allow-list that only ever narrows: a process cannot lift them, and
 ``--yes`` has no way to widen them. Implemented with ctypes against the raw syscalls (no
@@ -26,26 +33,29 @@ offered by any Python Landlock binding.
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import errno
 import os
-import platform
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from clio.safety.hide import grant_except
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "PROVIDER_KEYS",
     "Availability",
     "availability",
     "contain",
+    "hide",
     "is_credential_name",
+    "make_undumpable",
     "landlock_abi",
     "scrub_env",
-    "wrap_command",
 ]
 
 # --- the environment of every shell command (sandbox or not) ------------------------------
@@ -81,6 +91,7 @@ _LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
 _LANDLOCK_RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
+_PR_SET_DUMPABLE = 4
 _SECCOMP_MODE_FILTER = 2
 
 # --- Landlock access rights ---------------------------------------------------------------
@@ -180,11 +191,10 @@ def landlock_abi() -> int:
 
 
 def _machine() -> str:
-    return platform.machine().lower()
+    return os.uname().machine.lower()
 
 
-@dataclass(frozen=True)
-class Availability:
+class Availability(NamedTuple):
     """Whether shell commands can be contained here, and one line saying how (or why not)."""
 
     available: bool
@@ -253,7 +263,9 @@ def _no_new_privs(libc: ctypes.CDLL) -> None:
         raise ContainmentError(err, f"prctl(NO_NEW_PRIVS): {os.strerror(err)}")
 
 
-def _landlock(libc: ctypes.CDLL, abi: int, writable: Sequence[str], network: bool) -> None:
+def _landlock(
+    libc: ctypes.CDLL, abi: int, writable: Sequence[str], network: bool, hidden: Sequence[str] = ()
+) -> None:
     fs = _handled_fs(abi)
     attr = _RulesetAttr(handled_access_fs=fs, handled_access_net=0, scoped=0)
     size = 8
@@ -269,7 +281,7 @@ def _landlock(libc: ctypes.CDLL, abi: int, writable: Sequence[str], network: boo
         err = ctypes.get_errno()
         raise ContainmentError(err, f"landlock_create_ruleset: {os.strerror(err)}")
     try:
-        _add_path(libc, ruleset_fd, "/", _READ & fs)
+        grant_except(lambda p, a: _add_path(libc, ruleset_fd, p, a), hidden, _READ & fs)
         for dev in _DEVICES:
             if os.path.exists(dev):
                 _add_path(libc, ruleset_fd, dev, (FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE) & fs)
@@ -286,11 +298,14 @@ def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> _SockFilter:
     return _SockFilter(code=code, jt=jt, jf=jf, k=k)
 
 
-def seccomp_program(machine: str) -> list[_SockFilter]:
+def seccomp_program(machine: str, *, unix: bool = True) -> list[_SockFilter]:
     """BPF: refuse socket() for every family but AF_UNIX/AF_NETLINK, and io_uring_setup (EACCES/EPERM).
 
-    Syscalls of a foreign ABI (x32, 32-bit compat) are refused with ENOSYS: their numbers differ
-    and 32-bit x86 reaches sockets through socketcall(2), which the filter cannot inspect."""
+    ``unix=False`` refuses AF_UNIX too: a socket file (the docker socket, an ssh agent, a listener
+    another program opened) carries data out as well as TCP does, and Landlock cannot see its
+    address; ``socketpair`` stays allowed. Syscalls of a foreign ABI (x32, 32-bit compat) are
+    refused with ENOSYS: their numbers differ and 32-bit x86 reaches sockets through
+    socketcall(2), which the filter cannot inspect."""
     arch, nr_socket = _AUDIT_ARCH[machine], _SYS_SOCKET[machine]
     deny = _SECCOMP_RET_ERRNO | errno.EACCES
     prog = [
@@ -305,7 +320,7 @@ def seccomp_program(machine: str) -> list[_SockFilter]:
         _bpf(_BPF_JEQ_K, nr_socket, jt=1, jf=0),  # 8
         _bpf(_BPF_RET_K, _SECCOMP_RET_ALLOW),  # 9: anything else
         _bpf(_BPF_LD_W_ABS, 16),  # 10: args[0] (the family; low 32 bits, little endian)
-        _bpf(_BPF_JEQ_K, _AF_UNIX, jt=2, jf=0),  # 11
+        _bpf(_BPF_JEQ_K, _AF_UNIX if unix else 0xFFFF, jt=2, jf=0),  # 11 (0xFFFF: no such family)
         _bpf(_BPF_JEQ_K, _AF_NETLINK, jt=1, jf=0),  # 12
         _bpf(_BPF_RET_K, deny),  # 13
         _bpf(_BPF_RET_K, _SECCOMP_RET_ALLOW),  # 14
@@ -313,8 +328,8 @@ def seccomp_program(machine: str) -> list[_SockFilter]:
     return prog
 
 
-def _seccomp(libc: ctypes.CDLL, machine: str) -> None:
-    prog = seccomp_program(machine)
+def _seccomp(libc: ctypes.CDLL, machine: str, unix: bool = True) -> None:
+    prog = seccomp_program(machine, unix=unix)
     filters = (_SockFilter * len(prog))(*prog)
     fprog = _SockFprog(len=len(prog), filter=ctypes.cast(filters, ctypes.POINTER(_SockFilter)))
     if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
@@ -322,56 +337,57 @@ def _seccomp(libc: ctypes.CDLL, machine: str) -> None:
         raise ContainmentError(err, f"seccomp: {os.strerror(err)}")
 
 
-def contain(writable: Sequence[str | Path], *, network: bool = False) -> None:
+def contain(writable: Sequence[str | Path], *, network: bool = False, hidden: Sequence[str] = ()) -> None:
     """Restrict the calling process (and every process it will start) for good.
 
-    Raises ContainmentError when the kernel refuses a step; the caller must then not go on."""
+    ``hidden``: paths it may not read at all. Without ``network`` no socket but AF_NETLINK can be
+    made (no TCP, UDP, raw, packet nor unix socket). Raises ContainmentError when the kernel
+    refuses a step; the caller must then not go on."""
     abi = landlock_abi()
     if abi < 1:
         raise ContainmentError(errno.ENOSYS, "Landlock is not available in this kernel")
-    paths = [str(Path(p).resolve()) for p in writable]
+    paths = [os.path.realpath(p) for p in writable]
     libc = _libc()
     _no_new_privs(libc)
     machine = _machine()
     if not network and machine in _AUDIT_ARCH:
-        _seccomp(libc, machine)
-    _landlock(libc, abi, paths, network)
+        _seccomp(libc, machine, unix=False)
+    _landlock(libc, abi, paths, network, hidden)
 
 
-def wrap_command(argv: Sequence[str], writable: Sequence[str | Path], *, network: bool = False) -> list[str]:
-    """``argv`` prefixed with the wrapper that contains it (the same Python interpreter as clio)."""
-    out = [sys.executable, "-I", "-m", "clio.safety.containment"]
-    for p in writable:
-        out += ["--write", str(p)]
-    if network:
-        out.append("--net")
-    return [*out, "--", *argv]
-
-
-def main(args: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m clio.safety.containment",
-                                     description="Run a program confined by Landlock (and seccomp).")  # fmt: skip
-    parser.add_argument("--write", action="append", default=[], help="a folder the program may write beneath")
-    parser.add_argument("--net", action="store_true", help="leave the network open")
-    parser.add_argument("argv", nargs=argparse.REMAINDER)
-    ns = parser.parse_args(args)
-    argv = list(ns.argv)
-    if argv[:1] == ["--"]:
-        argv = argv[1:]
-    if not argv:
-        parser.error("no program given")
+def hide(hidden: Sequence[str]) -> None:
+    """Only keep the calling process from reading the files under ``hidden`` (what every command
+    gets without ``--sandbox``): Landlock handles just the file read right (and REFER, which
+    Landlock always denies otherwise), granted everywhere else. Writing stays as the user may."""
+    abi = landlock_abi()
+    if abi < 1:
+        raise ContainmentError(errno.ENOSYS, "Landlock is not available in this kernel")
+    fs = FS_READ_FILE | (FS_REFER if abi >= 2 else 0)
+    libc = _libc()
+    _no_new_privs(libc)
+    attr = _RulesetAttr(handled_access_fs=fs, handled_access_net=0, scoped=0)
+    ruleset_fd = _syscall(libc, _SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(8),
+                          ctypes.c_uint32(0))  # fmt: skip
+    if ruleset_fd < 0:
+        err = ctypes.get_errno()
+        raise ContainmentError(err, f"landlock_create_ruleset: {os.strerror(err)}")
     try:
-        contain(ns.write, network=ns.net)
-    except OSError as exc:
-        print(f"clio sandbox: cannot confine the command, not running it ({exc})", file=sys.stderr)
-        return EXIT_SETUP_FAILED
+        grant_except(lambda p, a: _add_path(libc, ruleset_fd, p, a), hidden, fs)
+        if _syscall(libc, _SYS_LANDLOCK_RESTRICT_SELF, ruleset_fd, ctypes.c_uint32(0)) < 0:
+            err = ctypes.get_errno()
+            raise ContainmentError(err, f"landlock_restrict_self: {os.strerror(err)}")
+    finally:
+        os.close(ruleset_fd)
+
+
+def make_undumpable() -> None:
+    """Make this process non-dumpable: its ``/proc/PID/environ``, ``mem``, ``maps`` and ptrace are
+    then closed to other processes of the same user (only root gets in). Every clio process
+    calls it first thing, before any key is read; commands it starts are dumpable again after
+    their ``exec``, so nothing else changes for them."""
+    if not sys.platform.startswith("linux"):
+        return
     try:
-        os.execvp(argv[0], argv)
-    except OSError as exc:
-        print(f"clio sandbox: cannot run {argv[0]}: {exc.strerror}", file=sys.stderr)
-        return 127
-    return 0  # not reached
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass

@@ -36,7 +36,9 @@ from clio.safety.redact_rules import (
     redact_assignments,
     starts_token,
 )
+from clio.safety.redact_rules_more import MORE_RULES
 from clio.safety.redact_rules_services import SERVICE_RULES
+from clio.safety.redact_split import redact_split
 
 __all__ = ["LEVELS", "PLACEHOLDER_RE", "Redactor", "entropy", "placeholder"]
 
@@ -208,55 +210,9 @@ def _apply(rule: Rule, text: str, low: str | None, labels: list[str]) -> tuple[s
     return "".join(out), "".join(out_low) if low is not None else None
 
 
-# --- keys split across adjacent string literals: "sk-abc" "def…", 'AKIA' + 'XXXX…' ---
-
-_LIT = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-_CHAIN = lazy(r"(?:" + _LIT + r")(?:[ \t]*\+?\s*(?:" + _LIT + r"))+")
-# where two literals meet: a quote, then spaces, a "+" or a line break (not "" nor ", "), then a quote
-_ADJACENT = lazy(r"[\"'](?:[ \t]*\+\s*|[ \t]+|[ \t]*\n\s*)[\"']")
-_ONE_LIT = lazy(_LIT)
-_MAX_CHAIN = 4096  # characters of a chain looked at past a junction
-
-
 def _redact_split(text: str, low: str | None, labels: list[str]) -> str:
-    """A known shape that only appears once adjacent literals are joined (the single-literal secrets
-    are already placeholders). The first literal it touches gets the placeholder, the others lose
-    the secret's part of their content, so the code stays valid and the value joins to a placeholder."""
-    if not _ADJACENT.search(text):
-        return text
-    out: list[str] = []
-    pos = covered = 0
-    for adj in _ADJACENT.finditer(text):
-        if adj.start() < covered:
-            continue
-        # a chain's first literal ends at its first junction, on that junction's line
-        start = max(covered, text.rfind("\n", 0, adj.start()) + 1)
-        for chain in _CHAIN.finditer(text, start, adj.end() + _MAX_CHAIN):
-            if chain.start() > adj.start():
-                break
-            covered = chain.end()
-            lits = list(_ONE_LIT.finditer(text, chain.start(), chain.end()))
-            contents = [m.group()[1:-1] for m in lits]
-            hits = _crossing_hits("".join(contents), _cuts(contents))
-            if not hits:
-                continue
-            for m, content in zip(lits, _rebuild(contents, hits, labels), strict=True):
-                out += [text[pos : m.start() + 1], content]
-                pos = m.end() - 1
-        covered = max(covered, adj.end())
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def _cuts(contents: list[str]) -> set[int]:
-    """Offsets in the joined text where one literal ends and the next begins."""
-    cuts, n = set(), 0
-    for c in contents[:-1]:
-        n += len(c)
-        cuts.add(n)
-    return cuts
+    """Keys split across string literals (clio/safety/redact_split.py)."""
+    return redact_split(text, labels, _crossing_hits)
 
 
 def _crossing_hits(joined: str, cuts: set[int]) -> list[tuple[int, int, str]]:
@@ -273,29 +229,7 @@ def _crossing_hits(joined: str, cuts: set[int]) -> list[tuple[int, int, str]]:
     return sorted(kept)
 
 
-def _rebuild(contents: list[str], hits: list[tuple[int, int, str]], labels: list[str]) -> list[str]:
-    """Each literal's new content: the secret's characters removed, the placeholder in the first."""
-    labels.extend(label for _, _, label in hits)
-    out: list[str] = []
-    start = 0
-    for c in contents:
-        end = start + len(c)
-        piece: list[str] = []
-        i = start
-        for a, b, label in hits:
-            if b <= i or a >= end:
-                continue
-            piece.append(c[i - start : max(a, i) - start])
-            if a >= start:
-                piece.append(placeholder(label))
-            i = min(b, end)
-        piece.append(c[i - start :])
-        out.append("".join(piece))
-        start = end
-    return out
-
-
-_RULES: tuple[Rule, ...] = STANDARD_RULES + SERVICE_RULES
+_RULES: tuple[Rule, ...] = STANDARD_RULES + SERVICE_RULES + MORE_RULES
 _ALL_NEEDLES = sorted({n for rule in _RULES for n in rule.needles})
 
 

@@ -3,7 +3,7 @@
 - ``is_inside``: whether a resolved path lies beneath the project root. (``resolve_path``,
   which turns a tool argument into a checked path, is in clio/tools/paths.py.)
 - ``destructive_reason``: a short reason when a shell command can destroy data (recursive
-  ``rm`` outside the project, forced pushes, hard resets, disk tools...) or hides what it runs
+  ``rm`` outside the project, any forced recursive ``rm``, forced pushes, hard resets, disk tools...) or hides what it runs
   (a command name from a variable or substitution, text piped into a shell, inline interpreter
   code that deletes or spawns), else None. The command is split with shlex where possible;
   anything that does not parse is checked on its raw text with regexes, erring on the side of
@@ -395,6 +395,8 @@ def _check_simple(name: str, args: list[str], root: Path, cwd: Path | None, via_
             why = _dangerous_target(t, root, cwd)
             if why:
                 return f"rm -r on {why}" if not why.startswith("it ") else f"rm -r: {why}"
+        if _has_short(opts, "f") or "--force" in opts:  # as destructive as git clean -fdx
+            return "rm -rf deletes whole folders without asking (files git does not track cannot be recovered)"
         return None
     if name in ("chmod", "chown", "chgrp"):
         opts, rest = _opts_and_args(args)

@@ -19,12 +19,14 @@ import fcntl
 import json
 import os
 import random
+import secrets
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from clio.lazy_re import lazy
 from clio.paths import ensure_dir
 
 T = TypeVar("T")
@@ -70,7 +72,11 @@ def atomic_write_bytes(
         ensure_dir(path.parent)
     elif make_folder:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    entry: Path | None = None
+    if clio_state or _JOURNAL is None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    else:  # the user's tree: the temp's name is journaled first, so a kill -9 leaves nothing unswept
+        fd, tmp, entry = _journaled_temp(path, _JOURNAL)
     try:
         try:
             mode = os.stat(path).st_mode & 0o777
@@ -87,8 +93,75 @@ def atomic_write_bytes(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        if entry is not None:
+            with contextlib.suppress(OSError):
+                entry.unlink()
     if durable:
         _fsync_dir(path.parent)
+
+
+# --- temp files in the user's tree: journaled, swept on the next start -----------------------
+
+_JOURNAL: Path | None = None
+_STRAY = lazy(r"^\.[^/]+\.(\d+)-[0-9a-f]{8}\.tmp$")
+
+
+def journal_writes(folder: Path | None) -> None:
+    """Journal the temp files of writes in the user's tree (``clio_state=False``) under ``folder``
+    (``.clio/inflight``); None: not at all (incognito writes nothing of clio's own)."""
+    global _JOURNAL
+    _JOURNAL = folder
+
+
+def _journaled_temp(path: Path, journal: Path) -> tuple[int, str, Path]:
+    journal.mkdir(parents=True, exist_ok=True)
+    pid, token = os.getpid(), secrets.token_hex(4)
+    tmp = str(path.parent / f".{path.name}.{pid}-{token}.tmp")
+    entry = journal / f"{pid}-{token}"
+    entry.write_text(tmp, encoding="utf-8")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except BaseException:
+        entry.unlink()
+        raise
+    return fd, tmp, entry
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stray_temps(journal: Path, root: Path) -> list[Path]:
+    """Remove the temp files that writes of dead clio processes left in the user's tree (an
+    interrupted atomic write, e.g. ``src/.f13.py.4242-1a2b3c4d.tmp``); returns those removed.
+    Only journaled paths inside ``root`` with clio's temp name are touched, never anything else."""
+    removed: list[Path] = []
+    try:
+        entries = list(journal.iterdir())
+    except OSError:
+        return removed
+    real_root = os.path.realpath(root)
+    for entry in entries:
+        pid = entry.name.split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            stray = Path(entry.read_text(encoding="utf-8").strip())
+            m = _STRAY.match(stray.name)
+            inside = os.path.realpath(stray.parent).startswith(real_root + os.sep) or os.path.realpath(stray.parent) == real_root
+            if m and m.group(1) == pid and inside and stray.is_file() and not stray.is_symlink():
+                stray.unlink()
+                removed.append(stray)
+        with contextlib.suppress(OSError):
+            entry.unlink()
+    return removed
 
 
 def _umask() -> int:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clio.messages import Message
+from clio.messages import Message, typed_words
 from clio.store.atomic import atomic_write_json, read_json
 from clio.store.session_repair import from_damaged, has_archive, id_time, is_number
 
@@ -180,7 +180,7 @@ class Session:
         self.info.message_count = len(self.messages)
         self.info.updated = time.time()
         if not self.info.name and msg.get("role") == "user" and isinstance(msg.get("content"), str):
-            self.info.name = clean_name(auto_name(_head(msg["content"], self.redact)), None)
+            self.info.name = clean_name(name_from(msg, self.redact), None)
         self._write_chunk(meta["seq"] // CHUNK)
         self.save_meta()
         return msg
@@ -251,6 +251,12 @@ class Session:
 def _head(text: str, redact: Redact | None) -> str:
     """The start of a message, redacted whole enough that a secret near the name's end is seen."""
     return (redact or _identity)(text[:4096])
+
+
+def name_from(msg: Message, redact: Redact | None) -> str:
+    """A session's name from its first request: the words the user typed, never the content of
+    a file the message attached (@path)."""
+    return auto_name(_head(typed_words(msg), redact))
 
 
 def auto_name(text: str) -> str:
@@ -337,7 +343,7 @@ class SessionStore:
         if not name:
             first = next((m for m in messages if m.get("role") == "user"), None)
             if first is not None and isinstance(first.get("content"), str):
-                name = auto_name(_head(first["content"], self.redact))
+                name = name_from(first, self.redact)
         info = SessionInfo(
             id=d.name,
             name=clean_name(name, self.redact),

@@ -42,7 +42,8 @@ class Kept:
     existed: bool
     blob: str = ""  # sha256 of the before-image ("" when it did not exist)
     size: int = 0
-    where: str = "disk"  # "disk" | "memory" (held a secret) | "none" (too large to keep)
+    where: str = "disk"  # "disk" | "memory" (held a secret) | "none" (too large to keep) | "lost" (a
+    # shell command changed it and no copy was taken before: tools/shell_undo.py)
     after: str = ""  # sha256 of what clio left there at the end of its last change in the turn
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,15 +82,40 @@ class Snapshots:
         """Before a change to ``path``: keep what it holds, once per turn."""
         if self.current is None:
             return
-        key = str(path)
         if path.is_dir():  # a folder that exists (deleting an empty one): nothing to keep
             return
-        turn = self._turn()
-        if turn.find(key) is not None:
+        if self._add(path, _read(path), path.is_file()):
+            self._save()
+
+    def keep_all(self, items: list[tuple[Path, bytes | None, bool]]) -> None:
+        """After a shell command: (path, what it held before or None when no copy was taken,
+        whether it existed) for each path the command changed, each noted as left now."""
+        if self.current is None or not items:
             return
-        data = _read(path)
-        kept = Kept(key, data is not None, size=len(data or b""))
-        if data is not None:
+        turn = self._turn()
+        known = {k.path: k for k in turn.files}
+        for path, data, existed in items:
+            kept = known.get(str(path))
+            if kept is None:
+                self._add(path, data, existed, durable=False, turn=turn)  # many at once: one fsync, the index's
+                kept = turn.files[-1]
+            kept.after = sha(_read(path))
+        self._save()
+
+    def _add(
+        self, path: Path, data: bytes | None, existed: bool, *, durable: bool = True, turn: Turn | None = None
+    ) -> bool:
+        """Keep ``data`` as ``path``'s before-image in this turn, unless it is kept already
+        (``turn`` given: the caller checked)."""
+        key = str(path)
+        if turn is None:
+            turn = self._turn()
+            if turn.find(key) is not None:
+                return False
+        kept = Kept(key, existed, size=len(data or b""))
+        if data is None and existed:
+            kept.where = "lost"
+        elif data is not None:
             kept.blob = sha(data)
             if len(data) > MAX_FILE_BYTES:
                 kept.where = "none"
@@ -97,9 +123,9 @@ class Snapshots:
                 kept.where = "memory"
                 self.memory[kept.blob] = data
             else:
-                self._write_blob(kept.blob, data)
+                self._write_blob(kept.blob, data, durable=durable)
         turn.files.append(kept)
-        self._save()
+        return True
 
     def after(self, path: Path) -> None:
         """After a change to ``path``: note what clio left there."""
@@ -132,14 +158,7 @@ class Snapshots:
             return Restored(kept.path, "deleted")
         data = self._blob(kept)
         if data is None:
-            why = (
-                "it was over 2 MB, so no copy was kept"
-                if kept.where == "none"
-                else "it held a secret, so its copy was kept in memory only, by the run that changed it"
-                if kept.where == "memory"
-                else "its copy is missing"
-            )
-            return Restored(kept.path, f"skipped: {why}")
+            return Restored(kept.path, f"skipped: {missing_reason(kept)}")
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             mode: int | None = path.stat().st_mode & 0o7777
@@ -149,6 +168,10 @@ class Snapshots:
         if mode is not None:
             path.chmod(mode)
         return Restored(kept.path, "restored")
+
+    def before(self, kept: Kept) -> bytes | None:
+        """What the path held before that turn changed it (None: it did not exist, or no copy)."""
+        return self._blob(kept) if kept.existed else None
 
     def forget(self, turn: Turn) -> None:
         """Drop an undone turn (its files are back)."""
@@ -177,11 +200,11 @@ class Snapshots:
         except OSError:
             return None
 
-    def _write_blob(self, digest: str, data: bytes) -> None:
+    def _write_blob(self, digest: str, data: bytes, *, durable: bool = True) -> None:
         assert self.folder is not None
         target = self.folder / "blobs" / digest
         if not target.exists():
-            atomic_write_bytes(target, data)
+            atomic_write_bytes(target, data, durable=durable)
 
     def _load(self) -> list[Turn]:
         if self.folder is None:
@@ -214,6 +237,17 @@ class Snapshots:
             for blob in (self.folder / "blobs").iterdir():
                 if blob.name not in used:
                     blob.unlink(missing_ok=True)
+
+
+def missing_reason(kept: Kept) -> str:
+    """Why a before-image cannot be had."""
+    if kept.where == "none":
+        return f"it was over {MAX_FILE_BYTES // 1_000_000} MB, so no copy was kept"
+    if kept.where == "memory":
+        return "it held a secret, so its copy was kept in memory only, by the run that changed it"
+    if kept.where == "lost":
+        return "a shell command changed it and clio had no copy from before (large, or past what it copies per command)"
+    return "its copy is missing"
 
 
 def _read(path: Path) -> bytes | None:

@@ -50,10 +50,21 @@ class TrustStore:
     def is_trusted(self, root: Path, digest: str) -> bool:
         return self.digest_for(root) == digest
 
-    def grant(self, root: Path, digest: str) -> None:
-        """Trust the project's config with these bytes (replaces an earlier grant)."""
+    def instructions_for(self, root: Path) -> str | None:
+        """The digest of the instruction files (AGENTS.md, .clio/instructions.md) the user trusted
+        with this project's config (None: not recorded)."""
+        entry = self._read()["projects"].get(project_key(root))
+        if isinstance(entry, dict) and isinstance(entry.get("instructions"), str):
+            return str(entry["instructions"])
+        return None
+
+    def grant(self, root: Path, digest: str, instructions: str | None = None) -> None:
+        """Trust the project's config with these bytes (replaces an earlier grant), and its
+        instruction files with the ``instructions`` digest when given."""
         key = project_key(root)
-        entry = {"sha256": digest, "granted": float(self.clock())}
+        entry: dict[str, Any] = {"sha256": digest, "granted": float(self.clock())}
+        if instructions is not None:
+            entry["instructions"] = instructions
 
         def update(data: dict[str, Any]) -> dict[str, Any]:
             data["projects"][key] = entry

@@ -1,7 +1,8 @@
 """Unified diffs of the changes the file tool makes: shown before approval, after the fact, and
 kept with the tool's result in the session (its ``meta``, never sent to the model) for the export.
 
-Pure: texts in, diff text out. ``unified`` is difflib's unified diff with ``a/``/``b/`` labels and
+Pure: texts in, diff text out. ``unified`` is difflib's unified diff with ``a/``/``b/`` labels (an absolute path, outside
+the project, as it is) and
 3 lines of context; a file over :data:`MAX_DIFF_CHARS` or with NUL bytes gets a one-line note
 instead. ``clip`` keeps the first lines of a long diff and says how many more there are.
 """
@@ -35,12 +36,14 @@ def unified(path: str, before: str | None, after: str | None) -> str:
             return f"(no line diff for {path}: binary or over {MAX_DIFF_CHARS:,} characters; {old:,} -> {new:,} characters)"
     a = (before or "").splitlines(keepends=True)
     b = (after or "").splitlines(keepends=True)
+    # a/ and b/ prefix a path relative to the project; an absolute one (outside it) is shown as is
+    old_label, new_label = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
     lines = list(
         difflib.unified_diff(
             a,
             b,
-            fromfile="/dev/null" if before is None else f"a/{path}",
-            tofile="/dev/null" if after is None else f"b/{path}",
+            fromfile="/dev/null" if before is None else old_label,
+            tofile="/dev/null" if after is None else new_label,
             n=3,
         )
     )

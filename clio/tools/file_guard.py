@@ -3,7 +3,8 @@
 - :func:`display`: a path as the model sees it;
 - :func:`protected_reason`: why a path (``.git/``, clio's own ``.clio/``) needs the user's own
   yes for this exact write, and is refused in one-shot mode;
-- :func:`approve`: asks for a write (the approver may show its diff, ``ctx.proposed``) and, once
+- :func:`approve`: asks for a write (the approver may show its diff, ``ctx.proposed``; a path
+  outside the project, possible without ``--sandbox``, is its own question every time) and, once
   approved, keeps what the paths hold for ``/undo`` (``Services.snapshots``);
 - :func:`change_of` / :func:`done`: the write's unified diff, recorded once it is on disk (shown,
   kept in the result's meta) with what clio left there noted for ``/undo``.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from clio.safety.sandbox import is_inside
 from clio.tools.diffs import MAX_DIFF_CHARS, Change, unified
 from clio.tools.registry import ToolContext, ToolError, declined
 
@@ -131,6 +133,14 @@ def _ask(ctx: ToolContext, summary: str, *paths: Path) -> None:
         if not ctx.approve("write", question, destructive=True):
             raise declined(ctx, summary, "It is a protected path: do not try another way to change it.")
         return  # the user approved this exact write
+    root = ctx.root.resolve()
+    outside = [str(p) for p in paths if not is_inside(p.resolve(), root)]
+    if outside:  # asked every time, as its own question: an [a]lways for writes never covers it
+        unnamed = [p for p in outside if p not in summary]
+        question = f"{summary} ({', '.join(unnamed)})" if unnamed else summary
+        if not ctx.approve("outside", question, destructive=True):
+            raise declined(ctx, summary, "It is outside the project: do not retry it; ask the user first.")
+        return
     if not ctx.approve("write", summary):
         raise declined(ctx, summary, "Do not retry it unchanged; ask or take another approach.")
 

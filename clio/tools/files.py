@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from clio.store.atomic import atomic_write_text
-from clio.tools import search
+from clio.tools import search, streamed
 from clio.tools.file_guard import approve as _approve
 from clio.tools.file_guard import change_of as _change
 from clio.tools.file_guard import created as _created
@@ -41,6 +41,7 @@ from clio.tools.registry import (
     tool,
 )
 from clio.tools.results import read_stored
+from clio.wording import plural
 
 __all__ = ["display", "file_operations"]
 
@@ -67,21 +68,28 @@ def _write(p: Path, text: str) -> None:
     os.chmod(p, mode)
 
 
-def _read(ctx: ToolContext, p: Path) -> str:
-    """A text file's content (decoded UTF-8, line endings untouched)."""
+def _check_text(ctx: ToolContext, p: Path) -> int:
+    """The size of a text file; a missing path, a folder or a binary file is a ToolError."""
     if not p.exists():
         raise ToolError(f"{display(ctx, p)} does not exist")
     if p.is_dir():
         raise ToolError(f"{display(ctx, p)} is a directory; use list_dir")
     size = p.stat().st_size
+    with p.open("rb") as f:
+        if streamed.is_binary(f.read(streamed.SNIFF)):
+            raise ToolError(f"{display(ctx, p)} is a binary file ({size:,} bytes)")
+    return size
+
+
+def _read(ctx: ToolContext, p: Path) -> str:
+    """A text file's whole content (decoded UTF-8, line endings untouched), for an edit."""
+    size = _check_text(ctx, p)
     if size > MAX_TEXT_BYTES:
         raise ToolError(
-            f"{display(ctx, p)} is too large to load ({size:,} bytes); use grep_search or the terminal"
+            f"{display(ctx, p)} is too large to edit in place ({size:,} bytes); read_file reads it"
+            " by line range (start_line, end_line) and grep_search searches it"
         )
-    data = p.read_bytes()
-    if b"\x00" in data[:8192]:
-        raise ToolError(f"{display(ctx, p)} is a binary file ({size:,} bytes)")
-    return data.decode("utf-8", errors="replace")
+    return p.read_bytes().decode("utf-8", errors="replace")
 
 
 def _read_lf(ctx: ToolContext, p: Path) -> tuple[str, str]:
@@ -108,35 +116,22 @@ def _lines(s: str) -> int:
 
 
 def _read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
+    """A line range, read as a stream: a file of any size, at most MAX_READ_LINES/CHARS shown."""
     p = resolve_path(ctx, need(args, "path"))
-    lines = _read(ctx, p).splitlines(keepends=True)
-    n = len(lines)
-    start = int(args.get("start_line") or 1)
-    end = int(args.get("end_line") or n)
-    if start < 1:
-        start = 1
-    if n == 0:
-        return f"{display(ctx, p)} (empty file)"
-    if start > n:
-        raise ToolError(f"start_line {start} is past the end of {display(ctx, p)} ({n} lines)")
-    end = min(max(end, start), n)
-    chunk: list[str] = []
-    size = 0
-    last = start - 1
-    for i in range(start - 1, end):
-        if len(chunk) >= MAX_READ_LINES or size + len(lines[i]) > MAX_READ_CHARS:
-            break
-        chunk.append(lines[i])
-        size += len(lines[i])
-        last = i + 1
-    if not chunk:  # one enormous line
-        chunk = [lines[start - 1][:MAX_READ_CHARS] + "\n[... line cut ...]\n"]
-        last = start
-    body = "".join(chunk)
+    size = _check_text(ctx, p)
+    name = display(ctx, p)
+    start = max(1, int(args.get("start_line") or 1))
+    end = int(args["end_line"]) if args.get("end_line") else None
+    got = streamed.read_range(p, start, max(end, start) if end else None, MAX_READ_LINES, MAX_READ_CHARS)
+    if got.total == 0:
+        return f"{name} (empty file)"
+    if got.last < start:
+        raise ToolError(f"start_line {start} is past the end of {name} ({plural(got.total or 0, 'line')})")
+    of = f"of {got.total}" if got.total is not None else f"of a {streamed.size_text(size)} file"
     note = ""
-    if last < end:
-        note = f"\n[... stopped at line {last}; read on with start_line={last + 1}]"
-    return f"{display(ctx, p)} (lines {start}-{last} of {n})\n{body}{note}"
+    if got.more:
+        note = f"\n[... stopped at line {got.last}; read on with start_line={got.last + 1}]"
+    return f"{name} (lines {start}-{got.last} {of})\n{got.body}{note}"
 
 
 def _write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -145,12 +140,12 @@ def _write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     existed = p.exists()
     verb = "overwrite" if existed else "create"
     change = _change(ctx, p, _old_text(p) if existed else None, content)
-    _approve(ctx, f"{verb} {display(ctx, p)} ({_lines(content)} lines)", p, change=change)
+    _approve(ctx, f"{verb} {display(ctx, p)} ({plural(_lines(content), 'line')})", p, change=change)
     _write(p, content)
     _done(ctx, change, p)
     if not existed:
         _created(ctx, p)
-    return f"{'wrote' if existed else 'created'} {display(ctx, p)} ({_lines(content)} lines, {len(content.encode()):,} bytes)"
+    return f"{'wrote' if existed else 'created'} {display(ctx, p)} ({plural(_lines(content), 'line')}, {len(content.encode()):,} bytes)"
 
 
 def _create_file(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -163,11 +158,11 @@ def _create_file(ctx: ToolContext, args: dict[str, Any]) -> str:
             f"{display(ctx, p)} already exists; use write_file to overwrite it or replace_string to edit it"
         )
     change = _change(ctx, p, None, content)
-    _approve(ctx, f"create {display(ctx, p)} ({_lines(content)} lines)", p, change=change)
+    _approve(ctx, f"create {display(ctx, p)} ({plural(_lines(content), 'line')})", p, change=change)
     _write(p, content)
     _done(ctx, change, p)
     _created(ctx, p)
-    return f"created {display(ctx, p)} ({_lines(content)} lines)"
+    return f"created {display(ctx, p)} ({plural(_lines(content), 'line')})"
 
 
 def _append_file(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -178,12 +173,12 @@ def _append_file(ctx: ToolContext, args: dict[str, Any]) -> str:
     sep = "\n" if old and not old.endswith("\n") else ""
     new = old + sep + content.replace("\r\n", "\n")
     change = _change(ctx, p, old if existed else None, new)
-    _approve(ctx, f"append {_lines(content)} lines to {display(ctx, p)}", p, change=change)
+    _approve(ctx, f"append {plural(_lines(content), 'line')} to {display(ctx, p)}", p, change=change)
     _write_lf(p, new, newline)
     _done(ctx, change, p)
     if not existed:
         _created(ctx, p)
-    return f"appended {_lines(content)} lines to {display(ctx, p)}"
+    return f"appended {plural(_lines(content), 'line')} to {display(ctx, p)}"
 
 
 def _apply_one(text: str, old: Any, new: Any, where: str) -> tuple[str, int]:
@@ -262,7 +257,7 @@ def _insert_at_line(ctx: ToolContext, args: dict[str, Any]) -> str:
     lines = text.splitlines(keepends=True)
     if line < 1 or line > len(lines) + 1:
         raise ToolError(
-            f"'line' must be between 1 and {len(lines) + 1} for {display(ctx, p)} ({len(lines)} lines)"
+            f"'line' must be between 1 and {len(lines) + 1} for {display(ctx, p)} ({plural(len(lines), 'line')})"
         )
     if not content.endswith("\n"):
         content += "\n"
@@ -270,10 +265,10 @@ def _insert_at_line(ctx: ToolContext, args: dict[str, Any]) -> str:
         lines[-1] += "\n"
     lines.insert(line - 1, content)
     change = _change(ctx, p, text, "".join(lines))
-    _approve(ctx, f"insert {_lines(content)} lines into {display(ctx, p)} at line {line}", p, change=change)
+    _approve(ctx, f"insert {plural(_lines(content), 'line')} into {display(ctx, p)} at line {line}", p, change=change)
     _write_lf(p, "".join(lines), newline)
     _done(ctx, change, p)
-    return f"inserted {_lines(content)} lines into {display(ctx, p)} before line {line}"
+    return f"inserted {plural(_lines(content), 'line')} into {display(ctx, p)} before line {line}"
 
 
 def _unresolved(ctx: ToolContext, raw: str) -> Path:

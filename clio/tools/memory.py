@@ -17,6 +17,7 @@ from clio.memory.ltm_store import LtmStore
 from clio.memory.notes import NoteError, NoteStore, check_key
 from clio.tools.registry import (
     Handler,
+    Lean,
     ToolContext,
     ToolError,
     dispatch,
@@ -65,9 +66,13 @@ PARAMETERS = operation_schema(
 DESCRIPTION = (
     "Memory. Notes for this project: store/retrieve/search/list/delete (key, value). Long-term "
     "project knowledge shown in later sessions: add_discovery (fact), add_solution (error, solution), "
-    "add_pattern (pattern); add only verified, reusable facts. recall_sessions (query): search past "
-    "sessions. prune_ltm (max_age_days unused, min_score), ltm_stats."
+    "add_pattern (pattern); add only verified, reusable facts. recall_sessions (query): search "
+    "everything said earlier in this project (past sessions, and this session's messages no longer "
+    "in view). prune_ltm (max_age_days unused, min_score), ltm_stats."
 )
+# In small windows only recall, and only where it fits (a 4k window; below, automatic recall alone).
+LEAN = Lean("Search earlier messages: recall_sessions (query).", ("recall_sessions",), ("query",), min_limit=2500)
+RESULT_LINE_CHARS = 520  # one recall hit as the tool shows it (header + excerpt)
 
 
 def _one_line(text: str, limit: int = SNIPPET) -> str:
@@ -191,7 +196,7 @@ def write_provenance(ctx: ToolContext, now: float) -> provenance.Provenance:
     content (no session to look at counts as tainted)."""
     session: Any = ctx.services.session
     messages = getattr(session, "messages", None)
-    return provenance.from_turn(getattr(session, "id", None), messages, now)
+    return provenance.from_turn(getattr(session, "id", None), messages, now, ctx.prompt_sources())
 
 
 def _add(ctx: ToolContext, type_: str, args: dict[str, Any], fields: dict[str, Any]) -> str:
@@ -258,14 +263,19 @@ def op_stats(ctx: ToolContext, args: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- recall
 
 
-def format_recall(query: str, hits: list[dict[str, Any]]) -> str:
+def format_recall(query: str, hits: list[dict[str, Any]], current: str | None = None) -> str:
+    """Hits as the model reads them; ``current``: the running session's id (its older messages
+    are named as such)."""
     if not hits:
-        return f"No earlier session mentions {query!r}."
-    lines = [f"{len(hits)} excerpt(s) from earlier sessions, best first:"]
+        return f"Nothing archived mentions {query!r} (besides what is in view now)."
+    lines = [f"{len(hits)} excerpt(s) from the archive, best first:"]
     for i, h in enumerate(hits, 1):
-        name = h.get("session_name") or h.get("session_id", "?")
+        if current is not None and h.get("session_id") == current:
+            name = "this session, earlier (no longer in view)"
+        else:
+            name = h.get("session_name") or h.get("session_id", "?")
         head = f"{i}. {name} · {h.get('date', '?')} · {h.get('role', '?')}"
-        if h.get("session_name") and h.get("session_id"):
+        if h.get("session_name") and h.get("session_id") and h.get("session_id") != current:
             head += f" ({h['session_id']})"
         lines.append(f"{head}\n   {_one_line(str(h.get('excerpt', '')), 400)}")
     return "\n".join(lines)
@@ -276,9 +286,15 @@ def op_recall(ctx: ToolContext, args: dict[str, Any]) -> str:
     if not query.strip():
         raise ToolError("'query' must not be empty")
     max_sessions = _count(args, "max_sessions", 10, 1000)
-    max_results = _count(args, "max_results", 5, MAX_LIST)
+    max_results = _count(args, "max_results", default_results(ctx.result_chars), MAX_LIST)
     hits = ctx.service("recall").search(query, max_sessions=max_sessions, max_results=max_results)
-    return format_recall(query, list(hits))
+    session = ctx.services.session
+    return format_recall(query, list(hits), getattr(session, "id", None))
+
+
+def default_results(result_chars: int) -> int:
+    """As many hits as a tool result kept inline can show, best first (3 to 10)."""
+    return max(3, min(10, result_chars // RESULT_LINE_CHARS))
 
 
 OPERATIONS: dict[str, Handler] = {
@@ -296,6 +312,6 @@ OPERATIONS: dict[str, Handler] = {
 }
 
 
-@tool("memory_operations", DESCRIPTION, PARAMETERS)
+@tool("memory_operations", DESCRIPTION, PARAMETERS, lean=LEAN)
 def memory_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
     return dispatch(OPERATIONS, ctx, redacted_args(ctx, args))  # memory lands on disk: no secrets

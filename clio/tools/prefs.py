@@ -83,7 +83,7 @@ def _permit(ctx: ToolContext, store: PrefStore, what: str) -> None:
         return
     session: Any = ctx.services.session
     messages = getattr(session, "messages", None)
-    sources = provenance.turn_sources(messages) if messages is not None else ["unknown turn"]
+    sources = [*ctx.prompt_sources(), *provenance.turn_sources(messages)] if messages is not None else ["unknown turn"]
     if not ctx.interactive:
         if not ctx.yes:
             raise ToolError(REFUSED_ONE_SHOT)

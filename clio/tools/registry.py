@@ -51,8 +51,17 @@ def _nobody(question: str) -> str | None:
 
 
 class Recall(Protocol):
-    def search(self, query: str, max_sessions: int = 5, max_results: int = 10) -> list[dict[str, Any]]:
-        """Ranked hits from earlier sessions of the project."""
+    def search(
+        self,
+        query: str,
+        max_sessions: int = 5,
+        max_results: int = 10,
+        *,
+        with_text: bool = False,
+        skip_quoted: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Ranked hits from everything archived in the project that the request does not carry:
+        past sessions, and the running session's messages that left the window."""
         ...
 
 
@@ -88,6 +97,10 @@ class ToolContext:
     ask_user: Asker = _nobody
     sandbox: bool = False  # confine file and git operations to root; shell commands in the OS sandbox
     sandbox_network: bool = False  # the user allows network use to sandboxed shell commands
+    hidden: tuple[str, ...] = ()  # paths no shell command may read ($CLIO_HOME; sandboxed: credential stores)
+    # untrusted text the system prompt itself carries (an untrusted project's AGENTS.md, foreign
+    # memory): it taints every turn, as a read file would (clio.memory.provenance)
+    prompt_sources: Callable[[], list[str]] = lambda: []
     interactive: bool = True  # False in one-shot mode
     yes: bool = False  # --yes given
     services: Services = field(default_factory=Services)
@@ -98,6 +111,7 @@ class ToolContext:
     proposed: Change | None = None  # the diff of the write being approved (the approver may show it)
     proposed_shown: bool = False  # set by the approver when the user saw that diff
     changes: list[tuple[Change, bool]] = field(default_factory=list)  # made by the running call (diff, seen)
+    tool: str = ""  # the tool of the running call (approvals: --allow-tools)
 
     def service(self, name: str) -> Any:
         """The named service, or a ToolError saying it is not available in this session."""
@@ -108,6 +122,15 @@ class ToolContext:
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], str]
+Gate = Callable[[str, dict[str, Any]], "str | None"]  # (tool, arguments) -> why it may not run now
+
+
+def _never(name: str) -> bool:
+    return False
+
+
+def _open(name: str, args: dict[str, Any]) -> str | None:
+    return None
 
 PROFILES = ("full", "lean")
 
@@ -121,6 +144,7 @@ class Lean:
     description: str
     operations: tuple[str, ...]
     properties: tuple[str, ...] = ()
+    min_limit: int = 0  # offered only where the prompt budget has this many tokens (0: always)
 
 
 @dataclass
@@ -156,13 +180,21 @@ class Tool:
             out[key] = {k: v for k, v in props[key].items() if k != "description"}
         return {"type": "object", "properties": out, "required": list(required)}
 
-    def offered(self, profile: str) -> bool:
-        return profile != "lean" or self.lean is not None
+    def offered(self, profile: str, limit: int | None = None) -> bool:
+        """Whether the model gets this tool in ``profile`` with a prompt budget of ``limit``
+        tokens (None: any budget)."""
+        if profile != "lean":
+            return True
+        if self.lean is None:
+            return False
+        return limit is None or limit >= self.lean.min_limit
 
 
 class Registry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        self.hidden: Callable[[str], bool] = _never  # not offered at all (--deny-tools; clio.tools.policy)
+        self.gate: Gate = _open  # why a call may not run now (--deny-tools, plan mode)
 
     def add(self, t: Tool) -> None:
         self._tools[t.name] = t
@@ -171,6 +203,7 @@ class Registry:
         """A registry with the same tools, for a session that adds its own (MCP servers' tools)."""
         out = Registry()
         out._tools = dict(self._tools)
+        out.hidden, out.gate = self.hidden, self.gate
         return out
 
     def names(self) -> list[str]:
@@ -179,26 +212,32 @@ class Registry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
-    def offered(self, profile: str = "full") -> list[str]:
-        """The names of the tools offered to the model in ``profile``."""
-        return [n for n, t in self._tools.items() if t.offered(profile)]
+    def offered(self, profile: str = "full", limit: int | None = None) -> list[str]:
+        """The names of the tools offered to the model in ``profile`` (with a prompt budget of
+        ``limit`` tokens: a lean form may need room, see :class:`Lean`)."""
+        return [n for n, t in self._tools.items() if t.offered(profile, limit) and not self.hidden(n)]
 
-    def schemas(self, profile: str = "full") -> list[dict[str, Any]]:
+    def schemas(self, profile: str = "full", limit: int | None = None) -> list[dict[str, Any]]:
         """The tool schemas sent with every request in ``profile`` ("full" or "lean")."""
         if profile not in PROFILES:
             raise ValueError(f"unknown tool profile {profile!r}; use one of {PROFILES}")
-        return [t.schema(profile) for t in self._tools.values() if t.offered(profile)]
+        return [t.schema(profile) for n, t in self._tools.items() if t.offered(profile, limit) and not self.hidden(n)]
 
     def run(
-        self, ctx: ToolContext, name: str, raw_args: str | dict[str, Any], profile: str = "full"
+        self,
+        ctx: ToolContext,
+        name: str,
+        raw_args: str | dict[str, Any],
+        profile: str = "full",
+        limit: int | None = None,
     ) -> tuple[str, bool]:
         """Run one call; returns (result text, ok). Never raises for tool failures.
 
         Only tools offered in ``profile`` run: a model may not call what it was not given."""
         t = self._tools.get(name)
-        if t is None or not t.offered(profile):
+        if t is None or not t.offered(profile, limit):
             return (
-                f"Error: unknown tool '{name}'. Available tools: {', '.join(self.offered(profile))}.",
+                f"Error: unknown tool '{name}'. Available tools: {', '.join(self.offered(profile, limit))}.",
                 False,
             )
         if isinstance(raw_args, dict):
@@ -210,6 +249,10 @@ class Registry:
                 return f"Error: the arguments are not valid JSON ({exc}). Send a JSON object.", False
             if not isinstance(args, dict):
                 return "Error: the arguments must be a JSON object.", False
+        refused = self.gate(name, args)
+        if refused is not None:
+            return f"Error: {refused}", False
+        ctx.tool = name
         try:
             return t.handler(ctx, args), True
         except ToolError as exc:

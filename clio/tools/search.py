@@ -1,20 +1,25 @@
 """Listing and searching for ``file_operations``: list_dir, file_search (glob), grep_search (regex).
 
 Walks skip version-control, cache and virtualenv folders; every result list is capped
-and says so when it is.
+and says so when it is. grep_search reads each file as a stream (``streamed.py``), so a file of
+any size is searched (up to bounds it names), and it says what it skipped and why.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from clio.safety.sandbox import is_inside
 from clio.tools.paths import resolve_path
 from clio.tools.registry import ToolContext, ToolError, need
+from clio.tools.streamed import SNIFF, is_binary, lines_of, size_text
+from clio.wording import plural
 
 __all__ = ["SKIP_DIRS", "file_search", "glob_regex", "grep_search", "list_dir"]
 
@@ -35,7 +40,8 @@ MAX_LIST = 500
 MAX_FILES = 200
 MAX_GREP = 500
 MAX_LINE = 240
-MAX_GREP_BYTES = 2_000_000
+MAX_GREP_FILE = 256 << 20  # bytes of one file a grep reads
+MAX_GREP_TOTAL = 1 << 30  # bytes one grep reads in all
 
 
 def _display(ctx: ToolContext, p: Path) -> str:
@@ -127,20 +133,12 @@ def list_dir(ctx: ToolContext, args: dict[str, Any]) -> str:
                 size = e.stat().st_size
             except OSError:
                 size = 0
-            shown.append(f"{e.name}  ({_size(size)})")
-    head = f"{_display(ctx, base) or '.'}/ ({len(entries)} entries)"
+            shown.append(f"{e.name}  ({size_text(size)})")
+    head = f"{_display(ctx, base) or '.'}/ ({plural(len(entries), 'entry', 'entries')})"
     if not entries:
         return f"{head}\n(empty)"
     more = f"\n[... {len(entries) - MAX_LIST} more entries]" if len(entries) > MAX_LIST else ""
     return head + "\n" + "\n".join(shown) + more
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KB"
-    return f"{n / 1024 / 1024:.1f} MB"
 
 
 def file_search(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -159,10 +157,53 @@ def file_search(ctx: ToolContext, args: dict[str, Any]) -> str:
     if not found:
         return f"no files match '{pattern}' under {_display(ctx, base) or '.'}"
     more = f"\n[... {total - len(found)} more; narrow the pattern]" if total > len(found) else ""
-    return f"{total} files match '{pattern}'\n" + "\n".join(found) + more
+    return f"{plural(total, 'file')} match{'es' if total == 1 else ''} '{pattern}'\n" + "\n".join(found) + more
+
+
+@dataclass
+class _Skipped:
+    """What a grep left out, and why: told with the result so that "no matches" is the truth."""
+
+    binary: int = 0
+    symlinks: int = 0
+    special: int = 0
+    unreadable: int = 0
+    unsearched: int = 0
+    partly: list[tuple[str, str]] = field(default_factory=list)
+
+    def text(self) -> str:
+        parts = [
+            _count(self.binary, "binary file"),
+            _count(self.symlinks, "symlink") + (" (not followed)" if self.symlinks else ""),
+            _count(self.special, "special file") + (" (pipe, socket or device)" if self.special else ""),
+            _count(self.unreadable, "unreadable file"),
+            _count(self.unsearched, "file")
+            + (f" not searched (the search stops after reading {size_text(MAX_GREP_TOTAL)})" if self.unsearched else ""),
+        ]
+        said = [p for p in parts if p] + [f"{name} searched only in part: {why}" for name, why in self.partly]
+        return "; ".join(said)
+
+
+def _count(n: int, what: str) -> str:
+    return plural(n, what) if n else ""
+
+
+def _grep_file(fh: BinaryIO, rx: re.Pattern[str], name: str, budget: int, hits: list[str], limit: int) -> bool:
+    """Append ``name:line: text`` for each matching line of an open file; False once ``limit`` is hit."""
+    for piece in lines_of(fh, budget):
+        if rx.search(piece.text):
+            if len(hits) >= limit:
+                return False
+            text = piece.text.strip()
+            if len(text) > MAX_LINE:
+                text = text[:MAX_LINE] + " [...]"
+            hits.append(f"{name}:{piece.lineno}: {text}")
+    return True
 
 
 def grep_search(ctx: ToolContext, args: dict[str, Any]) -> str:
+    """Matching lines of every text file under ``path``, each file read as a stream (any size),
+    at most MAX_GREP_FILE bytes of one file and MAX_GREP_TOTAL of the whole search."""
     pattern = need(args, "pattern")
     try:
         rx = re.compile(pattern)
@@ -174,33 +215,48 @@ def grep_search(ctx: ToolContext, args: dict[str, Any]) -> str:
     limit = max(1, min(int(args.get("max_results") or 50), MAX_GREP))
     files = [base] if base.is_file() else _walk(base)
     hits: list[str] = []
+    skipped = _Skipped()
     capped = False
-    n_files = 0
+    n_files = scanned = 0
     for f in files:
         if match is not None and f != base and not match(f.relative_to(base).as_posix()):
             continue
+        budget = min(MAX_GREP_FILE, MAX_GREP_TOTAL - scanned)
         try:
-            if f.is_symlink() or f.stat().st_size > MAX_GREP_BYTES:
+            st = f.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                skipped.symlinks += 1
                 continue
-            data = f.read_bytes()
+            if not stat.S_ISREG(st.st_mode):
+                skipped.special += 1
+                continue
+            if budget <= 0:
+                skipped.unsearched += 1
+                continue
+            with f.open("rb") as fh:
+                if is_binary(fh.read(SNIFF)):
+                    skipped.binary += 1
+                    continue
+                fh.seek(0)
+                n_files += 1
+                name = _display(ctx, f)
+                capped = not _grep_file(fh, rx, name, budget, hits, limit)
+                read = fh.tell()
         except OSError:
+            skipped.unreadable += 1
             continue
-        if b"\x00" in data[:4096]:
-            continue
-        n_files += 1
-        name = _display(ctx, f)
-        for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
-            if rx.search(line):
-                if len(hits) >= limit:
-                    capped = True
-                    break
-                text = line.strip()
-                if len(text) > MAX_LINE:
-                    text = text[:MAX_LINE] + " [...]"
-                hits.append(f"{name}:{lineno}: {text}")
+        scanned += read
         if capped:
             break
+        if read < st.st_size:
+            why = f"its first {size_text(read)} of {size_text(st.st_size)}"
+            skipped.partly.append((name, why + (" (the limit for one file)" if budget == MAX_GREP_FILE else "")))
+    left_out = skipped.text()
+    where = _display(ctx, base) or "."
     if not hits:
-        return f"no matches for /{pattern}/ in {n_files} files under {_display(ctx, base) or '.'}"
+        note = f" (skipped: {left_out})" if left_out else ""
+        return f"no matches for /{pattern}/ in {plural(n_files, 'file')} under {where}{note}"
     tail = f"\n[stopped at {limit} matches; narrow the pattern, path or include]" if capped else ""
+    if left_out:
+        tail += f"\n[skipped: {left_out}]"
     return "\n".join(hits) + tail

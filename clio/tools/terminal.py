@@ -23,11 +23,14 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clio.safety.containment import availability, scrub_env, wrap_command
+from clio.safety.containment import availability, landlock_abi, scrub_env
 from clio.safety.sandbox import destructive_reason
+from clio.safety.wrapper import isolation, wrap_command
+from clio.tools import shell_undo
 from clio.tools.registry import (
     Handler,
     Lean,
@@ -76,13 +79,38 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         return
 
 
+def protected_in_project(root: Path) -> tuple[list[str], list[str]]:
+    """(read-only, pinned) paths of the project for a sandboxed command in its own namespaces:
+    git's config and hooks and clio's folder read-only, ``.git`` pinned so that it cannot be
+    swapped for another. A missing hooks folder is made first (empty), so none can be planted."""
+    git = root / ".git"
+    readonly, pinned = [], []
+    if git.is_dir() and not git.is_symlink():
+        with contextlib.suppress(OSError):
+            (git / "hooks").mkdir(exist_ok=True)
+        readonly += [str(git / "config"), str(git / "hooks")]
+        pinned.append(str(git))
+    clio_dir = root / ".clio"
+    if clio_dir.is_dir() and not clio_dir.is_symlink():
+        readonly.append(str(clio_dir))
+    return readonly, pinned
+
+
 def run_command(
-    command: str, cwd: Path, timeout: float, *, contained: bool = False, network: bool = False
+    command: str,
+    cwd: Path,
+    timeout: float,
+    *,
+    contained: bool = False,
+    network: bool = False,
+    hidden: Sequence[str] = (),
 ) -> CommandResult:
     """Run ``command`` with bash; never raises for the command's own failures.
 
     ``contained``: inside the OS sandbox, writable only beneath ``cwd`` and a private temp folder
-    (removed afterwards); ``network`` leaves the network open in there."""
+    (removed afterwards), in its own namespaces where the kernel allows; ``network`` leaves the
+    network open in there. ``hidden``: paths the command can neither read nor write (clio's own
+    folder; under the sandbox also the credential stores), sandbox or not, where Landlock exists."""
     env = scrub_env(os.environ)
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", TERM="dumb")
     argv = ["bash", "-c", command]
@@ -90,7 +118,12 @@ def run_command(
     if contained:
         private_tmp = tempfile.mkdtemp(prefix="clio-shell-")
         env.update(TMPDIR=private_tmp, TMP=private_tmp, TEMP=private_tmp, TEMPDIR=private_tmp)
-        argv = wrap_command(argv, [cwd, private_tmp], network=network)
+        isolated = isolation()[0]
+        readonly, pinned = protected_in_project(cwd) if isolated else ([], [])
+        argv = wrap_command(argv, [cwd, private_tmp], network=network, hidden=hidden, readonly=readonly,
+                            pinned=pinned, namespaces=isolated)  # fmt: skip
+    elif hidden and landlock_abi() >= 1:
+        argv = wrap_command(argv, [], hidden=hidden, only_hide=True)
     try:
         return _run(argv, cwd, timeout, env)
     finally:
@@ -191,7 +224,13 @@ def _execute(ctx: ToolContext, args: dict[str, Any]) -> str:
             )
         raise declined(ctx, f"running `{command}`")
     network = ctx.sandbox_network  # a user-only setting: never from a project config
-    res = run_command(command, ctx.root, timeout, contained=contained, network=network)
+    snapshots = ctx.services.snapshots
+    scan = shell_undo.before(ctx.root) if snapshots is not None and snapshots.current is not None else None
+    try:
+        res = run_command(command, ctx.root, timeout, contained=contained, network=network, hidden=ctx.hidden)
+    finally:  # what the command changed under the project can be undone (also after a Ctrl-C)
+        if scan is not None and snapshots is not None:
+            shell_undo.record(scan, ctx.root, snapshots)
     out = res.output.rstrip("\n")
     body = out if out else "(no output)"
     if res.timed_out:

@@ -1,7 +1,8 @@
 """``--output json`` and ``--output stream-json``: a one-shot turn as JSON on stdout, for scripts.
 
 - ``json``: one object when the run ends (:func:`JsonUI.result`): ``answer``, ``session_id``,
-  ``usage`` (prompt, completion and total tokens of the turn's requests), ``tool_calls`` (name,
+  ``usage`` (prompt, completion, cached and total tokens of the turn's requests, their number,
+  and ``cost_usd``: dollars where the model's price is known, else null), ``tool_calls`` (name,
   arguments, ok), ``files_changed``, ``stop_reason`` (``done``, ``max_iterations``, ``refused``,
   ``stuck``, ``interrupted`` or ``error``), ``exit_code`` and, on an error, ``error``.
 - ``stream-json``: one object per line as things happen, each with a ``type``: ``session``,
@@ -11,15 +12,26 @@
   ``--output-format stream-json`` and ``codex exec --json`` script against: typed events, a
   final result.
 
-Tool arguments and results pass through the app's redactor first (stdout of a script often ends
-up in CI logs). Human progress still goes to stderr.
+Every string of every event (the answer, tool arguments decoded and each value redacted with
+its key in view, results, diffs, notices, errors) passes through the same redactor as the
+session archive first: stdout of a script often ends up in CI logs. Streamed ``text`` pieces are
+sent a paragraph at a time (up to a blank line; a whole private-key block at a time), so that a
+secret split across deltas, or written over several lines (.netrc, a PuTTY key), is seen whole. Human progress still goes to stderr.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from clio.llm.prices import Price
+
+from clio.lazy_re import lazy
+
+_PEM_OPEN = lazy(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+_PEM_CLOSE = lazy(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 
 RESULT_CHARS = 2000  # of a tool result in a tool_result event
 
@@ -29,19 +41,41 @@ STOP_REASONS = ("done", "max_iterations", "refused", "stuck", "interrupted", "er
 class JsonUI:
     """A TurnUI that records the turn and, in stream mode, writes each event as it happens."""
 
-    def __init__(self, out: IO[str], *, stream: bool, redact: Callable[[str], str]) -> None:
+    def __init__(self, out: IO[str], *, stream: bool, redact_obj: Callable[[Any], Any]) -> None:
         self.out = out
         self.stream = stream
-        self.redact = redact
+        self.redact_obj = redact_obj  # a JSON-like value with every string redacted
+        self._text = ""  # streamed text not sent yet (an unfinished line or private-key block)
         self.final_text = ""
         self.tool_calls: list[dict[str, Any]] = []
         self.files: list[str] = []
         self._pending: dict[str, Any] = {}
+        self.price: Price | None = None  # the model's price, for usage.cost_usd (clio.llm.prices)
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.stream:
-            self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+            if event.get("type") != "text":
+                self._flush_text()
+            self.out.write(json.dumps(self.redact_obj(event), ensure_ascii=False) + "\n")
             self.out.flush()
+
+    def _flush_text(self, *, whole: bool = True) -> None:
+        """Send the buffered streamed text: all of it, or (``whole=False``) its complete
+        paragraphs outside an unfinished private-key block."""
+        if not self._text:
+            return
+        if whole:
+            cut = len(self._text)
+        else:
+            cut = self._text.rfind("\n\n") + 2 if "\n\n" in self._text else 0
+            opened = _PEM_OPEN.search(self._text)
+            if opened and not _PEM_CLOSE.search(self._text, opened.end()):
+                cut = min(cut, opened.start())
+            if cut <= 0:
+                return
+        piece, self._text = self._text[:cut], self._text[cut:]
+        self.out.write(json.dumps(self.redact_obj({"type": "text", "text": piece}), ensure_ascii=False) + "\n")
+        self.out.flush()
 
     # -- TurnUI ----------------------------------------------------------------------------------
     def pause(self) -> None:
@@ -51,8 +85,9 @@ class JsonUI:
         pass
 
     def text(self, delta: str) -> None:
-        if delta:
-            self.emit({"type": "text", "text": delta})
+        if delta and self.stream:
+            self._text += delta
+            self._flush_text(whole=False)
 
     def answer_done(self, content: str, *, interrupted: bool, final: bool) -> None:
         if final:
@@ -61,15 +96,14 @@ class JsonUI:
             self.emit({"type": "assistant", "text": content, "final": final, "interrupted": interrupted})
 
     def tool_start(self, name: str, args: dict[str, Any]) -> None:
-        clean = json.loads(self.redact(json.dumps(args, ensure_ascii=False)))
-        self._pending = {"name": name, "arguments": clean}
+        self._pending = {"name": name, "arguments": self.redact_obj(args)}
         self.emit({"type": "tool_call", **self._pending})
 
     def tool_done(self, name: str, ok: bool, result: str) -> None:
         call = {**(self._pending or {"name": name, "arguments": {}}), "ok": ok}
         self.tool_calls.append(call)
         self._pending = {}
-        shown = self.redact(result[:RESULT_CHARS])
+        shown = self.redact_obj(result)[:RESULT_CHARS]  # whole first: a secret across the cut is still seen
         self.emit({"type": "tool_result", "name": name, "ok": ok, "result": shown, "truncated": len(result) > RESULT_CHARS})
 
     def notice(self, text: str) -> None:
@@ -79,7 +113,7 @@ class JsonUI:
         path = _diff_path(diff)
         if path and path not in self.files:
             self.files.append(path)
-        self.emit({"type": "diff", "path": path, "diff": self.redact(diff), "more_lines": left})
+        self.emit({"type": "diff", "path": path, "diff": diff, "more_lines": left})
 
     # -- the end ---------------------------------------------------------------------------------
     def result(
@@ -93,11 +127,18 @@ class JsonUI:
     ) -> dict[str, Any]:
         prompt = sum(int(u.get("prompt_tokens") or 0) for u in usage)
         completion = sum(int(u.get("completion_tokens") or 0) for u in usage)
+        cached = sum(int(u.get("cached_tokens") or 0) for u in usage)
+        summed = {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
         out: dict[str, Any] = {
             "type": "result",
             "answer": self.final_text,
             "session_id": session_id,
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion, "requests": len(usage)},
+            "usage": {
+                **summed,
+                "total_tokens": prompt + completion,
+                "requests": len(usage),
+                "cost_usd": round(self.price.cost(summed), 6) if self.price is not None else None,
+            },
             "tool_calls": self.tool_calls,
             "files_changed": self.files,
             "stop_reason": stop_reason,
@@ -105,14 +146,16 @@ class JsonUI:
         }
         if error is not None:
             out["error"] = error
-        return out
+        redacted: dict[str, Any] = self.redact_obj(out)
+        return redacted
 
     def finish(self, result: dict[str, Any]) -> None:
         """The last line (stream-json) or the one object (json)."""
         if self.stream:
             self.emit(result)
         else:
-            self.out.write(json.dumps({k: v for k, v in result.items() if k != "type"}, ensure_ascii=False, indent=2) + "\n")
+            clean = self.redact_obj({k: v for k, v in result.items() if k != "type"})
+            self.out.write(json.dumps(clean, ensure_ascii=False, indent=2) + "\n")
             self.out.flush()
 
 

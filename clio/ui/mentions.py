@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clio.wording import plural
+
 MENTION = re.compile(r'(?<![\w@])@(?:"([^"\n]+)"|([^\s"]+))')
 SHARE = 0.25  # of the window's characters, for all attachments of one message
 MIN_CHARS = 2_000
@@ -64,7 +66,7 @@ def attach(text: str, root: Path, cwd: Path, budget_chars: int) -> Attached:
         more = f", cut to fit: {len(body):,} of {len(data):,} bytes" if cut else ""
         flag = ' truncated="true"' if cut else ""
         blocks.append(f'<file path="{shown}"{flag}>\n{body}</file>')
-        result.notes.append(f"attached {shown} ({lines} lines{more})")
+        result.notes.append(f"attached {shown} ({plural(lines, 'line')}{more})")
         result.paths.append(shown)
     if blocks:
         result.text = text + "\n\n" + "\n\n".join(blocks)

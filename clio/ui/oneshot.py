@@ -12,6 +12,7 @@ from clio.commands.dispatch import run_slash
 from clio.commands.registry import ExitRequested
 from clio.config import Settings
 from clio.llm.errors import LLMError
+from clio.llm.prices import Price, describe, price_for, total
 from clio.paths import Paths
 from clio.safety.redact import Redactor
 from clio.ui.json_output import JsonUI
@@ -39,10 +40,12 @@ def run_one_shot(
     err: Console,
     output: str = "text",
 ) -> int:
-    """One turn; returns the exit code (README: 0 done, 1 error, 2 usage, 3 max_iterations,
-    4 refused for lack of approval, 5 stuck, 130 interrupted)."""
+    """One turn; returns the exit code (README: 0 done, 1 a slash command failed, 2 usage,
+    3 max_iterations, 4 refused for lack of approval, 5 stuck, 6 the endpoint could not be used,
+    130 interrupted)."""
+    redactor = Redactor(settings.redaction)
     json_ui = (
-        JsonUI(out.file, stream=output == "stream-json", redact=Redactor(settings.redaction).text)
+        JsonUI(out.file, stream=output == "stream-json", redact_obj=lambda v: redactor.redact_obj(v)[0])
         if output != "text"
         else None
     )
@@ -52,7 +55,11 @@ def run_one_shot(
     try:
         if text.lstrip().startswith("/"):
             try:
-                return 0 if run_slash(app, text.strip()) else 1
+                spent = dict(app.session.info.usage) if app.session is not None else {}
+                if not run_slash(app, text.strip()):
+                    return 1
+                _usage_line(app, settings, err, spent)  # /init, /compact, /memory consolidate ask the model
+                return _outcome(app, TurnResult(), err)[0]  # /init's turn may have had a write refused (4)
             except ExitRequested:  # `clio -p /exit`: nothing left to do
                 return 0
         if not text.strip():
@@ -66,35 +73,53 @@ def run_one_shot(
             if json_ui is None:
                 raise
             err.print(str(exc), markup=False)
-            json_ui.finish(json_ui.result(session_id=_sid(app), usage=[], stop_reason="error", exit_code=1, error=str(exc)))
-            return 1
-        code, reason = _outcome(app, result, err)
+            json_ui.finish(
+                json_ui.result(session_id=_sid(app), usage=[], stop_reason="error", exit_code=exc.exit_code, error=str(exc))
+            )
+            return exc.exit_code
+        code, reason, why = _outcome(app, result, err)
+        price = _say_usage(err, settings, total(result.usage))
         if json_ui is not None:
-            json_ui.finish(json_ui.result(session_id=_sid(app), usage=result.usage, stop_reason=reason, exit_code=code))
+            json_ui.price = price
+            json_ui.finish(
+                json_ui.result(session_id=_sid(app), usage=result.usage, stop_reason=reason, exit_code=code, error=why)
+            )
         return code
     finally:
         app.close()
+
+
+def _say_usage(err: Console, settings: Settings, usage: dict[str, int]) -> Price | None:
+    """The one line a run that sent requests ends with: tokens and, where the price is known, cost."""
+    price = price_for(settings.model, settings.prices)
+    if usage.get("requests"):
+        err.print(f"clio: usage: {describe(usage, settings.model, price)}", markup=False, highlight=False)
+    return price
+
+
+def _usage_line(app: App, settings: Settings, err: Console, before: dict[str, int]) -> None:
+    """The usage line of a slash command that sent requests: the session's totals since ``before``."""
+    now = app.session.info.usage if app.session is not None else {}
+    keys = ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")
+    _say_usage(err, settings, {k: int(now.get(k, 0)) - int(before.get(k, 0)) for k in keys})
 
 
 def _sid(app: App) -> str | None:
     return app.session.id if app.session is not None else None
 
 
-def _outcome(app: App, result: TurnResult, err: Console) -> tuple[int, str]:
-    """(exit code, stop reason) of the turn; a refused action is named on stderr."""
+def _outcome(app: App, result: TurnResult, err: Console) -> tuple[int, str, str | None]:
+    """(exit code, stop reason, what went wrong) of the turn; a refused action is named on stderr."""
     if result.interrupted:
-        return 130, "interrupted"
+        return 130, "interrupted", "interrupted (Ctrl-C)"
     if result.hit_cap:
-        return 3, "max_iterations"
+        return 3, "max_iterations", f"the turn stopped at max_iterations ({app.settings.max_iterations})"
     if result.stuck:
-        return 5, "stuck"
+        return 5, "stuck", result.stuck
     refused = app.tool_ctx.refused if app.tool_ctx is not None else []
     if refused:
         more = f" and {len(refused) - 1} more" if len(refused) > 1 else ""
-        err.print(
-            f"clio: refused for lack of approval: {refused[0]}{more}. Approve it in the REPL (clio), "
-            "or rerun with --yes where that is enough.",
-            markup=False,
-        )
-        return 4, "refused"
-    return 0, "done"
+        why = f"refused for lack of approval: {refused[0]}{more}"
+        err.print(f"clio: {why}. Approve it in the REPL (clio), or rerun with --yes where that is enough.", markup=False)
+        return 4, "refused", why
+    return 0, "done", None

@@ -54,8 +54,13 @@ ERROR_HINT = 200  # a failed call's first line is what the user needs to act on:
 
 
 def result_hint(text: str, width: int = 60) -> str:
-    """The first non-blank line, at most ``width`` characters, cut between words, never inside one."""
-    return cut_words(next((ln.strip() for ln in text.splitlines() if ln.strip()), ""), width)
+    """The first non-blank line, at most ``width`` characters, cut between words, never inside one.
+    A first line with nothing to read (a lone ``{`` of pretty-printed JSON, an MCP tool's usual
+    result) gives way to the start of the whole text on one line."""
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if first and not any(c.isalnum() for c in first):
+        first = " ".join(text[: width * 8].split())
+    return cut_words(first, width)
 
 
 @contextlib.contextmanager
@@ -63,14 +68,21 @@ def _ctrl_c_deferred() -> Iterator[None]:
     """Hold a Ctrl-C (SIGINT) until the block is done: a KeyboardInterrupt between printing lines
     and counting them would print them again with the final render (the partial answer's first
     lines shown twice). A Ctrl-C that came meanwhile is raised when the block ends."""
-    if threading.current_thread() is not threading.main_thread():
+    # The Python handler is swapped, not the signal blocked: blocking it in the main thread lets
+    # the kernel hand it to another thread (the embedding preload, the recall warm-up, MCP), whose
+    # delivery still runs Python's handler at once, in the middle of the block.
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous in (signal.SIG_IGN, None):
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    caught: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)  # the Ctrl-C that came meanwhile, now
 
 
 class MarkdownStream:

@@ -41,6 +41,7 @@ from clio.paths import Paths
 from clio.ui import mentions, resume_view
 from clio.ui.history import RedactingFileHistory
 from clio.ui.render import ReplUI, visible
+from clio.wording import plural
 
 
 class ClioCompleter(Completer):
@@ -204,6 +205,7 @@ def run_repl(
         threading.Thread(target=_warm_up, daemon=True).start()
         if not (settings.no_ltm or settings.incognito):
             app.meaning.start_preload()  # the embedding table, for memory ranked by meaning (memory/meaning.py)
+            app.auto_recall.start_warm_up()  # the recall index and its vectors, for the first message
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:
@@ -227,6 +229,8 @@ def run_repl(
                     continue
                 if line.lstrip().startswith("/"):
                     run_slash(app, line.strip())
+                elif remembered(line) is not None:  # `# always use tabs`: to memory, not the model
+                    run_slash(app, "/memory add " + str(remembered(line)))
                 else:
                     text, user_meta = _with_attachments(app, line, out)
                     with quiet_terminal():
@@ -243,6 +247,15 @@ def run_repl(
         return 0
     finally:
         app.close()
+
+
+def remembered(line: str) -> str | None:
+    """What a one-line message starting with ``#`` asks clio to remember (Claude Code's shortcut);
+    None for anything else (a pasted Markdown document of several lines is a message)."""
+    text = line.strip()
+    if not text.startswith("#") or "\n" in text:
+        return None
+    return text.lstrip("#").strip() or None
 
 
 def _with_attachments(app: App, line: str, out: Console) -> tuple[str, dict[str, object] | None]:
@@ -272,7 +285,7 @@ def _upkeep(app: App, err: Console) -> None:
 def _banner(app: App, out: Console) -> None:
     s = app.settings
     assert app.session is not None
-    resumed = f", resumed {len(app.session.messages)} messages" if app.session.messages else ""
+    resumed = f", resumed {plural(len(app.session.messages), 'message')}" if app.session.messages else ""
     mode = " · incognito" if s.incognito else (" · no-ltm" if s.no_ltm else "")
     out.print(
         Text.assemble(
@@ -293,4 +306,5 @@ def _toolbar(app: App) -> HTML:
     return HTML(
         f" {app.settings.model} · {used:,}/{window:,} tokens ({100 * used // max(window, 1)}%)"
         + (f" · {name[:30]}" if name else "")
+        + (" · plan mode (read-only)" if app.settings.plan else "")
     )

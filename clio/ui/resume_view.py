@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clio.messages import Message, tool_call_args
+from clio.messages import Message, meta, tool_call_args, typed_words
 from clio.tools.describe import summarize_args
 from clio.ui.text import cut_words
 
@@ -19,6 +19,13 @@ USER_CHARS = 160
 ANSWER_LINES = 3
 ANSWER_CHARS = 320
 NAMED_CALLS = 3
+
+
+def _typed(msg: Message) -> str:
+    """What the user typed, the files it attached named (their content is not the user's words)."""
+    attached = meta(msg).get("attached")
+    named = f" (attached: {', '.join(map(str, attached))})" if isinstance(attached, list) and attached else ""
+    return typed_words(msg).strip() + named
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -65,7 +72,7 @@ def exchanges(messages: Sequence[Message], count: int = EXCHANGES) -> tuple[list
         ]
         out.append(
             {
-                "user": str(messages[start].get("content") or ""),
+                "user": _typed(messages[start]),
                 "calls": calls,
                 "answer": answers[-1] if answers else "",
             }

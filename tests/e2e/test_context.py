@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from testkit.clio_run import typed
 from testkit.fakeserver import FakeServer
 from testkit.fakeserver_sse import validate_request
 from testkit.long_session import (
@@ -195,12 +196,16 @@ def test_archive_keeps_every_message(long_run: LongRun) -> None:
     assert info["message_count"] == len(archive)
     # exactly what the session produced: the user turns, one assistant message per answered
     # request, one result per tool call
+    # request, one result per tool call; and the automatic recall blocks, each right after the
+    # user message it was recalled for
     n_calls = sum(len(r.tool_calls) for _, r in run.model.replies)
-    assert len(archive) == len(run.turns) + len(run.model.replies) + n_calls
+    recalled = [i for i, m in enumerate(archive) if m["meta"].get("kind") == "recall"]
+    assert all(archive[i - 1]["role"] == "user" and archive[i]["role"] == "system" for i in recalled)
+    assert len(archive) - len(recalled) == len(run.turns) + len(run.model.replies) + n_calls
     # every message that ever went out is in the archive, whole (the window's copies may be cut)
     stored = {(m["role"], m.get("tool_call_id"), m.get("content")) for m in archive}
     sent = {
-        (m["role"], m.get("tool_call_id"), m.get("content"))
+        (m["role"], m.get("tool_call_id"), typed(m["content"]) if m["role"] == "user" else m.get("content"))
         for b in run.requests
         for m in b["messages"]
         if m["role"] != "system"

@@ -125,6 +125,8 @@ def test_endpoint_failures_are_one_clear_line(home: Path, tmp_path: Path) -> Non
         )
         for r in (bad_key, no_model, unreachable, no_key, down):
             assert r.returncode != 0 and r.stdout == "", r.stderr
+        for r in (bad_key, no_model, unreachable, down):  # the endpoint could not be used (was 1)
+            assert r.returncode == 6, r.stderr
 
         line = error_line(bad_key)
         assert "401" in line and "OPENAI_API_KEY" in line
@@ -145,6 +147,22 @@ def test_endpoint_failures_are_one_clear_line(home: Path, tmp_path: Path) -> Non
         line = error_line(down)
         assert "500" in line
         assert len(broken.chat_requests) == 2  # the first try and max_retries=1 retry
+
+
+def test_a_refused_connection_fails_fast_after_one_quick_retry(home: Path, tmp_path: Path) -> None:
+    """Issue 27: a refused connection was retried 4 times with backoff (~18 s) before the message."""
+    port = closed_port()
+    r = run_clio(  # the default max_retries (4): a refusal still gets a single quick retry
+        ["-p", "Hi"],
+        server=None,
+        project=new_project(tmp_path, "refused"),
+        home=home,
+        env_extra={"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "k"},
+    )
+    assert r.returncode == 6, r.stderr
+    lines = stderr_lines(r)
+    assert lines[:-1] == ["could not reach the endpoint; retrying in 0.5s"], r.stderr
+    assert "connection was refused" in error_line(r) and f"127.0.0.1:{port}" in error_line(r)
 
 
 # ---------------------------------------------------------------- context-length rejections
@@ -217,7 +235,7 @@ def test_a_socks_proxy_in_the_environment_is_one_line_without_its_password(
         home=home,
         env_extra={**proxies, "ALL_PROXY": "socks5://someone:hunter2secret@127.0.0.1:9"},
     )
-    assert result.returncode == 1 and result.stdout == ""
+    assert result.returncode == 6 and result.stdout == ""
     line = error_line(result)
     assert "http:// and https:// proxies only" in line and "hunter2secret" not in result.stderr
     assert fake_server.chat_requests == []

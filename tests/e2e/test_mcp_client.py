@@ -10,7 +10,10 @@ exits mid-call, never answers or lists a malformed schema costs one line and its
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ import pytest
 import yaml
 
 from testkit import mcp_servers
-from testkit.clio_run import run_clio, tool_results
+from testkit.clio_run import CLIO, clio_env, run_clio, tool_results
 from testkit.fakeserver import FakeServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +59,9 @@ def test_a_tool_call_reaches_mcp_server_time_and_its_result_the_next_request(
     assert "timezone" in schema["parameters"]["properties"] and schema["description"].startswith("[MCP time]")
     result = json.loads(tool_results(second)["c1"])
     assert result["timezone"] == "Europe/Paris" and result["datetime"][:4].isdigit()
+    # the tool's line says something of the result (issue 27: it showed only its first line, '{')
+    line = next(ln for ln in r.stderr.splitlines() if "time__get_current_time" in ln)
+    assert '"datetime"' in line, r.stderr  # a key of the result, not of the arguments
 
 
 def test_an_mcp_call_needs_approval_and_approvals_mcp_allow_gives_it(
@@ -128,7 +134,7 @@ def test_servers_that_cannot_start_cost_one_line_each_and_their_tools(
             "missing": {"command": str(project / "no-such-server")},
             "schema": bad("bad-schema"),
             "garbage": bad("garbage"),
-            "silent": bad("hang-start", timeout=2),
+            "silent": bad("hang-start", timeout=2, env={"MCP_TEST_PID_FILE": str(home / "silent.pid")}),
         },
     )
     fake_server.script(Reply(text="fine"))
@@ -143,6 +149,8 @@ def test_servers_that_cannot_start_cost_one_line_each_and_their_tools(
     assert "'silent' unavailable: did not start within 2s" in text
     names = offered(fake_server.chat_requests[0])
     assert "time__get_current_time" in names and not any("echo" in n for n in names)
+    # the server given up on at its deadline was stopped with clio (it was left running: issue 27)
+    assert mcp_servers.process_gone(int((home / "silent.pid").read_text()))
 
 
 @pytest.mark.parametrize(
@@ -236,3 +244,34 @@ def test_a_garbage_call_result_is_an_error_result_and_the_server_stays(
     result = tool_results(fake_server.chat_requests[1])["g1"]
     assert result.startswith("Error: odd__echo: MCP error:") and "ValidationError" in result
     assert "odd__echo" in offered(fake_server.chat_requests[1])  # one bad answer does not cost the server
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_server_clio_waits_for_is_stopped_when_clio_is_terminated(
+    fake_server: FakeServer, project: Path, home: Path, sig: signal.Signals
+) -> None:
+    """Issue 27: every way out stops the servers; SIGTERM or a closed terminal (SIGHUP) killed clio
+    at once and left a server that does not read its stdin running."""
+    pid_file = home / "silent.pid"
+    configure(home, {"silent": bad("hang-start", timeout=120, env={"MCP_TEST_PID_FILE": str(pid_file)})})
+    proc = subprocess.Popen(
+        [str(CLIO), "-p", "hi"], cwd=project, env=clio_env(fake_server, home),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # the first line: clio says it waits for the server
+        assert "Waiting for MCP server 'silent' to start" in line, line
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pid = int(pid_file.read_text())
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig, err
+    assert "Traceback" not in err
+    assert mcp_servers.process_gone(pid), "the MCP server outlived clio"
+    assert fake_server.chat_requests == []

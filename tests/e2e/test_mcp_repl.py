@@ -4,7 +4,6 @@ ends when clio exits."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,21 +11,29 @@ from typing import Any
 import yaml
 
 from testkit.fakeserver import FakeServer, Reply
-from tests.e2e.test_repl_pty import Spawn, project, spawn, wait_for  # noqa: F401  (fixtures)
+from testkit.mcp_servers import process_gone as _gone
+from tests.e2e.test_repl_pty import Spawn, Term, project, spawn, wait_for  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:  # a zombie not reaped yet is gone too
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            return f.read().split(") ")[-1].startswith("Z")
-    except OSError:
-        return True
+def bad_server(mode: str, pid_file: Path, **settings: Any) -> dict[str, Any]:
+    """A misbehaving stdio server of testkit.mcp_servers that writes its pid to ``pid_file``."""
+    return {
+        "command": sys.executable,
+        "args": ["-m", "testkit.mcp_servers", "bad", mode],
+        "cwd": str(ROOT),
+        "env": {"MCP_TEST_PID_FILE": str(pid_file)},
+        **settings,
+    }
+
+
+def started(spawn: Spawn, pid_file: Path) -> tuple[Term, int]:  # noqa: F811
+    """The REPL up, and the pid of the server that writes ``pid_file`` (started with the session)."""
+    term = spawn()
+    term.prompt()
+    assert wait_for(pid_file.exists), "the REPL did not start its MCP servers with the session"
+    return term, int(pid_file.read_text())
 
 
 def call(name: str, call_id: str, **arguments: Any) -> Reply:
@@ -38,13 +45,7 @@ def test_ctrl_c_cancels_a_hung_mcp_call_and_exit_stops_the_servers(
 ) -> None:
     pid_file = project.parent / "hang.pid"
     servers = {
-        "slow": {
-            "command": sys.executable,
-            "args": ["-m", "testkit.mcp_servers", "bad", "hang-call"],
-            "cwd": str(ROOT),
-            "env": {"MCP_TEST_PID_FILE": str(pid_file)},
-            "tool_timeout": 120,
-        },
+        "slow": bad_server("hang-call", pid_file, tool_timeout=120),
         "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
     }
     config = {"mcp_servers": servers, "approvals": {"mcp": "allow"}}
@@ -54,10 +55,7 @@ def test_ctrl_c_cancels_a_hung_mcp_call_and_exit_stops_the_servers(
         call("time__get_current_time", "t1", timezone="UTC"),
         Reply(text="TIME-CALL-DONE"),
     )
-    term = spawn()
-    term.prompt()
-    assert wait_for(pid_file.exists), "the REPL did not start its MCP servers with the session"
-    pid = int(pid_file.read_text())
+    term, pid = started(spawn, pid_file)
     term.type("/mcp")
     term.expect(r"slow ready")
     term.expect(r"time ready")
@@ -80,3 +78,24 @@ def test_ctrl_c_cancels_a_hung_mcp_call_and_exit_stops_the_servers(
     term.child.sendeof()
     assert term.wait_exit(timeout=30) == 0
     assert wait_for(lambda: _gone(pid), timeout=10), "the MCP server outlived clio"
+
+
+def test_a_line_names_the_server_clio_waits_for_and_ctrl_c_leaves_it_out_then_stopped(
+    spawn: Spawn, fake_server: FakeServer, project: Path  # noqa: F811
+) -> None:
+    """Issue 27: nothing said what the pause was; after Ctrl-C the server outlived clio."""
+    pid_file = project.parent / "silent.pid"
+    servers = {"silent": bad_server("hang-start", pid_file, timeout=120)}
+    (project.parent / "home" / "config.yaml").write_text(yaml.safe_dump({"mcp_servers": servers}), encoding="utf-8")
+    fake_server.script(Reply(text="ANSWERED-WITHOUT-IT"))
+    term, pid = started(spawn, pid_file)
+    term.type("hello")
+    term.expect(r"Waiting for MCP server 'silent' to start \(Ctrl-C leaves it out\)")
+    assert fake_server.chat_requests == []
+    term.child.sendintr()
+    term.expect(r"MCP server 'silent' unavailable: its start was interrupted \(Ctrl-C\); its tools are left out")
+    term.expect(r"ANSWERED-WITHOUT-IT")
+    term.prompt()
+    term.child.sendeof()
+    assert term.wait_exit(timeout=30) == 0
+    assert _gone(pid), "the MCP server given up on outlived clio"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from clio.memory.provenance import MARK
 from testkit.clio_run import CLIO, clio_env, run_clio, run_parallel, system_text
@@ -299,6 +301,13 @@ def test_streamable_http_on_loopback(project: Path, home: Path) -> None:
     try:
         assert proc.stderr is not None
         assert proc.stderr.readline().strip() == f"clio mcp: serving http://127.0.0.1:{port}/mcp"
+        shown = [proc.stderr.readline().strip() for _ in range(3)]
+        token_file = home / "mcp_token"
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        token = token_file.read_text().strip()
+        assert token not in "".join(shown)  # the lines name the file, never the token
+        assert shown[1].startswith("clio mcp: Claude Code: claude mcp add --transport http clio ")
+        assert 'bearer_token_env_var = "CLIO_MCP_TOKEN"' in shown[2]
 
         async def scenario() -> tuple[set[str], tuple[bool, str]]:
             for _ in range(100):  # the line is printed just before the socket is bound
@@ -307,8 +316,10 @@ def test_streamable_http_on_loopback(project: Path, home: Path) -> None:
                         break
                 except OSError:
                     await anyio.sleep(0.1)
+            client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
             async with (
-                streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+                client,
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=client) as (read, write),
                 ClientSession(read, write) as s,
             ):
                 await s.initialize()
@@ -319,6 +330,17 @@ def test_streamable_http_on_loopback(project: Path, home: Path) -> None:
         assert names == LTM_TOOLS | OTHER_TOOLS
         assert not is_error, text
         assert [e["fact"] for e in ltm_entries(project)] == [FACT]
+        # without the token, or with another, every request is refused (401) and nothing is written
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {token}"}):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("POST", "/mcp", body=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": "remember", "arguments": {"type": "discovery", "fact": "planted"}}}),
+                         headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                                  **headers})  # fmt: skip
+            response = conn.getresponse()
+            assert response.status == 401 and response.getheader("WWW-Authenticate", "").startswith("Bearer")
+            conn.close()
+        assert [e["fact"] for e in ltm_entries(project)] == [FACT]
         # DNS rebinding: a request naming another host is turned away
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         conn.request(
@@ -326,6 +348,7 @@ def test_streamable_http_on_loopback(project: Path, home: Path) -> None:
             "/mcp",
             body=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
             headers={
+                "Authorization": f"Bearer {token}",
                 "Host": "evil.example",
                 "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream",

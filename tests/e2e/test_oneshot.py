@@ -348,7 +348,7 @@ def test_resume_sessions_by_recency_prefix_and_name(
     for ident, name in ((a_id, "apples question"), (b_id, "bananas question")):
         line = next(ln for ln in listing.stdout.splitlines() if ident in ln)
         assert name in line
-    assert nomatch.returncode != 0 and nomatch.stdout == ""
+    assert nomatch.returncode == 2 and nomatch.stdout == ""  # a name that names nothing: bad usage
     lines = stderr_lines(nomatch)
     assert len(lines) == 1 and "nomatch-xyz" in lines[0], nomatch.stderr
     # --resume PREFIX continued B (and the other two asked the model nothing)
@@ -427,7 +427,7 @@ def test_one_shot_approvals_need_yes(
             },
         )
         assert no.returncode == 4, no.stderr  # refused for lack of approval: its own exit code
-        assert "clio: refused for lack of approval: write: create new.txt (1 lines) and 3 more." in no.stderr
+        assert "clio: refused for lack of approval: write: create new.txt (1 line) and 3 more." in no.stderr
         assert not (project / "new.txt").exists()
         assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
         results = tool_results(fake_server.chat_requests[1])
@@ -522,6 +522,8 @@ def test_a_model_repeating_the_same_call_is_told_then_stopped(
     assert results[2].startswith("Repeated call: file_operations") and "return a + b" not in results[2]
     stops = [ln for ln in stderr_lines(r) if ln.startswith("Stopped: the model repeated the same call")]
     assert len(stops) == 1 and "read_file calc.py" in stops[0]
+    # one-shot wording: nobody can "send another message" here (issue 27)
+    assert stops[0].endswith("Rerun with a rephrased or narrower request, or go on in the REPL with: clio --resume")
     archived = [m for m in all_archived(project) if m["role"] == "tool"]
     assert len(archived) == 4 and archived[-1]["content"].endswith("The turn stops here.")
 

@@ -26,11 +26,15 @@ RESULT_SCHEMA: dict[str, Any] = {
         "session_id": {"type": ["string", "null"]},
         "usage": {
             "type": "object",
-            "required": ["prompt_tokens", "completion_tokens", "total_tokens", "requests"],
+            "required": ["prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens", "requests", "cost_usd"],
             "properties": {
-                k: {"type": "integer", "minimum": 0}
-                for k in ("prompt_tokens", "completion_tokens", "total_tokens", "requests")
+                **{
+                    k: {"type": "integer", "minimum": 0}
+                    for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens", "requests")
+                },
+                "cost_usd": {"type": ["number", "null"], "minimum": 0},
             },
+            "additionalProperties": False,
         },
         "tool_calls": {
             "type": "array",
@@ -155,7 +159,7 @@ def test_output_stream_json_is_one_event_per_line_ending_with_the_result(
 @pytest.mark.parametrize(
     ("setup", "code", "reason"),
     [
-        ("error", 1, "error"),
+        ("error", 6, "error"),  # the endpoint could not be used (issue 27: was 1, undocumented)
         ("max_iterations", 3, "max_iterations"),
         ("refused", 4, "refused"),
         ("stuck", 5, "stuck"),
@@ -189,6 +193,12 @@ def test_every_exit_code_has_its_stop_reason(
     assert obj["stop_reason"] == reason and obj["exit_code"] == code
     if setup == "error":
         assert "model not found" in obj["error"]
+    elif setup == "refused":  # what was refused (issue 27: no error on exit 4)
+        assert obj["error"].startswith("refused for lack of approval: write: create ")
+    elif setup == "max_iterations":
+        assert obj["error"] == "the turn stopped at max_iterations (2)"
+    else:
+        assert obj["error"].startswith("Stopped: the model repeated the same call")
 
 
 def test_the_answer_streams_to_a_terminal_before_the_reply_ends(

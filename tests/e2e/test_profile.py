@@ -70,12 +70,21 @@ def test_the_configured_profile_wins(project: Path, home: Path, fake_server: Fak
     assert run(project, home, fake_server, "--context-window", "2048", "-p", "hi").returncode == 0
     config.write_text("profile: lean\n")
     assert run(project, home, fake_server, "--context-window", "128000", "-p", "hi").returncode == 0
-    assert [tool_names(b) for b in fake_server.chat_requests] == [FULL, LEAN]
+    # in a large window the lean profile has room for the recall operation
+    assert [tool_names(b) for b in fake_server.chat_requests] == [FULL, [*LEAN, "memory_operations"]]
+    # a project's bad value is ignored with one line (issue 25: a project never stops clio) ...
     config.write_text("profile: tiny\n")
+    fake_server.script(Reply(text="c"))
+    ignored = run(project, home, fake_server, "-p", "hi")
+    assert ignored.returncode == 0, ignored.stderr
+    assert "profile: 'tiny' ignored (expected auto or full or lean); using 'auto'" in ignored.stderr
+    # ... the user's own is theirs to fix: one line, nothing sent
+    config.unlink()
+    (home / "config.yaml").write_text("profile: tiny\n")
     bad = run(project, home, fake_server, "-p", "hi")
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "profile must be auto, full or lean (got 'tiny')" in bad.stderr
-    assert len(fake_server.chat_requests) == 2
+    assert len(fake_server.chat_requests) == 3
 
 
 def test_lean_profile_runs_only_what_it_offered(project: Path, home: Path, fake_server: FakeServer) -> None:

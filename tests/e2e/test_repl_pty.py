@@ -320,9 +320,10 @@ def test_tool_line_slash_commands_completion_and_history(
     term.expect(r"window (\d+) messages of (\d+) archived")
     term.prompt()
     term.type("/context --json")
-    figures = json.loads(term.expect(r'\{[^{}\n]*"used_tokens"[^{}\n]*\}').group())
+    figures = json.loads(term.expect(r'\{"context_window"[^\n]*"used_tokens"[^\n]*\}').group())  # one line
     assert figures["context_window"] == window and figures["used_tokens"] == used
     assert figures["archived_messages"] == 4  # user, assistant+call, tool result, answer
+    assert figures["recall"]["state"] == "skipped"  # a first session: nothing to recall from yet
     term.prompt()
 
     start = term.mark()
@@ -400,7 +401,7 @@ def test_write_approval_yes_then_no(spawn: Spawn, fake_server: FakeServer, proje
 
     term.type("write ok.txt")
     term.expect(r"\+\+\+ b/ok\.txt\s+@@ -0,0 \+1 @@\s+\+kept")  # the change, above the question
-    term.expect(r"create ok\.txt \(1 lines\)\s*Allow\? \[y\]es / \[n\]o / \[a\]lways write this session / \[d\]iff")
+    term.expect(r"create ok\.txt \(1 line\)\s*Allow\? \[y\]es / \[n\]o / \[a\]lways write this session / \[d\]iff")
     assert not (project / "ok.txt").exists()  # nothing happens before the answer
     term.type("d")  # the whole diff, then the question again
     term.expect(r"\+\+\+ b/ok\.txt\s+@@ -0,0 \+1 @@\s+\+kept")
@@ -413,7 +414,7 @@ def test_write_approval_yes_then_no(spawn: Spawn, fake_server: FakeServer, proje
     assert (project / "ok.txt").read_text(encoding="utf-8") == "kept\n"
 
     term.type("write no.txt")
-    term.expect(r"create no\.txt \(1 lines\)\s*Allow\? \[y\]es")
+    term.expect(r"create no\.txt \(1 line\)\s*Allow\? \[y\]es")
     term.type("n")
     term.expect(r"✗ file_operations write_file no\.txt\s+.*declined")
     term.expect(r"LEFT-IT-ALONE")

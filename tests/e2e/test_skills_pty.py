@@ -9,7 +9,7 @@ from pathlib import Path
 from testkit.fakeserver import FakeServer, Reply
 from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (the pty fixtures)
 
-PLAN = "Before editing, state a short plan"
+SHORT = "Keep answers short"
 
 
 def test_good_bad_and_skills_in_the_repl(spawn: Spawn, fake_server: FakeServer, project: Path) -> None:  # noqa: F811
@@ -19,25 +19,28 @@ def test_good_bad_and_skills_in_the_repl(spawn: Spawn, fake_server: FakeServer, 
     term.type("/bad")
     term.expect(r"no turn to judge yet")
     term.prompt()
-    term.type("/skills pin plan-first")
-    term.expect(r"Pinned plan-first")
+    term.type("/skills pin short-answers")
+    term.expect(r"Pinned short-answers")
     term.prompt()
     term.type("tidy the module")
     term.expect(r"Here you go\.")
     term.prompt()
-    assert PLAN in str(fake_server.chat_requests[-1]["messages"][0]["content"])
+    assert SHORT in str(fake_server.chat_requests[-1]["messages"][0]["content"])
     term.type("/bad too chatty")
-    term.expect(r"Noted \(bad\) for turn 1: [^\n]*plan-first")
+    term.expect(r"Noted \(bad\) for turn 1: [^\n]*short-answers")
     term.prompt()
-    term.type("/good")
+    term.type("/bad")  # a turn is judged once
+    term.expect(r"already judged bad")
+    term.prompt()
+    term.type("/good")  # a change of mind replaces the judgement
     term.expect(r"Noted \(good\) for turn 1")
     term.prompt()
     term.type("/skills")
-    term.expect(r"plan-first[\s│|]+0\.50[\s│|]+2[\s│|]+active, pinned")
+    term.expect(r"short-answers[\s│|]+0\.67[\s│|]+1[\s│|]+active, pinned")
     term.prompt()
     term.type("/exit")
     assert term.wait_exit() == 0
     data = json.loads((project.parent / "home" / "skills.json").read_text())
-    plan = next(s for s in data["skills"] if s["id"] == "plan-first")
-    assert (plan["a"], plan["b"], plan["n"], plan["pinned"]) == (2.0, 2.0, 2, True)
-    assert [(s["kind"], s["note"]) for s in data["signals"]] == [("bad", "too chatty"), ("good", "")]
+    short = next(s for s in data["skills"] if s["id"] == "short-answers")
+    assert (short["a"], short["b"], short["n"], short["pinned"]) == (2.0, 1.0, 1, True)
+    assert [(s["kind"], s["note"]) for s in data["signals"]] == [("good", "")]

@@ -45,10 +45,17 @@ def test_unset_sends_none_and_a_bad_value_is_named(
     assert r.returncode == 0, r.stderr
     assert all("tool_choice" not in body for body in fake_server.chat_requests)
     (project / ".clio" / "config.yaml").write_text("tool_choice: always\n")  # .clio/ exists: the session
+    fake_server.script(Reply(text="ok"))
+    ignored = ask(fake_server, project, home, "hi")  # a project's bad value: one line, never fatal (issue 25)
+    assert ignored.returncode == 0, ignored.stderr
+    assert "tool_choice: 'always' ignored (expected auto or required); using None" in ignored.stderr
+    assert "tool_choice" not in fake_server.chat_requests[-1]
+    (project / ".clio" / "config.yaml").unlink()
+    (home / "config.yaml").write_text("tool_choice: always\n")  # the user's own: theirs to fix
     bad = ask(fake_server, project, home, "hi")
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "tool_choice must be auto or required (got 'always')" in bad.stderr
-    assert len(fake_server.chat_requests) == 3
+    assert len(fake_server.chat_requests) == 4
 
 
 def test_a_leading_text_call_runs_when_the_request_required_one(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from testkit.clio_run import CLIO, clio_env, run_clio, stderr_lines
-from testkit.fakeserver import FakeServer
+from testkit.fakeserver import FakeServer, Reply
 
 
 def test_dir_that_does_not_exist_or_is_a_file(
@@ -107,3 +107,45 @@ def test_model_typo_is_refused_against_the_endpoints_list(
     assert stderr_lines(r) == [
         "The endpoint has no model 'fake-modle'; did you mean fake-model? (/model fake-modle --force uses it anyway)."
     ]
+
+
+def test_a_redaction_notice_says_a_user_message(fake_server: FakeServer, project: Path, home: Path) -> None:
+    """Issue 27: it said 'from an user message'."""
+    fake_server.script(Reply(text="ok"))
+    token = "ghp_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2"
+    r = run_clio(["-p", f"my token is {token}"], server=fake_server, project=project, home=home)
+    assert r.returncode == 0, r.stderr
+    assert "redacted 1 secret from a user message" in stderr_lines(r)
+
+
+# ---------------------------------------------------------------- flags (issue 27)
+
+
+def test_help_names_clio_mcp(project: Path, home: Path) -> None:
+    r = run_clio(["--help"], server=None, project=project, home=home)
+    assert r.returncode == 0 and "clio mcp" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--resum", "-p", "hi"], "unrecognized arguments: --resum"),  # no prefix matching
+        (["--exit"], "--exit needs --input TEXT"),  # started the REPL
+        (["--sandbox-network", "-p", "hi"], "--sandbox-network lets sandboxed shell commands use the network"),
+    ],
+)
+def test_flags_that_do_nothing_are_usage_errors(
+    fake_server: FakeServer, project: Path, home: Path, args: list[str], says: str
+) -> None:
+    r = run_clio(args, server=fake_server, project=project, home=home)
+    assert r.returncode == 2, r.stderr
+    assert says in r.stderr
+    assert fake_server.chat_requests == []
+
+
+def test_sandbox_network_with_the_sandbox_from_the_config_is_fine(
+    fake_server: FakeServer, project: Path, home: Path
+) -> None:
+    (home / "config.yaml").write_text("sandbox: true\n", encoding="utf-8")
+    r = run_clio(["--sandbox-network", "-p", "/stats"], server=fake_server, project=project, home=home)
+    assert r.returncode == 0, r.stderr

@@ -222,6 +222,17 @@ def test_an_endpoint_that_is_not_there_is_unreachable() -> None:
     assert [reason for reason, _ in retries.calls] == ["could not reach the endpoint"]
 
 
+def test_a_refused_connection_gets_one_quick_retry_whatever_max_retries() -> None:
+    server = FakeServer().start()
+    url = server.base_url
+    server.stop()
+    retries = Retries()
+    client = LLMClient(url, "k", "fake-model", timeout=5, max_retries=4, backoff=1.0)
+    with pytest.raises(EndpointUnreachable, match="the connection was refused"):
+        client.chat(USER, on_retry=retries)
+    assert retries.calls == [("could not reach the endpoint", 0.5)]  # was 4 retries, 1+2+4+8 s
+
+
 # ---------------------------------------------------------------- errors mapped, never retried
 
 

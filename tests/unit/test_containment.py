@@ -29,8 +29,8 @@ from clio.safety.containment import (
     is_credential_name,
     landlock_abi,
     scrub_env,
-    wrap_command,
 )
+from clio.safety.wrapper import wrap_command
 from clio.tools.registry import REGISTRY, ToolContext
 from clio.tools.terminal import run_command
 

@@ -88,3 +88,50 @@ def test_nobody_to_ask_refuses_and_notes_it_unless_yes(ctx: ToolContext) -> None
     assert ctx.refused == ["write: create a.txt"]
     assert approvals(ctx, None, [], yes=True)("write", "create b.txt")
     assert not approvals(ctx, None, [], yes=False)("shell", "rm -rf x", destructive=True)
+
+
+# -- issue 27: [d]iff only with a diff; writes outside the project; absolute paths in headers ------
+
+
+def test_diff_is_offered_only_when_there_is_one(ctx: ToolContext) -> None:
+    person = Person(["n", "n"])
+    ap = approvals(ctx, person, [])
+    ap("shell", "pytest -q")
+    assert person.asked[0].endswith("[y]es / [n]o / [a]lways shell this session ")
+    ctx.proposed = Change("a.txt", "+x")
+    ap("write", "create a.txt")
+    assert person.asked[1].endswith("[a]lways write this session / [d]iff ")
+
+
+def test_the_diff_header_of_an_absolute_path_is_that_path() -> None:
+    d = unified("/tmp/out/x.txt", "a\n", "b\n")
+    assert d.splitlines()[:2] == ["--- /tmp/out/x.txt", "+++ /tmp/out/x.txt"]
+    assert unified("/tmp/new.txt", None, "x\n").splitlines()[:2] == ["--- /dev/null", "+++ /tmp/new.txt"]
+
+
+def test_a_write_outside_the_project_is_its_own_question_that_always_never_covers(tmp_path: Path) -> None:
+    import json
+
+    import clio.tools.builtin  # noqa: F401  (registers the tools)
+    from clio.tools.registry import REGISTRY
+
+    root, elsewhere = tmp_path / "proj", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    ctx = ToolContext(root=root, interactive=True)
+    person = Person(["a", "n", "y"])
+    ctx.approve = approvals(ctx, person, [])
+
+    def write(path: str) -> tuple[str, bool]:
+        return REGISTRY.run(ctx, "file_operations", json.dumps({"operation": "write_file", "path": path, "content": "x\n"}))
+
+    assert write("inside.txt")[1]  # answered [a]lways for writes
+    out, ok = write(str(elsewhere / "out.txt"))
+    assert not ok and "declined" in out and not (elsewhere / "out.txt").exists()
+    assert len(person.asked) == 2  # asked although writes are 'always' allowed
+    question = person.asked[1]
+    assert question.startswith(f"⚠ write outside the project: create {elsewhere / 'out.txt'} (1 line)")
+    assert question.endswith("Allow? [y/N] ")
+    assert write("../elsewhere/again.txt")[1] and (elsewhere / "again.txt").exists()  # 'y': asked again
+    assert len(person.asked) == 3
+    assert write("inside2.txt")[1] and len(person.asked) == 3  # inside: still covered by 'always'

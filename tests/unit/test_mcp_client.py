@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace as NS
 from typing import Any
@@ -17,6 +18,7 @@ from clio.mcp.client import CallFailed, McpClients
 from clio.mcp.config import ServerSpec, parse_servers
 from clio.mcp.remote import describe_error, read_tools, result_text
 from clio.tools.registry import Registry, ToolContext
+from testkit.mcp_servers import process_gone as _gone
 
 OBJ: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 
@@ -151,10 +153,20 @@ def test_the_sdk_is_not_imported_on_the_way_to_the_prompt() -> None:
 
 def test_giving_up_on_a_server_that_never_answers_leaves_it_out(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
-    spec = {"command": sys.executable, "args": ["-m", "testkit.mcp_servers", "bad", "hang-start"], "cwd": str(root)}
+    pid_file = tmp_path / "silent.pid"
+    spec = {
+        "command": sys.executable,
+        "args": ["-m", "testkit.mcp_servers", "bad", "hang-start"],
+        "cwd": str(root),
+        "env": {"MCP_TEST_PID_FILE": str(pid_file)},
+    }
     clients = McpClients(parse_servers({"silent": {**spec, "timeout": 60}}).servers, tmp_path)
     clients.start()
     try:
+        assert clients.starting(within=0.1) == ["silent"]
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         clients.give_up("its start was interrupted (Ctrl-C)")
         clients.wait_started()  # returns at once: nothing is starting any more
         assert clients.servers["silent"].state == "failed" and mcp_tools(clients) == []
@@ -163,6 +175,7 @@ def test_giving_up_on_a_server_that_never_answers_leaves_it_out(tmp_path: Path) 
         ]
     finally:
         clients.close()
+    assert _gone(int(pid_file.read_text()))  # closed: the process given up on is stopped, not leaked
 
 
 def test_under_sandbox_an_mcp_call_is_asked_even_with_approvals_allow(app_factory: Any) -> None:

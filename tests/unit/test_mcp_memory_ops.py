@@ -145,7 +145,7 @@ def test_read_only_refuses_every_write_and_writes_nothing(tmp_path: Path) -> Non
         with pytest.raises(Refused, match="read-only"):
             write()
     assert "kept from before" in ro.recall("kept")
-    assert ro.search_sessions("anything").startswith("No earlier session")
+    assert ro.search_sessions("anything").startswith("Nothing archived mentions")
     assert files_under(tmp_path) == before
 
 

@@ -173,10 +173,12 @@ def test_search_covers_notes_and_long_term_memory(ctx: ToolContext) -> None:
 
 def test_recall_sessions_delegates_and_formats(ctx: ToolContext) -> None:
     hits = [
-        {"session_id": "20261101-101010-ab12", "session_name": "db work", "date": "2026-11-01",
+        {"session_id": "20261031-101010-ef56", "session_name": "db work", "date": "2026-10-31",
          "role": "assistant", "excerpt": "We decided   to use SQLite\nfor the index.", "score": 3.2},
         {"session_id": "20261020-090000-cd34", "session_name": "", "date": "2026-10-20",
          "role": "user", "excerpt": "why not postgres?", "score": 1.1},
+        {"session_id": "20261101-101010-ab12", "session_name": "this one", "date": "2026-11-01",
+         "role": "tool", "excerpt": "db: sqlite", "score": 0.5},
     ]  # fmt: skip
     recall = Recall(hits)
     ctx.services.recall = recall
@@ -184,14 +186,20 @@ def test_recall_sessions_delegates_and_formats(ctx: ToolContext) -> None:
     assert ok, out
     assert recall.calls == [("which database", {"max_sessions": 3, "max_results": 5})]
     lines = out.splitlines()
-    assert lines[0] == "2 excerpt(s) from earlier sessions, best first:"
-    assert lines[1] == "1. db work · 2026-11-01 · assistant (20261101-101010-ab12)"
+    assert lines[0] == "3 excerpt(s) from the archive, best first:"
+    assert lines[1] == "1. db work · 2026-10-31 · assistant (20261031-101010-ef56)"
     assert lines[2].strip() == "We decided to use SQLite for the index."
     assert lines[3] == "2. 20261020-090000-cd34 · 2026-10-20 · user"
+    # the running session's own older messages are named as such (they left the window)
+    assert lines[5] == "3. this session, earlier (no longer in view) · 2026-11-01 · tool"
     recall.hits = []
     out, ok = call(ctx, operation="recall_sessions", query="kafka")
-    assert ok and out == "No earlier session mentions 'kafka'."
-    assert recall.calls[-1][1] == {"max_sessions": 10, "max_results": 5}
+    assert ok and out == "Nothing archived mentions 'kafka' (besides what is in view now)."
+    # as many as a tool result kept inline can show: 10 in a large window, fewer in a small one
+    assert recall.calls[-1][1] == {"max_sessions": 10, "max_results": 10}
+    ctx.result_chars = 1000
+    call(ctx, operation="recall_sessions", query="kafka")
+    assert recall.calls[-1][1] == {"max_sessions": 10, "max_results": 3}
     ctx.services.recall = None
     out, ok = call(ctx, operation="recall_sessions", query="x")
     assert not ok and "recall is not available" in out

@@ -519,6 +519,23 @@ def test_compact_without_a_summary_leaves_the_conversation_as_it_was(
     assert disk_archive(app) == archived
 
 
+def test_compact_that_would_not_shrink_the_window_is_not_applied(
+    app_factory: AppFactory, fake_server: FakeServer
+) -> None:
+    ui = RecordingUI()
+    app = app_factory(ui=ui)
+    build_history(app, fake_server, turns=1, words=5)
+    window = list(app.agent.engine.window)
+    archived = disk_archive(app)
+    fake_server.script(Reply(text="SUMMARY " + "a long retelling of a short talk " * 60))
+    report = app.compact("")
+
+    assert report is not None and not report.applied and report.after >= report.before
+    assert app.agent.engine.window == window and app.agent.engine.summary is None
+    assert disk_archive(app) == archived  # the summary was not archived either
+    assert ui.events[-2:] == [("waiting",), ("pause",)]  # the request's spinner ended with it
+
+
 def test_clear_window_starts_the_next_request_afresh(
     app_factory: AppFactory, fake_server: FakeServer
 ) -> None:

@@ -32,10 +32,15 @@ def compact(schemas: list[dict[str, Any]]) -> int:
 # ---------------------------------------------------------------- the lean schemas
 
 
-def test_lean_profile_offers_files_shell_and_git_only() -> None:
-    assert REGISTRY.offered("lean") == ["file_operations", "version_control", "terminal_operations"]
+def test_lean_profile_offers_files_shell_git_and_recall_only() -> None:
+    assert sorted(REGISTRY.offered("lean")) == sorted(
+        ["file_operations", "version_control", "terminal_operations", "memory_operations"]
+    )
     assert len(REGISTRY.offered("full")) == 7
     assert [s["function"]["name"] for s in REGISTRY.schemas("lean")] == REGISTRY.offered("lean")
+    (memory,) = [s["function"] for s in REGISTRY.schemas("lean") if s["function"]["name"] == "memory_operations"]
+    assert memory["parameters"]["properties"]["operation"]["enum"] == ["recall_sessions"]
+    assert set(memory["parameters"]["properties"]) == {"operation", "query"}
 
 
 def test_lean_schemas_are_subsets_of_the_full_ones() -> None:
@@ -54,9 +59,22 @@ def test_lean_schemas_are_subsets_of_the_full_ones() -> None:
         assert len(fn["description"]) < len(whole["description"])
 
 
+TINY_LIMIT = 2048 - 512  # a 2k window's prompt budget (the reply reserve is a quarter)
+SMALL_LIMIT = 4096 - 1024  # a 4k window's
+
+
 def test_lean_schemas_cost_a_quarter_of_the_full_ones() -> None:
-    full, lean = compact(REGISTRY.schemas("full")), compact(REGISTRY.schemas("lean"))
+    full, lean = compact(REGISTRY.schemas("full")), compact(REGISTRY.schemas("lean", TINY_LIMIT))
     assert lean * 4 < full, (lean, full)
+
+
+def test_recall_is_offered_in_the_lean_profile_where_it_fits() -> None:
+    """From a 4k window the lean profile keeps a way to recall (the recall operation alone);
+    at 2k the fixed part has no room for it and automatic recall works alone."""
+    assert "memory_operations" in REGISTRY.offered("lean", SMALL_LIMIT)
+    assert "memory_operations" not in REGISTRY.offered("lean", TINY_LIMIT)
+    recall = compact(REGISTRY.schemas("lean", SMALL_LIMIT)) - compact(REGISTRY.schemas("lean", TINY_LIMIT))
+    assert 0 < recall < 300, recall
 
 
 def test_a_lean_form_naming_what_the_tool_lacks_is_refused() -> None:
@@ -84,9 +102,9 @@ def test_a_lean_form_naming_what_the_tool_lacks_is_refused() -> None:
 
 def test_a_tool_not_offered_does_not_run(tmp_path: Path) -> None:
     ctx = ToolContext(root=tmp_path)
-    text, ok = REGISTRY.run(ctx, "todo_operations", {"operation": "read"}, "lean")
+    text, ok = REGISTRY.run(ctx, "todo_operations", {"operation": "read"}, "lean", TINY_LIMIT)
     assert not ok and "unknown tool 'todo_operations'" in text
-    assert "file_operations" in text and "memory_operations" not in text
+    assert "file_operations" in text and "memory_operations" not in text  # no room for recall at 2k
     text, ok = REGISTRY.run(ctx, "todo_operations", {"operation": "read"}, "full")
     assert ok, text
     (tmp_path / "a.txt").write_text("alpha\n")
@@ -145,10 +163,10 @@ def test_full_fixed_part_exceeds_a_third_of_a_2k_window_and_lean_fits(tmp_path: 
     def fixed(profile: str) -> int:
         text = prompt.static_text(profile)
         return est.count_messages([{"role": "system", "content": text}]) + est.count_tools(
-            REGISTRY.schemas(profile)
+            REGISTRY.schemas(profile, limit_2k)
         )
 
-    limit_2k = 2048 - 512  # the default reply reserve is a quarter of the window
+    limit_2k = TINY_LIMIT
     assert not Shares(limit_2k, 3.5).fits_full(fixed("full"))
     assert fixed("lean") < limit_2k / 3, fixed("lean")
     assert Shares(8192 - 2048, 3.5).fits_full(fixed("full"))

@@ -66,8 +66,10 @@ def one_call(name: str, **args: Any) -> list[dict[str, Any]]:
         ("terminal_operations", {"operation": "execute", "command": "cat x"}, True),
         ("version_control", {"operation": "diff"}, True),
         ("version_control", {"operation": "log"}, True),
-        ("version_control", {"operation": "status"}, False),
-        ("version_control", {"operation": "commit", "message": "m"}, False),
+        ("version_control", {"operation": "status"}, True),  # file names are the repository's words
+        ("version_control", {"operation": "commit", "message": "m"}, True),  # lists untracked files
+        ("file_operations", {"operation": "list_dir", "path": "."}, True),
+        ("file_operations", {"operation": "file_search", "pattern": "*"}, True),
         ("memory_operations", {"operation": "recall_sessions", "query": "q"}, True),
         ("memory_operations", {"operation": "retrieve", "key": "k"}, True),
         ("memory_operations", {"operation": "add_discovery", "fact": "f"}, False),
@@ -79,6 +81,58 @@ def one_call(name: str, **args: Any) -> list[dict[str, Any]]:
 def test_which_results_taint_the_turn(name: str, args: dict[str, Any], tainted: bool) -> None:
     assert turn_tainted(one_call(name, **args)) is tainted
     assert is_untrusted(name, str(args.get("operation", ""))) is tainted
+
+
+# Every operation of every built-in tool, decided: True taints the turn. A new tool or operation
+# fails this test until it is decided here (and it taints meanwhile, the safe default).
+EXPECTED_TAINT: dict[str, dict[str, bool]] = {
+    "file_operations": {
+        "read_file": True, "write_file": False, "create_file": False, "append_file": False,
+        "replace_string": False, "multi_replace_string": False, "insert_at_line": False,
+        "delete_file": False, "rename_file": False, "create_directory": False, "list_dir": True,
+        "file_exists": False, "get_file_info": False, "file_search": True, "grep_search": True,
+        "read_tool_result": True,
+    },
+    "terminal_operations": {"execute": True},
+    "version_control": {op: True for op in ("status", "diff", "log", "branch", "commit", "stash", "blame", "tag")},
+    "memory_operations": {
+        "store": False, "retrieve": True, "search": True, "list": True, "delete": False,
+        "add_discovery": False, "add_solution": False, "add_pattern": False, "recall_sessions": True,
+        "prune_ltm": True, "ltm_stats": False,
+    },
+    "todo_operations": {"read": False, "write": False, "add": False, "update": False},
+    "user_collaboration": {"request_input": False},
+    "preferences": {"add": False, "update": False, "recall": False, "apply": False},
+}  # fmt: skip
+
+
+def _operations(schema: dict[str, Any]) -> list[str]:
+    props = schema.get("properties", {})
+    return list(props.get("operation", {}).get("enum", []))
+
+
+def test_every_operation_of_every_tool_is_decided() -> None:
+    import clio.app.memory_services  # noqa: F401  (registers the memory tools)
+    import clio.tools.builtin  # noqa: F401
+    from clio.tools.registry import REGISTRY
+
+    seen: dict[str, dict[str, bool]] = {}
+    for name in REGISTRY.names():
+        tool = REGISTRY.get(name)
+        assert tool is not None
+        ops = _operations(tool.parameters) or [""]
+        seen[tool.name] = {op: is_untrusted(tool.name, op) for op in ops}
+    assert seen == EXPECTED_TAINT
+    # and through the turn: a result of each tainting operation taints, each clean one does not
+    for name, ops in EXPECTED_TAINT.items():
+        for op, tainted in ops.items():
+            assert turn_tainted(one_call(name, operation=op)) is tainted, (name, op)
+
+
+def test_an_unknown_operation_of_a_known_tool_taints() -> None:
+    assert is_untrusted("file_operations", "read_everything")
+    assert is_untrusted("memory_operations", "")
+    assert is_untrusted("web_fetch", "get")
 
 
 def test_only_the_current_turn_counts() -> None:
@@ -112,7 +166,7 @@ def test_sources_are_named_once_in_order_and_fall_back_to_the_meta_tool_name() -
     assert turn_sources(msgs) == ["file_operations.read_file", "terminal_operations", "mcp_fetch"]
     bad_args = [user("go"), calls(("x", "file_operations", {})), result("x")]
     bad_args[1]["tool_calls"][0]["function"]["arguments"] = "{not json"
-    assert not turn_tainted(bad_args)  # no operation: not a read (the call failed)
+    assert turn_tainted(bad_args)  # no operation known: taints, the safe default
 
 
 # ---------------------------------------------------------------- the record

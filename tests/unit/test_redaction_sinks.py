@@ -240,3 +240,16 @@ def test_corpus_through_the_notes_sink_catches_every_secret_and_spares_lookalike
     assert leaked == []
     damaged = [lk.name for i, lk in enumerate(LOOKALIKES) if on_disk[f"l{i}"] != lk.text]
     assert damaged == []
+
+
+# ---------------------------------------------------------------- preferences (any writer)
+
+
+def test_preferences_are_redacted_in_the_store_whoever_writes(tmp_path: Path) -> None:
+    from clio.memory.prefs_store import PrefStore
+
+    store = PrefStore(tmp_path / "preferences.json", redact=_redact("standard"))
+    added = store.add(f"deploy with token {GH} please", 8)
+    store.update(added.pref.id, text=f"use key {AWS} for the bucket")
+    on_disk = (tmp_path / "preferences.json").read_text(encoding="utf-8")
+    assert GH not in on_disk and AWS not in on_disk and "[REDACTED:aws_access_key]" in on_disk

@@ -20,3 +20,11 @@ def test_a_long_line_is_cut_between_words() -> None:
 def test_one_long_word_is_cut_when_there_is_no_space_to_cut_at() -> None:
     hint = result_hint("x" * 100, 20)
     assert hint == "x" * 19 + "…"
+
+
+def test_a_pretty_printed_json_result_is_summarised_on_one_line() -> None:
+    """Issue 27: an MCP tool's result line showed only '{'."""
+    text = '{\n  "timezone": "UTC",\n  "datetime": "2026-11-23T15:00:00+00:00",\n  "is_dst": false\n}'
+    hint = result_hint(text, 60)
+    assert hint.startswith('{ "timezone": "UTC", "datetime"') and len(hint) <= 61
+    assert result_hint("[\n  1,\n  2\n]") == "[ 1, 2 ]"

@@ -46,3 +46,18 @@ def test_nothing_for_an_empty_session_and_a_turn_without_an_answer() -> None:
     assert render([]) == []
     lines = [text for text, _ in render([make("user", "interrupted one")])]
     assert lines == ["where you were:", "› interrupted one", "  (no answer)"]
+
+
+def test_an_attached_file_is_named_not_shown() -> None:
+    sent = 'fix @a.py please\n\n<file path="a.py">\nFILEBODY\n</file>'
+    lines = [text for text, _ in render([make("user", sent, meta={"attached": ["a.py"]}), make("assistant", "done")])]
+    assert "› fix @a.py please (attached: a.py)" in lines
+    assert not any("FILEBODY" in line for line in lines)
+
+
+def test_a_session_is_named_from_the_typed_words_only(tmp_path: Any) -> None:
+    from clio.store.sessions import SessionStore
+
+    session = SessionStore(tmp_path / "sessions").create("m")
+    session.append(make("user", 'fix @a.py please\n\n<file path="a.py">\nFILEBODY\n</file>', meta={"attached": ["a.py"]}))
+    assert session.info.name == "fix @a.py please"

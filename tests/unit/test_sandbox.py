@@ -157,18 +157,19 @@ FLAGGED = [
     "bomb(){ bomb|bomb& };bomb",
     "find / -name '*.log' -delete",
     'rm -rf "unbalanced',
+    # a forced recursive rm inside the project: untracked files are gone for good, as with git clean -fdx
+    "rm -rf build",
+    "rm -rf build dist .pytest_cache",
+    "rm -fr ./node_modules",
+    "rm -r -f *.pyc",
+    "rm --recursive --force build/*",
+    "cd src && rm -rf generated",
 ]
 
 NOT_FLAGGED = [
-    "rm -rf build",
-    "rm -rf build dist .pytest_cache",
     "rm -r src/old",
-    "rm -rf ./node_modules",
-    "rm -rf *.pyc",
-    "rm -rf build/*",
     "rm file.txt",
     "rm -f ../notes.txt",
-    "cd src && rm -rf generated",
     "git push origin main",
     "git push -u origin feature",
     "git push",
@@ -210,7 +211,8 @@ def test_ordinary_commands_are_not_flagged(root: Path, command: str, monkeypatch
 
 
 def test_rm_of_absolute_path_inside_root_is_fine(root: Path) -> None:
-    assert destructive_reason(f"rm -rf {root}/src", root) is None
+    assert destructive_reason(f"rm -r {root}/src", root) is None
+    assert "rm -rf deletes whole folders" in (destructive_reason(f"rm -rf {root}/src", root) or "")
     assert destructive_reason(f"rm -rf {root}", root) is not None  # the whole project
     assert destructive_reason(f"rm -rf {root.parent}", root) is not None
 

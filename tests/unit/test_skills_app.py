@@ -16,6 +16,7 @@ from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import AppFactory, call, console_text
 
 PLAN = "Before editing, state a short plan"
+SHORT = "Keep answers short"
 TESTS = "After editing code, run the relevant tests"
 
 
@@ -41,18 +42,23 @@ def test_pinned_behaviour_is_sent_and_good_bad_move_it(
     app = app_factory()
     with pytest.raises(CommandError, match="no turn to judge"):
         run(app, "/good")
-    assert "Pinned plan-first" in run(app, "/skills pin plan-first")
+    assert "Pinned short-answers" in run(app, "/skills pin short-answers")
     fake_server.script(Reply(text="done"))
     app.run_turn("fix the bug")
-    assert HEADER in system_sent(fake_server) and PLAN in system_sent(fake_server)
-    assert "plan-first" in run(app, "/bad too chatty")
-    assert skill(app, "plan-first") == (1.0, 2.0, 1)
-    run(app, "/good")
-    assert skill(app, "plan-first") == (2.0, 2.0, 2)
+    assert HEADER in system_sent(fake_server) and SHORT in system_sent(fake_server)
+    assert system_sent(fake_server).index(HEADER) < system_sent(fake_server).index(SHORT)  # pinned: chosen
+    assert "short-answers" in run(app, "/bad too chatty")
+    assert skill(app, "short-answers") == (1.0, 2.0, 1)
+    with pytest.raises(CommandError, match="already judged bad"):
+        run(app, "/bad")  # a turn is judged once: repeating /bad does not stack
+    assert skill(app, "short-answers") == (1.0, 2.0, 1)
+    run(app, "/good")  # changing one's mind replaces the judgement
+    assert skill(app, "short-answers") == (2.0, 1.0, 1)
     sig = app.services.skills.store.signals()[0]  # type: ignore[union-attr]
-    assert (sig.kind, sig.session, sig.turn, sig.note) == ("bad", app.session.id, 1, "too chatty")  # type: ignore[union-attr]
+    assert (sig.kind, sig.session, sig.turn) == ("good", app.session.id, 1)  # type: ignore[union-attr]
+    assert len(app.services.skills.store.signals()) == 1  # type: ignore[union-attr]
     shown = run(app, "/skills")
-    assert "plan-first" in shown and "active, pinned" in shown and "0.50" in shown
+    assert "short-answers" in shown and "active, pinned" in shown and "0.67" in shown
 
 
 def test_chosen_behaviours_stay_fixed_until_a_trim(app_factory: AppFactory, fake_server: FakeServer) -> None:
@@ -91,29 +97,29 @@ def test_a_resumed_session_keeps_its_behaviours_until_a_trim(
 
 def test_correction_and_denial_are_weaker_signals(app_factory: AppFactory, fake_server: FakeServer) -> None:
     app = app_factory(ask=lambda q: "n", interactive=True)
-    run(app, "/skills pin plan-first")
+    run(app, "/skills pin short-answers")
     fake_server.script(
         Reply(tool_calls=[call("terminal_operations", operation="execute", command="echo hi")]),
         Reply(text="could not run it"),
         Reply(text="ok"),
     )
     app.run_turn("run echo")
-    assert skill(app, "plan-first") == (1.0, 1.25, 1)  # denied
+    assert skill(app, "short-answers") == (1.0, 1.25, 1)  # denied
     app.run_turn("no, that's not what I asked")
-    assert skill(app, "plan-first") == (1.0, 1.75, 2)  # the correction judged turn 1
+    assert skill(app, "short-answers") == (1.0, 1.75, 2)  # the correction judged turn 1
     kinds = [(s.kind, s.turn) for s in app.services.skills.store.signals()]  # type: ignore[union-attr]
     assert kinds == [("deny", 1), ("correction", 1)]
 
 
 def test_approval_is_a_weak_reward(app_factory: AppFactory, fake_server: FakeServer) -> None:
     app = app_factory(ask=lambda q: "y", interactive=True)
-    run(app, "/skills pin plan-first")
+    run(app, "/skills pin short-answers")
     fake_server.script(
         Reply(tool_calls=[call("terminal_operations", operation="execute", command="echo hi")]),
         Reply(text="done"),
     )
     app.run_turn("run echo")
-    assert skill(app, "plan-first") == (1.25, 1.0, 1)
+    assert skill(app, "short-answers") == (1.25, 1.0, 1)
 
 
 def test_stated_preference_wins_over_a_pin(app_factory: AppFactory, fake_server: FakeServer) -> None:
@@ -159,7 +165,10 @@ def test_undo_of_a_turn_is_a_signal_against_its_behaviours(
     app = app_factory(yes=True)
     run(app, "/skills pin plan-first")
     fake_server.script(
-        Reply(tool_calls=[call("file_operations", operation="write_file", path="a.txt", content="new\n")]),
+        Reply(
+            text="Plan: write a.txt with the new content, which is all the task asks for.",
+            tool_calls=[call("file_operations", operation="write_file", path="a.txt", content="new\n")],
+        ),
         Reply(text="written"),
     )
     app.run_turn("write a.txt")

@@ -18,7 +18,7 @@ from clio import lazy_re
 from testkit.clio_run import CLIO, clio_env
 from testkit.fakeserver import FakeServer, Reply
 
-NEVER_AT_START = ("openai", "git", "yaml", "numpy", "tokenizers", "tiktoken", "mcp", "httpx", "pydantic")
+NEVER_AT_START = ("openai", "git", "yaml", "numpy", "tokenizers", "tiktoken", "mcp", "httpx", "pydantic", "psycopg")
 
 
 def loaded_after(code: str) -> set[str]:
@@ -54,6 +54,7 @@ def test_a_one_shot_answer_loads_the_http_library_but_not_git_yaml_or_openai(
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "urllib3" in imported  # the request went through it
     assert sorted(m for m in imported if m.split(".")[0] in NEVER_AT_START) == []
+    assert not any(m.startswith("clio.team") for m in imported)  # no shared memory configured
     assert "rich.markdown" not in imported  # the answer went to a pipe: printed as it is
 
 

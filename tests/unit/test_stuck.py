@@ -59,6 +59,9 @@ def test_the_turn_is_stuck_after_stop_after_repeats_and_says_why() -> None:
     assert g.reason().startswith(
         f"Stopped: the model repeated the same call (file_operations write_file calc.py) {STOP_AFTER} times"
     )
+    assert g.reason().endswith("Send another message to continue, or rephrase the task.")
+    assert "Send another message" not in g.reason(interactive=False)  # one-shot: nobody to send one
+    assert g.reason(interactive=False).endswith("clio --resume")
 
 
 def test_different_calls_each_repeated_once_add_up() -> None:

@@ -453,7 +453,7 @@ def test_approved_protected_write_happens_once_asked(gitroot: Path) -> None:
     assert ap.calls == [
         (
             "write",
-            "create .clio/instructions.md (1 lines) (it is inside .clio/, clio's own folder "
+            "create .clio/instructions.md (1 line) (it is inside .clio/, clio's own folder "
             "(settings, instructions, memory, sessions): a change there would alter how clio runs next time)",
             True,
         )
@@ -486,3 +486,68 @@ def test_ordinary_writes_are_unaffected_and_created_files_recorded(gitroot: Path
     }
     assert all(not d for _, _, d in ap.calls)
     assert not (gitroot / ".clio" / ".gitignore").exists()  # the file tool writes no clio state
+
+
+# -- large files (issue 27): searched and read as a stream, what was skipped said ---------------
+
+
+def _big_log(path: Path, lines: int, needle_at: int) -> None:
+    """A text file of ``lines`` lines of 80 bytes; line ``needle_at`` holds NEEDLE."""
+    row = "x" * 79 + "\n"
+    with path.open("w") as f:
+        for i in range(1, lines + 1):
+            f.write(f"NEEDLE {i:<72}\n" if i == needle_at else row)
+
+
+def test_grep_search_finds_text_in_a_large_file(root: Path) -> None:
+    _big_log(root / "big.log", 40_000, 39_990)  # 3.2 MB: was skipped ("in 0 files")
+    ctx = ToolContext(root=root)
+    out = ok(ctx, operation="grep_search", pattern="NEEDLE", path="big.log")
+    assert out.splitlines() == ["big.log:39990: NEEDLE 39990"]
+    out = ok(ctx, operation="grep_search", pattern="NEEDLE")
+    assert "big.log:39990: NEEDLE 39990" in out
+    assert ok(ctx, operation="grep_search", pattern="nowhere") == "no matches for /nowhere/ in 2 files under ."
+
+
+def test_grep_search_says_what_it_skipped(root: Path) -> None:
+    (root / "blob.bin").write_bytes(b"\x00\x01hit")
+    (root / "link.txt").symlink_to(root / "a.txt")
+    ctx = ToolContext(root=root)
+    out = ok(ctx, operation="grep_search", pattern="nowhere")
+    assert out == (
+        "no matches for /nowhere/ in 1 file under . (skipped: 1 binary file; 1 symlink (not followed))"
+    )
+    out = ok(ctx, operation="grep_search", pattern="two")
+    assert out.splitlines() == ["a.txt:2: two", "[skipped: 1 binary file; 1 symlink (not followed)]"]
+
+
+def test_read_file_reads_a_line_range_of_a_file_too_large_to_load(root: Path) -> None:
+    from clio.tools.files import MAX_TEXT_BYTES
+
+    lines = MAX_TEXT_BYTES // 80 + 10_000  # past the size read_file refused
+    _big_log(root / "huge.log", lines, lines - 5)
+    ctx = ToolContext(root=root)
+    out = ok(ctx, operation="read_file", path="huge.log", start_line=lines - 6, end_line=lines - 4)
+    assert out.splitlines() == [
+        f"huge.log (lines {lines - 6}-{lines - 4} of {lines})",
+        "x" * 79,
+        f"NEEDLE {lines - 5}".ljust(79),
+        "x" * 79,
+    ]
+    first = ok(ctx, operation="read_file", path="huge.log").splitlines()
+    assert first[0] == f"huge.log (lines 1-500 of {lines})"  # 40,000 characters of 80-byte lines
+    assert first[-1] == "[... stopped at line 500; read on with start_line=501]"
+    # the message of an edit it cannot make points at what works
+    out = err(ctx, operation="replace_string", path="huge.log", old_string="NEEDLE", new_string="N")
+    assert "too large to edit in place" in out and "read_file reads it by line range" in out
+
+
+def test_read_file_cuts_one_enormous_line_and_reads_on(root: Path) -> None:
+    (root / "one.txt").write_text("a" * 3_000_000 + "\nsecond\n")
+    ctx = ToolContext(root=root)
+    out = ok(ctx, operation="read_file", path="one.txt")
+    head, body = out.split("\n", 1)
+    assert head == "one.txt (lines 1-1 of 2)"
+    assert body.startswith("a" * 1000) and "[... line cut ...]" in body
+    assert body.endswith("[... stopped at line 1; read on with start_line=2]")
+    assert ok(ctx, operation="read_file", path="one.txt", start_line=2) == "one.txt (lines 2-2 of 2)\nsecond\n"

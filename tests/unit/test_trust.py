@@ -12,7 +12,6 @@ import pytest
 
 from clio.config import (
     HARMLESS_KEYS,
-    ConfigError,
     Settings,
     config_digest,
     describe_risky,
@@ -130,8 +129,8 @@ def test_every_settings_field_is_classified() -> None:
 
     from clio.config import TIGHTEN_ONLY
 
-    risky_by_design = {"base_url", "api_key", "redaction", "mcp_servers"}
-    not_in_files = {"incognito", "yes", "debug", "approvals", "sources", "project"}
+    risky_by_design = {"base_url", "api_key", "redaction", "mcp_servers", "prices", "shared_memory", "team_project", "team_author", "sandbox_hide"}
+    not_in_files = {"incognito", "yes", "debug", "approvals", "sources", "project", "plan", "allow_tools", "deny_tools"}
     names = {f.name for f in dataclasses.fields(Settings)}
     assert names == HARMLESS_KEYS | set(TIGHTEN_ONLY) | risky_by_design | not_in_files
 
@@ -279,11 +278,23 @@ def test_user_layer_is_defaults_plus_the_users_file(tmp_path: Path) -> None:
     assert split_project_config({"approvals": {"write": "allow"}}, user).risky == {}
 
 
+def test_the_scalar_approvals_shape_means_every_kind(tmp_path: Path) -> None:
+    home, _, _ = make(tmp_path, None, "approvals: allow\n")
+    user = user_layer(home)
+    assert vars(user.approvals) == {"write": "allow", "shell": "allow", "git": "allow", "mcp": "allow"}
+    split = split_project_config({"approvals": "allow"}, Settings())
+    assert split.risky == dict.fromkeys(["approvals.write", "approvals.shell", "approvals.git", "approvals.mcp"], "allow")
+    assert split_project_config({"approvals": "allow"}, user).risky == {}  # the same as the user's
+    assert split_project_config({"approvals": "ask"}, user).harmless["approvals.shell"] == "ask"
+
+
 def test_bad_value_in_a_trusted_risky_setting_is_still_validated(tmp_path: Path) -> None:
+    """Validated, and (issue 25) ignored with one line: a project config never stops clio."""
     text = "sandbox: false\ntool_choice: sometimes\n"
     home, _, clio_dir = make(tmp_path, text)
-    with pytest.raises(ConfigError, match="tool_choice"):
-        load(home, clio_dir, trusted=config_digest(text.encode()))
+    settings, warnings = load(home, clio_dir, trusted=config_digest(text.encode()))
+    assert settings.tool_choice is None and settings.sandbox is False
+    assert any("tool_choice: 'sometimes' ignored (expected auto or required)" in w for w in warnings)
 
 
 # ------------------------------------------------------------------------------ /trust

@@ -232,6 +232,16 @@ class _InterruptingFile(io.StringIO):
 
 
 def test_a_ctrl_c_while_lines_are_printed_never_prints_them_twice() -> None:
+    # Ctrl-C as a terminal user's Python gets it, whatever the suite was started from (a
+    # background job inherits SIGINT ignored, and then no KeyboardInterrupt ever comes).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupt_mid_print()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt_mid_print() -> None:
     out = _InterruptingFile("ALPHA")
     console = Console(file=out, force_terminal=True, width=80, color_system=None)
     text = "ALPHA line one.\n\nBRAVO line two.\n\n" + "".join(f"line {i}\n\n" for i in range(12))

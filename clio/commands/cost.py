@@ -1,0 +1,84 @@
+"""``/cost``: tokens in, out and cached, and money where the model's price is known, for the
+session and per turn.
+
+The session's totals are the ones ``session.json`` keeps (every request: turns, /compact,
+consolidation, memory upkeep), so they cover a resumed session from its start. Per turn: the
+usage each assistant message keeps in its meta, summed per user message. Money uses the price
+of the session's current model (clio.llm.prices: the user's ``prices:``, else the dated table).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.markup import escape
+
+from clio.commands.registry import CommandContext, command
+from clio.llm.prices import describe, money, price_for, total
+from clio.messages import Message
+
+TURNS_SHOWN = 10
+
+
+def turn_usage(messages: list[Message]) -> list[tuple[str, dict[str, int]]]:
+    """(the user's words, the summed usage of the turn's requests), turn by turn."""
+    turns: list[tuple[str, list[dict[str, int]]]] = []
+    for m in messages:
+        if m.get("role") == "user":
+            turns.append((str(m.get("content") or ""), []))
+            continue
+        usage = (m.get("meta") or {}).get("usage") if m.get("role") == "assistant" else None
+        if turns and isinstance(usage, dict):
+            turns[-1][1].append({k: int(v) for k, v in usage.items() if isinstance(v, (int, float))})
+    return [(text, total(usages)) for text, usages in turns if usages]
+
+
+def cost_figures(app: CommandContext) -> dict[str, Any]:
+    session = app.session
+    model = app.settings.model
+    price = price_for(model, app.settings.prices)
+    usage = dict(session.info.usage) if session is not None else {}
+    usage = {k: int(usage.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")}
+    turns = turn_usage(session.messages) if session is not None else []
+
+    def cost(u: dict[str, int]) -> float | None:
+        return round(price.cost(u), 6) if price is not None else None
+
+    return {
+        "model": model,
+        "price_source": price.source if price is not None else None,
+        "session": {**usage, "cost_usd": cost(usage)},
+        "turns": [{"request": text[:80], **u, "cost_usd": cost(u)} for text, u in turns],
+    }
+
+
+@command("cost", "tokens and money spent in this session, in total and per turn", "/cost [--json]")
+def cost_cmd(app: CommandContext, arg: str) -> None:
+    figures = cost_figures(app)
+    if "--json" in arg.split():
+        app.console.file.write(json.dumps(figures) + "\n")
+        return
+    model = figures["model"]
+    price = price_for(model, app.settings.prices)
+    app.console.print(escape(f"session: {describe(figures['session'], model, price)}"), soft_wrap=True)
+    turns = figures["turns"]
+    if not turns:
+        app.console.print("No request has been sent in this session yet.")
+        return
+    shown = turns[-TURNS_SHOWN:]
+    if len(turns) > len(shown):
+        app.console.print(f"last {len(shown)} of {len(turns)} turns:")
+    for i, t in enumerate(shown, len(turns) - len(shown) + 1):
+        words = " ".join(str(t["request"]).split())[:40]
+        cost = f"  {money(t['cost_usd'])}" if t["cost_usd"] is not None else ""
+        app.console.print(
+            escape(
+                f"  {i}. {words!r}: {t['prompt_tokens']:,} in ({t['cached_tokens']:,} cached), "
+                f"{t['completion_tokens']:,} out, {t['requests']} req{cost}"
+            ),
+            soft_wrap=True,
+        )
+    other = figures["session"]["requests"] - sum(t["requests"] for t in turns)
+    if other > 0:
+        app.console.print(f"  (+{other} request(s) outside turns: /compact, memory upkeep, consolidation)")

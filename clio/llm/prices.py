@@ -1,0 +1,123 @@
+"""What tokens cost: a small built-in price table (dated) and the user's own ``prices:``.
+
+Prices are US dollars per million tokens: input (prompt tokens not read from the provider's
+cache), output (completion tokens) and cached input. A model matches a table entry by name,
+after any provider prefix (``openai/gpt-4o`` -> ``gpt-4o``), or with a date or version suffix
+(``gpt-4o-2024-08-06``, ``claude-sonnet-4-20250514``); the longest entry wins (``gpt-4o-mini``
+before ``gpt-4o``). A model neither table knows has no price: clio then shows tokens only,
+never a guess. The user's ``prices:`` (``$CLIO_HOME/config.yaml``) wins over the table::
+
+    prices:
+      my-model: {input: 0.5, output: 1.5, cached: 0.05}
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+PRICES_DATE = "2025-08"  # when the built-in list prices were read from the providers' pages
+
+# model -> (input, output, cached input), USD per million tokens
+BUILTIN: dict[str, tuple[float, float, float]] = {
+    "gpt-5": (1.25, 10.0, 0.125),
+    "gpt-5-mini": (0.25, 2.0, 0.025),
+    "gpt-5-nano": (0.05, 0.40, 0.005),
+    "gpt-4.1": (2.0, 8.0, 0.50),
+    "gpt-4.1-mini": (0.40, 1.60, 0.10),
+    "gpt-4.1-nano": (0.10, 0.40, 0.025),
+    "gpt-4o": (2.50, 10.0, 1.25),
+    "gpt-4o-mini": (0.15, 0.60, 0.075),
+    "o3": (2.0, 8.0, 0.50),
+    "o3-mini": (1.10, 4.40, 0.55),
+    "o4-mini": (1.10, 4.40, 0.275),
+    "claude-opus-4": (15.0, 75.0, 1.50),
+    "claude-sonnet-4": (3.0, 15.0, 0.30),
+    "claude-3-5-haiku": (0.80, 4.0, 0.08),
+    "deepseek-chat": (0.27, 1.10, 0.07),
+}
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float
+    output: float
+    cached: float
+    source: str  # "configured" | "built-in price of 2025-08"
+
+    def cost(self, usage: dict[str, int]) -> float:
+        """Dollars for ``usage`` (prompt, completion and cached prompt tokens)."""
+        prompt = int(usage.get("prompt_tokens") or 0)
+        cached = min(int(usage.get("cached_tokens") or 0), prompt)
+        out = int(usage.get("completion_tokens") or 0)
+        return ((prompt - cached) * self.input + cached * self.cached + out * self.output) / 1_000_000
+
+
+def _matches(name: str, entry: str) -> bool:
+    if name == entry:
+        return True
+    if not name.startswith(entry + "-"):
+        return False
+    rest = name[len(entry) + 1 :]
+    return rest[:1].isdigit() or rest == "latest"
+
+
+def _lookup(model: str, table: dict[str, Any]) -> tuple[str, Any] | None:
+    names = {model, model.lower(), model.split("/")[-1], model.split("/")[-1].lower()}
+    best: tuple[str, Any] | None = None
+    for entry, value in table.items():
+        if any(_matches(n, str(entry)) for n in names) and (best is None or len(str(entry)) > len(best[0])):
+            best = (str(entry), value)
+    return best
+
+
+def _number(spec: dict[str, Any], *keys: str) -> float | None:
+    for k in keys:
+        v = spec.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0:
+            return float(v)
+    return None
+
+
+def price_for(model: str, configured: dict[str, Any] | None = None) -> Price | None:
+    """The price of ``model``: the user's ``prices:`` first, then the built-in table; None when
+    neither knows it (a configured entry without input and output prices counts as unknown)."""
+    found = _lookup(model, configured or {})
+    if found is not None and isinstance(found[1], dict):
+        spec = found[1]
+        inp, out = _number(spec, "input", "in"), _number(spec, "output", "out")
+        if inp is not None and out is not None:
+            cached = _number(spec, "cached", "cached_input")
+            return Price(inp, out, inp if cached is None else cached, "configured")
+    built = _lookup(model, BUILTIN)
+    if built is None:
+        return None
+    inp, out, cached = built[1]
+    return Price(inp, out, cached, f"built-in price of {PRICES_DATE}")
+
+
+def total(usages: list[dict[str, int]]) -> dict[str, int]:
+    """The sum of several requests' usage (``requests``: how many)."""
+    out = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "requests": len(usages)}
+    for u in usages:
+        for k in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+            out[k] += int(u.get(k) or 0)
+    return out
+
+
+def money(dollars: float) -> str:
+    return f"${dollars:.4f}" if dollars < 1 else f"${dollars:,.2f}"
+
+
+def describe(usage: dict[str, int], model: str, price: Price | None) -> str:
+    """One line: tokens in (cached), out, requests, and the cost when the price is known."""
+    n = int(usage.get("requests") or 0)
+    line = (
+        f"{int(usage.get('prompt_tokens') or 0):,} tokens in ({int(usage.get('cached_tokens') or 0):,} cached), "
+        f"{int(usage.get('completion_tokens') or 0):,} out, {n} request{'s' if n != 1 else ''}"
+    )
+    if price is None:
+        return f"{line}; no price known for {model} (set prices: in your config)"
+    return f"{line}; {money(price.cost(usage))} ({model}, {price.source})"
