@@ -42,6 +42,7 @@ class Behaviours:
         self._approvals: list[bool] = []
         self._fixed: list[str] | None = None  # sent: the session's behaviours until its next trim
         self._rewarded: set[str] | None = None  # which of them were sent as chosen or rewarded
+        self._between_turns = False  # the pending draw follows a trim made outside any turn
 
     # -- selection ---------------------------------------------------------------------------------
     def stated(self) -> list[tuple[str, str]]:
@@ -55,6 +56,10 @@ class Behaviours:
         if self._fixed is None:  # a new session, or after a trim: draw
             chosen = S.select(skills, budget_tokens, count_tokens, self.rng, self.stated())
             self._rewarded = {s.id for s in chosen if s.rewarded}
+            if self._between_turns:  # /compact, /session trim: no turn will record this draw
+                self._between_turns = False
+                self._fixed = [s.id for s in chosen]
+                self.store.remember_chosen(self.session, self._fixed, sorted(self._rewarded))
         else:  # the same ones as before (this run or the run that left the session): they fitted
             # when drawn, and re-checking the budget with a token estimate that has since learned a
             # new ratio could drop one and change the prompt's prefix between trims
@@ -68,6 +73,7 @@ class Behaviours:
     # -- turns -------------------------------------------------------------------------------------
     def attach(self, session: str) -> None:
         self.session, self.turns, self.starts, self._open = session, {}, {}, False
+        self._between_turns = False
         last = self.store.last_turn(session) if self.enabled else None
         self.turn = last[0] if last else 0
         self._fixed = self.store.chosen(session) if self.enabled else None
@@ -75,8 +81,11 @@ class Behaviours:
         self._rewarded = set(rewarded) if rewarded is not None else None
 
     def trimmed(self) -> None:
-        """A trim: the next prompt draws the behaviours again."""
+        """A trim: the next prompt draws the behaviours again. A trim outside a turn (a slash
+        command) has no turn to record what it drew: that draw is fixed and stored at once, so
+        the figure the command reports and the next run's prompt carry the same behaviours."""
         self._fixed = None
+        self._between_turns = self.enabled and bool(self.session) and not self._open
 
     def begin_turn(self, text: str, start: int = -1) -> Signal | None:
         """A user message (at position ``start`` in the session): a correction judges the

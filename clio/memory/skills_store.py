@@ -208,6 +208,22 @@ class SkillStore:
 
         return self._change(fn)
 
+    def remember_chosen(self, session: str, active: list[str], rewarded: list[str]) -> None:
+        """The behaviours ``session``'s prompt carries after a draw made between turns (a trim by
+        /compact or /session trim): the next run resuming it sends these, not the set of the
+        session's last turn. The last turn's record is kept as it was."""
+
+        def fn(skills: list[Skill], data: Data) -> None:
+            turns = data.get("turns") if isinstance(data.get("turns"), dict) else {}
+            assert isinstance(turns, dict)
+            entry = turns.pop(session, None)
+            entry = dict(entry) if isinstance(entry, dict) else {"turn": 0, "skills": []}
+            entry.update(active=list(active), rewarded=list(rewarded), at=self.clock())
+            turns[session] = entry
+            data["turns"] = dict(list(turns.items())[-MAX_SESSIONS:])
+
+        self._change(fn)
+
     def remember_turn(
         self, session: str, turn: int, skill_ids: list[str], active: list[str], rewarded: list[str] | None = None
     ) -> None:

@@ -95,6 +95,29 @@ def test_a_resumed_session_keeps_its_behaviours_until_a_trim(
     assert PLAN not in system_sent(fake_server)
 
 
+def test_a_trim_between_turns_keeps_its_draw_for_the_next_run(
+    app_factory: AppFactory, fake_server: FakeServer
+) -> None:
+    """/session trim and /compact draw the behaviours again outside any turn; the next run resuming
+    the session must send that draw (the size the command reported), not the last turn's set."""
+    first = app_factory()
+    run(first, "/skills pin plan-first")
+    fake_server.script(*(Reply(text=f"answer {i}") for i in range(5)))
+    for i in range(4):
+        first.run_turn(f"turn {i}")
+    assert PLAN in system_sent(fake_server)
+    run(first, "/skills ban plan-first")
+    assert first.trim_now().dropped > 0  # as /session trim: no turn is open
+    after_trim = str(first.agent.prompt.system()[0]["content"])
+    assert PLAN not in after_trim
+    assert first.session is not None
+    sid = first.session.id
+    first.close()
+    again = app_factory(resume=sid)
+    again.run_turn("second")
+    assert system_sent(fake_server).startswith(after_trim)  # then the thread summary
+
+
 def test_correction_and_denial_are_weaker_signals(app_factory: AppFactory, fake_server: FakeServer) -> None:
     app = app_factory(ask=lambda q: "n", interactive=True)
     run(app, "/skills pin short-answers")
