@@ -121,6 +121,7 @@ class App:
             self.redactor,
             max_chars=lambda: self.window.shares.consolidation_chars(),
             semantic=self.meaning.dedup_candidates,
+            keep_tainted=self.keeps_unconfirmed,
         )
         self.session: Session | None = None
         self.pending_notes: list[str] = []  # told to the model with the user's next message
@@ -206,6 +207,7 @@ class App:
             prompt_sources=self._prompt_sources,
             interactive=self.interactive,
             yes=s.yes,
+            project_trusted=self.project_trusted,
             services=self.services,
         )
         self.orchestrator = Orchestrator(
@@ -452,6 +454,18 @@ class App:
     def _after_trim(self) -> None:
         self.skills.trimmed()  # learned behaviours are drawn again with the memory re-rank
         self.refresh_memory()
+
+    @property
+    def project_trusted(self) -> bool:
+        """The user trusts this project (its config, by ``clio --trust``): content read from it
+        may still be remembered, marked, in a run nobody can confirm (one-shot)."""
+        project = self.settings.project
+        return project is not None and project.trusted
+
+    def keeps_unconfirmed(self) -> bool:
+        """Whether memory proposed after reading outside content may be kept (marked) without a
+        person to confirm it: in the REPL, or in a trusted project."""
+        return self.interactive or self.project_trusted
 
     @property
     def consolidates(self) -> bool:

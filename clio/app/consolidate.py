@@ -50,6 +50,7 @@ class Outcome:
     stored: list[tuple[Entry, bool]] = field(default_factory=list)
     decided: int = 0
     skipped: str = ""
+    withheld: int = 0  # the model's entries not kept: the session read outside content, nobody to confirm
 
     def describe(self) -> str:
         if self.skipped:
@@ -58,6 +59,8 @@ class Outcome:
         ids = ", ".join(e.id for e, _ in self.stored)
         same = len(self.stored) - new
         what = f"learned {new} new" + (f", confirmed {same}" if same else "") + (f" ({ids})" if ids else "")
+        if self.withheld:
+            what += f"; withheld {self.withheld} the model drew from outside content (untrusted project, nobody to confirm)"
         return f"{what} from session {self.session_id}" + (f"; {self.decided} pair(s) decided" if self.decided else "")
 
 
@@ -83,8 +86,12 @@ class Consolidator:
         max_chars: Callable[[], int],
         clock: Callable[[], float] = time.time,
         semantic: Callable[[list[Entry]], Iterable[tuple[str, str, float]]] | None = None,
+        keep_tainted: Callable[[], bool] = lambda: True,
     ) -> None:
         self.store = store
+        # False in a one-shot run of an untrusted project: what the model drew from a session
+        # that read outside content has nobody to confirm it, so it is withheld, not kept marked
+        self.keep_tainted = keep_tainted
         self.semantic = semantic  # dedup candidates by meaning (clio.memory.meaning), for the pairs asked
         self.sessions = sessions
         self.redactor = redactor
@@ -139,6 +146,9 @@ class Consolidator:
         origin = provenance.Provenance(
             session_id, self.clock(), bool(sources), tuple(sources[: provenance.MAX_SOURCES]), by="consolidation"
         )
+        if origin.tainted and not self.keep_tainted():
+            out.withheld = len(learned.entries)  # and its pair decisions are not applied either
+            return
         for type_, fields, confidence in learned.entries:
             try:
                 out.stored.append(

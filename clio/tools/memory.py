@@ -28,6 +28,11 @@ from clio.tools.registry import (
 )
 
 SNIPPET = 160
+REFUSED_UNCONFIRMED = (
+    "Not saved: this turn read outside content ({sources}), this project is not trusted, and in a "
+    "one-shot run nobody can confirm memory proposed after that. Put it in your answer instead; "
+    "the user can save it with /memory add, or trust the project with clio --trust."
+)
 RECALL_REINFORCE = 0.5  # a search hit this close to the best one counts as recalled
 MAX_LIST = 50
 
@@ -132,6 +137,7 @@ def op_store(ctx: ToolContext, args: dict[str, Any]) -> str:
     key = _key(args)
     value: str = need(args, "value")
     origin = write_provenance(ctx, _notes(ctx).clock())
+    confirmable(ctx, origin)
     note, created = _notes(ctx).store(key, value, origin.to_dict())
     where = "" if _notes(ctx).persistent else " (kept for this session only: incognito)"
     return f"Stored note '{note.key}' ({'new' if created else 'replaced the old value'}){where}."
@@ -199,10 +205,20 @@ def write_provenance(ctx: ToolContext, now: float) -> provenance.Provenance:
     return provenance.from_turn(getattr(session, "id", None), messages, now, ctx.prompt_sources())
 
 
+def confirmable(ctx: ToolContext, origin: provenance.Provenance) -> None:
+    """Raise a ToolError when memory written now could be the repository's words that nobody
+    will confirm: a tainted turn, in a one-shot run, in a project the user has not trusted. In
+    the REPL (or a trusted project) such a write is kept, marked as unverified."""
+    if origin.tainted and not ctx.interactive and not ctx.project_trusted:
+        sources = ", ".join(origin.sources) or "untrusted content"
+        raise ToolError(REFUSED_UNCONFIRMED.format(sources=sources))
+
+
 def _add(ctx: ToolContext, type_: str, args: dict[str, Any], fields: dict[str, Any]) -> str:
     store = _ltm(ctx)
     confidence = _number(args, "confidence", ltm.DEFAULT_CONFIDENCE, 0.0, 1.0)
     origin = write_provenance(ctx, store.clock())
+    confirmable(ctx, origin)
     try:
         entry, created = store.add(type_, confidence=confidence, provenance=origin, **fields)
     except ltm.LtmError as exc:

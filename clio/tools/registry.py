@@ -103,6 +103,7 @@ class ToolContext:
     prompt_sources: Callable[[], list[str]] = lambda: []
     interactive: bool = True  # False in one-shot mode
     yes: bool = False  # --yes given
+    project_trusted: bool = False  # the user trusts this project's config (clio --trust)
     services: Services = field(default_factory=Services)
     stored_results: dict[str, str] = field(default_factory=dict)  # handle -> text when session_dir is None
     result_chars: int = 8000  # results longer than this are stored, the model gets a preview (results.py)
