@@ -66,7 +66,7 @@ class ProjectConfig:
     path: Path
     digest: str  # sha256 of the file's bytes as read (trust is granted to exactly these bytes)
     risky: dict[str, Any]  # settings only a trusted project may make (dotted names, as written)
-    refused: dict[str, Any]  # never taken from a project (redaction below the user's level)
+    refused: dict[str, Any]  # never taken from a project (redaction below the user's level, an api_key)
     trusted: bool = False  # the user trusts these bytes: the risky settings were applied
     instructions_trusted: bool = False  # and the instruction files as they are now (clio/cli.py)
 
@@ -348,7 +348,7 @@ class ProjectSplit:
 
     harmless: dict[str, Any]  # applied always
     risky: dict[str, Any]  # applied only when the user trusts the project
-    refused: dict[str, Any]  # never applied (redaction below the user's level)
+    refused: dict[str, Any]  # never applied (redaction below the user's level, an api_key)
 
 
 def _same(key: str, value: Any, current: Any) -> bool:
@@ -380,6 +380,8 @@ def split_project_config(data: dict[str, Any], user: Settings) -> ProjectSplit:
             continue
         if key in HARMLESS_KEYS:
             out.harmless[key] = value
+        elif key == "api_key":  # in the project, every command clio runs could read it: never taken
+            out.refused[key] = value
         elif key == "redaction":
             level = str(_coerce(key, value)).strip().lower()
             mine = REDACTION_LEVELS.index(user.redaction) if user.redaction in REDACTION_LEVELS else 1
@@ -616,7 +618,10 @@ def load_settings(
             s.project, apply = _project(s, raw, data, path, _overridden(env, flags), trusted_digest)
             for name, value in s.project.refused.items():
                 warnings.append(
-                    f"{PROJECT_SOURCE}: {name}: {show_value(name, value)} ignored: a project may raise "
+                    f"{PROJECT_SOURCE}: api_key ignored: a key in the project can be read by every command clio "
+                    "runs there; put it in $CLIO_HOME/config.yaml or the environment (OPENAI_API_KEY)"
+                    if name == "api_key"
+                    else f"{PROJECT_SOURCE}: {name}: {show_value(name, value)} ignored: a project may raise "
                     f"redaction, never lower it below yours ({s.redaction})"
                 )
             _apply(s, apply, PROJECT_SOURCE, warnings)

@@ -10,6 +10,7 @@
   bad-schema      lists a tool whose input schema is malformed (additionalProperties is not a schema)
   garbage         answers tools/list with something that is not a tool list
   garbage-result  answers tools/call with something that is not a tool result
+  reader          its ``echo`` tool returns the contents of the file its text names (or why not)
 Every mode answers the handshake like a well-behaved server first (except hang-start).
 Environment: MCP_TEST_PID_FILE (its pid is written there), MCP_TEST_CALLS (each call's
 arguments are appended there as a JSON line).
@@ -77,6 +78,11 @@ def bad(mode: str) -> int:
                 with open(os.environ["MCP_TEST_CALLS"], "a", encoding="utf-8") as f:
                     f.write(json.dumps(arguments) + "\n")
             text = str(arguments.get("text", ""))
+            if mode == "reader":  # the text names a file: its contents, or why it could not be read
+                try:
+                    text = Path(text).read_text(encoding="utf-8", errors="replace")
+                except OSError as exc:
+                    text = f"cannot read: {exc.strerror}"
             result = {"content": [{"type": "text", "text": text}], "isError": False}
             if mode == "garbage-result":
                 result = {"content": "not a list of blocks", "isError": "maybe"}

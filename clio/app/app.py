@@ -129,7 +129,8 @@ class App:
         self.prompt: PromptBuilder | None = None
         self.tool_ctx: ToolContext | None = None
         self.redacted_total = 0
-        self.mcp = McpSession(settings.mcp_servers, paths.root, REGISTRY.copy())
+        # a stdio server is a program clio runs: clio's own folder is out of its reach, as for commands
+        self.mcp = McpSession(settings.mcp_servers, paths.root, REGISTRY.copy(), hidden_paths(paths.home, False))
         self.registry: Registry = self.mcp.registry  # the built-in tools, plus the MCP servers'
         self.registry.hidden, self.registry.gate = self.policy.denied, self.policy.refusal
         self.window.subscribe(self._window_changed)

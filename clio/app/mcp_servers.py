@@ -7,7 +7,7 @@ Nothing here imports the ``mcp`` SDK; with no server configured it costs nothing
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ QUIET_WAIT = 0.5  # seconds the servers may take to start before a line says cli
 
 
 class McpSession:
-    def __init__(self, setting: dict[str, Any], root: Path, builtin: Registry) -> None:
+    def __init__(self, setting: dict[str, Any], root: Path, builtin: Registry, hidden: Sequence[str] = ()) -> None:
         self.clients: McpClients | None = None
         self.registry = builtin  # a copy with the servers' tools when any is configured
         self.names: set[str] = set()  # the MCP tools added to the registry
@@ -37,7 +37,7 @@ class McpSession:
             if parsed.servers:
                 from clio.mcp.client import McpClients
 
-                self.clients = McpClients(parsed.servers, root)
+                self.clients = McpClients(parsed.servers, root, hidden)
                 self.registry = builtin.copy()
 
     def start(self) -> None:

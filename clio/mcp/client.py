@@ -6,6 +6,11 @@ the ``mcp`` SDK is imported only there. The turn loop waits for them before its 
 (:meth:`McpClients.wait_started`), then calls tools with :meth:`McpClients.call`, which blocks
 the calling thread: Ctrl-C there cancels the call on the loop.
 
+A stdio server is a program clio runs, so like every shell command it starts through the
+Landlock wrapper with ``hidden`` (``$CLIO_HOME``: the config that may hold the API key, the
+memory key, the MCP token) out of its reach (clio/safety/wrapper.py); it gets the SDK's minimal
+environment (no key) plus its configured ``env``.
+
 A server that cannot start (no such command, a crash, a hang past its timeout, a malformed tool
 schema) or that dies or hangs in a call is marked ``failed``: one line
 (:meth:`McpClients.take_problems`), its tools are no longer offered, the session carries on.
@@ -16,9 +21,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import math
+import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,9 +67,10 @@ class ServerState:
 class McpClients:
     """The configured MCP servers of one clio process and the thread that talks to them."""
 
-    def __init__(self, specs: list[ServerSpec], cwd: Path) -> None:
+    def __init__(self, specs: list[ServerSpec], cwd: Path, hidden: Sequence[str] = ()) -> None:
         self.servers = {s.name: ServerState(s) for s in specs}
         self.cwd = cwd
+        self.hidden = tuple(hidden)  # paths no stdio server may read (clio's own folder)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._tasks: list[concurrent.futures.Future[None]] = []
@@ -256,13 +264,26 @@ class McpClients:
 
             assert spec.command is not None
             st.stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed in close()
+            command, args = self._argv(spec.command, list(spec.args))
             params = StdioServerParameters(
-                command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd or str(self.cwd)
+                command=command, args=args, env=dict(spec.env) or None, cwd=spec.cwd or str(self.cwd)
             )
             read, write = await stack.enter_async_context(stdio_client(params, errlog=st.stderr))
         session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
         return session
+
+    def _argv(self, command: str, args: list[str]) -> tuple[str, list[str]]:
+        """The server's command, through the wrapper that hides ``hidden`` where Landlock is there
+        (a command that cannot be found is left to the SDK, which says so in its own words)."""
+        from clio.safety.containment import landlock_abi
+        from clio.safety.wrapper import wrap_command
+
+        found = shutil.which(command)
+        if not self.hidden or found is None or landlock_abi() < 1:
+            return command, args
+        argv = wrap_command([found, *args], [], hidden=self.hidden, only_hide=True)
+        return argv[0], argv[1:]
 
     async def _call(self, st: ServerState, tool: str, args: dict[str, Any]) -> tuple[str, bool]:
         session = st.session

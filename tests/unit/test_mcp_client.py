@@ -17,6 +17,7 @@ from clio.app.mcp_servers import McpTool, mcp_tools
 from clio.mcp.client import CallFailed, McpClients
 from clio.mcp.config import ServerSpec, parse_servers
 from clio.mcp.remote import describe_error, read_tools, result_text
+from clio.safety.containment import landlock_abi
 from clio.tools.registry import Registry, ToolContext
 from testkit.mcp_servers import process_gone as _gone
 
@@ -149,6 +150,30 @@ def test_the_sdk_is_not_imported_on_the_way_to_the_prompt() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+@pytest.mark.skipif(landlock_abi() < 1, reason="this kernel has no Landlock: nothing can hide clio's folder")
+def test_a_stdio_server_cannot_read_clios_own_folder(tmp_path: Path) -> None:
+    """A stdio server is a program clio runs: like a shell command, it cannot read $CLIO_HOME
+    (where the config may hold the API key), while the project stays readable to it."""
+    root = Path(__file__).resolve().parents[2]
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    (home / "config.yaml").write_text("api_key: sk-test-not-for-servers\n", encoding="utf-8")
+    (project / "README.md").write_text("project text\n", encoding="utf-8")
+    spec = {"command": sys.executable, "args": ["-m", "testkit.mcp_servers", "bad", "reader"], "cwd": str(root)}
+    clients = McpClients(parse_servers({"reader": spec}).servers, project, hidden=(str(home),))
+    clients.start()
+    try:
+        clients.wait_started()
+        assert clients.servers["reader"].state == "ready", clients.servers["reader"].error
+        secret, _ = clients.call("reader", "echo", {"text": str(home / "config.yaml")})
+        readme, _ = clients.call("reader", "echo", {"text": str(project / "README.md")})
+    finally:
+        clients.close()
+    assert "sk-test" not in secret and "cannot read" in secret, secret
+    assert readme == "project text\n"
 
 
 def test_giving_up_on_a_server_that_never_answers_leaves_it_out(tmp_path: Path) -> None:

@@ -81,14 +81,13 @@ def test_split_harmless_risky_refused() -> None:
     }
     assert split.risky == {
         "base_url": "http://evil.example/v1",
-        "api_key": "sk-x",
         "approvals.shell": "allow",
         "approvals.git": "allow",
         "sandbox": False,
         "tool_call_recovery": True,
         "mcp_servers": {"x": {"command": "nc"}},
     }
-    assert split.refused == {"redaction": "off"}
+    assert split.refused == {"redaction": "off", "api_key": "sk-x"}  # a key in the project: never
 
 
 def test_tightening_and_no_op_values_need_no_trust() -> None:
@@ -217,17 +216,20 @@ def test_untrusted_project_gets_only_harmless_settings(tmp_path: Path) -> None:
     assert s.base_url == "http://127.0.0.1:1111/v1" and s.api_key is None
     assert s.approvals.shell == "ask" and s.redaction == "standard"
     assert s.project is not None and not s.project.trusted
-    assert set(s.project.ignored) == {"base_url", "api_key", "approvals.shell"}
+    assert set(s.project.ignored) == {"base_url", "approvals.shell"}
     assert s.project.digest == config_digest(HOSTILE.encode())
     assert any("redaction: off ignored" in w for w in warnings)
+    assert any("api_key ignored: a key in the project can be read by every command" in w for w in warnings)
+    assert not any("abcdefghij" in w for w in warnings)
 
 
-def test_trusted_project_gets_risky_settings_but_never_lower_redaction(tmp_path: Path) -> None:
+def test_trusted_project_gets_risky_settings_but_never_lower_redaction_nor_a_key(tmp_path: Path) -> None:
     home, _, clio_dir = make(tmp_path, HOSTILE)
-    s, _ = load(home, clio_dir, trusted=config_digest(HOSTILE.encode()))
+    s, warnings = load(home, clio_dir, trusted=config_digest(HOSTILE.encode()))
     assert s.project is not None and s.project.trusted and s.project.ignored == {}
     assert s.base_url == "http://127.0.0.1:9/v1" and s.approvals.shell == "allow"
-    assert s.api_key == "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    assert s.api_key is None  # a key in the project is readable by the commands clio runs there
+    assert any("api_key ignored" in w for w in warnings)
     assert s.redaction == "standard"
     assert s.sources["base_url"] == ".clio/config.yaml"
 
@@ -338,7 +340,7 @@ def test_trust_command_shows_asks_records_and_revokes(tmp_path: Path) -> None:
     declined = FakeContext(home, root, answer=False)
     run_trust(declined)
     assert "base_url: http://127.0.0.1:9/v1" in declined.shown and "approvals.shell: allow" in declined.shown
-    assert "sk-proj-abcdefghij" not in declined.shown and "api_key: (hidden)" in declined.shown
+    assert "sk-proj-abcdefghij" not in declined.shown and "api_key" not in declined.shown  # never trusted in
     assert len(declined.questions) == 1 and "next start" in declined.questions[0]
     assert TrustStore(home).digest_for(root) is None
 
