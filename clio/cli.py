@@ -15,7 +15,7 @@ from rich.console import Console
 from clio import __version__
 from clio.config import ConfigError, Settings, describe_risky, load_settings, risky_names
 from clio.llm.errors import LLMError
-from clio.paths import Paths, ensure_dir, resolve_paths
+from clio.paths import Paths, ensure_dir, escaping_link, resolve_paths
 from clio.safety.visible import escape_invisible
 from clio.store.atomic import add_damaged_hook
 from clio.store.sessions import SessionBusy, SessionNotFound, SessionStore
@@ -100,14 +100,8 @@ def unwritable(paths: Paths) -> str | None:
     """Why clio cannot keep its state in this project (None: it can), found before anything is
     asked or typed, so nothing the user writes is lost to a read-only folder. A ``.clio`` that is a
     symlink leaving the project is refused: clio's state (and its writes) would land elsewhere."""
-    link = paths.root / ".clio"
-    if link.is_symlink():
-        target = link.resolve()
-        if not target.is_relative_to(paths.root.resolve()):
-            return (
-                f"{link} is a symlink to {target}, outside the project: clio will not write through it. "
-                "Remove the link, or run with --incognito."
-            )
+    if why := escaping_link(paths.root):
+        return why + "Remove the link, or run with --incognito."
     try:
         ensure_dir(paths.clio_dir)
         probe = paths.clio_dir / f".write-probe-{os.getpid()}"

@@ -67,6 +67,18 @@ def clio_dir_of(path: Path) -> Path | None:
     return None
 
 
+def escaping_link(root: Path) -> str | None:
+    """Why clio must not use ``root/.clio`` (None: it may): a symlink to a folder outside the
+    project would carry clio's state and writes elsewhere (a repository can commit such a link)."""
+    link = root / ".clio"
+    if not link.is_symlink():
+        return None
+    target = link.resolve()
+    if target.is_relative_to(root.resolve()):
+        return None
+    return f"{link} is a symlink to {target}, outside the project: clio will not write through it. "
+
+
 def ensure_dir(path: Path) -> None:
     """``mkdir -p path``; when ``path`` is or lies in a ``.clio`` folder, that folder gets its ``.gitignore``.
 

@@ -180,7 +180,7 @@ def _ltm_tools(server: MCPServer[Any], ops: MemoryOps) -> None:
 def main(argv: list[str]) -> int:
     """``clio mcp [--dir PATH] [--incognito] [--no-ltm] [--http PORT]``; the exit status."""
     from clio.config import ConfigError, load_settings
-    from clio.paths import resolve_paths
+    from clio.paths import escaping_link, resolve_paths
     from clio.store.atomic import add_damaged_hook
     from clio.store.trust import TrustStore
 
@@ -197,6 +197,8 @@ def main(argv: list[str]) -> int:
         return _fail(str(exc), 2)
     for w in warnings:
         print(f"clio mcp: {w}", file=sys.stderr)
+    if not args.incognito and (why := escaping_link(paths.root)):
+        return _fail(why + "Remove the link, or serve it read-only with --incognito.", 2)
     add_damaged_hook(
         lambda path, moved: print(
             f"clio mcp: {path} was damaged; moved it aside to {moved.name} and started a fresh one",

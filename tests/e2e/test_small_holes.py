@@ -23,9 +23,16 @@ def test_a_clio_symlink_leaving_the_project_is_refused_in_one_line(tmp_path: Pat
     assert list(elsewhere.iterdir()) == []  # nothing written through it
     ok, _ = run_scripted(["--incognito", "-p", "hello"], project=proj, home=home)
     assert ok.returncode == 0 and list(elsewhere.iterdir()) == []
+    # clio mcp serves the same folder: refused the same way (stdin closed: it would serve stdio)
+    served = run_clio(["mcp"], server=None, project=proj, home=home)
+    assert served.returncode == 2 and "outside the project" in served.stderr, served.stderr
+    assert list(elsewhere.iterdir()) == []
     (proj / ".clio").unlink()
     (proj / "inner").mkdir()
     (proj / ".clio").symlink_to(proj / "inner")  # a link that stays inside is fine
+    inside, _ = run_scripted(["-p", "hello"], Reply(text="hi"), project=proj, home=home)
+    assert inside.returncode == 0, inside.stderr
+    assert (proj / "inner" / "sessions").is_dir()  # clio's state went through the link, inside
 
 
 def test_a_project_config_cannot_make_clio_unusable(tmp_path: Path, home: Path) -> None:
