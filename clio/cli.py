@@ -13,9 +13,10 @@ from typing import Any
 from rich.console import Console
 
 from clio import __version__
-from clio.config import ConfigError, Settings, describe_risky, load_settings, risky_names
+from clio.config import ConfigError, Settings, load_settings
 from clio.llm.errors import LLMError
 from clio.paths import Paths, ensure_dir, escaping_link, resolve_paths
+from clio.project_config import describe_risky, risky_names
 from clio.safety.visible import escape_invisible
 from clio.store.atomic import add_damaged_hook
 from clio.store.sessions import SessionBusy, SessionNotFound, SessionStore
@@ -165,7 +166,7 @@ def _ask_line(question: str) -> str | None:
 
 
 class _Trust:
-    """Settles the project config's risky settings before the App is built (see clio.config)."""
+    """Settles the project config's risky settings before the App is built (see clio.project_config)."""
 
     def __init__(self, paths: Paths, flags: dict[str, Any], err: Console) -> None:
         self.paths = paths

@@ -12,7 +12,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
-from clio.config import ConfigError, describe_risky, inspect_project
+from clio.config import ConfigError, inspect_project
+from clio.project_config import describe_risky
 from clio.safety.visible import escape_invisible
 from clio.store.trust import TrustStore
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clio.config import Settings, load_settings, split_project_config
+from clio.config import Settings, load_settings
 from clio.mcp.config import DEFAULT_TIMEOUT, DEFAULT_TOOL_TIMEOUT, parse_servers, tool_name
+from clio.project_config import split_project_config
 
 
 def test_stdio_and_http_entries_in_the_claude_code_shape() -> None:

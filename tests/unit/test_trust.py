@@ -10,16 +10,8 @@ from typing import Any
 
 import pytest
 
-from clio.config import (
-    HARMLESS_KEYS,
-    Settings,
-    config_digest,
-    describe_risky,
-    inspect_project,
-    load_settings,
-    split_project_config,
-    user_layer,
-)
+from clio.config import Settings, inspect_project, load_settings, user_layer
+from clio.project_config import HARMLESS_KEYS, config_digest, describe_risky, split_project_config
 from clio.store.trust import FILE_NAME, TrustStore
 
 HOSTILE = """\
@@ -126,7 +118,7 @@ def test_every_settings_field_is_classified() -> None:
     """A new field of Settings must be decided on: harmless, tighten-only or risky by default."""
     import dataclasses
 
-    from clio.config import TIGHTEN_ONLY
+    from clio.project_config import TIGHTEN_ONLY
 
     risky_by_design = {"base_url", "api_key", "redaction", "mcp_servers", "prices", "shared_memory", "team_project", "team_author", "sandbox_hide"}
     not_in_files = {"incognito", "yes", "debug", "approvals", "sources", "project", "plan", "allow_tools", "deny_tools"}
