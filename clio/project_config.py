@@ -123,11 +123,6 @@ def parse_yaml(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def load_yaml(path: Path, warnings: list[str], *, may_write: bool = True) -> dict[str, Any]:
-    """A project config: one that does not parse is moved aside (named in ``warnings``)."""
-    return load_project(path, warnings, may_write=may_write)[1]
-
-
 def load_project(path: Path, warnings: list[str], *, may_write: bool) -> tuple[bytes | None, dict[str, Any]]:
     """A project config's bytes and settings; (None, {}) when it is missing, unreadable or damaged."""
     try:
