@@ -2,7 +2,9 @@
 
 The App owns every object of a running clio and the I/O the pure tiers ask for (checkpoints,
 approvals). ``App.start`` is the one start-up path of the REPL and the one-shot runner. Slash
-commands see the App only through ``clio.commands.registry.CommandContext``.
+commands see the App only through ``clio.commands.registry.CommandContext``: those operations
+are the :class:`clio.app.operations.Operations` mixin; the orchestrator's hooks and the user's
+questions are the :class:`clio.app.hooks.AppHooks` mixin. This module builds and wires.
 """
 
 from __future__ import annotations
@@ -10,16 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.text import Text
 
 import clio.tools.builtin  # noqa: F401  (registers the tools)
-from clio.agent.orchestrator import Hooks, Orchestrator, TrimReport, TurnResult, TurnUI
+from clio.agent.orchestrator import Hooks, Orchestrator, TurnResult, TurnUI
 from clio.agent.prompt import PromptBuilder
 from clio.agent.window import Window
 from clio.app.approvals import Approvals
 from clio.app.auto_recall import AutoRecall
-from clio.app.checkpoint import checkpoint_text
-from clio.app.consolidate import Consolidator, Outcome
+from clio.app.consolidate import Consolidator
+from clio.app.hooks import AppHooks
 from clio.app.mcp_servers import McpSession
 from clio.app.memory_services import (
     Injected,
@@ -29,29 +30,25 @@ from clio.app.memory_services import (
     memory_services,
     summarize_group,
 )
-from clio.app.undo import undo_note, undo_turns
+from clio.app.operations import Operations
 from clio.config import ConfigError, Settings
 from clio.context.engine import ContextEngine
 from clio.llm.client import LLMClient
 from clio.memory.behaviours import Behaviours
 from clio.memory.meaning import Meaning
-from clio.messages import Message, meta, tool_call_args
+from clio.messages import Message, tool_call_args
 from clio.paths import Paths
 from clio.prompts import load_prompt
 from clio.safety.hide import hidden_paths
 from clio.safety.redact import Redactor
-from clio.store.atomic import atomic_write_text
 from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
-from clio.store.snapshots import Restored, Snapshots
-from clio.tools.git import recent_git_activity
+from clio.store.snapshots import Snapshots
 from clio.tools.policy import PolicyError, ToolPolicy, parse_names
 from clio.tools.registry import REGISTRY, Registry, Services, ToolContext
-from clio.tools.todos import format_todos, load_todos
-from clio.wording import plural
 
 
-class App:
+class App(Operations, AppHooks):
     def __init__(
         self,
         settings: Settings,
@@ -258,10 +255,6 @@ class App:
         """The servers up (or left out, one line each) and their tools offered, before a request."""
         self.mcp.ready(self.ui.notice, self._measure_fixed)
 
-    def mcp_status(self) -> list[dict[str, object]]:
-        self.ready_mcp()
-        return self.mcp.status()
-
     def _window_changed(self, window: Window) -> None:
         """The window's size, ratio or profile changed: hand the new figures to their users."""
         shares = window.shares
@@ -285,64 +278,10 @@ class App:
             engine.extend(session.messages[archived:])
         return engine
 
-    def switch_model(self, name: str) -> None:
-        """Use another model from the next request on; the session carries on."""
-        assert self.session is not None
-        self.agent.save_state()
-        self.settings.model = name
-        self.client.model = name
-        self.window.load(name)
-        self._attach(self.session)
-
     @property
     def agent(self) -> Orchestrator:
         assert self.orchestrator is not None, "no session is open"
         return self.orchestrator
-
-    # -- what commands may ask (clio.commands.registry.CommandContext) ---------------------------
-    def list_models(self) -> list[str]:
-        return self.client.list_models()
-
-    def trim_now(self) -> TrimReport:
-        return self.agent.trim_now()
-
-    def compact(self, focus: str) -> TrimReport | None:
-        return self.agent.compact(focus)
-
-    def clear_window(self) -> None:
-        self.agent.clear()
-
-    def todos(self) -> list[dict[str, Any]]:
-        assert self.tool_ctx is not None
-        return load_todos(self.tool_ctx)
-
-    def context_figures(self) -> dict[str, object]:
-        self.ready_mcp()
-        orch, w = self.agent, self.window
-        system, tools = orch.prompt.system(), orch.tools()
-        est, budget, summary = w.estimator, w.budget, orch.engine.summary
-        return {
-            "context_window": budget.context_window,
-            "window_source": w.source,
-            "used_tokens": orch.engine.used_tokens(system, tools),
-            "chars_per_token": round(est.chars_per_token, 3),
-            "ratio_samples": est.samples,
-            "exact_tokenizer": est.exact,
-            "limit_tokens": budget.limit,
-            "reserve_output": budget.reserve,
-            "proactive_at_tokens": int(budget.limit * budget.proactive_at),
-            "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
-            "profile": orch.profile,
-            "tools": [t["function"]["name"] for t in tools],
-            "mcp_tool_tokens": est.count_tools([t for t in tools if t["function"]["name"] in self.mcp.names]),
-            "full_fixed_tokens": w.full_fixed_tokens,
-            "window_messages": len(orch.engine.window),
-            "archived_messages": len(self.session.messages) if self.session else 0,
-            "summary": summary is not None,
-            "trims": summary.trims if summary is not None else 0,
-            "model": self.settings.model,
-            "recall": self.auto_recall.describe(orch.engine.window),
-        }
 
     # -- turns -----------------------------------------------------------------------------------
     def run_turn(self, text: str, meta: dict[str, Any] | None = None) -> TurnResult:
@@ -361,29 +300,6 @@ class App:
             self.skills.end_turn(self.session.messages[start + 1 :] if self.session is not None else None)
             if self.session is not None:
                 self._reinforce(self.session.messages[start + 1 :])
-
-    def set_plan(self, on: bool) -> None:
-        """Plan mode on or off from the next request on (/plan); the model hears when it ends."""
-        if on == self.policy.plan:
-            return
-        self.policy.plan = self.settings.plan = on
-        if self.prompt is not None:
-            self.prompt.set_note(load_prompt("plan.md").strip() if on else "")
-        if not on and self.session is not None and self.session.messages:
-            self.pending_notes.append("[clio: the user turned plan mode off: you may now make changes.]")
-
-    def undo(self, turns: int) -> list[Restored]:
-        """Put back the files the last ``turns`` turns changed; the model hears of it next turn."""
-        snapshots = self.services.snapshots
-        if snapshots is None:
-            return []
-        undone = [t.turn for t in snapshots.last(turns)]
-        results = undo_turns(snapshots, turns, self.confirm, self.paths.root)
-        if results:
-            self.skills.undone(undone)  # an implicit signal against the behaviours of those turns
-        if results:
-            self.pending_notes.append(undo_note(results, self.paths.root))
-        return results
 
     def _reinforce(self, turn: list[Message]) -> None:
         """Injected memory the turn used decays from now on, not from when it was written."""
@@ -417,45 +333,6 @@ class App:
                 break
         return files
 
-    def _turn_started(self) -> None:
-        """The first message of a session (new or resumed) in this run: rank memory against it.
-
-        Memory was ranked when the session was attached, before the user typed anything (a new
-        session has no task then). Ranking again here, once, and after every trim keeps the
-        front of the request stable between trims (prefix caches) while the first request
-        already carries what matters for the task. MCP servers must be up before the request."""
-        self.ready_mcp()
-        if not self._ranked_on_task:
-            self._ranked_on_task = True
-            self.meaning.arm()  # a request is about to be sent: the embedding model may load now
-            if self.consolidates and self.session is not None:  # before ranking: what it learns counts
-                self.consolidator.look_back(self.session.id, self.agent.ask, self.ui.notice)
-            self.refresh_memory()
-        self.skills.turn_sent()
-
-    def _carried(self, quoted: bool) -> dict[str, set[int]]:
-        """What the request carries now, by session and sequence number (never recalled again):
-        the window's messages, and with ``quoted`` the archived messages its recall blocks quote."""
-        if self.orchestrator is None or self.session is None:
-            return {}
-        out: dict[str, set[int]] = {self.session.id: set()}
-        for m in self.orchestrator.engine.window:
-            info = meta(m)
-            if isinstance(seq := info.get("seq"), int):
-                out[self.session.id].add(seq)
-            for hit in (info.get("recalled") or ()) if quoted else ():
-                if isinstance(hit, dict) and isinstance(hit.get("seq"), int):
-                    out.setdefault(str(hit.get("session")), set()).add(hit["seq"])
-        return out
-
-    def _recall(self, user: Message) -> Message | None:
-        summary = self.agent.engine.summary
-        return self.auto_recall(user, summary.current_task if summary is not None else "")
-
-    def _after_trim(self) -> None:
-        self.skills.trimmed()  # learned behaviours are drawn again with the memory re-rank
-        self.refresh_memory()
-
     @property
     def project_trusted(self) -> bool:
         """The user trusts this project (its config, by ``clio --trust``): content read from it
@@ -468,79 +345,9 @@ class App:
         person to confirm it: in the REPL, or in a trusted project."""
         return self.interactive or self.project_trusted
 
-    @property
-    def consolidates(self) -> bool:
-        s = self.settings
-        return self.writes and s.consolidate and not s.no_ltm and self.orchestrator is not None
-
-    def consolidate(self, *, force: bool = False) -> Outcome | None:
-        """Read the running session back into long-term memory (REPL exit, /memory consolidate);
-        None when consolidation is off here (incognito, --no-ltm, ``consolidate: false``)."""
-        if not self.consolidates or self.session is None:
-            return None
-        return self.consolidator.run(self.session, self.agent.ask, force=force)
-
     def refresh_memory(self) -> None:
         if self.prompt is not None:
             self.prompt.refresh_memory(self.latest_task(), self.working_files())
-
-    # -- hooks -----------------------------------------------------------------------------------
-    def recovery_text(self) -> str:
-        # the thread summary is not repeated here: the engine sends it right before this message
-        todos = self.todos()
-        return load_prompt("recovery.md").format(
-            todos=("Todo list:\n" + format_todos(todos)) if todos else "",
-            git=recent_git_activity(self.paths.root),
-            task=self.latest_task()[: self.window.shares.task_chars()],
-        )
-
-    def _checkpoint(self, iteration: int) -> None:
-        if not self.writes or self.session is None:
-            return
-        text = checkpoint_text(self.session, iteration, self.latest_task(), self.todos())
-        atomic_write_text(self.paths.memory_dir / "session_progress.md", self.redactor.redact(text)[0])
-
-    def _redact_message(self, msg: Message) -> Message:
-        new, hits = self.redactor.redact_message(msg)
-        if hits:
-            self.redacted_total += hits
-            meta(new)["redacted"] = hits
-            role = str(msg.get("role", "message"))
-            article = "an" if role == "assistant" else "a"  # a user, a tool, a system; an assistant
-            self.ui.notice(f"redacted {plural(hits, 'secret')} from {article} {role} message")
-        return new
-
-    # -- user interaction ------------------------------------------------------------------------
-    def confirm(self, question: str) -> bool:
-        return self.approvals.confirm(question)
-
-    def _prompt_user(self, question: str) -> str | None:
-        if self._ask is None:
-            return None
-        pause = getattr(self.ui, "pause", None)
-        if pause:
-            pause()
-        try:
-            answer = self._ask(question)
-            return str(answer) if answer is not None else None
-        except (EOFError, KeyboardInterrupt):
-            return None
-
-    def _prompt_sources(self) -> list[str]:
-        """What untrusted text the system prompt carries now: it taints every turn's memory writes."""
-        out = []
-        prompt = self.prompt
-        if prompt is not None and prompt.instructions and not prompt.instructions_trusted:
-            out.append("instructions of an untrusted project (" + ", ".join(n for n, _ in prompt.instructions) + ")")
-        if any(e.foreign for e in self.injected.entries):
-            out.append("memory not written by clio here")
-        return out
-
-    def _ask_user(self, question: str) -> str | None:
-        if self._ask is None:
-            return None
-        self.err.print(Text(question, style="bold"))
-        return self._prompt_user("answer> ")
 
     def close(self) -> None:
         """The session closed and the MCP servers stopped (the end of the run)."""
