@@ -32,7 +32,7 @@ from clio.memory.notes import NoteStore
 from clio.memory.prefs_store import PrefStore
 from clio.memory.skills_store import SkillStore
 from clio.prompts import load_prompt
-from clio.recall.query import answers_first
+from clio.recall.query import RESTATEMENT_ROOM, best_first
 from clio.store.sessions import SessionStore
 from clio.store.signing import Signer
 from clio.tools.registry import Services
@@ -49,7 +49,6 @@ MEMORY_SUMMARY_WORDS, MEMORY_SUMMARY_TOKENS = 80, 400
 MAX_UPKEEP_GROUPS = 3  # groups compacted at the end of a session, so leaving stays quick
 
 
-RESTATEMENT_ROOM = 5  # results searched beyond those asked for, so restatements can make room
 
 
 class LazyRecall:
@@ -109,7 +108,7 @@ class LazyRecall:
             skip=skip,
             with_text=with_text,
         )
-        hits = answers_first(found, query)[:max_results]
+        hits = best_first(found, query, max_results)
         note = self._index.take_semantic_note()  # why recall is lexical only: said once
         say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
         return hits

@@ -25,6 +25,7 @@ from clio.memory import provenance
 from clio.memory.ltm import DEFAULT_CONFIDENCE, TYPES, Entry, LtmError, render_entry
 from clio.memory.ltm_stats import day
 from clio.memory.notes import NoteError, NoteStore
+from clio.recall.query import RESTATEMENT_ROOM, best_first
 from clio.tools.memory import format_recall
 
 if TYPE_CHECKING:
@@ -193,17 +194,17 @@ class MemoryOps:
 
     # -- past sessions -----------------------------------------------------------------------
     def search_sessions(self, query: str, max_results: int = 5, max_sessions: int = 10) -> str:
-        """The same ranked index as the ``recall_sessions`` operation of clio's memory tool."""
+        """The same ranked index and order as the ``recall_sessions`` operation of clio's memory
+        tool (restatements of the query after the messages that answer it)."""
         _query(query)
+        limit = _limit(max_results, "max_results")
         with self._opening:
             if self._index is None:
                 self._index = self.search_index()
-        hits = self._index.search(
-            query,
-            max_sessions=_limit(max_sessions, "max_sessions"),
-            max_results=_limit(max_results, "max_results"),
+        found = self._index.search(
+            query, max_sessions=_limit(max_sessions, "max_sessions"), max_results=limit + RESTATEMENT_ROOM
         )
-        return format_recall(query, list(hits))
+        return format_recall(query, best_first(list(found), query, limit))
 
 
 def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bool) -> MemoryOps:

@@ -256,6 +256,16 @@ def content_stems(text: str, limit: int = 6000) -> set[str]:
     return set(content_words(text[:limit]))
 
 
+RESTATEMENT_ROOM = 5  # results searched beyond those shown, so restatements can make room
+
+
+def best_first(found: list[dict[str, Any]], query: str, limit: int) -> list[dict[str, Any]]:
+    """What a search shows: ``found`` (searched :data:`RESTATEMENT_ROOM` more than ``limit``) with
+    restatements after the answers, cut to ``limit``. The one ordering of clio's recall, for the
+    memory tool, the automatic recall and ``clio mcp`` alike."""
+    return answers_first(found, query)[:limit]
+
+
 def answers_first(hits: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
     """Search results with the restatements moved after the results that add something: a
     message that only repeats the query's words (the same question asked before) is not what

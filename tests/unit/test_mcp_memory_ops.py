@@ -154,3 +154,28 @@ def test_no_ltm_refuses_the_ltm_operations_but_keeps_notes(tmp_path: Path) -> No
     with pytest.raises(Refused, match="--no-ltm"):
         ops.remember("discovery", {"fact": "x"})
     assert ops.note_write("a", "b") == "created note 'a'"
+
+
+def test_search_sessions_puts_what_answers_before_what_only_asks_again(tmp_path: Path) -> None:
+    """clio mcp's session search orders as clio's own recall does: a past message that only
+    repeats the question (asked again in many sessions, so bm25 ranks it high) goes after the
+    message that answers it."""
+    from testkit.clio_run import write_archive
+
+    paths = paths_in(tmp_path)
+    sessions = paths.clio_dir / "sessions"
+    answer = "The staging database listens on port 6543 behind pgbouncer, not 5432."
+    write_archive(sessions, "20261101-090000-aaaa", [
+        {"role": "user", "content": "What port does the staging database use?", "meta": {"seq": 0}},
+        {"role": "assistant", "content": answer, "meta": {"seq": 1}},
+    ], 1_793_000_000.0)  # fmt: skip
+    for i in range(6):  # the same question asked again, never answered there
+        write_archive(sessions, f"20261102-09000{i}-bbb{i}", [
+            {"role": "user", "content": "staging database port? staging database port?", "meta": {"seq": 0}},
+            {"role": "assistant", "content": "Let me look.", "meta": {"seq": 1}},
+        ], 1_793_100_000.0 + i * 100)  # fmt: skip
+    out = open_memory(paths, Settings(), read_only=False, no_ltm=False).search_sessions(
+        "staging database port", max_results=3
+    )
+    lines = [ln for ln in out.splitlines() if "staging" in ln.lower() or "6543" in ln]
+    assert lines and "6543" in lines[0], out
