@@ -102,7 +102,7 @@ def unwritable(paths: Paths) -> str | None:
     asked or typed, so nothing the user writes is lost to a read-only folder. A ``.clio`` that is a
     symlink leaving the project is refused: clio's state (and its writes) would land elsewhere."""
     if why := escaping_link(paths.root):
-        return why + "Remove the link, or run with --incognito."
+        return f"{why} Remove the link, or run with --incognito."
     try:
         ensure_dir(paths.clio_dir)
         probe = paths.clio_dir / f".write-probe-{os.getpid()}"

@@ -76,7 +76,7 @@ def escaping_link(root: Path) -> str | None:
     target = link.resolve()
     if target.is_relative_to(root.resolve()):
         return None
-    return f"{link} is a symlink to {target}, outside the project: clio will not write through it. "
+    return f"{link} is a symlink to {target}, outside the project: clio will not write through it."
 
 
 def ensure_dir(path: Path) -> None:

@@ -118,7 +118,7 @@ class App(Operations, AppHooks):
             self.redactor,
             max_chars=lambda: self.window.shares.consolidation_chars(),
             semantic=self.meaning.dedup_candidates,
-            keep_tainted=self.keeps_unconfirmed,
+            keep_tainted=lambda: self.tool_ctx is not None and self.tool_ctx.keeps_unconfirmed(),
         )
         self.session: Session | None = None
         self.pending_notes: list[str] = []  # told to the model with the user's next message
@@ -339,11 +339,6 @@ class App(Operations, AppHooks):
         may still be remembered, marked, in a run nobody can confirm (one-shot)."""
         project = self.settings.project
         return project is not None and project.trusted
-
-    def keeps_unconfirmed(self) -> bool:
-        """Whether memory proposed after reading outside content may be kept (marked) without a
-        person to confirm it: in the REPL, or in a trusted project."""
-        return self.interactive or self.project_trusted
 
     def refresh_memory(self) -> None:
         if self.prompt is not None:

@@ -32,7 +32,7 @@ from clio.memory.notes import NoteStore
 from clio.memory.prefs_store import PrefStore
 from clio.memory.skills_store import SkillStore
 from clio.prompts import load_prompt
-from clio.recall.query import RESTATEMENT_ROOM, best_first
+from clio.recall.query import best_first
 from clio.store.sessions import SessionStore
 from clio.store.signing import Signer
 from clio.tools.registry import Services
@@ -99,16 +99,10 @@ class LazyRecall:
         with_text: bool = False,
         skip_quoted: bool = False,
     ) -> list[dict[str, Any]]:
-        index = self.index()
         skip = self.carried(skip_quoted)
-        found: list[dict[str, Any]] = index.search(  # a few more: restatements go last, then cut
-            query,
-            max_sessions=max_sessions,
-            max_results=max_results + RESTATEMENT_ROOM,
-            skip=skip,
-            with_text=with_text,
+        hits = best_first(
+            self.index().search, query, max_results, max_sessions=max_sessions, skip=skip, with_text=with_text
         )
-        hits = best_first(found, query, max_results)
         note = self._index.take_semantic_note()  # why recall is lexical only: said once
         say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
         return hits

@@ -25,7 +25,7 @@ from clio.memory import provenance
 from clio.memory.ltm import DEFAULT_CONFIDENCE, TYPES, Entry, LtmError, render_entry
 from clio.memory.ltm_stats import day
 from clio.memory.notes import NoteError, NoteStore
-from clio.recall.query import RESTATEMENT_ROOM, best_first
+from clio.recall.query import best_first
 from clio.tools.memory import format_recall
 
 if TYPE_CHECKING:
@@ -201,10 +201,8 @@ class MemoryOps:
         with self._opening:
             if self._index is None:
                 self._index = self.search_index()
-        found = self._index.search(
-            query, max_sessions=_limit(max_sessions, "max_sessions"), max_results=limit + RESTATEMENT_ROOM
-        )
-        return format_recall(query, best_first(list(found), query, limit))
+        hits = best_first(self._index.search, query, limit, max_sessions=_limit(max_sessions, "max_sessions"))
+        return format_recall(query, hits)
 
 
 def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bool) -> MemoryOps:

@@ -198,7 +198,7 @@ def main(argv: list[str]) -> int:
     for w in warnings:
         print(f"clio mcp: {w}", file=sys.stderr)
     if not args.incognito and (why := escaping_link(paths.root)):
-        return _fail(why + "Remove the link, or serve it read-only with --incognito.", 2)
+        return _fail(f"{why} Remove the link, or serve it read-only with --incognito.", 2)
     add_damaged_hook(
         lambda path, moved: print(
             f"clio mcp: {path} was damaged; moved it aside to {moved.name} and started a fresh one",

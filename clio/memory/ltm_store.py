@@ -311,7 +311,20 @@ class LtmStore:
         (:func:`clio.memory.lifecycle.used_in_turn`). ``similar_to(entries, task)`` gives the
         entries' similarity to the task by meaning when ``semantic`` is not given
         (``Meaning.similarities``; None: lexical)."""
-        entries = self.all()
+        return self._ranked(self.all(), task, files, budget_tokens, count_tokens, semantic, similar_to)
+
+    def _ranked(
+        self,
+        entries: list[Entry],
+        task: str,
+        files: list[str],
+        budget_tokens: int,
+        count_tokens: Callable[[str], int],
+        semantic: dict[str, float] | None,
+        similar_to: Callable[[list[Entry], str], dict[str, float] | None] | None,
+    ) -> list[Entry]:
+        """``entries`` ranked for the prompt within ``budget_tokens``, their meaning filled in by
+        ``similar_to`` when ``semantic`` is not given (the team store ranks its candidates here too)."""
         if semantic is None and similar_to is not None:
             semantic = similar_to(entries, task)
         return ltm_rank.select_for_prompt(

@@ -212,35 +212,29 @@ class SkillStore:
         """The behaviours ``session``'s prompt carries after a draw made between turns (a trim by
         /compact or /session trim): the next run resuming it sends these, not the set of the
         session's last turn. The last turn's record is kept as it was."""
-
-        def fn(skills: list[Skill], data: Data) -> None:
-            turns = data.get("turns") if isinstance(data.get("turns"), dict) else {}
-            assert isinstance(turns, dict)
-            entry = turns.pop(session, None)
-            entry = dict(entry) if isinstance(entry, dict) else {"turn": 0, "skills": []}
-            entry.update(active=list(active), rewarded=list(rewarded), at=self.clock())
-            turns[session] = entry
-            data["turns"] = dict(list(turns.items())[-MAX_SESSIONS:])
-
-        self._change(fn)
+        self._record(session, {"active": list(active), "rewarded": list(rewarded)})
 
     def remember_turn(
         self, session: str, turn: int, skill_ids: list[str], active: list[str], rewarded: list[str] | None = None
     ) -> None:
         """The last turn of ``session`` (the behaviours it had) and the behaviours its prompt
         carries now (the next run resuming it keeps them until a trim: the prefix stays cached)."""
+        self._record(
+            session,
+            {"turn": turn, "skills": list(skill_ids), "active": list(active), "rewarded": list(rewarded or [])},
+        )
+
+    def _record(self, session: str, fields: dict[str, Any]) -> None:
+        """Update ``session``'s record with ``fields`` (a new record starts at turn 0); the
+        newest :data:`MAX_SESSIONS` sessions are kept."""
 
         def fn(skills: list[Skill], data: Data) -> None:
             turns = data.get("turns") if isinstance(data.get("turns"), dict) else {}
             assert isinstance(turns, dict)
-            turns.pop(session, None)
-            turns[session] = {
-                "turn": turn,
-                "skills": list(skill_ids),
-                "active": list(active),
-                "rewarded": list(rewarded or []),
-                "at": self.clock(),
-            }
+            old = turns.pop(session, None)
+            entry = dict(old) if isinstance(old, dict) else {"turn": 0, "skills": []}
+            entry.update(fields, at=self.clock())
+            turns[session] = entry
             data["turns"] = dict(list(turns.items())[-MAX_SESSIONS:])
 
         self._change(fn)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from clio.messages import KIND_MEMORY, KIND_RECALL, KIND_SUMMARY, Message, meta, text_of, tool_call_args
@@ -259,11 +259,15 @@ def content_stems(text: str, limit: int = 6000) -> set[str]:
 RESTATEMENT_ROOM = 5  # results searched beyond those shown, so restatements can make room
 
 
-def best_first(found: list[dict[str, Any]], query: str, limit: int) -> list[dict[str, Any]]:
-    """What a search shows: ``found`` (searched :data:`RESTATEMENT_ROOM` more than ``limit``) with
-    restatements after the answers, cut to ``limit``. The one ordering of clio's recall, for the
-    memory tool, the automatic recall and ``clio mcp`` alike."""
-    return answers_first(found, query)[:limit]
+def best_first(
+    search: Callable[..., list[dict[str, Any]]], query: str, limit: int, **options: Any
+) -> list[dict[str, Any]]:
+    """What a search shows: ``search(query, max_results=..., **options)`` (``RecallIndex.search``)
+    asked for :data:`RESTATEMENT_ROOM` more than ``limit``, restatements moved after the answers,
+    cut to ``limit``. The one ordering of clio's recall, for the memory tool, the automatic recall
+    and ``clio mcp`` alike."""
+    found = search(query, max_results=limit + RESTATEMENT_ROOM, **options)
+    return answers_first(list(found), query)[:limit]
 
 
 def answers_first(hits: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:

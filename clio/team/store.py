@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from clio.memory import dedup, ltm, ltm_rank
+from clio.memory import dedup, ltm
 from clio.memory.lifecycle import AUTO_COMPACT_AT
 from clio.memory.ltm import Entry, render_entry, render_ltm
 from clio.memory.ltm_store import LtmStore
@@ -193,12 +193,8 @@ class SharedLtmStore(LtmStore):
         qvec = search.task_vector(task) if similar_to is not None and self.link.db.has_vector else None
         found = self.link.read(lambda conn: search.candidates(conn, self.link.project, task, files, qvec))
         entries = self._local() if found is None else self._remember(found)
-        if semantic is None and similar_to is not None:
-            semantic = similar_to(entries, task)
         reserve = count_tokens(TEAM_HEADER) + 2
-        chosen = ltm_rank.select_for_prompt(
-            entries, task, files, self.clock(), budget_tokens - reserve, count_tokens, semantic=semantic
-        )
+        chosen = self._ranked(entries, task, files, budget_tokens - reserve, count_tokens, semantic, similar_to)
         while chosen and count_tokens(self.render_block(chosen)) > budget_tokens:
             chosen.pop()
         return chosen

@@ -209,7 +209,7 @@ def confirmable(ctx: ToolContext, origin: provenance.Provenance) -> None:
     """Raise a ToolError when memory written now could be the repository's words that nobody
     will confirm: a tainted turn, in a one-shot run, in a project the user has not trusted. In
     the REPL (or a trusted project) such a write is kept, marked as unverified."""
-    if origin.tainted and not ctx.interactive and not ctx.project_trusted:
+    if origin.tainted and not ctx.keeps_unconfirmed():
         sources = ", ".join(origin.sources) or "untrusted content"
         raise ToolError(REFUSED_UNCONFIRMED.format(sources=sources))
 

@@ -114,6 +114,11 @@ class ToolContext:
     changes: list[tuple[Change, bool]] = field(default_factory=list)  # made by the running call (diff, seen)
     tool: str = ""  # the tool of the running call (approvals: --allow-tools)
 
+    def keeps_unconfirmed(self) -> bool:
+        """Whether memory proposed after reading outside content may be kept (marked) although
+        nobody confirms it: a person is there (the REPL), or the user trusts the project."""
+        return self.interactive or self.project_trusted
+
     def service(self, name: str) -> Any:
         """The named service, or a ToolError saying it is not available in this session."""
         value = getattr(self.services, name, None) if name in SERVICE_NAMES else None
