@@ -440,7 +440,7 @@ class RecallIndex(LexicalSide, SemanticSide):
             def keep(sid: str, seq: int) -> bool:
                 return sid != exclude_session and (sid, int(seq)) not in skipped
 
-            rows = refine_rows(self._conn, query, fused, keep) if refine else [r[1:] for r in fused]
+            rows = refine_rows(self._conn, query, fused, keep, time.time()) if refine else [r[1:] for r in fused]
             if skipped:
                 rows = [r for r in rows if (r[0], r[2]) not in skipped]
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())

@@ -19,6 +19,10 @@ its score and their order is kept.
 - **Time for "when" questions**: when the query asks for a time ("when did...", "what year...",
   "how long ago..."), candidates that state one (a date, a weekday or month, "yesterday", "last
   week", "ago"...) gain :data:`WHEN_WEIGHT` x the best score.
+- **The time a query names** ("in November 2023", "on 1 May 2022", "yesterday":
+  :mod:`clio.recall.dates`): candidates written in that period, from :data:`PERIOD_BEFORE` before
+  it to :data:`PERIOD_AFTER` after it (what happened is often told later), gain
+  :data:`PERIOD_WEIGHT` x the best score.
 
 Measured on the LoCoMo dev conversations (benches/recall_locomo.py, docs/memory.md section 6).
 """
@@ -33,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clio.lazy_re import lazy
+from clio.recall.dates import DAY, named_period
 
 SESSION_WEIGHT = 0.2
 SESSION_TOP = 10
@@ -54,6 +59,9 @@ TIME_WORDS = frozenset(
 RELATIVE = frozenset("last next this past coming previous".split())  # noqa: SIM905 ("last week")
 WORD = lazy(r"[a-z0-9:]+")
 NUMBER_TIME = lazy(r"(19|20)\d\d|\d{1,2}:\d\d|\d{1,2}(st|nd|rd|th)")  # 2023, 14:30, 5th
+PERIOD_WEIGHT = 1.0  # a message of the named time beats one that only shares words
+PERIOD_BEFORE = 3 * DAY
+PERIOD_AFTER = 7 * DAY
 TIME_CHARS = 2_000  # how much of a message is read for a time
 WHEN_TOP = 100  # candidates looked at for a time
 
@@ -167,14 +175,39 @@ def boost_when(query: str, cands: list[Candidate], weight: float = WHEN_WEIGHT, 
             c.score += weight * high
 
 
-def refine(query: str, cands: list[Candidate], neighbours: Neighbours) -> list[Candidate]:
-    """Every stage in turn; the candidates best first (ties keep their fused order)."""
+def boost_period(
+    period: tuple[float, float] | None,
+    cands: list[Candidate],
+    weight: float = PERIOD_WEIGHT,
+    before: float = PERIOD_BEFORE,
+    after: float = PERIOD_AFTER,
+) -> None:
+    """Raise the candidates written in ``period`` (epoch seconds), from ``before`` its start to
+    ``after`` its end, by ``weight`` x the best score."""
+    if period is None or not cands:
+        return
+    high = max(c.score for c in cands)
+    if high <= 0:
+        return
+    start, end = period[0] - before, period[1] + after
+    for c in cands:
+        if start <= c.ts < end:
+            c.score += weight * high
+
+
+def refine(
+    query: str, cands: list[Candidate], neighbours: Neighbours, now: float | None = None
+) -> list[Candidate]:
+    """Every stage in turn; the candidates best first (ties keep their fused order). ``now``
+    (epoch seconds) places the times a query names relative to today ("yesterday"); without
+    it, only dates the query spells out count."""
     if not cands or max(c.score for c in cands) <= 0:
         return cands  # unscored rows (the common-words path): nothing to weigh
     order = {c.id: n for n, c in enumerate(cands)}
     boost_sessions(cands, SESSION_WEIGHT, SESSION_TOP)
     cands = expand(cands, neighbours, ANSWER_WEIGHT, NEIGHBOUR_WEIGHT, EXPAND_TOP)
     boost_when(query, cands, WHEN_WEIGHT, WHEN_TOP)
+    boost_period(named_period(query, now), cands, PERIOD_WEIGHT, PERIOD_BEFORE, PERIOD_AFTER)
     return sorted(cands, key=lambda c: (-c.score, order.get(c.id, len(order))))
 
 
@@ -183,6 +216,7 @@ def refine_rows(
     query: str,
     rows: list[tuple[Any, ...]],
     keep: Callable[[str, int], bool] | None = None,
+    now: float | None = None,
 ) -> list[tuple[Any, ...]]:
     """Fused index rows (id, session_id, role, seq, ts, body, rank) through :func:`refine`, the
     neighbours read from ``msgs``, only those ``keep(session_id, seq)`` accepts (give it every
@@ -199,4 +233,4 @@ def refine_rows(
                     n.score = deeper.get(n.id, 0.0)
         return found
 
-    return [c.row() for c in refine(query, cands, neighbours)]
+    return [c.row() for c in refine(query, cands, neighbours, now)]

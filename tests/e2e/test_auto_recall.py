@@ -8,12 +8,15 @@
   and no echo is counted.
 - At a 4k window (the lean profile) the model can still recall with a tool, and the automatic
   recall still works.
+- A message that names a day ("yesterday") brings back what was said that day before what was
+  said a month earlier, which leads when no day is named.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +173,34 @@ def test_the_lean_profile_at_a_4k_window_can_still_recall(env: Any) -> None:
     result = next(iter(tool_results(server.chat_requests[-1]).values()))
     assert "6543" in result, result
     assert "6543" in recalled_block(body)  # and the automatic recall works there too
+
+
+def shift_session(session: Path, to: float) -> None:
+    """Move every archived message of ``session`` to ``to`` (epoch seconds), keeping their spacing."""
+    chunks = sorted((session / "archive").glob("*.json"))
+    first = min(m["meta"]["ts"] for c in chunks for m in json.loads(c.read_text()))
+    for chunk in chunks:
+        msgs = json.loads(chunk.read_text())
+        for m in msgs:
+            m["meta"]["ts"] = to + (m["meta"]["ts"] - first)
+        chunk.write_text(json.dumps(msgs))
+
+
+def test_a_message_naming_a_day_brings_back_what_was_said_that_day(env: Any) -> None:
+    project, home, server = env
+    older = "[old] We changed the deploy config: in the deploy config the worker pool size is now 8."
+    newer = "[new] We changed the deploy config again, the queue timeout is now 45 seconds."
+    clio(env, older)
+    clio(env, newer)
+    old_dir, new_dir = sorted(session_dirs(project), key=lambda d: (d / "archive").stat().st_mtime)
+    noon = datetime.now().replace(hour=12, minute=0, second=0, microsecond=0)
+    shift_session(old_dir, (noon - timedelta(days=30)).timestamp())
+    shift_session(new_dir, (noon - timedelta(days=1)).timestamp())
+    (project / ".clio" / "recall.sqlite").unlink(missing_ok=True)  # read the archives as they are now
+    clio(env, "[ask1] what did we change in the deploy config?")
+    block = recalled_block(first_request(server, "[ask1]"))
+    assert "pool size is now 8" in block and block.index("pool size") < block.index("45 seconds"), block
+    clio(env, "[ask2] what did we change in the deploy config yesterday?")
+    block = recalled_block(first_request(server, "[ask2]"))
+    assert "45 seconds" in block, block
+    assert "pool size" not in block or block.index("45 seconds") < block.index("pool size"), block

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from clio.messages import make
+from clio.recall import embedder as semantic
 from clio.store import sessions as sessions_mod
 from clio.store.sessions import SessionStore
 
@@ -27,3 +28,12 @@ def add_session(store: SessionStore, texts: list[str]) -> str:
         s.append(make("user" if i % 2 == 0 else "assistant", text))
     s.close()
     return s.id
+
+
+@pytest.fixture
+def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
+    """bm25 alone, so that rankings are exact (the refine stages work on any fused score)."""
+    monkeypatch.setenv(semantic.ENV_SWITCH, "0")
+    semantic.reset_embedder()
+    yield None
+    semantic.reset_embedder()

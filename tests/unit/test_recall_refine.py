@@ -6,21 +6,13 @@ import sqlite3
 
 import pytest
 
-from clio.recall import embedder as semantic
 from clio.recall import refine
 from clio.recall.index import RecallIndex
 from clio.recall.refine import Candidate
 from clio.store.sessions import SessionStore
 from tests.unit.conftest import add_session
 
-
-@pytest.fixture(autouse=True)
-def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
-    """bm25 alone, so that the rankings below are exact (the stages work on any fused score)."""
-    monkeypatch.setenv(semantic.ENV_SWITCH, "0")
-    semantic.reset_embedder()
-    yield None
-    semantic.reset_embedder()
+pytestmark = pytest.mark.usefixtures("lexical_only")  # bm25 alone: exact rankings
 
 
 def cand(i: int, session: str, body: str, score: float) -> Candidate:
