@@ -2,9 +2,11 @@
 
 Run: .venv/bin/python benches/bench_command_latency.py [--runs 40]
 
-Four ways: plain bash (no wrapper: a kernel without Landlock), hide only (every command without
-``--sandbox``: the wrapper hides ``$CLIO_HOME``), the sandbox without namespaces, the sandbox with
-its own namespaces (``--sandbox`` where the kernel allows). Prints p50/p95 wall time per way and
+Five ways: plain bash (no wrapper: a kernel without Landlock), hide only (every command without
+``--sandbox`` where user namespaces are off: the wrapper keeps ``$CLIO_HOME`` from being read),
+hide and guard (every command without ``--sandbox`` where they are on: ``$CLIO_HOME`` also a
+read-only mount in the command's own user and mount namespaces), the sandbox without namespaces,
+the sandbox with its own namespaces (``--sandbox`` where the kernel allows). Prints p50/p95 wall time per way and
 the load average; no asserts.
 """
 
@@ -20,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clio.safety.wrapper import isolation  # noqa: E402
+from clio.safety.wrapper import guards_writes, isolation  # noqa: E402
 from clio.tools.terminal import run_command  # noqa: E402
 
 
@@ -40,7 +42,8 @@ def main() -> None:
         clio_home = Path.home() / ".clio"
         ways = {
             "plain bash": {},
-            "hide only (no --sandbox)": {"hidden": [str(clio_home)]},
+            "hide only (no --sandbox, no user namespaces)": {"hidden": [str(clio_home)], "ns": False},
+            "hide and guard (no --sandbox: the default)": {"hidden": [str(clio_home)], "ns": True},
             "--sandbox, no namespaces": {"contained": True, "hidden": [str(clio_home)], "ns": False},
             "--sandbox, own namespaces": {"contained": True, "hidden": [str(clio_home)], "ns": True},
         }
@@ -52,7 +55,9 @@ def main() -> None:
                 if not opts.pop("ns"):
                     os.environ["CLIO_SANDBOX_NO_NAMESPACES"] = "1"
                 isolation.cache_clear()
+                guards_writes.cache_clear()
                 isolation()
+                guards_writes()
             times = []
             for _ in range(ns.runs):
                 t = time.perf_counter()

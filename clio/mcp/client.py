@@ -274,15 +274,16 @@ class McpClients:
         return session
 
     def _argv(self, command: str, args: list[str]) -> tuple[str, list[str]]:
-        """The server's command, through the wrapper that hides ``hidden`` where Landlock is there
-        (a command that cannot be found is left to the SDK, which says so in its own words)."""
+        """The server's command, through the wrapper that hides ``hidden`` where Landlock is there,
+        and keeps it from writing there too where user namespaces are (a command that cannot be
+        found is left to the SDK, which says so in its own words)."""
         from clio.safety.containment import landlock_abi
-        from clio.safety.wrapper import wrap_command
+        from clio.safety.wrapper import guards_writes, wrap_command
 
         found = shutil.which(command)
         if not self.hidden or found is None or landlock_abi() < 1:
             return command, args
-        argv = wrap_command([found, *args], [], hidden=self.hidden, only_hide=True)
+        argv = wrap_command([found, *args], [], hidden=self.hidden, only_hide=True, namespaces=guards_writes())
         return argv[0], argv[1:]
 
     async def _call(self, st: ServerState, tool: str, args: dict[str, Any]) -> tuple[str, bool]:

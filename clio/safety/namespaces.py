@@ -25,7 +25,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-__all__ = ["NamespaceError", "enter"]
+__all__ = ["NamespaceError", "enter", "guard"]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -100,14 +100,11 @@ def _wait_and_exit(child: int) -> None:
     os._exit(128 - code if code < 0 else code)
 
 
-def enter(readonly: Sequence[str], pinned: Sequence[str] = ()) -> None:
-    """Move into new user, mount and PID namespaces; returns in PID 1 of the new PID namespace.
-
-    The calling process becomes the waiting parent and never returns. Raises NamespaceError
-    (before forking) when the kernel refuses a step."""
-    libc = _libc()
+def _unshare(libc: ctypes.CDLL, flags: int) -> None:
+    """New namespaces (``flags`` with a user namespace mapping only the user's own uid and gid),
+    mounts made here private to them."""
     uid, gid = os.getuid(), os.getgid()
-    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID), "unshare")
+    _check(libc.unshare(CLONE_NEWUSER | flags), "unshare")
     try:
         _write("/proc/self/setgroups", "deny")
     except FileNotFoundError:
@@ -115,6 +112,30 @@ def enter(readonly: Sequence[str], pinned: Sequence[str] = ()) -> None:
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
     _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+
+
+def guard(folders: Sequence[str]) -> None:
+    """Move into new user and mount namespaces and bind-mount each existing one of ``folders``
+    read-only onto itself: nothing beneath it can be written, and, a mount point, it can be
+    neither renamed, removed nor replaced by a link (what every command gets without
+    ``--sandbox``, for ``$CLIO_HOME``). No PID namespace: what the command starts may outlive it,
+    as it always could. Returns in the same process; raises NamespaceError when the kernel
+    refuses a step."""
+    libc = _libc()
+    _unshare(libc, CLONE_NEWNS)
+    for folder in folders:
+        real = os.path.realpath(folder)
+        if os.path.isdir(real) and real != "/":
+            _bind_readonly(libc, real)
+
+
+def enter(readonly: Sequence[str], pinned: Sequence[str] = ()) -> None:
+    """Move into new user, mount and PID namespaces; returns in PID 1 of the new PID namespace.
+
+    The calling process becomes the waiting parent and never returns. Raises NamespaceError
+    (before forking) when the kernel refuses a step."""
+    libc = _libc()
+    _unshare(libc, CLONE_NEWNS | CLONE_NEWPID)
     sys.stdout.flush()
     sys.stderr.flush()
     child = os.fork()

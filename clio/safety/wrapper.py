@@ -4,7 +4,9 @@ It restricts itself, then ``exec``s the command (so the command and everything i
 inherit the restriction, and nothing runs in clio's threaded process between fork and exec):
 
 - ``--only-hide`` (every command without ``--sandbox``): ``--hide`` paths (``$CLIO_HOME``) cannot
-  be read (clio/safety/containment.py ``hide``);
+  be read (clio/safety/containment.py ``hide``); with ``--ns`` also not written, renamed or
+  replaced (a user and mount namespace where they are read-only mount points,
+  clio/safety/namespaces.py ``guard``);
 - otherwise the sandbox (``contain``): writes only beneath ``--write`` folders, no network unless
   ``--net``, ``--hide`` paths unreadable; with ``--ns`` first its own user, mount and PID
   namespaces (clio/safety/namespaces.py): ``--ro`` paths read-only, ``--pin`` folders fixed in
@@ -27,7 +29,7 @@ from clio.safety.containment import EXIT_SETUP_FAILED, contain, hide, landlock_a
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["isolation", "main", "wrap_command"]
+__all__ = ["guards_writes", "isolation", "main", "wrap_command"]
 
 
 def wrap_command(
@@ -43,7 +45,8 @@ def wrap_command(
 ) -> list[str]:
     """``argv`` prefixed with the wrapper that contains it (the same Python interpreter as clio).
 
-    ``only_hide``: no sandbox, just ``hidden`` kept out of reach (``writable`` is ignored)."""
+    ``only_hide``: no sandbox, just ``hidden`` kept out of reach (``writable`` is ignored); with
+    ``namespaces``, out of reach of writes too (:func:`guards_writes` says whether it can be)."""
     out = [sys.executable, "-I", "-m", "clio.safety.wrapper"]
     if only_hide:
         out.append("--only-hide")
@@ -60,6 +63,26 @@ def wrap_command(
     if network:
         out.append("--net")
     return [*out, "--", *argv]
+
+
+@lru_cache(maxsize=1)
+def guards_writes() -> bool:
+    """Whether commands run without the sandbox can be kept from writing the hidden folders too
+    (a user and mount namespace, :func:`clio.safety.namespaces.guard`). Tried once per process
+    on a folder of its own (a real wrapper run of ``true``); off where unprivileged user
+    namespaces are, and with ``CLIO_SANDBOX_NO_NAMESPACES=1``."""
+    import subprocess
+    import tempfile
+
+    if landlock_abi() < 1 or os.environ.get("CLIO_SANDBOX_NO_NAMESPACES"):
+        return False
+    with tempfile.TemporaryDirectory(prefix="clio-guard-") as probe:
+        try:
+            argv = wrap_command(["true"], [], hidden=[probe], only_hide=True, namespaces=True)
+            res = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            return False
+    return res.returncode == 0
 
 
 @lru_cache(maxsize=1)
@@ -127,6 +150,10 @@ def main(args: Sequence[str] | None = None) -> int:
     lists, flags, argv = parsed
     try:
         if "--only-hide" in flags:
+            if "--ns" in flags:
+                from clio.safety.namespaces import guard
+
+                guard(lists["hide"])
             hide(lists["hide"])
         else:
             if "--ns" in flags:

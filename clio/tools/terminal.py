@@ -29,7 +29,7 @@ from typing import Any
 
 from clio.safety.containment import availability, landlock_abi, scrub_env
 from clio.safety.sandbox import destructive_reason
-from clio.safety.wrapper import isolation, wrap_command
+from clio.safety.wrapper import guards_writes, isolation, wrap_command
 from clio.tools import shell_undo
 from clio.tools.registry import (
     Handler,
@@ -123,7 +123,7 @@ def run_command(
         argv = wrap_command(argv, [cwd, private_tmp], network=network, hidden=hidden, readonly=readonly,
                             pinned=pinned, namespaces=isolated)  # fmt: skip
     elif hidden and landlock_abi() >= 1:
-        argv = wrap_command(argv, [], hidden=hidden, only_hide=True)
+        argv = wrap_command(argv, [], hidden=hidden, only_hide=True, namespaces=guards_writes())
     try:
         return _run(argv, cwd, timeout, env)
     finally:

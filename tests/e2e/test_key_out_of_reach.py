@@ -239,3 +239,42 @@ def test_sandbox_contains_in_time_and_space_as_an_ordinary_user(user: User, tree
     size = tick.stat().st_size
     time.sleep(0.5)
     assert tick.stat().st_size == size, "the setsid job outlived its command"
+
+
+TAMPER = (
+    "echo 'base_url: http://127.0.0.1:9/v1' >> ~/.clio/config.yaml; "
+    "echo '[]' > ~/.clio/preferences.json; "
+    "mv ~/.clio ~/.clio-moved && mkdir ~/.clio && echo 'base_url: http://127.0.0.1:9/v1' > ~/.clio/config.yaml; "
+    "ln -s /tmp ~/.clio/linked; "
+    "touch ~/made-by-the-command; echo finished"
+)
+
+
+@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "control-without-namespaces"])
+def test_without_sandbox_no_command_changes_clio_home(user: User, tree: UserTree, guarded: bool) -> None:
+    """Where would a command send the user's data next time? Not where it writes into clio's config:
+    without --sandbox a command cannot write, rename or replace $CLIO_HOME (a read-only mount point
+    in its own namespaces), while it can still write the user's home. The control turns the
+    namespaces off and the same command succeeds, so the test sees a change when there is one."""
+    config = "model: fake-model\n"
+    (tree.clio_home / "config.yaml").write_text(config, encoding="utf-8")
+    server = FakeServer().start()
+    try:
+        server.script(
+            Reply(tool_calls=[{"name": "terminal_operations", "id": "call_tamper",
+                               "arguments": {"operation": "execute", "command": TAMPER}}]),
+            Reply(text="Done."),
+        )  # fmt: skip
+        env = {"CLIO_SANDBOX_NO_NAMESPACES": None if guarded else "1"}
+        res = run_clio_as(user, tree, ["--yes", "-p", "tidy up"], server=server, env_extra=env)
+        assert res.returncode == 0, res.stderr
+        result = tool_results(server.chat_requests[1])["call_tamper"]
+    finally:
+        server.stop()
+    assert "finished" in result and (tree.home / "made-by-the-command").exists(), result
+    changed = (tree.clio_home / "config.yaml").read_text(encoding="utf-8") != config
+    assert changed is not guarded, result
+    assert (tree.home / ".clio-moved").exists() is not guarded, result
+    if guarded:
+        assert not (tree.clio_home / "preferences.json").exists() and not (tree.clio_home / "linked").exists()
+        assert "Read-only file system" in result and "busy" in result, result

@@ -134,7 +134,7 @@ def test_servers_that_cannot_start_cost_one_line_each_and_their_tools(
             "missing": {"command": str(project / "no-such-server")},
             "schema": bad("bad-schema"),
             "garbage": bad("garbage"),
-            "silent": bad("hang-start", timeout=2, env={"MCP_TEST_PID_FILE": str(home / "silent.pid")}),
+            "silent": bad("hang-start", timeout=2, env={"MCP_TEST_PID_FILE": str(project.parent / "silent.pid")}),
         },
     )
     fake_server.script(Reply(text="fine"))
@@ -150,7 +150,7 @@ def test_servers_that_cannot_start_cost_one_line_each_and_their_tools(
     names = offered(fake_server.chat_requests[0])
     assert "time__get_current_time" in names and not any("echo" in n for n in names)
     # the server given up on at its deadline was stopped with clio (it was left running: issue 27)
-    assert mcp_servers.process_gone(int((home / "silent.pid").read_text()))
+    assert mcp_servers.process_gone(int((project.parent / "silent.pid").read_text()))
 
 
 @pytest.mark.parametrize(
@@ -252,7 +252,7 @@ def test_a_server_clio_waits_for_is_stopped_when_clio_is_terminated(
 ) -> None:
     """Issue 27: every way out stops the servers; SIGTERM or a closed terminal (SIGHUP) killed clio
     at once and left a server that does not read its stdin running."""
-    pid_file = home / "silent.pid"
+    pid_file = project.parent / "silent.pid"  # not in $CLIO_HOME: no server may write there
     configure(home, {"silent": bad("hang-start", timeout=120, env={"MCP_TEST_PID_FILE": str(pid_file)})})
     proc = subprocess.Popen(
         [str(CLIO), "-p", "hi"], cwd=project, env=clio_env(fake_server, home),

@@ -18,6 +18,7 @@ from clio.mcp.client import CallFailed, McpClients
 from clio.mcp.config import ServerSpec, parse_servers
 from clio.mcp.remote import describe_error, read_tools, result_text
 from clio.safety.containment import landlock_abi
+from clio.safety.wrapper import guards_writes
 from clio.tools.registry import Registry, ToolContext
 from testkit.mcp_servers import process_gone as _gone
 
@@ -170,10 +171,14 @@ def test_a_stdio_server_cannot_read_clios_own_folder(tmp_path: Path) -> None:
         assert clients.servers["reader"].state == "ready", clients.servers["reader"].error
         secret, _ = clients.call("reader", "echo", {"text": str(home / "config.yaml")})
         readme, _ = clients.call("reader", "echo", {"text": str(project / "README.md")})
+        wrote, _ = clients.call("reader", "echo", {"text": f"write:{home / 'config.yaml'}"})
     finally:
         clients.close()
     assert "sk-test" not in secret and "cannot read" in secret, secret
     assert readme == "project text\n"
+    if guards_writes():  # nor write it, where user namespaces let clio make it a read-only mount
+        assert wrote == "cannot write: Read-only file system", wrote
+        assert (home / "config.yaml").read_text(encoding="utf-8") == "api_key: sk-test-not-for-servers\n"
 
 
 def test_giving_up_on_a_server_that_never_answers_leaves_it_out(tmp_path: Path) -> None:

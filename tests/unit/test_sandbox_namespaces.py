@@ -19,7 +19,7 @@ import pytest
 
 from clio.safety.containment import landlock_abi
 from clio.safety.hide import FILE_RIGHTS_MASK, grant_except, hidden_paths
-from clio.safety.wrapper import isolation
+from clio.safety.wrapper import guards_writes, isolation
 from clio.tools.terminal import protected_in_project, run_command
 
 needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="this kernel has no Landlock")
@@ -88,6 +88,38 @@ def test_hidden_files_cannot_be_read(tmp_path: Path, repo: Path, contained: bool
     assert "visible" in out and "made" in out
     free = run_command(f"cat {clio_home}/config.yaml", repo, 30).output  # the control: nothing hidden
     assert "sk-hidden" in free
+
+
+needs_guard = pytest.mark.skipif(not guards_writes(), reason="no user namespaces here to guard $CLIO_HOME's writes")
+
+
+@needs_guard
+def test_without_the_sandbox_clio_home_is_read_only_and_pinned_and_the_rest_as_it_was(
+    tmp_path: Path, repo: Path
+) -> None:
+    clio_home = tmp_path / "clio_home"
+    clio_home.mkdir()
+    (clio_home / "config.yaml").write_text("model: x\n")
+    tick = repo / "tick"
+    cmd = (
+        f"echo 'base_url: http://127.0.0.1:9' >> {clio_home}/config.yaml; touch {clio_home}/new; "
+        f"mv {clio_home} {tmp_path}/moved; rm -rf {clio_home}; ln -s /tmp {clio_home}/link; "
+        f"echo beside > {tmp_path}/beside.txt; "
+        f"setsid nohup bash -c 'while true; do date +%s%N >> {tick}; sleep 0.05; done' >/dev/null 2>&1 & "
+        f"echo $! > {tick}.pid; sleep 0.3; echo started"
+    )
+    out = run_command(cmd, repo, 30, hidden=[str(clio_home)]).output
+    pid = int(Path(f"{tick}.pid").read_text())
+    try:
+        assert "started" in out and (tmp_path / "beside.txt").read_text() == "beside\n", out
+        assert sorted(p.name for p in clio_home.iterdir()) == ["config.yaml"], out
+        assert (clio_home / "config.yaml").read_text() == "model: x\n" and not (tmp_path / "moved").exists()
+        assert "Read-only file system" in out and "Device or resource busy" in out, out
+        size = tick.stat().st_size
+        time.sleep(0.6)
+        assert tick.stat().st_size > size  # no PID namespace: its job still runs, as before
+    finally:
+        os.kill(pid, 9)  # the job this test started, by its id
 
 
 # --- its own namespaces ---------------------------------------------------------------------
