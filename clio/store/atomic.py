@@ -290,14 +290,16 @@ def locked_update(
     *,
     validate: Callable[[Any], bool] | None = None,
     on_damaged: DamagedHook | None = None,
+    lock_timeout: float = 30.0,
 ) -> T:
     """Read the file under the lock, apply ``update`` to what is on disk, write it atomically.
 
     ``update`` receives the current on-disk value (merge your change into it) and
-    returns the value to write. Returns what was written.
+    returns the value to write. Returns what was written. Waiting longer than ``lock_timeout``
+    seconds for the lock raises TimeoutError.
     """
     path = Path(path)
-    with FileLock(path):
+    with FileLock(path, lock_timeout):
         current = read_json(path, default, validate=validate, on_damaged=on_damaged)
         new = update(current)
         atomic_write_json(path, new)

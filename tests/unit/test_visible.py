@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import re
 import signal
 from html.parser import HTMLParser
@@ -227,7 +226,7 @@ class _InterruptingFile(io.StringIO):
         n = super().write(text)
         if not self.fired and self.trigger in text:
             self.fired = True
-            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C lands while the stable lines are printed
+            signal.raise_signal(signal.SIGINT)  # to this thread: Ctrl-C lands while the lines are printed
         return n
 
 
