@@ -1,10 +1,9 @@
 """Export a session as one self-contained, script-free HTML file.
 
 Everything that came from the model, the user, a tool or a file is escaped before
-it reaches the page: markdown is rendered with raw HTML disabled, links are limited
-to http/https/mailto, images become plain links (no network resources at all), code
-fences are highlighted by pygments (which escapes), and every other string goes
-through :func:`html.escape`. A Content-Security-Policy meta tag forbids scripts and
+it reaches the page: markdown is rendered by :mod:`clio.export.markdown` (raw HTML disabled,
+links limited to http/https/mailto, images as plain links, code highlighted by pygments), and
+every other string goes through :func:`clio.export.markdown.esc` (:func:`html.escape`). A Content-Security-Policy meta tag forbids scripts and
 remote loads as a second line of defence. Bidi controls, invisible and control characters
 (:mod:`clio.safety.visible`) are shown as escapes (``\\u202e``) in a marked span, so
 ``file_\\u202etxt.exe`` cannot pass for ``file_exe.txt``.
@@ -12,29 +11,17 @@ remote loads as a second line of defence. Bidi controls, invisible and control c
 
 from __future__ import annotations
 
-import functools
-import html
 import json
 import math
 import re
 import time
-from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from markdown_it import MarkdownIt
-from markdown_it.common.utils import unescapeAll
-from markdown_it.renderer import RendererProtocol
-from markdown_it.token import Token
-from markdown_it.utils import EnvType, OptionsDict
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
-
 from clio import messages as M
 from clio.export.css import stylesheet
+from clio.export.markdown import esc, render_markdown
 from clio.safety.visible import escape_invisible
 from clio.store.atomic import atomic_write_text
 
@@ -43,7 +30,6 @@ RESULT_LIMIT = 2000  # characters of a tool result shown
 ARGS_LIMIT = 4000  # characters of pretty-printed tool arguments shown
 DIFF_LINES = 400  # lines of a file change's diff shown
 ROLES = ("user", "assistant", "system", "tool")
-ALLOWED_LINK_PREFIXES = ("http://", "https://", "mailto:")
 _SUMMARY_WRAP = re.compile(r"\s*<thread_summary\b[^>]*>(.*?)(?:</thread_summary>)?\s*", re.S)
 _TAG = re.compile(r"(<[^>]*>)")
 ESCAPE_CSS = (
@@ -51,11 +37,6 @@ ESCAPE_CSS = (
     " color: var(--danger); border: 1px solid var(--danger); border-radius: 3px; padding: 0 2px; }\n"
 )
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def esc(value: object) -> str:
-    """Escape any value for text or a quoted attribute."""
-    return html.escape(str(value), quote=True)
 
 
 def _marked(escape: str) -> str:
@@ -73,79 +54,6 @@ def show_invisible(markup: str) -> str:
     for i, part in enumerate(parts):
         parts[i] = escape_invisible(part) if i % 2 else escape_invisible(part, _marked)
     return "".join(parts)
-
-
-# ---------------------------------------------------------------------------- markdown
-
-
-def safe_link(url: str) -> bool:
-    """True only for http(s) and mailto URLs (controls and spaces ignored when checking)."""
-    squeezed = "".join(ch for ch in url if ch > " " and ch != "\x7f").lower()
-    return squeezed.startswith(ALLOWED_LINK_PREFIXES)
-
-
-def _highlighted(code: str, lang: str) -> str:
-    lexer = None
-    if lang and len(lang) <= 64:
-        try:
-            lexer = get_lexer_by_name(lang.lower())
-        except ClassNotFound:
-            lexer = None
-    if lexer is None:
-        return esc(code)
-    return str(highlight(code, lexer, HtmlFormatter(nowrap=True)))
-
-
-def code_block(code: str, lang: str = "") -> str:
-    caption = f"<figcaption>{esc(lang[:64])}</figcaption>" if lang else ""
-    return f'<figure class="code">{caption}<pre class="hl"><code>{_highlighted(code, lang)}</code></pre></figure>\n'
-
-
-def _fence(
-    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
-) -> str:
-    info = unescapeAll(tokens[idx].info).strip()
-    lang = info.split(maxsplit=1)[0] if info else ""
-    return code_block(tokens[idx].content, lang)
-
-
-def _indented_code(
-    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
-) -> str:
-    return code_block(tokens[idx].content)
-
-
-def _image(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
-    # No <img>: a remote image would be a network request. Show a plain link instead.
-    token = tokens[idx]
-    alt = self.renderInlineAsText(token.children or [], options, env) or "image"
-    src = str(token.attrGet("src") or "")
-    label = f"[image: {esc(alt)}]"
-    if not safe_link(src):
-        return label
-    return f'<a href="{esc(src)}" rel="noopener noreferrer nofollow">{label}</a>'
-
-
-def _link_open(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
-    tokens[idx].attrSet("rel", "noopener noreferrer nofollow")
-    return str(self.renderToken(tokens, idx, options, env))
-
-
-@functools.lru_cache(maxsize=1)
-def markdown() -> MarkdownIt:
-    """CommonMark + tables + strikethrough, raw HTML off, links limited to http/https/mailto."""
-    md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False})
-    md.enable(["table", "strikethrough"])
-    md.validateLink = safe_link  # type: ignore[method-assign]
-    md.add_render_rule("fence", _fence)
-    md.add_render_rule("code_block", _indented_code)
-    md.add_render_rule("image", _image)
-    md.add_render_rule("link_open", _link_open)
-    return md
-
-
-def render_markdown(text: str) -> str:
-    return markdown().render(text)
 
 
 # ---------------------------------------------------------------------------- formatting
