@@ -14,7 +14,8 @@ import pytest
 from clio.memory.notes import NoteStore
 from clio.safety.redact import Redactor
 from clio.store.atomic import add_damaged_hook, remove_damaged_hook
-from clio.store.sessions import NAME_CHARS, SessionStore, clean_name
+from clio.store.session_names import NAME_CHARS, clean_name
+from clio.store.sessions import SessionStore
 from clio.tools.registry import Services, ToolContext
 from clio.tools.results import maybe_store, read_stored
 from clio.tools.todos import load_todos, todo_operations
