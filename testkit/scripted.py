@@ -2,7 +2,7 @@
 
 - :class:`ScriptedModel`: the fake server's responder, replies chosen by the request's latest user
   message (used by tests/e2e/test_memory.py and tests/e2e/test_privacy.py);
-- :class:`RecordingUI`: a ``clio.agent.orchestrator.TurnUI`` that records what a turn showed;
+- :class:`RecordingUI`: a ``clio.agent.turn.TurnUI`` that records what a turn showed;
 - :class:`AppFactory`: builds a real ``clio.app.app.App`` in a test's project against the fake server
   (the ``app_factory`` fixture of tests/conftest.py), so the agent loop and the commands can be
   driven in-process. The model is always the fake server's real HTTP endpoint, reached through
@@ -21,7 +21,7 @@ from testkit.fakeserver import Fail, FakeServer, Reply
 if TYPE_CHECKING:  # imported when an App is built: the end-to-end tests need none of it
     from rich.console import Console
 
-    from clio.agent.orchestrator import TurnUI
+    from clio.agent.turn import TurnUI
     from clio.app.app import App
     from clio.config import Settings
 

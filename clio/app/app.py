@@ -14,8 +14,9 @@ from typing import Any
 from rich.console import Console
 
 import clio.tools.builtin  # noqa: F401  (registers the tools)
-from clio.agent.orchestrator import Hooks, Orchestrator, TurnResult, TurnUI
+from clio.agent.orchestrator import Orchestrator
 from clio.agent.prompt import PromptBuilder
+from clio.agent.turn import Hooks, TurnResult, TurnUI
 from clio.agent.window import Window
 from clio.app.approvals import Approvals
 from clio.app.auto_recall import AutoRecall

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
-from clio.agent.orchestrator import Orchestrator, TurnUI
+from clio.agent.orchestrator import Orchestrator
 from clio.agent.prompt import PromptBuilder
+from clio.agent.turn import TurnUI
 from clio.agent.window import Window
 from clio.app.approvals import Approvals
 from clio.app.auto_recall import AutoRecall

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from clio.agent.orchestrator import Orchestrator, TrimReport
+from clio.agent.orchestrator import Orchestrator
 from clio.agent.prompt import PromptBuilder
+from clio.agent.turn import TrimReport
 from clio.agent.window import Window
 from clio.app.auto_recall import AutoRecall
 from clio.app.consolidate import Consolidator, Outcome

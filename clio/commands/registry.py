@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from clio.agent.orchestrator import TrimReport, TurnResult
+    from clio.agent.turn import TrimReport, TurnResult
     from clio.app.consolidate import Outcome
     from clio.config import Settings
     from clio.paths import Paths

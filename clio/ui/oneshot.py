@@ -6,7 +6,7 @@ import sys
 
 from rich.console import Console
 
-from clio.agent.orchestrator import TurnResult
+from clio.agent.turn import TurnResult
 from clio.app.app import App
 from clio.commands.dispatch import run_slash
 from clio.commands.registry import ExitRequested
