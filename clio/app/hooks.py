@@ -31,7 +31,7 @@ from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
 from clio.store.sessions import Session
-from clio.tools.git import recent_git_activity
+from clio.tools.git_repo import recent_git_activity
 from clio.tools.todos import format_todos
 from clio.wording import plural
 

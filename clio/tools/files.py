@@ -1,8 +1,10 @@
 """``file_operations``: read, write, edit and inspect project files.
 
-Every path goes through ``resolve_path`` (sandbox confinement), every change through
-``ctx.approve("write", ...)`` and reaches disk atomically with the file's mode kept.
-Listing and searching live in ``clio.tools.search``.
+This module is the tool itself: its operations table, schema and registration. Reading and
+inspecting live in ``clio.tools.file_read``, writing and editing in ``clio.tools.file_edit``,
+listing and searching in ``clio.tools.search``. Every path goes through ``resolve_path``
+(sandbox confinement, ``clio.tools.paths``), every change through ``ctx.approve("write", ...)``
+and reaches disk atomically with the file's mode kept.
 
 Git's folder (any ``.git`` path component, after symlinks are resolved, and the repository's
 real git dir when ``.git`` is a pointer file) and clio's own folder (any ``.clio`` component:
@@ -15,386 +17,30 @@ answers it) and is always refused in one-shot mode. Files the tool creates are r
 
 from __future__ import annotations
 
-import os
-import stat
-import time
-from pathlib import Path
 from typing import Any
 
-from clio.store.atomic import atomic_write_text
-from clio.tools import search, streamed
-from clio.tools.file_guard import approve as _approve
-from clio.tools.file_guard import change_of as _change
-from clio.tools.file_guard import created as _created
-from clio.tools.file_guard import display
-from clio.tools.file_guard import done as _done
-from clio.tools.file_guard import old_text as _old_text
-from clio.tools.paths import resolve_path
-from clio.tools.registry import (
-    Handler,
-    Lean,
-    ToolContext,
-    ToolError,
-    dispatch,
-    need,
-    operation_schema,
-    tool,
-)
-from clio.tools.results import read_stored
-from clio.wording import plural
+from clio.tools import file_edit, file_read, search
+from clio.tools.registry import Handler, Lean, ToolContext, dispatch, need, operation_schema, tool
 
-__all__ = ["display", "file_operations"]
-
-MAX_READ_LINES = 800
-MAX_READ_CHARS = 40_000
-MAX_TEXT_BYTES = 20_000_000
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _write(p: Path, text: str) -> None:
-    """Atomic write that keeps an existing file's mode (new files get 0666 minus umask)."""
-    try:
-        mode = stat.S_IMODE(p.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    if p.is_dir():
-        raise ToolError(f"{p} is a directory")
-    atomic_write_text(p, text, clio_state=False)
-    os.chmod(p, mode)
-
-
-def _check_text(ctx: ToolContext, p: Path) -> int:
-    """The size of a text file; a missing path, a folder or a binary file is a ToolError."""
-    if not p.exists():
-        raise ToolError(f"{display(ctx, p)} does not exist")
-    if p.is_dir():
-        raise ToolError(f"{display(ctx, p)} is a directory; use list_dir")
-    size = p.stat().st_size
-    with p.open("rb") as f:
-        if streamed.is_binary(f.read(streamed.SNIFF)):
-            raise ToolError(f"{display(ctx, p)} is a binary file ({size:,} bytes)")
-    return size
-
-
-def _read(ctx: ToolContext, p: Path) -> str:
-    """A text file's whole content (decoded UTF-8, line endings untouched), for an edit."""
-    size = _check_text(ctx, p)
-    if size > MAX_TEXT_BYTES:
-        raise ToolError(
-            f"{display(ctx, p)} is too large to edit in place ({size:,} bytes); read_file reads it"
-            " by line range (start_line, end_line) and grep_search searches it"
-        )
-    return p.read_bytes().decode("utf-8", errors="replace")
-
-
-def _read_lf(ctx: ToolContext, p: Path) -> tuple[str, str]:
-    """Content with CRLF turned into LF for matching, plus the newline to write back."""
-    text = _read(ctx, p)
-    if "\r\n" in text:
-        return text.replace("\r\n", "\n"), "\r\n"
-    return text, "\n"
-
-
-def _write_lf(p: Path, text: str, newline: str) -> None:
-    _write(p, text.replace("\n", newline) if newline != "\n" else text)
-
-
-def _line_of(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
-
-
-def _lines(s: str) -> int:
-    return s.count("\n") + (1 if s and not s.endswith("\n") else 0)
-
-
-# -- operations ---------------------------------------------------------------------------
-
-
-def _read_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    """A line range, read as a stream: a file of any size, at most MAX_READ_LINES/CHARS shown."""
-    p = resolve_path(ctx, need(args, "path"))
-    size = _check_text(ctx, p)
-    name = display(ctx, p)
-    start = max(1, int(args.get("start_line") or 1))
-    end = int(args["end_line"]) if args.get("end_line") else None
-    got = streamed.read_range(p, start, max(end, start) if end else None, MAX_READ_LINES, MAX_READ_CHARS)
-    if got.total == 0:
-        return f"{name} (empty file)"
-    if got.last < start:
-        raise ToolError(f"start_line {start} is past the end of {name} ({plural(got.total or 0, 'line')})")
-    of = f"of {got.total}" if got.total is not None else f"of a {streamed.size_text(size)} file"
-    note = ""
-    if got.more:
-        note = f"\n[... stopped at line {got.last}; read on with start_line={got.last + 1}]"
-    return f"{name} (lines {start}-{got.last} {of})\n{got.body}{note}"
-
-
-def _write_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    p = resolve_path(ctx, need(args, "path"))
-    content = need(args, "content")
-    existed = p.exists()
-    verb = "overwrite" if existed else "create"
-    change = _change(ctx, p, _old_text(p) if existed else None, content)
-    _approve(ctx, f"{verb} {display(ctx, p)} ({plural(_lines(content), 'line')})", p, change=change)
-    _write(p, content)
-    _done(ctx, change, p)
-    if not existed:
-        _created(ctx, p)
-    return f"{'wrote' if existed else 'created'} {display(ctx, p)} ({plural(_lines(content), 'line')}, {len(content.encode()):,} bytes)"
-
-
-def _create_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    p = resolve_path(ctx, need(args, "path"))
-    content = args.get("content") or ""
-    if not isinstance(content, str):
-        raise ToolError("'content' must be a string")
-    if p.exists():
-        raise ToolError(
-            f"{display(ctx, p)} already exists; use write_file to overwrite it or replace_string to edit it"
-        )
-    change = _change(ctx, p, None, content)
-    _approve(ctx, f"create {display(ctx, p)} ({plural(_lines(content), 'line')})", p, change=change)
-    _write(p, content)
-    _done(ctx, change, p)
-    _created(ctx, p)
-    return f"created {display(ctx, p)} ({plural(_lines(content), 'line')})"
-
-
-def _append_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    p = resolve_path(ctx, need(args, "path"))
-    content = need(args, "content")
-    existed = p.exists()
-    old, newline = _read_lf(ctx, p) if existed else ("", "\n")
-    sep = "\n" if old and not old.endswith("\n") else ""
-    new = old + sep + content.replace("\r\n", "\n")
-    change = _change(ctx, p, old if existed else None, new)
-    _approve(ctx, f"append {plural(_lines(content), 'line')} to {display(ctx, p)}", p, change=change)
-    _write_lf(p, new, newline)
-    _done(ctx, change, p)
-    if not existed:
-        _created(ctx, p)
-    return f"appended {plural(_lines(content), 'line')} to {display(ctx, p)}"
-
-
-def _apply_one(text: str, old: Any, new: Any, where: str) -> tuple[str, int]:
-    """Replace the single occurrence of ``old``; returns (new text, line of the edit)."""
-    if not isinstance(old, str) or old == "":
-        raise ToolError(f"{where}: 'old_string' must be a non-empty string")
-    if not isinstance(new, str):
-        raise ToolError(f"{where}: 'new_string' must be a string")
-    old = old.replace("\r\n", "\n")
-    count = text.count(old)
-    if count == 0:
-        hint = ""
-        if old.strip() and text.count(old.strip()) == 1:
-            hint = (
-                " (it matches once without its leading/trailing whitespace: check indentation and line ends)"
-            )
-        raise ToolError(
-            f"{where}: old_string was not found (0 matches){hint}. Copy the exact current text, "
-            "including whitespace and indentation, from read_file"
-        )
-    if count > 1:
-        raise ToolError(
-            f"{where}: old_string matches {count} times; it must match exactly once. "
-            "Add surrounding lines to old_string to make it unique"
-        )
-    index = text.index(old)
-    return text[:index] + new.replace("\r\n", "\n") + text[index + len(old) :], _line_of(text, index)
-
-
-def _replace_string(ctx: ToolContext, args: dict[str, Any]) -> str:
-    p = resolve_path(ctx, need(args, "path"))
-    text, newline = _read_lf(ctx, p)
-    if "old_string" not in args:
-        raise ToolError("'old_string' is required for operation 'replace_string'")
-    new_text, line = _apply_one(text, args.get("old_string"), args.get("new_string", ""), display(ctx, p))
-    change = _change(ctx, p, text, new_text)
-    _approve(ctx, f"edit {display(ctx, p)} at line {line}", p, change=change)
-    _write_lf(p, new_text, newline)
-    _done(ctx, change, p)
-    new_lines = _lines(str(args.get("new_string", "")))
-    return f"replaced 1 occurrence in {display(ctx, p)} (now lines {line}-{line + max(new_lines, 1) - 1})"
-
-
-def _multi_replace(ctx: ToolContext, args: dict[str, Any]) -> str:
-    p = resolve_path(ctx, need(args, "path"))
-    reps = need(args, "replacements", list)
-    if not reps:
-        raise ToolError("'replacements' is empty")
-    text, newline = _read_lf(ctx, p)
-    original = text
-    lines: list[int] = []
-    for i, rep in enumerate(reps, start=1):
-        if not isinstance(rep, dict):
-            raise ToolError(
-                f"replacement #{i} must be an object with old_string and new_string; nothing was changed"
-            )
-        try:
-            text, line = _apply_one(
-                text, rep.get("old_string"), rep.get("new_string", ""), f"replacement #{i}"
-            )
-        except ToolError as exc:
-            raise ToolError(f"{exc}; nothing was changed in {display(ctx, p)}") from None
-        lines.append(line)
-    change = _change(ctx, p, original, text)
-    _approve(ctx, f"edit {display(ctx, p)} ({len(reps)} replacements)", p, change=change)
-    _write_lf(p, text, newline)
-    _done(ctx, change, p)
-    return f"applied {len(reps)} replacements in {display(ctx, p)} (at lines {', '.join(map(str, lines))})"
-
-
-def _insert_at_line(ctx: ToolContext, args: dict[str, Any]) -> str:
-    p = resolve_path(ctx, need(args, "path"))
-    line = need(args, "line", int)
-    content = need(args, "content").replace("\r\n", "\n")
-    text, newline = _read_lf(ctx, p)
-    lines = text.splitlines(keepends=True)
-    if line < 1 or line > len(lines) + 1:
-        raise ToolError(
-            f"'line' must be between 1 and {len(lines) + 1} for {display(ctx, p)} ({plural(len(lines), 'line')})"
-        )
-    if not content.endswith("\n"):
-        content += "\n"
-    if line == len(lines) + 1 and lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    lines.insert(line - 1, content)
-    change = _change(ctx, p, text, "".join(lines))
-    _approve(ctx, f"insert {plural(_lines(content), 'line')} into {display(ctx, p)} at line {line}", p, change=change)
-    _write_lf(p, "".join(lines), newline)
-    _done(ctx, change, p)
-    return f"inserted {plural(_lines(content), 'line')} into {display(ctx, p)} before line {line}"
-
-
-def _unresolved(ctx: ToolContext, raw: str) -> Path:
-    """The path itself (final symlink not followed), after the sandbox check on its target."""
-    resolve_path(ctx, raw)
-    p = Path(os.path.expanduser(raw.strip()))
-    if not p.is_absolute():
-        p = ctx.root / p
-    if p.name in ("", ".", ".."):
-        return p.resolve()
-    return resolve_path(ctx, str(p.parent)) / p.name
-
-
-def _delete_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    p = _unresolved(ctx, need(args, "path"))
-    if not p.exists() and not p.is_symlink():
-        raise ToolError(f"{display(ctx, p)} does not exist")
-    if p.resolve() == ctx.root.resolve():
-        raise ToolError("refusing to delete the project root")
-    is_dir = p.is_dir() and not p.is_symlink()
-    if is_dir and any(p.iterdir()):
-        raise ToolError(
-            f"{display(ctx, p)} is a non-empty directory; delete its files first or use the terminal"
-        )
-    change = None if is_dir or p.is_symlink() else _change(ctx, p, _old_text(p), None)
-    _approve(ctx, f"delete {display(ctx, p)}", p, change=change)
-    if is_dir:
-        p.rmdir()
-    else:
-        p.unlink()
-    if change is not None:
-        _done(ctx, change, p)
-    ctx.created_files.discard(str(p.resolve()))
-    return f"deleted {display(ctx, p)}"
-
-
-def _rename_file(ctx: ToolContext, args: dict[str, Any]) -> str:
-    src = _unresolved(ctx, need(args, "path"))
-    dst = resolve_path(ctx, need(args, "new_path"))
-    if not src.exists() and not src.is_symlink():
-        raise ToolError(f"{display(ctx, src)} does not exist")
-    if dst.exists():
-        raise ToolError(f"{display(ctx, dst)} already exists; delete it first or pick another name")
-    _approve(ctx, f"rename {display(ctx, src)} -> {display(ctx, dst)}", src, dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    created = str(src.resolve())
-    os.rename(src, dst)
-    _done(ctx, None, src, dst)
-    ctx.created_files.discard(created)
-    _created(ctx, dst)  # the new name is clio's doing: the commit tool stages it with the old one's removal
-    return f"renamed {display(ctx, src)} -> {display(ctx, dst)}"
-
-
-def _create_directory(ctx: ToolContext, args: dict[str, Any]) -> str:
-    p = resolve_path(ctx, need(args, "path"))
-    if p.is_dir():
-        return f"{display(ctx, p)} already exists"
-    if p.exists():
-        raise ToolError(f"{display(ctx, p)} exists and is not a directory")
-    _approve(ctx, f"create directory {display(ctx, p)}", p)
-    p.mkdir(parents=True)
-    _done(ctx, None, p)
-    return f"created directory {display(ctx, p)}"
-
-
-def _file_exists(ctx: ToolContext, args: dict[str, Any]) -> str:
-    p = resolve_path(ctx, need(args, "path"))
-    if p.is_dir():
-        return f"yes: {display(ctx, p)} is a directory"
-    if p.exists():
-        return f"yes: {display(ctx, p)} is a file ({p.stat().st_size:,} bytes)"
-    return f"no: {display(ctx, p)} does not exist"
-
-
-def _file_info(ctx: ToolContext, args: dict[str, Any]) -> str:
-    raw = need(args, "path")
-    link = _unresolved(ctx, raw)
-    p = resolve_path(ctx, raw)
-    if not p.exists():
-        raise ToolError(f"{display(ctx, p)} does not exist")
-    st = p.stat()
-    mtime = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.st_mtime))
-    out = [f"path: {display(ctx, link)}"]
-    if link.is_symlink():
-        out.append(f"symlink to: {display(ctx, p)}")
-    if p.is_dir():
-        out += ["kind: directory", f"entries: {sum(1 for _ in p.iterdir())}"]
-    else:
-        with p.open("rb") as fh:
-            head = fh.read(8192)
-        binary = b"\x00" in head
-        out.append(f"kind: {'binary file' if binary else 'text file'}")
-        out.append(f"size: {st.st_size:,} bytes")
-        if not binary and st.st_size <= MAX_TEXT_BYTES:
-            with p.open("rb") as fh:
-                data = fh.read()
-            n_lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-            out.append(f"lines: {n_lines}")
-    out += [f"modified: {mtime}", f"mode: {stat.filemode(st.st_mode)}"]
-    return "\n".join(out)
-
-
-def _read_tool_result(ctx: ToolContext, args: dict[str, Any]) -> str:
-    handle = need(args, "handle")
-    offset = int(args.get("offset") or 0)
-    length = int(args["length"]) if args.get("length") else None
-    return read_stored(ctx, handle, offset, length)
-
+__all__ = ["file_operations"]
 
 _OPS: dict[str, Handler] = {
-    "read_file": _read_file,
-    "write_file": _write_file,
-    "create_file": _create_file,
-    "append_file": _append_file,
-    "replace_string": _replace_string,
-    "multi_replace_string": _multi_replace,
-    "insert_at_line": _insert_at_line,
-    "delete_file": _delete_file,
-    "rename_file": _rename_file,
-    "create_directory": _create_directory,
+    "read_file": file_read.read_file,
+    "write_file": file_edit.write_file,
+    "create_file": file_edit.create_file,
+    "append_file": file_edit.append_file,
+    "replace_string": file_edit.replace_string,
+    "multi_replace_string": file_edit.multi_replace,
+    "insert_at_line": file_edit.insert_at_line,
+    "delete_file": file_edit.delete_file,
+    "rename_file": file_edit.rename_file,
+    "create_directory": file_edit.create_directory,
     "list_dir": search.list_dir,
-    "file_exists": _file_exists,
-    "get_file_info": _file_info,
+    "file_exists": file_read.file_exists,
+    "get_file_info": file_read.file_info,
     "file_search": search.file_search,
     "grep_search": search.grep_search,
-    "read_tool_result": _read_tool_result,
+    "read_tool_result": file_read.read_tool_result,
 }
 
 _INT = {"type": "integer"}

@@ -1,12 +1,10 @@
 """``version_control``: git in the project root through gitpython.
 
-Operations: status, diff, log, branch, commit, stash, blame, tag. Anything that changes the
-repository goes through ``ctx.approve("git", ...)``. Paths go through ``resolve_path``; in
-sandbox mode a repository whose work tree lies above the project root is refused.
-Also ``recent_git_activity`` for the context engine's recovery message.
-
-The repository is untrusted: git run from here never executes programs the repository controls
-(``clio.tools.git_env``).
+Operations: status, diff, log, branch, commit, stash, blame, tag, and the tool's registration.
+Anything that changes the repository goes through ``ctx.approve("git", ...)``. The repository is
+opened per call by ``clio.tools.git_repo`` (hardened: git run from here never executes programs
+the repository controls, ``clio.tools.git_env``; in sandbox mode a repository whose work tree
+lies above the project root is refused); paths go through ``resolve_path`` there.
 
 commit stages what it is asked to (``paths``), or with no paths the tracked changes plus the
 files clio created this session (``ctx.created_files``); never ``.clio/``; it reports what it
@@ -16,14 +14,12 @@ staged and which untracked files it left out.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clio.tools.git_env import COMMIT_HOOKS, NO_EXT, git_env, harden
-from clio.tools.paths import resolve_path
+from clio.tools.git_env import COMMIT_HOOKS, NO_EXT, git_env
+from clio.tools.git_repo import has_commits, repo_relative, with_repo
 from clio.tools.registry import (
-    Handler,
     Lean,
     ToolContext,
     ToolError,
@@ -37,43 +33,12 @@ from clio.tools.registry import (
 if TYPE_CHECKING:
     import git  # gitpython costs ~50 ms to import: loaded when a git operation first runs
 
-__all__ = ["recent_git_activity", "version_control"]
+__all__ = ["version_control"]
 
 MAX_OUTPUT = 60_000
 MAX_BLAME_LINES = 400
 MAX_LOG = 200
 MAX_LISTED = 30
-
-
-def _repo(ctx: ToolContext) -> git.Repo:
-    import git
-
-    try:
-        repo = git.Repo(ctx.root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise ToolError(
-            f"{ctx.root} is not a git repository; run `git init` with terminal_operations if one is wanted"
-        ) from None
-    if repo.working_tree_dir is None:
-        repo.close()
-        raise ToolError(f"{ctx.root} is inside a bare git repository; there is no work tree")
-    top = Path(repo.working_tree_dir).resolve()
-    if ctx.sandbox and top != ctx.root.resolve():
-        repo.close()
-        raise ToolError(
-            f"the git repository at {top} is larger than the project root {ctx.root.resolve()}; "
-            "git is refused outside the project root (sandbox mode)"
-        )
-    return harden(repo)
-
-
-def _rel(ctx: ToolContext, repo: git.Repo, path: str) -> str:
-    p = resolve_path(ctx, path)
-    top = Path(str(repo.working_tree_dir)).resolve()
-    try:
-        return p.relative_to(top).as_posix() or "."
-    except ValueError:
-        raise ToolError(f"{path} is outside the git repository at {top}") from None
 
 
 def _cap(text: str, hint: str) -> str:
@@ -89,14 +54,6 @@ def _approve(ctx: ToolContext, summary: str) -> None:
         raise declined(ctx, summary)
 
 
-def _has_commits(repo: git.Repo) -> bool:
-    try:
-        repo.head.commit  # noqa: B018
-    except ValueError:
-        return False
-    return True
-
-
 def _status(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
     out = repo.git.status("--short", "--branch", "--untracked-files=all", "--ignore-submodules=dirty")
     lines = out.splitlines()
@@ -107,7 +64,7 @@ def _status(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
 
 def _diff(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
     opts = ["--cached"] if args.get("staged") else []
-    paths = [_rel(ctx, repo, args["path"])] if args.get("path") else []
+    paths = [repo_relative(ctx, repo, args["path"])] if args.get("path") else []
     out = repo.git.diff(*NO_EXT, *opts, "--", *paths)
     notes = []
     if not args.get("staged") and not paths:
@@ -124,11 +81,11 @@ def _diff(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
 
 
 def _log(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
-    if not _has_commits(repo):
+    if not has_commits(repo):
         return "no commits yet"
     n = args.get("max_count")
     n = 10 if n is None else max(1, min(need(args, "max_count", int), MAX_LOG))
-    paths = [_rel(ctx, repo, args["path"])] if args.get("path") else []
+    paths = [repo_relative(ctx, repo, args["path"])] if args.get("path") else []
     out = repo.git.log(f"-n{n}", "--date=short", "--format=%h %ad %an %s", "--", *paths)
     return out or "no commits touch that path"
 
@@ -211,7 +168,7 @@ def _commit(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
     if not isinstance(raw_paths, list) or not all(isinstance(p, str) for p in raw_paths):
         raise ToolError("'paths' must be a list of strings")
     top = Path(str(repo.working_tree_dir)).resolve()
-    paths = [_rel(ctx, repo, p) for p in raw_paths]
+    paths = [repo_relative(ctx, repo, p) for p in raw_paths]
     clio_paths = [p for p in paths if _is_clio(p)]
     if clio_paths:
         raise ToolError(
@@ -311,8 +268,8 @@ def _stash(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
 
 
 def _blame(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
-    rel = _rel(ctx, repo, need(args, "path"))
-    if not _has_commits(repo):
+    rel = repo_relative(ctx, repo, need(args, "path"))
+    if not has_commits(repo):
         return "no commits yet"
     opts = ["--date=short"]
     start = args.get("start_line")
@@ -357,36 +314,7 @@ _OPS = {
     "tag": _tag,
 }
 
-
-GitOp = Callable[[ToolContext, "git.Repo", dict[str, Any]], str]
-
-
-def _with_repo(op: str, fn: GitOp) -> Handler:
-    """A registry handler that opens the repository and turns git failures into ToolErrors."""
-
-    def run(ctx: ToolContext, args: dict[str, Any]) -> str:
-        import git
-
-        repo = _repo(ctx)
-        try:
-            return fn(ctx, repo, args)
-        except git.GitCommandError as exc:
-            err = (
-                str(exc.stderr or exc.stdout or exc)
-                .strip()
-                .removeprefix("stderr:")
-                .strip()
-                .strip("'")
-                .strip()
-            )
-            raise ToolError(f"git {op} failed: {err}") from None
-        finally:
-            repo.close()
-
-    return run
-
-
-_HANDLERS = {name: _with_repo(name, fn) for name, fn in _OPS.items()}
+_HANDLERS = {name: with_repo(name, fn) for name, fn in _OPS.items()}
 
 
 @tool(
@@ -417,28 +345,3 @@ _HANDLERS = {name: _with_repo(name, fn) for name, fn in _OPS.items()}
 )
 def version_control(ctx: ToolContext, args: dict[str, Any]) -> str:
     return dispatch(_HANDLERS, ctx, args)
-
-
-def recent_git_activity(root: Path, n: int = 5) -> str:
-    """The last ``n`` commits and a short working-tree status; "" when ``root`` is not a repository."""
-    import git
-
-    try:
-        repo = git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, OSError):
-        return ""
-    try:
-        harden(repo)
-        parts = []
-        if _has_commits(repo):
-            log = repo.git.log(f"-n{max(1, n)}", "--date=short", "--format=%h %ad %an %s")
-            parts.append("Recent commits:\n" + log)
-        status = repo.git.status("--short", "--branch", "--ignore-submodules=dirty").splitlines()
-        if len(status) > 21:
-            status = status[:21] + [f"... {len(status) - 21} more changed files"]
-        parts.append("Working tree:\n" + ("\n".join(status) if len(status) > 1 else status[0] + "\n(clean)"))
-        return "\n".join(parts)
-    except (git.GitCommandError, ValueError, OSError, IndexError):
-        return ""
-    finally:
-        repo.close()

@@ -3,6 +3,8 @@
 ``~`` is expanded, a relative path is taken relative to the project root, ``..`` and symlinks
 are resolved; in sandbox mode a path outside the root is refused with a ToolError the model
 can read. (The containment test itself, ``is_inside``, lives in clio.safety.sandbox.)
+``unresolved_path`` is the same check for an operation on a symlink itself (delete, rename,
+info): the final component is not followed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from clio.safety.sandbox import is_inside
 from clio.tools.registry import ToolContext, ToolError
 
-__all__ = ["resolve_path"]
+__all__ = ["resolve_path", "unresolved_path"]
 
 
 def resolve_path(ctx: ToolContext, path: str) -> Path:
@@ -36,3 +38,14 @@ def resolve_path(ctx: ToolContext, path: str) -> Path:
             f"only paths under {ctx.root.resolve()} may be used"
         )
     return resolved
+
+
+def unresolved_path(ctx: ToolContext, raw: str) -> Path:
+    """The path itself (final symlink not followed), after the sandbox check on its target."""
+    resolve_path(ctx, raw)
+    p = Path(os.path.expanduser(raw.strip()))
+    if not p.is_absolute():
+        p = ctx.root / p
+    if p.name in ("", ".", ".."):
+        return p.resolve()
+    return resolve_path(ctx, str(p.parent)) / p.name

@@ -522,7 +522,7 @@ def test_grep_search_says_what_it_skipped(root: Path) -> None:
 
 
 def test_read_file_reads_a_line_range_of_a_file_too_large_to_load(root: Path) -> None:
-    from clio.tools.files import MAX_TEXT_BYTES
+    from clio.tools.file_read import MAX_TEXT_BYTES
 
     lines = MAX_TEXT_BYTES // 80 + 10_000  # past the size read_file refused
     _big_log(root / "huge.log", lines, lines - 5)
