@@ -338,9 +338,18 @@ def test_safety_does_not_import_tools() -> None:
     import ast
 
     import clio.safety.containment
+    import clio.safety.git_checks
+    import clio.safety.inline_code
     import clio.safety.sandbox
+    import clio.safety.shell_words
 
-    for mod in (clio.safety.sandbox, clio.safety.containment):
+    for mod in (
+        clio.safety.sandbox,
+        clio.safety.shell_words,
+        clio.safety.inline_code,
+        clio.safety.git_checks,
+        clio.safety.containment,
+    ):
         tree = ast.parse(Path(str(mod.__file__)).read_text(encoding="utf-8"))
         for node in tree.body:  # module level only
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
