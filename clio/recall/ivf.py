@@ -34,7 +34,7 @@ TRAIN_SAMPLE_MAX = 16_384  # ...at most
 TRAIN_ITERS = 8
 ASSIGN_CHUNK = 8_192  # rows per centroid product while assigning (bounds the temporary matrix)
 
-TABLES = ("ivf", "ivf_lists", "vecs_ivf_gone")  # made by :meth:`clio.recall.vectors.VectorIndex.ensure`
+TABLES = ("ivf", "ivf_lists", "vecs_ivf_gone")  # made by :meth:`clio.recall.vec_table.VectorTable.ensure`
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ivf(gen INTEGER PRIMARY KEY, trained INTEGER NOT NULL, c BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS ivf_lists(id INTEGER PRIMARY KEY, list INTEGER NOT NULL);

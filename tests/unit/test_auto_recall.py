@@ -17,7 +17,8 @@ from clio.context.stm import group_units
 from clio.memory.provenance import RECALLED, turn_sources
 from clio.messages import KIND_RECALL, make
 from clio.recall import auto
-from clio.recall import index as index_mod
+from clio.recall import refresh as refresh_mod
+from clio.recall import schema as schema_mod
 from clio.recall.index import RecallIndex
 from clio.recall.query import answers_first, document_text, is_echo, shape_results
 from clio.store.sessions import SessionStore
@@ -162,10 +163,10 @@ def test_an_index_holding_echoes_is_repaired_by_the_next_search(tmp_path: Path, 
     _archive(store, [("user", "find the staging port", {}), ("tool", "1 excerpt(s) from earlier sessions, best first:\n1. " + FACT, {"tool_call_id": "y"})])
     db = tmp_path / "r.sqlite"
     # what an index of the older schema held: the recall result indexed like any message
-    monkeypatch.setattr(index_mod, "document_text", lambda m: str(m.get("content")))
+    monkeypatch.setattr(refresh_mod, "document_text", lambda m: str(m.get("content")))
     idx = RecallIndex(db, store, embedder=None)
     idx.refresh()
-    idx._conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (index_mod.ECHO_SCHEMA,))
+    idx._conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (schema_mod.ECHO_SCHEMA,))
     assert sum("6543" in h["excerpt"] for h in idx.search("staging database port")) == 2
     idx.close()
     monkeypatch.undo()
@@ -177,7 +178,7 @@ def test_an_index_holding_echoes_is_repaired_by_the_next_search(tmp_path: Path, 
     rows = again._conn.execute("SELECT count(*) FROM msgs WHERE body LIKE '%excerpt(s) from%'").fetchone()[0]
     assert rows == 0
     assert again._conn.execute("SELECT count(*) FROM msgs WHERE session_id = ?", (clean,)).fetchone()[0] == before
-    assert again._conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == index_mod.SCHEMA_VERSION
+    assert again._conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == schema_mod.SCHEMA_VERSION
 
 
 # ---------------------------------------------------------------- in the app

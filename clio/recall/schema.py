@@ -1,0 +1,143 @@
+"""The recall index's SQLite file: its schema, opening it, and its repair.
+
+Layout: ``msgs`` holds one row per indexed message (its clipped text in ``body``); the
+contentless FTS5 table ``docs`` indexes what the ``docview`` view gives for each message:
+its ``body`` and, at half weight, its ``ctx``: the end of the previous and the start of
+the next message of the same session (an answer is often worded only in the message that
+asked for it). Rows leave the index through FTS5's 'delete' command, fed from the same
+view, so the text is stored once and ranking never reads it. A ``sessions`` table remembers
+how much of each session was indexed (:mod:`clio.recall.refresh`).
+
+A missing, damaged or older-schema file is deleted and rebuilt, never trusted and never
+fatal; a file of the echo schema (recall results indexed as new evidence) is repaired in
+place. ``db_path`` None keeps the index in memory (incognito).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from clio.recall.query import RECALL_HEADER_RE
+from clio.store.atomic import FileLock
+
+SCHEMA_VERSION = "5"
+ECHO_SCHEMA = "4"  # the same tables, but recall results were indexed as new evidence (echoes)
+CONTEXT_CHARS = 200  # how much of each neighbour goes into a message's context column
+
+_SCHEMA = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE sessions(
+    session_id TEXT PRIMARY KEY, name TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
+    message_count INTEGER NOT NULL, indexed_count INTEGER NOT NULL, indexed_at REAL NOT NULL);
+CREATE TABLE msgs(
+    id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL,
+    ts REAL NOT NULL, body TEXT NOT NULL);
+CREATE INDEX msgs_session ON msgs(session_id, id);
+CREATE VIEW docview AS SELECT m.id AS id, m.session_id AS session_id, m.body AS body,
+    coalesce(substr((SELECT p.body FROM msgs p WHERE p.session_id = m.session_id AND p.id < m.id
+                     ORDER BY p.id DESC LIMIT 1), -{CONTEXT_CHARS}), '')
+    || char(10) ||
+    coalesce(substr((SELECT n.body FROM msgs n WHERE n.session_id = m.session_id AND n.id > m.id
+                     ORDER BY n.id LIMIT 1), 1, {CONTEXT_CHARS}), '') AS ctx
+    FROM msgs m;
+CREATE VIRTUAL TABLE docs USING fts5(
+    body, ctx, content='', tokenize='porter unicode61');
+INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(1.0, 0.5)');
+INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
+"""
+
+
+def unindex(conn: sqlite3.Connection, where: str, arg: Any) -> None:
+    """Take rows out of the FTS index, giving it the values it indexed (contentless table)."""
+    conn.execute(
+        f"INSERT INTO docs(docs, rowid, body, ctx) SELECT 'delete', id, body, ctx FROM docview WHERE {where}",
+        (arg,),
+    )
+
+
+def remove_session(conn: sqlite3.Connection, sid: str) -> None:
+    """A session out of the index: its FTS rows, its messages (their vectors by trigger), its row."""
+    unindex(conn, "session_id = ?", sid)
+    conn.execute("DELETE FROM msgs WHERE session_id = ?", (sid,))
+    conn.execute("DELETE FROM sessions WHERE session_id = ?", (sid,))
+
+
+def _drop_echoes(conn: sqlite3.Connection) -> None:
+    """Repair an index of the echo schema in place: every session holding an indexed recall result
+    is taken out (its FTS rows through the same view they were indexed from, its vectors by the
+    trigger) and forgotten, so the next refresh indexes it again from its archive without the
+    echoes; the other sessions and their vectors stay as they are."""
+    rows = conn.execute("SELECT DISTINCT session_id, body FROM msgs WHERE role = 'tool'").fetchall()
+    sessions = sorted({sid for sid, body in rows if RECALL_HEADER_RE.match(body)})
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for sid in sessions:
+            remove_session(conn, sid)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def remove_db_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(path) + suffix).unlink()
+
+
+def _connect(db_path: Path | None) -> sqlite3.Connection:
+    target = ":memory:" if db_path is None else str(db_path)
+    conn = sqlite3.connect(target, timeout=60.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 60000")
+    if db_path is not None:
+        conn.execute("PRAGMA journal_mode = WAL")
+    return conn
+
+
+def _check(conn: sqlite3.Connection) -> bool:
+    """True when the file holds the current schema, False when it is empty; raises if not ours."""
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    if not names:
+        return False
+    if not {"meta", "sessions", "msgs", "docview", "docs"} <= names:
+        raise sqlite3.DatabaseError("unexpected tables")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    if row is not None and row[0] == ECHO_SCHEMA:
+        _drop_echoes(conn)
+        row = (SCHEMA_VERSION,)
+    if row is None or row[0] != SCHEMA_VERSION:
+        raise sqlite3.DatabaseError("schema version mismatch")
+    conn.execute("SELECT count(*) FROM docs WHERE docs MATCH '\"x\"'").fetchone()
+    conn.execute("SELECT count(*) FROM msgs").fetchone()
+    return True
+
+
+def _ready(conn: sqlite3.Connection, create: bool) -> sqlite3.Connection:
+    if create:
+        conn.executescript(f"BEGIN; {_SCHEMA} COMMIT;")
+    return conn
+
+
+def open_index(db_path: Path | None, stats: Counter[str]) -> sqlite3.Connection:
+    """A connection to the index file (made, checked, repaired or rebuilt: ``stats["rebuilds"]``
+    counts the rebuilds), or to a new in-memory index when ``db_path`` is None."""
+    if db_path is None:
+        return _ready(_connect(None), True)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(db_path):  # one process at a time decides to create or rebuild
+        found: sqlite3.Connection | None = None
+        try:
+            found = _connect(db_path)
+            return _ready(found, not _check(found))
+        except sqlite3.DatabaseError:
+            if found is not None:
+                found.close()
+        # damaged or from another schema: it is derived data, so start over
+        stats["rebuilds"] += 1
+        remove_db_files(db_path)
+        return _ready(_connect(db_path), True)
