@@ -97,6 +97,12 @@ def _absolute(text: str) -> tuple[float, float] | None:
     return None
 
 
+def _month_named(pattern: re.Pattern[str], text: str, group: int) -> re.Match[str] | None:
+    """The first match whose month is a month: without a year, a lower-case "may" is the verb
+    ("these 2 may clash")."""
+    return next((m for m in pattern.finditer(text) if m[group] != "may"), None)
+
+
 def _latest(today: datetime, month: int, day: int | None) -> tuple[float, float] | None:
     """The latest such day (or month) that has begun by ``today``: "3 May" in March is last year's."""
     year = today.year if (month, day or 1) <= (today.month, today.day) else today.year - 1
@@ -105,11 +111,11 @@ def _latest(today: datetime, month: int, day: int | None) -> tuple[float, float]
 
 def _relative(text: str, now: float) -> tuple[float, float] | None:
     today = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    if m := _DAY_MONTH.search(text):
+    if m := _month_named(_DAY_MONTH, text, 2):
         return _latest(today, _MONTHS[m[2].lower()], int(m[1]))
-    if m := _MONTH_DAY.search(text):
+    if m := _month_named(_MONTH_DAY, text, 1):
         return _latest(today, _MONTHS[m[1].lower()], int(m[2]))
-    if m := _MONTH_ALONE.search(text):
+    if m := _month_named(_MONTH_ALONE, text, 1):
         return _latest(today, _MONTHS[m[1].lower()], None)
     if m := _AGO.search(text):
         count = int(m[1]) if m[1].isdigit() else _NUMBERS[m[1].lower()]

@@ -44,6 +44,8 @@ def day(y: int, m: int, d: int) -> float:
         ("the bug on 3 May", day(2026, 5, 3), day(2026, 5, 4)),
         ("the 12:30 May 3rd meeting", day(2026, 5, 3), day(2026, 5, 4)),  # not "30 May"
         ("the outage on Dec 24", day(2025, 12, 24), day(2025, 12, 25)),
+        ("what we shipped in May", day(2026, 5, 1), day(2026, 6, 1)),
+        ("the 2 may clash; the fix of 3 May", day(2026, 5, 3), day(2026, 5, 4)),
     ],
 )
 def test_the_period_a_query_names(text: str, start: float, end: float) -> None:
@@ -58,6 +60,7 @@ def test_the_period_a_query_names(text: str, start: float, end: float) -> None:
         "the server listens on port 2024",
         "May I rename the module?",
         "it may be 3x faster",
+        "these 2 may clash, and in may be worse",  # without a year, a lower-case "may" is the verb
         "the 31 February 2023 entry",  # no such day
         "what about 2023-13",  # no such month
     ],
