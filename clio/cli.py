@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -207,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
             if problem is not None:
                 return fail(err, problem, 2)
             _sweep(paths, err)
+            with contextlib.suppress(OSError):  # a missing $CLIO_HOME cannot be guarded: a command
+                ensure_dir(paths.home)  # could make it, config and all (clio/safety/namespaces.py)
         flags: dict[str, Any] = {
             "model": args.model,
             "base_url": args.base_url,

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from clio.safety.containment import landlock_abi
+from clio.safety.wrapper import guards_writes
 from testkit.clio_run import CLIO, clio_env, tool_results
 from testkit.fakeserver import FakeServer, Reply
 from testkit.unprivileged import User, UserTree, ordinary_user, run_clio_as, user_tree
@@ -278,3 +279,32 @@ def test_without_sandbox_no_command_changes_clio_home(user: User, tree: UserTree
     if guarded:
         assert not (tree.clio_home / "preferences.json").exists() and not (tree.clio_home / "linked").exists()
         assert "Read-only file system" in result and "busy" in result, result
+
+
+@pytest.mark.skipif(not guards_writes(), reason="no user namespaces here to guard $CLIO_HOME's writes")
+@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "control-without-namespaces"])
+def test_a_missing_clio_home_is_made_before_any_command_can_make_it(
+    user: User, tree: UserTree, guarded: bool
+) -> None:
+    """A user with no $CLIO_HOME yet (settings from the environment): clio makes the folder before
+    it runs anything, so a command cannot plant a config there for the next run. The control turns
+    the namespaces off, and the same command plants it."""
+    shutil.rmtree(tree.clio_home)
+    plant = "mkdir -p ~/.clio && echo 'base_url: http://127.0.0.1:9/v1' > ~/.clio/config.yaml; echo finished"
+    server = FakeServer().start()
+    try:
+        server.script(
+            Reply(tool_calls=[{"name": "terminal_operations", "id": "call_plant",
+                               "arguments": {"operation": "execute", "command": plant}}]),
+            Reply(text="Done."),
+        )  # fmt: skip
+        env = {"CLIO_SANDBOX_NO_NAMESPACES": None if guarded else "1"}
+        res = run_clio_as(user, tree, ["--model", "fake-model", "--yes", "-p", "set up"], server=server, env_extra=env)
+        assert res.returncode == 0, res.stderr
+        result = tool_results(server.chat_requests[1])["call_plant"]
+    finally:
+        server.stop()
+    assert "finished" in result and tree.clio_home.is_dir(), result
+    assert (tree.clio_home / "config.yaml").exists() is not guarded, result
+    if guarded:
+        assert "Read-only file system" in result, result
