@@ -139,8 +139,8 @@ def _relative(text: str, now: float) -> tuple[float, float] | None:
             first = today.replace(day=1)
             if which == "this":
                 return first.timestamp(), now + 1
-            prev = (first - timedelta(days=1)).replace(day=1)
-            return prev.timestamp(), first.timestamp()
+            prev = first - timedelta(days=1)
+            return _month(prev.year, prev.month)
         year = today.year if which == "this" else today.year - 1
         return datetime(year, 1, 1).timestamp(), min(now + 1, datetime(year + 1, 1, 1).timestamp())
     if m := _WEEKDAY.search(text):

@@ -25,6 +25,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from clio.safety.hide import hidden_set
+
 __all__ = ["NamespaceError", "enter", "guard"]
 
 CLONE_NEWNS = 0x00020000
@@ -123,9 +125,8 @@ def guard(folders: Sequence[str]) -> None:
     refuses a step."""
     libc = _libc()
     _unshare(libc, CLONE_NEWNS)
-    for folder in folders:
-        real = os.path.realpath(folder)
-        if os.path.isdir(real) and real != "/":
+    for real in sorted(hidden_set(folders)):  # real paths that exist, never "/"
+        if os.path.isdir(real):
             _bind_readonly(libc, real)
 
 

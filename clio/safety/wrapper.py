@@ -71,18 +71,25 @@ def guards_writes() -> bool:
     (a user and mount namespace, :func:`clio.safety.namespaces.guard`). Tried once per process
     on a folder of its own (a real wrapper run of ``true``); off where unprivileged user
     namespaces are, and with ``CLIO_SANDBOX_NO_NAMESPACES=1``."""
-    import subprocess
     import tempfile
 
     if landlock_abi() < 1 or os.environ.get("CLIO_SANDBOX_NO_NAMESPACES"):
         return False
     with tempfile.TemporaryDirectory(prefix="clio-guard-") as probe:
-        try:
-            argv = wrap_command(["true"], [], hidden=[probe], only_hide=True, namespaces=True)
-            res = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
-        except (OSError, subprocess.SubprocessError):
-            return False
-    return res.returncode == 0
+        return not _fails(wrap_command(["true"], [], hidden=[probe], only_hide=True, namespaces=True))
+
+
+def _fails(argv: list[str]) -> str:
+    """Run a probe through the wrapper: '' when it works, else why not (its last line)."""
+    import subprocess
+
+    try:
+        res = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    if res.returncode == 0:
+        return ""
+    return (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[-1]
 
 
 @lru_cache(maxsize=1)
@@ -92,23 +99,16 @@ def isolation() -> tuple[bool, str]:
     Tried once per process (a real wrapper run of ``true``): unprivileged user namespaces may be
     off (``kernel.unprivileged_userns_clone=0``, AppArmor's restriction, a container's seccomp
     profile). ``CLIO_SANDBOX_NO_NAMESPACES=1`` skips them (tests of the fallback)."""
-    import subprocess
-
     if landlock_abi() < 1:
         return False, ""
     problem = "turned off (CLIO_SANDBOX_NO_NAMESPACES)" if os.environ.get("CLIO_SANDBOX_NO_NAMESPACES") else ""
     if not problem:
-        try:
-            res = subprocess.run(wrap_command(["true"], [], namespaces=True), stdin=subprocess.DEVNULL,
-                                 capture_output=True, text=True, timeout=20)  # fmt: skip
-            if res.returncode == 0:
-                return True, (
-                    "each command in its own PID namespace (nothing it starts outlives it), "
-                    ".git/config, .git/hooks and .clio read-only"
-                )
-            problem = (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[-1]
-        except (OSError, subprocess.SubprocessError) as exc:
-            problem = str(exc)
+        problem = _fails(wrap_command(["true"], [], namespaces=True))
+        if not problem:
+            return True, (
+                "each command in its own PID namespace (nothing it starts outlives it), "
+                ".git/config, .git/hooks and .clio read-only"
+            )
     return False, (
         f"no PID namespace ({problem.removeprefix('clio sandbox: ')}): a background process may outlive "
         "its command, and .git/config, .git/hooks and .clio stay writable to commands"

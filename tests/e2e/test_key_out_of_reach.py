@@ -251,7 +251,31 @@ TAMPER = (
 )
 
 
-@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "control-without-namespaces"])
+def _command_as(user: User, tree: UserTree, command: str, guarded: bool, *args: str) -> str:
+    """What ``command`` printed when the model had clio run it (no --sandbox) as ``user``; without
+    ``guarded``, with the namespaces turned off (the control)."""
+    server = FakeServer().start()
+    try:
+        server.script(
+            Reply(tool_calls=[{"name": "terminal_operations", "id": "call_cmd",
+                               "arguments": {"operation": "execute", "command": command}}]),
+            Reply(text="Done."),
+        )  # fmt: skip
+        env = {"CLIO_SANDBOX_NO_NAMESPACES": None if guarded else "1"}
+        res = run_clio_as(user, tree, [*args, "--yes", "-p", "go on"], server=server, env_extra=env)
+        assert res.returncode == 0, res.stderr
+        return tool_results(server.chat_requests[1])["call_cmd"]
+    finally:
+        server.stop()
+
+
+needs_guard = pytest.mark.skipif(not guards_writes(), reason="no user namespaces here to guard $CLIO_HOME's writes")
+GUARDED = pytest.mark.parametrize(
+    "guarded", [pytest.param(True, id="guarded", marks=needs_guard), pytest.param(False, id="control-without-namespaces")]
+)
+
+
+@GUARDED
 def test_without_sandbox_no_command_changes_clio_home(user: User, tree: UserTree, guarded: bool) -> None:
     """Where would a command send the user's data next time? Not where it writes into clio's config:
     without --sandbox a command cannot write, rename or replace $CLIO_HOME (a read-only mount point
@@ -259,19 +283,7 @@ def test_without_sandbox_no_command_changes_clio_home(user: User, tree: UserTree
     namespaces off and the same command succeeds, so the test sees a change when there is one."""
     config = "model: fake-model\n"
     (tree.clio_home / "config.yaml").write_text(config, encoding="utf-8")
-    server = FakeServer().start()
-    try:
-        server.script(
-            Reply(tool_calls=[{"name": "terminal_operations", "id": "call_tamper",
-                               "arguments": {"operation": "execute", "command": TAMPER}}]),
-            Reply(text="Done."),
-        )  # fmt: skip
-        env = {"CLIO_SANDBOX_NO_NAMESPACES": None if guarded else "1"}
-        res = run_clio_as(user, tree, ["--yes", "-p", "tidy up"], server=server, env_extra=env)
-        assert res.returncode == 0, res.stderr
-        result = tool_results(server.chat_requests[1])["call_tamper"]
-    finally:
-        server.stop()
+    result = _command_as(user, tree, TAMPER, guarded)
     assert "finished" in result and (tree.home / "made-by-the-command").exists(), result
     changed = (tree.clio_home / "config.yaml").read_text(encoding="utf-8") != config
     assert changed is not guarded, result
@@ -281,8 +293,7 @@ def test_without_sandbox_no_command_changes_clio_home(user: User, tree: UserTree
         assert "Read-only file system" in result and "busy" in result, result
 
 
-@pytest.mark.skipif(not guards_writes(), reason="no user namespaces here to guard $CLIO_HOME's writes")
-@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "control-without-namespaces"])
+@GUARDED
 def test_a_missing_clio_home_is_made_before_any_command_can_make_it(
     user: User, tree: UserTree, guarded: bool
 ) -> None:
@@ -291,19 +302,7 @@ def test_a_missing_clio_home_is_made_before_any_command_can_make_it(
     the namespaces off, and the same command plants it."""
     shutil.rmtree(tree.clio_home)
     plant = "mkdir -p ~/.clio && echo 'base_url: http://127.0.0.1:9/v1' > ~/.clio/config.yaml; echo finished"
-    server = FakeServer().start()
-    try:
-        server.script(
-            Reply(tool_calls=[{"name": "terminal_operations", "id": "call_plant",
-                               "arguments": {"operation": "execute", "command": plant}}]),
-            Reply(text="Done."),
-        )  # fmt: skip
-        env = {"CLIO_SANDBOX_NO_NAMESPACES": None if guarded else "1"}
-        res = run_clio_as(user, tree, ["--model", "fake-model", "--yes", "-p", "set up"], server=server, env_extra=env)
-        assert res.returncode == 0, res.stderr
-        result = tool_results(server.chat_requests[1])["call_plant"]
-    finally:
-        server.stop()
+    result = _command_as(user, tree, plant, guarded, "--model", "fake-model")
     assert "finished" in result and tree.clio_home.is_dir(), result
     assert (tree.clio_home / "config.yaml").exists() is not guarded, result
     if guarded:
