@@ -32,7 +32,8 @@ from clio.app.mcp_servers import mcp_tools  # noqa: E402
 from clio.mcp.client import McpClients  # noqa: E402
 from clio.mcp.config import parse_servers  # noqa: E402
 from clio.safety.redact import Redactor  # noqa: E402
-from clio.tools.registry import Registry, Services, ToolContext  # noqa: E402
+from clio.tools.context import Services, ToolContext  # noqa: E402
+from clio.tools.registry import Registry  # noqa: E402
 from testkit.mcp_servers import http_server  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benches"))

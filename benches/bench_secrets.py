@@ -24,7 +24,7 @@ from clio.memory.notes import NoteStore
 from clio.safety.redact import Redactor
 from clio.store.session_names import clean_name
 from clio.store.sessions import SessionStore
-from clio.tools.registry import Services, ToolContext
+from clio.tools.context import Services, ToolContext
 from clio.tools.results import maybe_store, read_stored
 from clio.tools.todos import load_todos, todo_operations
 from clio.ui.history import RedactingFileHistory

@@ -24,9 +24,10 @@ from clio.llm.recover import recover_tool_calls
 from clio.messages import Message, make, tool_call_args
 from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
+from clio.tools.context import ToolContext
 from clio.tools.describe import summarize_args
 from clio.tools.diffs import clip
-from clio.tools.registry import Registry, ToolContext
+from clio.tools.registry import Registry
 from clio.tools.results import maybe_store
 
 MAX_REACTIVE = 3

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from clio.memory.types import storable_nouns
 from clio.messages import KIND_RECALL, Message, api_view, meta
 from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
@@ -112,7 +113,7 @@ class PromptBuilder:
         """The system prompt of ``profile`` with the project instructions (no memory), the
         instructions cut at ``instructions_max_chars`` (default: the builder's cap)."""
         base = load_prompt(PROMPT_FILES[profile]).format(
-            root=self.root, os=f"{platform.system()} {platform.release()}"
+            root=self.root, os=f"{platform.system()} {platform.release()}", memory_kinds=storable_nouns()
         )
         parts = [base.strip()]
         room = self.instructions_max_chars if instructions_max_chars is None else instructions_max_chars

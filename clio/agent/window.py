@@ -22,12 +22,19 @@ from clio.context.tokens import TokenEstimator
 from clio.llm.encoding import load_encoding
 from clio.llm.window import probe_window
 from clio.store.model_state import ModelStateStore
-from clio.tools.registry import PROFILES
+from clio.tools.registry import REGISTRY
+from clio.tools.spec import PROFILES
 
 if TYPE_CHECKING:
     from clio.config import Settings
 
-LEAN_NOTE = "; the lean tool profile (files, shell, git) from now on"
+
+def lean_note() -> str:
+    """The words a notice adds when the profile turns lean: the tools it keeps, by short name."""
+    spec = (REGISTRY.get(n) for n in sorted(REGISTRY.offered("lean", 0)))
+    names = ", ".join(s.aliases[0] if s.aliases else s.name for s in spec if s is not None)
+    return f"; the lean tool profile ({names}) from now on"
+
 
 # (estimator, instructions cap in characters) -> tokens of the full profile's fixed part
 FullFixed = Callable[[TokenEstimator, int], int]
@@ -93,7 +100,7 @@ class Window:
         self.budget = Budget.for_window(tokens, self.settings.max_output_tokens)
         self.source = source
         self._changed()
-        return LEAN_NOTE if self.profile == "lean" and was != "lean" else ""
+        return lean_note() if self.profile == "lean" and was != "lean" else ""
 
     def rejected(self, tokens: int) -> None:
         """The endpoint rejected a request and stated its window: remember it for the model."""

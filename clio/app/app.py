@@ -45,8 +45,9 @@ from clio.safety.redact import Redactor
 from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
 from clio.store.snapshots import Snapshots
+from clio.tools.context import Services, ToolContext
 from clio.tools.policy import PolicyError, ToolPolicy, parse_names
-from clio.tools.registry import REGISTRY, Registry, Services, ToolContext
+from clio.tools.registry import REGISTRY, Registry
 
 
 class App(Operations, AppHooks):
@@ -77,10 +78,10 @@ class App(Operations, AppHooks):
         )
         self.writes = not settings.incognito
         try:  # --allow-tools, --deny-tools, --plan (clio.tools.policy)
-            known = REGISTRY.names()
+            known, aliases = REGISTRY.names(), REGISTRY.aliases()
             self.policy = ToolPolicy(
-                parse_names(settings.allow_tools, known, "--allow-tools"),
-                parse_names(settings.deny_tools, known, "--deny-tools"),
+                parse_names(settings.allow_tools, known, "--allow-tools", aliases),
+                parse_names(settings.deny_tools, known, "--deny-tools", aliases),
                 settings.plan,
             )
         except PolicyError as exc:
@@ -271,9 +272,10 @@ class App(Operations, AppHooks):
         """The window as it was saved, plus anything archived after the save (a crash mid-turn)."""
         est, budget = self.window.estimator, self.window.budget
         state = session.load_state()
+        actions = self.registry.actions()  # what each tool operation does, for the thread summary
         if not state:
-            return ContextEngine(est, budget, window=list(session.messages))
-        engine = ContextEngine.from_state(est, budget, state, session.messages)
+            return ContextEngine(est, budget, window=list(session.messages), actions=actions)
+        engine = ContextEngine.from_state(est, budget, state, session.messages, actions)
         archived = state.get("archived")
         if isinstance(archived, int) and 0 <= archived < len(session.messages):
             engine.extend(session.messages[archived:])

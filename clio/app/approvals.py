@@ -24,8 +24,8 @@ from clio.tools.diffs import clip
 
 if TYPE_CHECKING:
     from clio.config import Settings
+    from clio.tools.context import ToolContext
     from clio.tools.diffs import Change
-    from clio.tools.registry import ToolContext
 
 Ask = Callable[[str], "str | None"]
 ShowDiff = Callable[[str, int], None]  # (diff text, lines left out)

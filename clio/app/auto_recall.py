@@ -26,7 +26,7 @@ from clio.recall.query import content_words
 if TYPE_CHECKING:
     from clio.agent.window import Window
     from clio.config import Settings
-    from clio.tools.registry import Services
+    from clio.tools.context import Services
 
 SEARCH_RESULTS = 8  # candidates scored per message
 SEARCH_SESSIONS = 5

@@ -30,6 +30,7 @@ from clio.memory.ltm import Entry
 from clio.messages import Message
 from clio.prompts import load_prompt
 from clio.store.sessions import Session, SessionBusy, SessionNotFound, SessionStore
+from clio.tools.registry import REGISTRY
 
 if TYPE_CHECKING:
     from clio.memory.ltm_store import LtmStore
@@ -142,7 +143,7 @@ class Consolidator:
                 continue
 
     def _store(self, out: Outcome, session_id: str, part: list[Message], learned: cons.Learned) -> None:
-        sources = provenance.sources_in(part)
+        sources = provenance.sources_in(part, REGISTRY.brings_outside)
         origin = provenance.Provenance(
             session_id, self.clock(), bool(sources), tuple(sources[: provenance.MAX_SOURCES]), by="consolidation"
         )

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clio.safety.visible import escape_invisible
-from clio.tools.registry import Registry, Tool, ToolContext, ToolError, declined, redacted_args
+from clio.tools.context import ToolContext, ToolError, declined, redacted_args
+from clio.tools.registry import Registry
+from clio.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
     from clio.mcp.client import McpClients
@@ -100,15 +102,21 @@ class McpSession:
             self.clients.close()
 
 
-class McpTool(Tool):
+class McpTool(ToolSpec):
     """A server's tool in clio's registry: offered while its server is ready (and in the lean
-    profile only when the server is configured ``lean: true``)."""
+    profile only when the server is configured ``lean: true``). It declares no operations: clio
+    cannot tell what it reads or changes, so plan mode refuses it and its results are outside
+    content."""
 
     def __init__(self, remote: RemoteTool, clients: McpClients, lean: bool) -> None:
-        super().__init__(remote.exposed, remote.description, remote.schema, self._run)
+        super().__init__(remote.exposed, remote.description, {}, run=self._run)
         self.remote = remote
         self.clients = clients
         self.in_lean = lean
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self.remote.schema
 
     def schema(self, profile: str = "full") -> dict[str, Any]:
         return {
@@ -137,9 +145,9 @@ class McpTool(Tool):
         return text
 
 
-def mcp_tools(clients: McpClients) -> list[Tool]:
+def mcp_tools(clients: McpClients) -> list[ToolSpec]:
     """The tools of every ready server, for the session's registry."""
-    out: list[Tool] = []
+    out: list[ToolSpec] = []
     for st in clients.servers.values():
         out.extend(McpTool(t, clients, st.spec.lean) for t in st.tools)
     return out

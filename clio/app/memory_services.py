@@ -18,8 +18,7 @@ from collections.abc import Callable
 from pathlib import Path  # noqa: TC003
 from typing import TYPE_CHECKING, Any
 
-import clio.tools.memory  # noqa: F401  (registers memory_operations)
-import clio.tools.prefs  # noqa: F401  (registers preferences)
+import clio.tools.builtin  # noqa: F401  (registers the tools: their actions judge behaviours)
 from clio.agent.prompt import MemoryBlock
 from clio.memory import lifecycle, ltm
 from clio.memory import skills as S
@@ -35,7 +34,8 @@ from clio.prompts import load_prompt
 from clio.recall.query import best_first
 from clio.store.sessions import SessionStore
 from clio.store.signing import Signer
-from clio.tools.registry import Services
+from clio.tools.context import Services
+from clio.tools.registry import REGISTRY
 
 if TYPE_CHECKING:
 
@@ -266,4 +266,4 @@ def open_behaviours(
     store = SkillStore(home / "skills.json" if home is not None else None, catalogue, redact=redact)
     seed = os.environ.get(SEED_ENV, "").strip()
     rng = random.Random(int(seed)) if seed.lstrip("-").isdigit() else random.Random()
-    return Behaviours(store, prefs, rng, enabled=enabled)
+    return Behaviours(store, prefs, rng, enabled=enabled, actions=REGISTRY.actions())

@@ -25,8 +25,8 @@ from clio.paths import Paths
 from clio.prompts import load_prompt
 from clio.store.sessions import Session
 from clio.store.snapshots import Restored
+from clio.tools.context import Services, ToolContext
 from clio.tools.policy import ToolPolicy
-from clio.tools.registry import Services, ToolContext
 from clio.tools.todos import load_todos
 
 

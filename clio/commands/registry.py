@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from clio.paths import Paths
     from clio.store.sessions import Session, SessionStore
     from clio.store.snapshots import Restored
-    from clio.tools.registry import Services
+    from clio.tools.context import Services
 
 
 class CommandContext(Protocol):

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from clio.actions import NONE, Actions
 from clio.context import trim as T
 from clio.context.budget import Budget
 from clio.context.stm import latest_user_index, repair
@@ -44,9 +45,11 @@ class ContextEngine:
         window: list[Message] | None = None,
         summary: ThreadSummary | None = None,
         recovery: str | None = None,
+        actions: Actions = NONE,
     ):
         self.estimator = estimator
         self.budget = budget
+        self.actions = actions  # what each tool operation does (clio.actions), for the thread summary
         self.window: list[Message] = list(window or [])
         self._summary: ThreadSummary | None = None
         self._summary_msg: Message | None = None
@@ -83,7 +86,7 @@ class ContextEngine:
     def _absorb(self, dropped: list[Message], window: list[Message]) -> None:
         i = latest_user_index(window)
         anchor = window[i].get("content") if i is not None else None
-        self.summary = summarize(dropped, self.summary, anchor if isinstance(anchor, str) else None)
+        self.summary = summarize(dropped, self.summary, anchor if isinstance(anchor, str) else None, self.actions)
 
     def _run(
         self,
@@ -207,14 +210,16 @@ class ContextEngine:
         self, note: Message, task: str | None, system: list[Message], tools: list[dict[str, Any]]
     ) -> int:
         """``used_tokens`` as it would be after ``compacted(note, task)``; nothing changes."""
-        summary = summary_message(summarize(list(self.window), self.summary, task), self.summary_max_chars())
+        summary = summary_message(
+            summarize(list(self.window), self.summary, task, self.actions), self.summary_max_chars()
+        )
         recovery = [self.recovery] if self.recovery is not None else []
         return self.estimator.count_request([*system, summary, *recovery, note], tools)
 
     def compacted(self, note: Message, task: str | None) -> None:
         """The window was summarised by the model into ``note``: fold it into the thread summary
         (so files, commits and errors stay named) and carry on from the note alone."""
-        self.summary = summarize(list(self.window), self.summary, task)
+        self.summary = summarize(list(self.window), self.summary, task, self.actions)
         self.window = [note]
         self._ok = None
 
@@ -241,7 +246,12 @@ class ContextEngine:
 
     @classmethod
     def from_state(
-        cls, estimator: TokenEstimator, budget: Budget, state: Any, messages: Iterable[Message]
+        cls,
+        estimator: TokenEstimator,
+        budget: Budget,
+        state: Any,
+        messages: Iterable[Message],
+        actions: Actions = NONE,
     ) -> ContextEngine:
         """Rebuild from ``state()`` and the archived ``messages`` (any iterable, in order).
 
@@ -250,9 +260,9 @@ class ContextEngine:
         """
         msgs = list(messages)
         if not isinstance(state, dict) or not isinstance(state.get("window_seqs"), list):
-            return cls(estimator, budget, window=msgs)
+            return cls(estimator, budget, window=msgs, actions=actions)
         wanted = {s for s in state["window_seqs"] if isinstance(s, int)}
         window = [m for m in msgs if isinstance(meta(m).get("seq"), int) and meta(m)["seq"] in wanted]
         summary = from_dict(state["summary"]) if isinstance(state.get("summary"), dict) else None
         recovery = state.get("recovery") if isinstance(state.get("recovery"), str) else None
-        return cls(estimator, budget, window=window, summary=summary, recovery=recovery)
+        return cls(estimator, budget, window=window, summary=summary, recovery=recovery, actions=actions)

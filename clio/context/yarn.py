@@ -16,6 +16,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from clio import actions as A
 from clio.context import decisions as D
 from clio.messages import KIND_SUMMARY, Message, tool_call_args, typed_words
 from clio.wording import plural
@@ -33,16 +34,6 @@ ITEM_CHARS = 200
 PATH_CHARS = 160
 DEFAULT_MAX_CHARS = 5000  # ~1,400 tokens even at a dense 3.5 chars per token
 
-MODIFYING_OPS = {
-    "write_file",
-    "create_file",
-    "append_file",
-    "replace_string",
-    "multi_replace_string",
-    "insert_at_line",
-    "delete_file",
-    "rename_file",
-}
 UNRESOLVED = "unresolved"
 _EXIT_RE = re.compile(r"exit code:?\s*(-?\d+)", re.IGNORECASE)
 _COMMIT_RE = re.compile(r"\[[^\]\n]*?\b([0-9a-f]{7,40})\]\s*([^\n]+)")
@@ -111,11 +102,11 @@ def _content(msg: Message) -> str:
     return ""
 
 
-def _op_key(name: str, args: dict[str, Any]) -> tuple[str, str]:
+def _op_key(name: str, args: dict[str, Any], action: str) -> tuple[str, str]:
     """(key that identifies "the same operation" for error resolution, a readable label)."""
     op = str(args.get("operation") or "")
     base = f"{name}.{op}" if op else name
-    if name == "terminal_operations":
+    if action == A.RUN_COMMAND:
         cmd = str(args.get("command") or "")
         prog = cmd.split()[0] if cmd.split() else ""
         return f"{base} {prog}".strip(), f"`{cut(cmd, 80)}`"
@@ -130,9 +121,14 @@ def copy_summary(s: ThreadSummary) -> ThreadSummary:
 
 
 def summarize(
-    dropped: list[Message], previous: ThreadSummary | None, latest_user: str | None
+    dropped: list[Message],
+    previous: ThreadSummary | None,
+    latest_user: str | None,
+    actions: A.Actions = A.NONE,
 ) -> ThreadSummary:
-    """Merge what ``dropped`` tells into ``previous`` (not modified) and return the new summary."""
+    """Merge what ``dropped`` tells into ``previous`` (not modified) and return the new summary.
+    ``actions``: what each tool operation does (clio.actions; the registry's table): the files
+    read and changed, commits, questions asked."""
     s = copy_summary(previous) if previous is not None else ThreadSummary()
     results = {m.get("tool_call_id"): _content(m) for m in dropped if m.get("role") == "tool"}
     pending_question = bool(s.decisions) and s.decisions[-1][1] == ""
@@ -167,7 +163,7 @@ def summarize(
                     _add(s.decisions, [cut(text, ITEM_CHARS, keep_end=True), ""], MAX_DECISIONS)
                     pending_question = True
             for call in calls:
-                _absorb_call(s, call, results.get(call.get("id")))
+                _absorb_call(s, call, results.get(call.get("id")), actions)
     s.current_task = (
         cut(latest_user or last_user, TASK_CHARS) if (latest_user or last_user) else s.current_task
     )
@@ -176,15 +172,15 @@ def summarize(
     return s
 
 
-def _absorb_call(s: ThreadSummary, call: dict[str, Any], result: str | None) -> None:
+def _absorb_call(s: ThreadSummary, call: dict[str, Any], result: str | None, actions: A.Actions) -> None:
     name = str((call.get("function") or {}).get("name") or "?")
     args = tool_call_args(call)
-    op = str(args.get("operation") or "")
+    action = A.action_of(actions, name, args)
     s.tool_counts[name] = s.tool_counts.get(name, 0) + 1
     if len(s.tool_counts) > MAX_TOOLS:
         del s.tool_counts[min(s.tool_counts, key=lambda k: s.tool_counts[k])]
     failed = result is not None and is_error(result)
-    key, label = _op_key(name, args)
+    key, label = _op_key(name, args, action)
     if failed:
         assert result is not None
         _add(s.errors, [cut(f"{key}: {_error_text(result)}", ITEM_CHARS), UNRESOLVED], MAX_ERRORS)
@@ -195,22 +191,19 @@ def _absorb_call(s: ThreadSummary, call: dict[str, Any], result: str | None) -> 
                 err[1] = f"resolved: {label} succeeded"
     path = args.get("path")
     path = cut(path, PATH_CHARS) if isinstance(path, str) and path else ""
-    if name == "file_operations" and path:
-        if op == "read_file":
-            _add(s.files_read, path, MAX_FILES, pin_first=True)
-        elif op == "rename_file" and isinstance(args.get("new_path"), str):
-            _add(
-                s.files_modified, f"{path} -> {cut(args['new_path'], PATH_CHARS)}", MAX_FILES, pin_first=True
-            )
-        elif op == "delete_file":
-            _add(s.files_modified, f"{path} (deleted)", MAX_FILES, pin_first=True)
-        elif op in MODIFYING_OPS:
-            _add(s.files_modified, path, MAX_FILES, pin_first=True)
-    elif name == "version_control" and op == "commit" and result:
+    if action == A.READ_FILE and path:
+        _add(s.files_read, path, MAX_FILES, pin_first=True)
+    elif action == A.RENAME_FILE and path and isinstance(args.get("new_path"), str):
+        _add(s.files_modified, f"{path} -> {cut(args['new_path'], PATH_CHARS)}", MAX_FILES, pin_first=True)
+    elif action == A.DELETE_FILE and path:
+        _add(s.files_modified, f"{path} (deleted)", MAX_FILES, pin_first=True)
+    elif action in A.CHANGES_FILE and path:
+        _add(s.files_modified, path, MAX_FILES, pin_first=True)
+    elif action == A.COMMIT and result:
         m = _COMMIT_RE.search(result)
         if m:
             _add(s.commits, [m.group(1), cut(m.group(2), ITEM_CHARS)], MAX_COMMITS)
-    elif name == "user_collaboration" and op == "request_input":
+    elif action == A.ASK_USER:
         question = str(args.get("question") or "").strip()
         if question:
             answer = cut(result, ITEM_CHARS) if result is not None else ""

@@ -18,6 +18,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from clio.actions import NONE, Actions
 from clio.memory import skills as S
 from clio.memory.prefs_store import PrefStore
 from clio.memory.shown import judged
@@ -27,10 +28,17 @@ from clio.memory.skills_store import SkillStore
 
 class Behaviours:
     def __init__(
-        self, store: SkillStore, prefs: PrefStore | None, rng: random.Random, *, enabled: bool = True
+        self,
+        store: SkillStore,
+        prefs: PrefStore | None,
+        rng: random.Random,
+        *,
+        enabled: bool = True,
+        actions: Actions = NONE,
     ) -> None:
         self.store = store
         self.prefs = prefs
+        self.actions = actions  # what each tool operation does (clio.actions): which behaviours a turn showed
         self.rng = rng
         self.enabled = enabled
         self.active: list[str] = []  # in the system prompt now
@@ -119,7 +127,7 @@ class Behaviours:
         if not self.enabled:
             return None
         active = sorted(self.turns.get(self.turn, set()))
-        skills = judged(active, messages) if messages is not None else active
+        skills = judged(active, messages, self.actions) if messages is not None else active
         self.turns[self.turn] = set(skills)
         self.store.remember_turn(self.session, self.turn, skills, self.active, sorted(self._rewarded or ()))
         if not self._approvals:

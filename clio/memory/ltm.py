@@ -2,7 +2,8 @@
 
 Pure: entries in, entries (or text) out; ``clio.memory.ltm_store`` does the file and the lock.
 
-Entry types and their fields (``*`` = required)::
+Entry types and their fields (``*`` = required; each type is declared once, in
+:mod:`clio.memory.types`, with its decay class, prompt cap and the words prompts use)::
 
     discovery  fact*
     solution   error*, solution*, examples (list), applied (int, times the fix was applied)
@@ -37,6 +38,7 @@ from typing import Any
 
 from clio.memory.provenance import MARK, Provenance, combine
 from clio.memory.similarity import DUPLICATE_MIN, word_set
+from clio.memory.types import TYPES
 
 DAY = 86400.0
 DEDUP_THRESHOLD = DUPLICATE_MIN
@@ -51,25 +53,6 @@ HEADER = "## Notes from earlier sessions (may be outdated; verify before relying
 
 class LtmError(ValueError):
     """An entry cannot be made from these fields (the message says what to fix)."""
-
-
-@dataclass(frozen=True)
-class TypeSpec:
-    prefix: str
-    heading: str
-    text: tuple[str, ...]  # text fields, identity of the entry (with ``steps``)
-    lists: tuple[str, ...] = ()
-    required: tuple[str, ...] = ()
-
-
-TYPES: dict[str, TypeSpec] = {
-    "rule": TypeSpec("r", "Rules", ("rule",), required=("rule",)),
-    "failure": TypeSpec("f", "Failures to avoid", ("what", "impact", "prevention"), required=("what",)),
-    "solution": TypeSpec("s", "Solutions", ("error", "solution"), ("examples",), ("error", "solution")),
-    "discovery": TypeSpec("d", "Discoveries", ("fact",), required=("fact",)),
-    "pattern": TypeSpec("p", "Patterns", ("pattern",), ("examples",), ("pattern",)),
-    "workflow": TypeSpec("w", "Workflows", ("name",), ("steps",), ("name", "steps")),
-}  # also the order of sections in the prompt
 
 
 _BASE_KEYS = (

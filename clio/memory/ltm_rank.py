@@ -1,7 +1,7 @@
 """Long-term memory ranking and decay, pure: which entries a task gets, and how an entry fades.
 
-- decay by type (:data:`DECAY_CLASS`, after the scriptling memory design's classes; docs/memory.md
-  says why), stretched by use: :func:`half_life`, :func:`recency`, :func:`effective_score`;
+- decay by type (each type's class, :mod:`clio.memory.types`; docs/memory.md says why), stretched
+  by use: :func:`half_life`, :func:`recency`, :func:`effective_score`;
 - ranking for the prompt: BM25 relevance to the task and working files, confidence x recency, and
   optionally semantic similarity fused by RRF: :func:`rank`, :func:`select_for_prompt`;
 - :func:`search` for the memory tool and ``/memory search``.
@@ -12,23 +12,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from clio.memory.ltm import DAY, HEADER, TYPES, Entry, render_entry, render_ltm
+from clio.memory.ltm import DAY, HEADER, Entry, render_entry, render_ltm
 from clio.memory.similarity import bm25, rrf, terms
+from clio.memory.types import HALF_LIFE_BY_CLASS, TYPES
 
-# Decay by type, after the scriptling memory design's classes (docs/memory.md says why).
-DECAY_CLASS: dict[str, str] = {
-    "discovery": "fact", "solution": "fact", "pattern": "fact", "workflow": "fact",
-    "failure": "event", "rule": "preference",
-}  # fmt: skip
-HALF_LIFE_BY_CLASS: dict[str, float | None] = {"fact": 90.0, "event": 30.0, "note": 7.0, "preference": None}
+# Decay by type and prompt caps: read from each type's declaration (clio.memory.types)
+DECAY_CLASS: dict[str, str] = {name: spec.decay for name, spec in TYPES.items()}
+DEFAULT_CAPS: dict[str, int] = {name: spec.cap for name, spec in TYPES.items()}
+EVERY_TASK = frozenset(name for name, spec in TYPES.items() if spec.every_task)
 HALF_LIFE_DAYS = 90.0  # for a type without a class
 USE_STRETCH, USE_STRETCH_MAX = 0.25, 4  # each use (up to 4) stretches the half-life by 25%
 W_RELEVANCE, W_BASE = 0.65, 0.35  # score = W_RELEVANCE*relevance + W_BASE*confidence*recency
 RRF_K = 10  # the k of the lexical + semantic fusion (benches/bench_ltm_semantic.py: 5-10 rank the answer highest)
-
-DEFAULT_CAPS: dict[str, int] = {
-    "discovery": 15, "solution": 15, "pattern": 10, "workflow": 5, "failure": 5, "rule": 10,
-}  # fmt: skip
 
 
 def half_life(entry: Entry) -> float | None:
@@ -59,23 +54,24 @@ def effective_score(entry: Entry, now: float) -> float:
 
 
 def relevance(entries: list[Entry], query: str) -> list[float]:
-    """BM25 relevance to ``query`` scaled to 0..1 by the best entry; rules are always 1."""
+    """BM25 relevance to ``query`` scaled to 0..1 by the best entry; types that apply to every
+    task (rules) are always 1."""
     raw = bm25([terms(e.full_text()) for e in entries], terms(query))
-    best = max((r for r, e in zip(raw, entries, strict=True) if e.type != "rule"), default=0.0)
+    best = max((r for r, e in zip(raw, entries, strict=True) if e.type not in EVERY_TASK), default=0.0)
     return [
-        1.0 if e.type == "rule" else (r / best if best > 0 else 0.0)
+        1.0 if e.type in EVERY_TASK else (r / best if best > 0 else 0.0)
         for r, e in zip(raw, entries, strict=True)
     ]
 
 
 def fuse(entries: list[Entry], lexical: list[float], semantic: dict[str, float]) -> list[float]:
     """Relevance from the lexical and semantic rankings fused by RRF (k=RRF_K), scaled to 0..1 by
-    the best entry; rules stay 1. Entries without a semantic score rank only lexically."""
+    the best entry; rules (every-task types) stay 1. Entries without a semantic score rank only lexically."""
     lex_order = [e.id for r, e in sorted(zip(lexical, entries, strict=True), key=lambda t: -t[0]) if r > 0]
     sem_order = [k for k, v in sorted(semantic.items(), key=lambda t: -t[1]) if v > 0]
     fused = rrf([lex_order, sem_order], k=RRF_K)
-    best = max((fused.get(e.id, 0.0) for e in entries if e.type != "rule"), default=0.0)
-    return [1.0 if e.type == "rule" else (fused.get(e.id, 0.0) / best if best > 0 else 0.0) for e in entries]
+    best = max((fused.get(e.id, 0.0) for e in entries if e.type not in EVERY_TASK), default=0.0)
+    return [1.0 if e.type in EVERY_TASK else (fused.get(e.id, 0.0) / best if best > 0 else 0.0) for e in entries]
 
 
 def rank(

@@ -10,17 +10,16 @@ cannot tell (the user's own, ``ask-before-deps``) are ``None`` and are judged as
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from clio import actions as A
+from clio.messages import tool_call_args
+
 Message = dict[str, Any]
 
-EDIT_OPS = frozenset(
-    {"write_file", "create_file", "append_file", "replace_string", "multi_replace_string", "insert_at_line"}
-)
-WHOLE_FILE_OPS = frozenset({"write_file", "create_file"})
+EDITS = frozenset({A.WRITE_FILE, A.EDIT_FILE})  # the actions that change a file's content
 TEST_RE = re.compile(
     r"\b(pytest|unittest|nose2|tox|nox|jest|vitest|mocha|go test|cargo test|npm (run )?test|yarn test|"
     r"pnpm test|make (check|test)|ctest|rspec|phpunit|mvn test|gradle test)\b"
@@ -31,20 +30,11 @@ SHORT_ANSWER = 800  # characters: a final answer up to this long is short
 PLAN_MIN = 40  # characters of text before the first edit that count as a stated plan
 
 
-def _args(call: dict[str, Any]) -> dict[str, Any]:
-    raw = (call.get("function") or {}).get("arguments") or "{}"
-    try:
-        val = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return {}
-    return val if isinstance(val, dict) else {}
-
-
 class _Turn:
     """The facts of one turn the detectors read."""
 
-    def __init__(self, messages: Sequence[Message]) -> None:
-        self.steps: list[tuple[str, str, dict[str, Any]]] = []  # (tool, operation, args) in order
+    def __init__(self, messages: Sequence[Message], actions: A.Actions) -> None:
+        self.steps: list[tuple[str, str, dict[str, Any]]] = []  # (tool, action, args) in order
         self.texts_before: list[str] = []  # assistant text seen before each step
         results: dict[str, str] = {}
         for m in messages:
@@ -67,18 +57,18 @@ class _Turn:
                 self.final = text
             for c in calls:
                 name = str((c.get("function") or {}).get("name") or "")
-                args = _args(c)
-                self.steps.append((name, str(args.get("operation") or ""), args))
+                args = tool_call_args(c)
+                self.steps.append((name, A.action_of(actions, name, args), args))
                 self.texts_before.append(said)
                 if FAILED_RE.search(results.get(str(c.get("id")), "")):
                     pending_failure = True
 
     def edits(self) -> list[int]:
-        return [i for i, (t, op, _) in enumerate(self.steps) if t == "file_operations" and op in EDIT_OPS]
+        return [i for i, (_, action, _) in enumerate(self.steps) if action in EDITS]
 
     def command(self, i: int) -> str:
-        tool, op, args = self.steps[i]
-        return str(args.get("command") or "") if tool == "terminal_operations" else ""
+        _, action, args = self.steps[i]
+        return str(args.get("command") or "") if action == A.RUN_COMMAND else ""
 
 
 def _tests_after_edit(t: _Turn) -> bool:
@@ -98,8 +88,8 @@ def _short_answers(t: _Turn) -> bool:
 def _commit_each_change(t: _Turn) -> bool:
     commits = [
         i
-        for i, (tool, op, _) in enumerate(t.steps)
-        if (tool == "version_control" and op == "commit") or COMMIT_RE.search(t.command(i))
+        for i, (_, action, _) in enumerate(t.steps)
+        if action == A.COMMIT or COMMIT_RE.search(t.command(i))
     ]
     return bool(t.edits()) and bool(commits)
 
@@ -109,18 +99,18 @@ def _read_before_edit(t: _Turn) -> bool:
     if not edits:
         return False
     read: set[str] = set()
-    for i, (tool, op, args) in enumerate(t.steps):
+    for i, (_, action, args) in enumerate(t.steps):
         path = str(args.get("path") or "")
-        if tool == "file_operations" and op == "read_file":
+        if action == A.READ_FILE:
             read.add(path)
-        elif i in edits and op not in WHOLE_FILE_OPS and path not in read:
+        elif i in edits and action != A.WRITE_FILE and path not in read:
             return False
     return True
 
 
 def _small_diffs(t: _Turn) -> bool:
     edits = t.edits()
-    return bool(edits) and all(t.steps[i][1] not in WHOLE_FILE_OPS for i in edits)
+    return bool(edits) and all(t.steps[i][1] != A.WRITE_FILE for i in edits)
 
 
 def _explain_errors(t: _Turn) -> bool:
@@ -138,14 +128,17 @@ DETECTORS: dict[str, Callable[[_Turn], bool]] = {
 }
 
 
-def shown(active: Sequence[str], messages: Sequence[Message]) -> dict[str, bool | None]:
+def shown(
+    active: Sequence[str], messages: Sequence[Message], actions: A.Actions = A.NONE
+) -> dict[str, bool | None]:
     """For each behaviour of ``active``: whether the turn (its messages after the user's) showed
-    it, or None where that cannot be told from the messages."""
-    turn = _Turn(messages)
+    it, or None where that cannot be told from the messages. ``actions``: what each tool operation
+    does (clio.actions; the registry's table)."""
+    turn = _Turn(messages, actions)
     return {sid: (DETECTORS[sid](turn) if sid in DETECTORS else None) for sid in active}
 
 
-def judged(active: Sequence[str], messages: Sequence[Message]) -> list[str]:
+def judged(active: Sequence[str], messages: Sequence[Message], actions: A.Actions = A.NONE) -> list[str]:
     """The behaviours feedback about this turn should move: those it showed, and those that
     cannot be told (judged as before); never one the turn gave no sign of."""
-    return sorted(sid for sid, did in shown(active, messages).items() if did is not False)
+    return sorted(sid for sid, did in shown(active, messages, actions).items() if did is not False)

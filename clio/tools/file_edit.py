@@ -14,6 +14,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from clio.store.atomic import atomic_write_text
+from clio.tools.context import ToolContext, ToolError, need
 from clio.tools.file_guard import approve as _approve
 from clio.tools.file_guard import change_of as _change
 from clio.tools.file_guard import created as _created
@@ -22,7 +23,6 @@ from clio.tools.file_guard import done as _done
 from clio.tools.file_guard import old_text as _old_text
 from clio.tools.file_read import MAX_TEXT_BYTES, check_text
 from clio.tools.paths import resolve_path, unresolved_path
-from clio.tools.registry import ToolContext, ToolError, need
 from clio.wording import plural
 
 if TYPE_CHECKING:

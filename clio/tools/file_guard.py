@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from clio.safety.sandbox import is_inside
+from clio.tools.context import ToolContext, ToolError, declined
 from clio.tools.diffs import MAX_DIFF_CHARS, Change, unified
-from clio.tools.registry import ToolContext, ToolError, declined
 
 
 def display(ctx: ToolContext, p: Path) -> str:

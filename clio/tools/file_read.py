@@ -12,9 +12,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from clio.tools import streamed
+from clio.tools.context import ToolContext, ToolError, need
 from clio.tools.file_guard import display
 from clio.tools.paths import resolve_path, unresolved_path
-from clio.tools.registry import ToolContext, ToolError, need
 from clio.tools.results import read_stored
 from clio.wording import plural
 

@@ -19,61 +19,71 @@ from __future__ import annotations
 
 from typing import Any
 
+from clio import actions as A
 from clio.tools import file_edit, file_read, search
-from clio.tools.registry import Handler, Lean, ToolContext, dispatch, need, operation_schema, tool
+from clio.tools.context import ToolContext, need
+from clio.tools.registry import register
+from clio.tools.spec import CHANGE, READ, Lean, Op, ToolSpec
 
-__all__ = ["file_operations"]
-
-_OPS: dict[str, Handler] = {
-    "read_file": file_read.read_file,
-    "write_file": file_edit.write_file,
-    "create_file": file_edit.create_file,
-    "append_file": file_edit.append_file,
-    "replace_string": file_edit.replace_string,
-    "multi_replace_string": file_edit.multi_replace,
-    "insert_at_line": file_edit.insert_at_line,
-    "delete_file": file_edit.delete_file,
-    "rename_file": file_edit.rename_file,
-    "create_directory": file_edit.create_directory,
-    "list_dir": search.list_dir,
-    "file_exists": file_read.file_exists,
-    "get_file_info": file_read.file_info,
-    "file_search": search.file_search,
-    "grep_search": search.grep_search,
-    "read_tool_result": file_read.read_tool_result,
-}
+__all__ = ["SPEC"]
 
 _INT = {"type": "integer"}
 _STR = {"type": "string"}
 
 
-@tool(
+def _coerce(ctx: ToolContext, args: dict[str, Any]) -> str:
+    for key in ("start_line", "end_line", "offset", "length", "max_results"):
+        if args.get(key) is not None:
+            args[key] = need(args, key, int)
+    return SPEC.dispatch(ctx, args)
+
+
+SPEC = register(ToolSpec(
     "file_operations",
     "Project files. Paths relative to project root. Read before editing; replace_string's old_string "
     "must match exactly once. file_search: glob (no '/' = any depth). grep_search: regex.",
-    operation_schema(
-        list(_OPS),
-        {
-            "path": _STR,
-            "content": _STR,
-            "start_line": _INT,
-            "end_line": _INT,
-            "line": {"type": "integer", "description": "insert before this line (1-based)"},
-            "old_string": _STR,
-            "new_string": _STR,
-            "replacements": {
-                "type": "array",
-                "items": {"type": "object", "properties": {"old_string": _STR, "new_string": _STR}},
-            },
-            "new_path": _STR,
-            "pattern": _STR,
-            "include": {"type": "string", "description": "file glob for grep_search"},
-            "max_results": _INT,
-            "handle": _STR,
-            "offset": _INT,
-            "length": _INT,
+    {
+        # reading: the file's text, or its names, is outside content
+        "read_file": Op(file_read.read_file, READ, outside=True, action=A.READ_FILE),
+        # changes: the result only confirms what the model asked for
+        "write_file": Op(file_edit.write_file, CHANGE, outside=False, action=A.WRITE_FILE),
+        "create_file": Op(file_edit.create_file, CHANGE, outside=False, action=A.WRITE_FILE),
+        "append_file": Op(file_edit.append_file, CHANGE, outside=False, action=A.EDIT_FILE),
+        "replace_string": Op(file_edit.replace_string, CHANGE, outside=False, action=A.EDIT_FILE),
+        "multi_replace_string": Op(file_edit.multi_replace, CHANGE, outside=False, action=A.EDIT_FILE),
+        "insert_at_line": Op(file_edit.insert_at_line, CHANGE, outside=False, action=A.EDIT_FILE),
+        "delete_file": Op(file_edit.delete_file, CHANGE, outside=False, action=A.DELETE_FILE),
+        "rename_file": Op(file_edit.rename_file, CHANGE, outside=False, action=A.RENAME_FILE),
+        "create_directory": Op(file_edit.create_directory, CHANGE, outside=False),
+        "list_dir": Op(search.list_dir, READ, outside=True),  # names: a file can be named anything
+        "file_exists": Op(file_read.file_exists, READ, outside=False),
+        "get_file_info": Op(file_read.file_info, READ, outside=False),
+        "file_search": Op(search.file_search, READ, outside=True),
+        "grep_search": Op(search.grep_search, READ, outside=True),
+        "read_tool_result": Op(file_read.read_tool_result, READ, outside=True),
+    },
+    {
+        "path": _STR,
+        "content": _STR,
+        "start_line": _INT,
+        "end_line": _INT,
+        "line": {"type": "integer", "description": "insert before this line (1-based)"},
+        "old_string": _STR,
+        "new_string": _STR,
+        "replacements": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"old_string": _STR, "new_string": _STR}},
         },
-    ),
+        "new_path": _STR,
+        "pattern": _STR,
+        "include": {"type": "string", "description": "file glob for grep_search"},
+        "max_results": _INT,
+        "handle": _STR,
+        "offset": _INT,
+        "length": _INT,
+    },
+    label=("path", "pattern", "handle"),
+    aliases=("files",),
     lean=Lean(
         "Project files (paths relative to the root). replace_string: old_string must match once. "
         "read_tool_result: page a stored result.",
@@ -88,9 +98,5 @@ _STR = {"type": "string"}
         ),
         ("path", "content", "old_string", "new_string", "pattern", "handle", "offset"),
     ),
-)
-def file_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
-    for key in ("start_line", "end_line", "offset", "length", "max_results"):
-        if args.get(key) is not None:
-            args[key] = need(args, key, int)
-    return dispatch(_OPS, ctx, args)
+    run=_coerce,
+))  # fmt: skip

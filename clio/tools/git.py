@@ -1,6 +1,6 @@
 """``version_control``: git in the project root through gitpython.
 
-Operations: status, diff, log, branch, commit, stash, blame, tag, and the tool's registration.
+Operations: status, diff, log, branch, commit, stash, blame, tag, and the tool's spec.
 Anything that changes the repository goes through ``ctx.approve("git", ...)``. The repository is
 opened per call by ``clio.tools.git_repo`` (hardened: git run from here never executes programs
 the repository controls, ``clio.tools.git_env``; in sandbox mode a repository whose work tree
@@ -17,23 +17,17 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clio import actions as A
+from clio.tools.context import ToolContext, ToolError, declined, need
 from clio.tools.git_env import COMMIT_HOOKS, NO_EXT, git_env
 from clio.tools.git_repo import has_commits, repo_relative, with_repo
-from clio.tools.registry import (
-    Lean,
-    ToolContext,
-    ToolError,
-    declined,
-    dispatch,
-    need,
-    operation_schema,
-    tool,
-)
+from clio.tools.registry import register
+from clio.tools.spec import CHANGE, READ, Check, Lean, Op, ToolSpec
 
 if TYPE_CHECKING:
     import git  # gitpython costs ~50 ms to import: loaded when a git operation first runs
 
-__all__ = ["version_control"]
+__all__ = ["SPEC"]
 
 MAX_OUTPUT = 60_000
 MAX_BLAME_LINES = 400
@@ -303,45 +297,52 @@ def _tag(ctx: ToolContext, repo: git.Repo, args: dict[str, Any]) -> str:
     return f"created tag {name} at {repo.git.rev_parse('--short', 'HEAD')}"
 
 
-_OPS = {
-    "status": _status,
-    "diff": _diff,
-    "log": _log,
-    "branch": _branch,
-    "commit": _commit,
-    "stash": _stash,
-    "blame": _blame,
-    "tag": _tag,
-}
+def _named(key: str) -> Check:
+    """branch and tag list without a name, and make one with it (plan mode)."""
 
-_HANDLERS = {name: with_repo(name, fn) for name, fn in _OPS.items()}
+    def check(args: dict[str, Any]) -> str | None:
+        return "" if args.get(key) else None
+
+    return check
 
 
-@tool(
+def _stash_check(args: dict[str, Any]) -> str | None:
+    return None if args.get("action") in (None, "list") else ""
+
+
+# every git output names the repository's files and refs: outside content, whatever the operation
+SPEC = register(ToolSpec(
     "version_control",
     "Git in the project root. commit: the given paths, else tracked changes plus files you created "
     "(other untracked files only when named in paths). stash action: push/pop/list. "
     "branch/tag without name: list.",
-    operation_schema(
-        list(_OPS),
-        {
-            "path": {"type": "string"},
-            "paths": {"type": "array", "items": {"type": "string"}},
-            "staged": {"type": "boolean"},
-            "max_count": {"type": "integer"},
-            "name": {"type": "string"},
-            "checkout": {"type": "boolean"},
-            "message": {"type": "string"},
-            "action": {"type": "string", "enum": ["push", "pop", "list"]},
-            "start_line": {"type": "integer"},
-            "end_line": {"type": "integer"},
-        },
-    ),
+    {
+        "status": Op(with_repo("status", _status), READ, outside=True),
+        "diff": Op(with_repo("diff", _diff), READ, outside=True),
+        "log": Op(with_repo("log", _log), READ, outside=True),
+        "branch": Op(with_repo("branch", _branch), _named("name"), outside=True),
+        "commit": Op(with_repo("commit", _commit), CHANGE, outside=True, action=A.COMMIT),
+        "stash": Op(with_repo("stash", _stash), _stash_check, outside=True),
+        "blame": Op(with_repo("blame", _blame), READ, outside=True),
+        "tag": Op(with_repo("tag", _tag), _named("name"), outside=True),
+    },
+    {
+        "path": {"type": "string"},
+        "paths": {"type": "array", "items": {"type": "string"}},
+        "staged": {"type": "boolean"},
+        "max_count": {"type": "integer"},
+        "name": {"type": "string"},
+        "checkout": {"type": "boolean"},
+        "message": {"type": "string"},
+        "action": {"type": "string", "enum": ["push", "pop", "list"]},
+        "start_line": {"type": "integer"},
+        "end_line": {"type": "integer"},
+    },
+    label=("path", "message"),
+    aliases=("git",),
     lean=Lean(
         "Git in the project root. commit: tracked changes and files you created.",
         ("status", "diff", "log", "commit"),
         ("path", "message"),
     ),
-)
-def version_control(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return dispatch(_HANDLERS, ctx, args)
+))  # fmt: skip

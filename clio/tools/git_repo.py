@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clio.tools.context import ToolContext, ToolError
 from clio.tools.git_env import harden
 from clio.tools.paths import resolve_path
-from clio.tools.registry import Handler, ToolContext, ToolError
+from clio.tools.spec import Handler
 
 if TYPE_CHECKING:
     import git

@@ -15,17 +15,10 @@ from clio.memory import lifecycle, ltm, ltm_rank, provenance
 from clio.memory.ltm_stats import day, format_stats
 from clio.memory.ltm_store import LtmStore
 from clio.memory.notes import NoteError, NoteStore, check_key
-from clio.tools.registry import (
-    Handler,
-    Lean,
-    ToolContext,
-    ToolError,
-    dispatch,
-    need,
-    operation_schema,
-    redacted_args,
-    tool,
-)
+from clio.memory.types import TYPES, added_by_tool
+from clio.tools.context import ToolContext, ToolError, need, redacted_args
+from clio.tools.registry import REGISTRY, register
+from clio.tools.spec import OWN, READ, Handler, Lean, Op, ToolSpec
 
 SNIPPET = 160
 REFUSED_UNCONFIRMED = (
@@ -36,42 +29,16 @@ REFUSED_UNCONFIRMED = (
 RECALL_REINFORCE = 0.5  # a search hit this close to the best one counts as recalled
 MAX_LIST = 50
 
-_STR = {"type": "string"}
-_LIST = {"type": "array", "items": {"type": "string"}}
-PARAMETERS = operation_schema(
-    [
-        "store",
-        "retrieve",
-        "search",
-        "list",
-        "delete",
-        "add_discovery",
-        "add_solution",
-        "add_pattern",
-        "recall_sessions",
-        "prune_ltm",
-        "ltm_stats",
-    ],  # fmt: skip
-    {
-        "key": _STR,
-        "value": _STR,
-        "query": _STR,
-        "fact": _STR,
-        "error": _STR,
-        "solution": _STR,
-        "pattern": _STR,
-        "examples": _LIST,
-        "confidence": {"type": "number", "description": "0-1"},
-        "max_sessions": {"type": "integer"},
-        "max_results": {"type": "integer"},
-        "max_age_days": {"type": "number"},
-        "min_score": {"type": "number"},
-    },
-)
+_STR: dict[str, Any] = {"type": "string"}
+_LIST: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+ADDS = added_by_tool()  # add_discovery -> discovery...: the long-term types the model may add
+_TYPE_FIELDS: dict[str, dict[str, Any]] = {f: _STR for t in ADDS.values() for f in TYPES[t].text}
+_TYPE_FIELDS.update({f: _LIST for t in ADDS.values() for f in TYPES[t].lists})
 DESCRIPTION = (
     "Memory. Notes for this project: store/retrieve/search/list/delete (key, value). Long-term "
-    "project knowledge shown in later sessions: add_discovery (fact), add_solution (error, solution), "
-    "add_pattern (pattern); add only verified, reusable facts. recall_sessions (query): search "
+    "project knowledge shown in later sessions: "
+    + ", ".join(f"{op} ({', '.join(TYPES[t].required)})" for op, t in ADDS.items())
+    + "; add only verified, reusable facts. recall_sessions (query): search "
     "everything said earlier in this project (past sessions, and this session's messages no longer "
     "in view). prune_ltm (max_age_days unused, min_score), ltm_stats."
 )
@@ -202,7 +169,9 @@ def write_provenance(ctx: ToolContext, now: float) -> provenance.Provenance:
     content (no session to look at counts as tainted)."""
     session: Any = ctx.services.session
     messages = getattr(session, "messages", None)
-    return provenance.from_turn(getattr(session, "id", None), messages, now, ctx.prompt_sources())
+    return provenance.from_turn(
+        getattr(session, "id", None), messages, now, ctx.prompt_sources(), REGISTRY.brings_outside
+    )
 
 
 def confirmable(ctx: ToolContext, origin: provenance.Provenance) -> None:
@@ -235,28 +204,31 @@ def _add(ctx: ToolContext, type_: str, args: dict[str, Any], fields: dict[str, A
     return f"Stored {type_} {entry.id} (updated an existing entry: confidence {entry.confidence:.2f}{extra}).{note}"
 
 
-def _examples(args: dict[str, Any]) -> list[str]:
-    val = args.get("examples")
+def _examples(args: dict[str, Any], key: str = "examples") -> list[str]:
+    val = args.get(key)
     if val is None:
         return []
     if isinstance(val, str):
         return [val]
     if not isinstance(val, list) or not all(isinstance(v, str) for v in val):
-        raise ToolError("'examples' must be a list of strings")
+        raise ToolError(f"'{key}' must be a list of strings")
     return val
 
 
-def op_add_discovery(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return _add(ctx, "discovery", args, {"fact": need(args, "fact")})
+def _adder(type_: str) -> Handler:
+    """The operation that adds a ``type_`` entry: its fields from the arguments, the required
+    ones needed (clio.memory.types)."""
+    spec = TYPES[type_]
 
+    def add(ctx: ToolContext, args: dict[str, Any]) -> str:
+        fields: dict[str, Any] = {}
+        for name in spec.text:
+            fields[name] = need(args, name) if name in spec.required else args.get(name)
+        for name in spec.lists:
+            fields[name] = _examples(args, name)
+        return _add(ctx, type_, args, {k: v for k, v in fields.items() if v is not None})
 
-def op_add_solution(ctx: ToolContext, args: dict[str, Any]) -> str:
-    fields = {"error": need(args, "error"), "solution": need(args, "solution"), "examples": _examples(args)}
-    return _add(ctx, "solution", args, fields)
-
-
-def op_add_pattern(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return _add(ctx, "pattern", args, {"pattern": need(args, "pattern"), "examples": _examples(args)})
+    return add
 
 
 def op_prune(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -313,21 +285,39 @@ def default_results(result_chars: int) -> int:
     return max(3, min(10, result_chars // RESULT_LINE_CHARS))
 
 
-OPERATIONS: dict[str, Handler] = {
-    "store": op_store,
-    "retrieve": op_retrieve,
-    "search": op_search,
-    "list": op_list,
-    "delete": op_delete,
-    "add_discovery": op_add_discovery,
-    "add_solution": op_add_solution,
-    "add_pattern": op_add_pattern,
-    "recall_sessions": op_recall,
-    "prune_ltm": op_prune,
-    "ltm_stats": op_stats,
-}
+def _run(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return SPEC.dispatch(ctx, redacted_args(ctx, args))  # memory lands on disk: no secrets
 
 
-@tool("memory_operations", DESCRIPTION, PARAMETERS, lean=LEAN)
-def memory_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return dispatch(OPERATIONS, ctx, redacted_args(ctx, args))  # memory lands on disk: no secrets
+# What it reads back (notes, entries, the archive) may be tainted: outside content. Its writes
+# only confirm (and change clio's own stores, never the project).
+SPEC = register(ToolSpec(
+    "memory_operations",
+    DESCRIPTION,
+    {
+        "store": Op(op_store, OWN, outside=False),
+        "retrieve": Op(op_retrieve, READ, outside=True),
+        "search": Op(op_search, READ, outside=True),
+        "list": Op(op_list, READ, outside=True),
+        "delete": Op(op_delete, OWN, outside=False),
+        **{op: Op(_adder(t), OWN, outside=False) for op, t in ADDS.items()},
+        "recall_sessions": Op(op_recall, READ, outside=True),
+        "prune_ltm": Op(op_prune, OWN, outside=True),
+        "ltm_stats": Op(op_stats, READ, outside=False),
+    },
+    {
+        "key": _STR,
+        "value": _STR,
+        "query": _STR,
+        **_TYPE_FIELDS,
+        "confidence": {"type": "number", "description": "0-1"},
+        "max_sessions": {"type": "integer"},
+        "max_results": {"type": "integer"},
+        "max_age_days": {"type": "number"},
+        "min_score": {"type": "number"},
+    },
+    label=("pattern", "query", "key", "fact"),
+    aliases=("memory",),
+    lean=LEAN,
+    run=_run,
+))  # fmt: skip

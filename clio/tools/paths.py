@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from clio.safety.sandbox import is_inside
-from clio.tools.registry import ToolContext, ToolError
+from clio.tools.context import ToolContext, ToolError
 
 __all__ = ["resolve_path", "unresolved_path"]
 

@@ -9,9 +9,11 @@
   :func:`clio.safety.readonly.readonly_reason` run; everything else is refused with a tool error
   saying plan mode is on. MCP tools are refused: clio cannot tell what they change.
 
-Names: a tool's own name, a glob (``mcp__docs__*``, ``docs__*``), or a short alias: ``shell``/
-``bash`` (terminal_operations), ``files``, ``git``, ``memory``, ``todo``, ``prefs``, ``ask``.
-Claude Code's ``mcp__server__tool`` names an MCP tool (clio's ``server__tool``).
+What runs in plan mode is read from each operation's declared effect (:class:`clio.tools.spec.Op`).
+
+Names: a tool's own name, a glob (``mcp__docs__*``, ``docs__*``), or a short alias each tool
+declares in its spec (``shell``/``bash``, ``files``, ``git``, ``memory``, ``todo``, ``prefs``,
+``ask``). Claude Code's ``mcp__server__tool`` names an MCP tool (clio's ``server__tool``).
 """
 
 from __future__ import annotations
@@ -22,26 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from clio.safety.readonly import readonly_reason
+from clio.tools.spec import ToolSpec
 
-ALIASES = {
-    "shell": "terminal_operations",
-    "bash": "terminal_operations",
-    "files": "file_operations",
-    "git": "version_control",
-    "memory": "memory_operations",
-    "todo": "todo_operations",
-    "prefs": "preferences",
-    "ask": "user_collaboration",
-}
-READ_OPS = {
-    "file_operations": frozenset(
-        {"read_file", "list_dir", "file_exists", "get_file_info", "file_search", "grep_search", "read_tool_result"}
-    ),
-    "version_control": frozenset({"status", "diff", "log", "blame"}),
-}
-LISTINGS = {"branch": "name", "tag": "name"}  # version_control operations that only list without it
-ALWAYS = frozenset({"todo_operations", "memory_operations", "user_collaboration", "preferences"})
 PLAN_OFF = "The user turns plan mode off with /plan (or runs clio without --plan) to let you make it."
 
 
@@ -49,19 +33,20 @@ class PolicyError(ValueError):
     """A --allow-tools/--deny-tools name that names no tool (the message says which and why)."""
 
 
-def parse_names(spec: str | None, known: list[str], flag: str) -> tuple[str, ...]:
+def parse_names(spec: str | None, known: list[str], flag: str, aliases: dict[str, str]) -> tuple[str, ...]:
     """``"shell, files, mcp__docs__*"`` -> patterns over clio's tool names; PolicyError for a name
-    that is neither a tool, an alias, a glob nor an MCP tool (``server__tool``)."""
+    that is neither a tool, an alias (short name -> tool, ``Registry.aliases``), a glob nor an MCP
+    tool (``server__tool``)."""
     out: list[str] = []
     for raw in (spec or "").split(","):
         name = raw.strip()
         if not name:
             continue
-        name = ALIASES.get(name.lower(), name)
+        name = aliases.get(name.lower(), name)
         if name.startswith("mcp__"):
             name = name[len("mcp__") :]
         if name not in known and "__" not in name and not any(c in name for c in "*?["):
-            words = sorted([*known, *ALIASES])
+            words = sorted([*known, *aliases])
             close = difflib.get_close_matches(raw.strip(), words, n=1, cutoff=0.6)
             hint = f"did you mean {close[0]}? " if close else ""
             raise PolicyError(f"{flag}: no tool named {raw.strip()!r}; {hint}tools: {', '.join(words)}")
@@ -81,40 +66,33 @@ class ToolPolicy:
     def allowed(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in self.allow)
 
-    def refusal(self, name: str, args: dict[str, Any]) -> str | None:
+    def refusal(self, tool: ToolSpec, args: dict[str, Any]) -> str | None:
         """Why a call may not run now (a tool error's text), or None."""
-        if self.denied(name):
-            return f"the tool {name} is turned off for this run (--deny-tools); do without it."
+        if self.denied(tool.name):
+            return f"the tool {tool.name} is turned off for this run (--deny-tools); do without it."
         if self.plan:
-            return plan_refusal(name, args)
+            return plan_refusal(tool, args)
         return None
 
 
-def plan_refusal(name: str, args: dict[str, Any]) -> str | None:
-    op = str(args.get("operation") or "")
-    if name in ALWAYS or op in READ_OPS.get(name, ()):
-        return None
-    if name == "version_control" and (
-        (op in LISTINGS and not args.get(LISTINGS[op])) or (op == "stash" and args.get("action") in (None, "list"))
-    ):
-        return None
-    if name == "terminal_operations":
-        command = str(args.get("command") or "")
-        why = readonly_reason(command)
-        if why is None:
-            return None
+def plan_refusal(tool: ToolSpec, args: dict[str, Any]) -> str | None:
+    """Why plan mode does not run this call (None: it runs), from the operation's declared effect;
+    a tool that declares no operations (an MCP server's) is refused: clio cannot tell what it does."""
+    op_name = str(args.get("operation") or "")
+    what = f"{tool.name} {op_name}".strip()
+    if not tool.ops:
         return (
-            f"plan mode is on (read-only): `{command}` was not run, {why}. Use read-only commands (ls, cat, "
-            "grep, find, git status/diff/log/show...) to look, and put what you would run in your plan. " + PLAN_OFF
+            f"plan mode is on (read-only): {what} was not run; clio cannot tell whether it changes anything. "
+            "Propose it in your plan. " + PLAN_OFF
         )
-    what = f"{name} {op}".strip()
-    if name in READ_OPS:
-        detail = json.dumps({k: v for k, v in args.items() if k in ("path", "name", "message")}, ensure_ascii=False)
-        return (
-            f"plan mode is on (read-only): {what} {detail} would change the project, so it was not done. "
-            "Propose the change in your answer instead (file, what to change, why). " + PLAN_OFF
-        )
+    op = tool.op(args)
+    why = op.check(args) if op is not None else ""
+    if why is None:
+        return None
+    if why:
+        return f"plan mode is on (read-only): {why} " + PLAN_OFF
+    detail = json.dumps({k: v for k, v in args.items() if k in ("path", "name", "message")}, ensure_ascii=False)
     return (
-        f"plan mode is on (read-only): {what} was not run; clio cannot tell whether it changes anything. "
-        "Propose it in your plan. " + PLAN_OFF
+        f"plan mode is on (read-only): {what} {detail} would change the project, so it was not done. "
+        "Propose the change in your answer instead (file, what to change, why). " + PLAN_OFF
     )

@@ -19,33 +19,13 @@ from typing import Any
 from clio.memory import provenance
 from clio.memory.prefs import TYPES, PrefError, check_score, check_text, describe
 from clio.memory.prefs_store import PrefStore
-from clio.tools.registry import (
-    Handler,
-    ToolContext,
-    ToolError,
-    dispatch,
-    need,
-    operation_schema,
-    redacted_args,
-    tool,
-)
+from clio.tools.context import ToolContext, ToolError, need, redacted_args
+from clio.tools.registry import REGISTRY, register
+from clio.tools.spec import OWN, READ, Op, ToolSpec
 
 DESCRIPTION = (
     "The user's lasting preferences, scored 0-10 (0-1.5: never; 7-10: prefer). add only stable "
     "ones the user actually expressed; silence is not a preference. apply (id) when you follow one."
-)
-PARAMETERS = operation_schema(
-    ["add", "update", "recall", "apply"],
-    {
-        "text": {"type": "string"},
-        "score": {"type": "number", "description": "0-10"},
-        "type": {"type": "string", "enum": list(TYPES)},
-        "scenarios": {"type": "array", "items": {"type": "string"}, "description": "e.g. coding, writing"},
-        "id": {"type": "string"},
-        "query": {"type": "string"},
-        "scenario": {"type": "string"},
-        "limit": {"type": "integer"},
-    },
 )
 MAX_LIMIT = 50
 HINT = "If the user stated it, say so in your answer: they can add it with /prefs add <score> <text>."
@@ -83,7 +63,7 @@ def _permit(ctx: ToolContext, store: PrefStore, what: str) -> None:
         return
     session: Any = ctx.services.session
     messages = getattr(session, "messages", None)
-    sources = [*ctx.prompt_sources(), *provenance.turn_sources(messages)] if messages is not None else ["unknown turn"]
+    sources = [*ctx.prompt_sources(), *provenance.turn_sources(messages, REGISTRY.brings_outside)] if messages is not None else ["unknown turn"]
     if not ctx.interactive:
         if not ctx.yes:
             raise ToolError(REFUSED_ONE_SHOT)
@@ -141,12 +121,34 @@ def _apply(ctx: ToolContext, args: dict[str, Any]) -> str:
     return f"Applied {p.id} ({note})."
 
 
-OPS: dict[str, Handler] = {"add": _add, "update": _update, "recall": _recall, "apply": _apply}
-
-
-@tool("preferences", DESCRIPTION, PARAMETERS)
-def preferences(ctx: ToolContext, args: dict[str, Any]) -> str:
+def _run(ctx: ToolContext, args: dict[str, Any]) -> str:
     try:
-        return dispatch(OPS, ctx, redacted_args(ctx, args))  # preferences land on disk: no secrets
+        return SPEC.dispatch(ctx, redacted_args(ctx, args))  # preferences land on disk: no secrets
     except PrefError as exc:
         raise ToolError(str(exc)) from None
+
+
+# the user's own preferences (approved by the user when written): no outside content
+SPEC = register(ToolSpec(
+    "preferences",
+    DESCRIPTION,
+    {
+        "add": Op(_add, OWN, outside=False),
+        "update": Op(_update, OWN, outside=False),
+        "recall": Op(_recall, READ, outside=False),
+        "apply": Op(_apply, OWN, outside=False),
+    },
+    {
+        "text": {"type": "string"},
+        "score": {"type": "number", "description": "0-10"},
+        "type": {"type": "string", "enum": list(TYPES)},
+        "scenarios": {"type": "array", "items": {"type": "string"}, "description": "e.g. coding, writing"},
+        "id": {"type": "string"},
+        "query": {"type": "string"},
+        "scenario": {"type": "string"},
+        "limit": {"type": "integer"},
+    },
+    label=("query", "text"),
+    aliases=("prefs",),
+    run=_run,
+))  # fmt: skip

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from clio.context.budget import RESULT_CHARS
 from clio.store.atomic import atomic_write_text
-from clio.tools.registry import ToolContext, ToolError
+from clio.tools.context import ToolContext, ToolError
 
 if TYPE_CHECKING:
     from clio.safety.redact import Redactor

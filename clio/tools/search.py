@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from clio.safety.sandbox import is_inside
+from clio.tools.context import ToolContext, ToolError, need
 from clio.tools.paths import resolve_path
-from clio.tools.registry import ToolContext, ToolError, need
 from clio.tools.streamed import SNIFF, is_binary, lines_of, size_text
 from clio.wording import plural
 

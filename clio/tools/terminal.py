@@ -27,23 +27,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from clio import actions as A
 from clio.safety.containment import availability, landlock_abi, scrub_env
+from clio.safety.readonly import readonly_reason
 from clio.safety.sandbox import destructive_reason
 from clio.safety.wrapper import guards_writes, isolation, wrap_command
 from clio.tools import shell_undo
-from clio.tools.registry import (
-    Handler,
-    Lean,
-    ToolContext,
-    ToolError,
-    declined,
-    dispatch,
-    need,
-    operation_schema,
-    tool,
-)
+from clio.tools.context import ToolContext, ToolError, declined, need
+from clio.tools.registry import register
+from clio.tools.spec import Lean, Op, ToolSpec
 
-__all__ = ["CommandResult", "run_command", "terminal_operations"]
+__all__ = ["SPEC", "CommandResult", "run_command"]
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -238,21 +232,28 @@ def _execute(ctx: ToolContext, args: dict[str, Any]) -> str:
     return f"{body}\nexit code: {res.exit_code}"
 
 
-_OPS: dict[str, Handler] = {"execute": _execute}
+def _plan_check(args: dict[str, Any]) -> str | None:
+    """Plan mode runs a command only when it reads (clio.safety.readonly); else why it was not run."""
+    command = str(args.get("command") or "")
+    why = readonly_reason(command)
+    if why is None:
+        return None
+    return (
+        f"`{command}` was not run, {why}. Use read-only commands (ls, cat, grep, find, git "
+        "status/diff/log/show...) to look, and put what you would run in your plan."
+    )
 
 
-@tool(
+SPEC = register(ToolSpec(
     "terminal_operations",
     "Run a bash command in the project root (stdin closed; no interactive programs). Output capped.",
-    operation_schema(
-        list(_OPS),
-        {
-            "command": {"type": "string"},
-            "timeout": {"type": "integer", "description": "seconds, default 120, max 600"},
-        },
-        ["command"],
-    ),
+    {"execute": Op(_execute, _plan_check, outside=True, action=A.RUN_COMMAND)},  # its output: outside content
+    {
+        "command": {"type": "string"},
+        "timeout": {"type": "integer", "description": "seconds, default 120, max 600"},
+    },
+    required=("command",),
+    label=("command",),
+    aliases=("shell", "bash"),
     lean=Lean("Run a bash command in the project root.", ("execute",), ("command",)),
-)
-def terminal_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return dispatch(_OPS, ctx, args)
+))  # fmt: skip

@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from clio.store.atomic import atomic_write_json, read_json
-from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+from clio.tools.context import ToolContext, ToolError, need
+from clio.tools.registry import register
 from clio.tools.results import _redactor
+from clio.tools.spec import OWN, READ, Op, ToolSpec
 
-__all__ = ["STATUSES", "format_todos", "load_todos", "save_todos", "todo_operations"]
+__all__ = ["STATUSES", "format_todos", "load_todos", "save_todos"]
 
 STATUSES = ("pending", "in_progress", "done")
 _MARK = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]"}
@@ -112,21 +114,21 @@ def _update(ctx: ToolContext, args: dict[str, Any]) -> str:
     raise ToolError(f"no todo with id {item_id} (ids: {ids})")
 
 
-_OPS: dict[str, Handler] = {"read": _read, "write": _write, "add": _add, "update": _update}
-
-
-@tool(
+# clio's own list, written by the model: no operation reads the outside world
+SPEC = register(ToolSpec(
     "todo_operations",
     "Session task list. write replaces all items; update changes status/content by id.",
-    operation_schema(
-        list(_OPS),
-        {
-            "items": {"type": "array", "items": {"type": "string"}},
-            "content": {"type": "string"},
-            "id": {"type": "integer"},
-            "status": {"type": "string", "enum": list(STATUSES)},
-        },
-    ),
-)
-def todo_operations(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return dispatch(_OPS, ctx, args)
+    {
+        "read": Op(_read, READ, outside=False),
+        "write": Op(_write, OWN, outside=False),
+        "add": Op(_add, OWN, outside=False),
+        "update": Op(_update, OWN, outside=False),
+    },
+    {
+        "items": {"type": "array", "items": {"type": "string"}},
+        "content": {"type": "string"},
+        "id": {"type": "integer"},
+        "status": {"type": "string", "enum": list(STATUSES)},
+    },
+    aliases=("todo",),
+))  # fmt: skip

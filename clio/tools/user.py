@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from clio.tools.registry import Handler, ToolContext, ToolError, dispatch, need, operation_schema, tool
+from clio import actions as A
+from clio.tools.context import ToolContext, ToolError, need
+from clio.tools.registry import register
+from clio.tools.spec import OWN, Op, ToolSpec
 
-__all__ = ["NO_USER", "user_collaboration"]
+__all__ = ["NO_USER", "SPEC"]
 
 NO_USER = (
     "No user is present (one-shot mode), so the question was not asked. Proceed on your best "
@@ -26,13 +29,13 @@ def _request_input(ctx: ToolContext, args: dict[str, Any]) -> str:
     return f"The user answered: {answer}"
 
 
-_OPS: dict[str, Handler] = {"request_input": _request_input}
-
-
-@tool(
+SPEC = register(ToolSpec(
     "user_collaboration",
     "Ask the user a question when you cannot proceed without their decision.",
-    operation_schema(list(_OPS), {"question": {"type": "string"}}, ["question"]),
-)
-def user_collaboration(ctx: ToolContext, args: dict[str, Any]) -> str:
-    return dispatch(_OPS, ctx, args)
+    # the answer is the user's own words: not outside content
+    {"request_input": Op(_request_input, OWN, outside=False, action=A.ASK_USER)},
+    {"question": {"type": "string"}},
+    required=("question",),
+    label=("question",),
+    aliases=("ask",),
+))  # fmt: skip

@@ -31,7 +31,8 @@ from clio.safety.containment import (
     scrub_env,
 )
 from clio.safety.wrapper import wrap_command
-from clio.tools.registry import REGISTRY, ToolContext
+from clio.tools.context import ToolContext
+from clio.tools.registry import REGISTRY
 from clio.tools.terminal import run_command
 
 ABI = landlock_abi()

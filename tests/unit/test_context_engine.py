@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
+import clio.tools.builtin  # noqa: F401  (the tools declare what their operations do: clio.actions)
 from clio.context.engine import ContextEngine
 from clio.context.tokens import TokenEstimator
 from clio.context.trim import Budget
 from clio.messages import api_view
+from clio.tools.registry import REGISTRY
 from testkit.fakeserver_sse import count_prompt_tokens, validate_request
 
 SYSTEM = [{"role": "system", "content": "You are clio, a terminal coding agent. Be brief and exact. " * 30}]
@@ -44,7 +46,7 @@ class Sim:
         self.sizes = sizes  # tool output sizes; the largest are far over the whole window
         self.ratio = ratio
         self.budget = Budget(window)
-        self.engine = ContextEngine(TokenEstimator("local-model"), self.budget)
+        self.engine = ContextEngine(TokenEstimator("local-model"), self.budget, actions=REGISTRY.actions())
         self.seq = 0
         self.archive: list[dict[str, Any]] = []  # every message, as the session store keeps them
         self.requests: list[list[dict[str, Any]]] = []

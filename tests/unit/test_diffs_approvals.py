@@ -10,8 +10,8 @@ import pytest
 
 from clio.app.approvals import Approvals
 from clio.config import Settings
+from clio.tools.context import ToolContext
 from clio.tools.diffs import SHOWN_LINES, Change, clip, stat, unified
-from clio.tools.registry import ToolContext
 
 
 def test_unified_diff_of_an_edit_a_new_file_and_a_deletion() -> None:

@@ -20,9 +20,10 @@ import pytest
 import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.paths import GITIGNORE_TEXT, Paths, ensure_clio_gitignore, ensure_dir
 from clio.store.atomic import FileLock, atomic_write_json, atomic_write_text
+from clio.tools.context import ToolContext
 from clio.tools.git_env import _program_overrides, _with_config, git_env
 from clio.tools.git_repo import recent_git_activity
-from clio.tools.registry import REGISTRY, ToolContext
+from clio.tools.registry import REGISTRY
 
 HOOKS = (
     "pre-commit",

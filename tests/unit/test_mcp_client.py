@@ -19,7 +19,8 @@ from clio.mcp.config import ServerSpec, parse_servers
 from clio.mcp.remote import describe_error, read_tools, result_text
 from clio.safety.containment import landlock_abi
 from clio.safety.wrapper import guards_writes
-from clio.tools.registry import Registry, ToolContext
+from clio.tools.context import ToolContext
+from clio.tools.registry import Registry
 from testkit.mcp_servers import process_gone as _gone
 
 OBJ: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}

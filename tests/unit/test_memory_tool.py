@@ -18,7 +18,8 @@ from clio.commands.registry import CommandError, run_command
 from clio.memory.ltm_store import LtmStore
 from clio.memory.notes import NoteError, NoteStore
 from clio.memory.provenance import Provenance
-from clio.tools.registry import REGISTRY, Services, ToolContext
+from clio.tools.context import Services, ToolContext
+from clio.tools.registry import REGISTRY
 
 DAY = 86400.0
 NOW = 1_800_000_000.0

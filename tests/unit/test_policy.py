@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.safety.readonly import readonly_reason
-from clio.tools.policy import PolicyError, ToolPolicy, parse_names, plan_refusal
-from clio.tools.registry import REGISTRY, ToolContext
+from clio.tools import policy
+from clio.tools.context import ToolContext
+from clio.tools.policy import PolicyError, ToolPolicy, parse_names
+from clio.tools.registry import REGISTRY
+from clio.tools.spec import ToolSpec
 
 
 @pytest.mark.parametrize(
@@ -72,14 +76,20 @@ def test_other_commands_are_refused_with_a_reason(command: str, why: str) -> Non
 
 
 def test_names_aliases_globs_and_typos() -> None:
-    known = REGISTRY.names()
-    assert parse_names("shell, files,mcp__docs__search, docs__*", known, "--allow-tools") == (
+    known, aliases = REGISTRY.names(), REGISTRY.aliases()
+    assert parse_names("shell, files,mcp__docs__search, docs__*", known, "--allow-tools", aliases) == (
         "terminal_operations", "file_operations", "docs__search", "docs__*",
     )  # fmt: skip
-    policy = ToolPolicy(allow=parse_names("mcp__docs__*", known, "--allow-tools"), deny=("time__*",))
+    policy = ToolPolicy(allow=parse_names("mcp__docs__*", known, "--allow-tools", aliases), deny=("time__*",))
     assert policy.allowed("docs__search") and not policy.allowed("time__now") and policy.denied("time__now")
     with pytest.raises(PolicyError, match=r"--deny-tools: no tool named 'shel'; did you mean shell\?"):
-        parse_names("shel", known, "--deny-tools")
+        parse_names("shel", known, "--deny-tools", aliases)
+
+
+def plan_refusal(name: str, args: dict[str, Any]) -> str | None:
+    """Plan mode's answer for a call of the registered tool ``name`` (a tool clio has no spec of
+    declares no operations, as an MCP server's)."""
+    return policy.plan_refusal(REGISTRY.get(name) or ToolSpec(name, "an MCP tool", {}), args)
 
 
 def test_plan_refusals() -> None:

@@ -18,7 +18,8 @@ from clio.commands.registry import CommandError, run_command
 from clio.memory import prefs as P
 from clio.memory.prefs import Preference, PrefError
 from clio.memory.prefs_store import PrefStore
-from clio.tools.registry import REGISTRY, Services, ToolContext
+from clio.tools.context import Services, ToolContext
+from clio.tools.registry import REGISTRY
 
 DAY = 86400.0
 T0 = 1_700_000_000.0

@@ -21,8 +21,10 @@ from clio.config import Settings
 from clio.context.budget import FIXED_SHARE, MIN_RESULT_CHARS, RESULT_CHARS, Budget, Shares
 from clio.context.tokens import TokenEstimator
 from clio.store.model_state import ModelStateStore
-from clio.tools.registry import REGISTRY, Lean, Tool, ToolContext
+from clio.tools.context import ToolContext
+from clio.tools.registry import REGISTRY
 from clio.tools.results import maybe_store, page_chars
+from clio.tools.spec import Lean, Op, ToolSpec
 
 
 def compact(schemas: list[dict[str, Any]]) -> int:
@@ -81,20 +83,17 @@ def test_a_lean_form_naming_what_the_tool_lacks_is_refused() -> None:
     def handler(ctx: ToolContext, args: dict[str, Any]) -> str:
         return ""
 
-    params = {"type": "object", "properties": {"operation": {"type": "string", "enum": ["a", "b"]}}}
-    ok = Tool("t", "d", params, handler, Lean("d", ("a",)))
+    ops = {"a": Op(handler, "read", outside=True), "b": Op(handler, "read", outside=True)}
+    ok = ToolSpec("t", "d", ops, lean=Lean("d", ("a",)))
     assert ok.schema("lean")["function"]["parameters"]["properties"]["operation"]["enum"] == ["a"]
     for lean in (Lean("d", ("c",)), Lean("d", ("a",), ("path",)), Lean("d", ("a",), ("operation",))):
         with pytest.raises(ValueError, match="unknown parameters or operations"):
-            Tool("t", "d", params, handler, lean).schema("lean")
-    needs_cmd = {
-        "type": "object",
-        "properties": {"operation": {"type": "string", "enum": ["a"]}, "cmd": {"type": "string"}},
-        "required": ["operation", "cmd"],
-    }
+            ToolSpec("t", "d", ops, lean=lean).schema("lean")
+    one = {"a": ops["a"]}
+    cmd = {"cmd": {"type": "string"}}
     with pytest.raises(ValueError, match=r"leaves out required parameters: \['cmd'\]"):
-        Tool("t", "d", needs_cmd, handler, Lean("d", ("a",))).schema("lean")
-    kept = Tool("t", "d", needs_cmd, handler, Lean("d", ("a",), ("cmd",))).schema("lean")
+        ToolSpec("t", "d", one, cmd, ("cmd",), lean=Lean("d", ("a",))).schema("lean")
+    kept = ToolSpec("t", "d", one, cmd, ("cmd",), lean=Lean("d", ("a",), ("cmd",))).schema("lean")
     assert kept["function"]["parameters"]["required"] == ["operation", "cmd"]
     with pytest.raises(ValueError, match="unknown tool profile"):
         REGISTRY.schemas("tiny")

@@ -8,19 +8,27 @@ from typing import Any
 
 import pytest
 
+import clio.tools.builtin  # noqa: F401  (registers the tools: their specs say what is outside content)
 from clio.memory import ltm
+from clio.memory import provenance as P
 from clio.memory.ltm import Entry
 from clio.memory.ltm_store import LtmStore
-from clio.memory.provenance import (
-    MARK,
-    Provenance,
-    combine,
-    current_turn,
-    from_turn,
-    is_untrusted,
-    turn_sources,
-    turn_tainted,
-)
+from clio.memory.provenance import MARK, Provenance, combine, current_turn
+from clio.tools.registry import REGISTRY
+
+is_untrusted = REGISTRY.brings_outside  # each tool's own declaration (clio.tools.spec.Op.outside)
+
+
+def turn_tainted(messages: list[dict[str, Any]]) -> bool:
+    return P.turn_tainted(messages, REGISTRY.brings_outside)
+
+
+def turn_sources(messages: list[dict[str, Any]]) -> list[str]:
+    return P.turn_sources(messages, REGISTRY.brings_outside)
+
+
+def from_turn(session: str | None, messages: list[dict[str, Any]] | None, now: float) -> Provenance:
+    return P.from_turn(session, messages, now, outside=REGISTRY.brings_outside)
 
 NOW = 1_800_000_000.0
 
@@ -74,7 +82,7 @@ def one_call(name: str, **args: Any) -> list[dict[str, Any]]:
         ("memory_operations", {"operation": "retrieve", "key": "k"}, True),
         ("memory_operations", {"operation": "add_discovery", "fact": "f"}, False),
         ("todo_operations", {"operation": "write"}, False),
-        ("user_collaboration", {"operation": "ask", "question": "?"}, False),
+        ("user_collaboration", {"operation": "request_input", "question": "?"}, False),
         ("mcp__github__get_issue", {"number": 1}, True),  # an unknown (MCP) tool is untrusted
     ],
 )
@@ -112,10 +120,6 @@ def _operations(schema: dict[str, Any]) -> list[str]:
 
 
 def test_every_operation_of_every_tool_is_decided() -> None:
-    import clio.app.memory_services  # noqa: F401  (registers the memory tools)
-    import clio.tools.builtin  # noqa: F401
-    from clio.tools.registry import REGISTRY
-
     seen: dict[str, dict[str, bool]] = {}
     for name in REGISTRY.names():
         tool = REGISTRY.get(name)
@@ -132,7 +136,14 @@ def test_every_operation_of_every_tool_is_decided() -> None:
 def test_an_unknown_operation_of_a_known_tool_taints() -> None:
     assert is_untrusted("file_operations", "read_everything")
     assert is_untrusted("memory_operations", "")
+    assert is_untrusted("todo_operations", "read_everything")  # only what a tool declares is clean
     assert is_untrusted("web_fetch", "get")
+
+
+def test_without_the_tools_declarations_every_result_is_outside_content() -> None:
+    write = one_call("file_operations", operation="write_file", path="a.py")
+    assert P.turn_tainted(write) and P.from_turn("s1", write, NOW).tainted
+    assert not turn_tainted(write)
 
 
 def test_only_the_current_turn_counts() -> None:

@@ -16,9 +16,10 @@ from clio.safety.redact import Redactor
 from clio.store.atomic import add_damaged_hook, remove_damaged_hook
 from clio.store.session_names import NAME_CHARS, clean_name
 from clio.store.sessions import SessionStore
-from clio.tools.registry import Services, ToolContext
+from clio.tools.context import Services, ToolContext
 from clio.tools.results import maybe_store, read_stored
-from clio.tools.todos import load_todos, todo_operations
+from clio.tools.todos import SPEC as todo_operations
+from clio.tools.todos import load_todos
 from clio.ui.history import RedactingFileHistory
 from testkit.secrets_corpus import LOOKALIKES, SECRETS
 

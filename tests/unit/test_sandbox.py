@@ -8,8 +8,9 @@ import pytest
 
 import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.safety.sandbox import destructive_reason
+from clio.tools.context import ToolContext, ToolError
 from clio.tools.paths import resolve_path
-from clio.tools.registry import REGISTRY, ToolContext, ToolError
+from clio.tools.registry import REGISTRY
 
 
 @pytest.fixture

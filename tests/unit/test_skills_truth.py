@@ -12,9 +12,20 @@ from typing import Any
 import pytest
 from clio.prompts import load_prompt
 
+import clio.tools.builtin  # noqa: F401  (the tools declare what their operations do: clio.actions)
+from clio.memory import shown as S_
 from clio.memory import skills as S
-from clio.memory.shown import judged, shown
 from clio.memory.skills_store import SkillStore
+from clio.tools.registry import REGISTRY
+
+
+def shown(active: list[str], messages: list[dict[str, Any]]) -> dict[str, bool | None]:
+    return S_.shown(active, messages, REGISTRY.actions())
+
+
+def judged(active: list[str], messages: list[dict[str, Any]]) -> list[str]:
+    return S_.judged(active, messages, REGISTRY.actions())
+
 
 CATALOGUE = S.parse_catalogue(load_prompt("skills.md"))
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import clio.tools.builtin  # noqa: F401  (registers the tools)
-from clio.tools.registry import REGISTRY, ToolContext
+from clio.tools.context import ToolContext
+from clio.tools.registry import REGISTRY
 from clio.tools.results import MAX_PAGE, maybe_store, read_stored
 
 

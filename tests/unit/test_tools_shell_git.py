@@ -13,8 +13,9 @@ import git
 import pytest
 
 import clio.tools.builtin  # noqa: F401  (registers the tools)
+from clio.tools.context import ToolContext
 from clio.tools.git_repo import recent_git_activity
-from clio.tools.registry import REGISTRY, ToolContext
+from clio.tools.registry import REGISTRY
 from clio.tools.terminal import HEAD_BYTES, TAIL_BYTES, run_command
 from clio.tools.todos import format_todos, load_todos
 from clio.tools.user import NO_USER

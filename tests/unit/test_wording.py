@@ -18,7 +18,8 @@ def test_tool_results_say_one_line_and_one_file(tmp_path: Path) -> None:
     import json
 
     import clio.tools.builtin  # noqa: F401  (registers the tools)
-    from clio.tools.registry import REGISTRY, ToolContext
+    from clio.tools.context import ToolContext
+    from clio.tools.registry import REGISTRY
 
     ctx = ToolContext(root=tmp_path)
     out, ok = REGISTRY.run(ctx, "file_operations", json.dumps({"operation": "write_file", "path": "a.py", "content": "x\n"}))

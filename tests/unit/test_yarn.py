@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+import clio.tools.builtin  # noqa: F401  (the tools declare what their operations do: clio.actions)
+from clio.context import yarn
 from clio.context.tokens import TokenEstimator
 from clio.context.yarn import (
     DEFAULT_MAX_CHARS,
@@ -16,10 +18,16 @@ from clio.context.yarn import (
     ThreadSummary,
     from_dict,
     render,
-    summarize,
     summary_message,
     to_dict,
 )
+from clio.tools.registry import REGISTRY
+
+ACTIONS = REGISTRY.actions()
+
+
+def summarize(dropped: list[dict[str, Any]], previous: ThreadSummary | None, latest: str | None) -> ThreadSummary:
+    return yarn.summarize(dropped, previous, latest, ACTIONS)
 
 _ids = count()
 
