@@ -6,7 +6,7 @@ Needs scripts/real-model.sh to have run (llama-server + Qwen2.5-Coder-0.5B-Instr
 A scripted session set: 10 sessions, each with 2 decisions the user states in passing among
 exchanges that decide nothing (reads, questions, a failing test). Each session is read back by
 clio's own consolidation (``clio.app.consolidate.Consolidator``: the gate, the transcript, the
-prompt in prompts/consolidate.md, the strict reply parser, the LTM store with dedup and
+prompt in clio/prompts/consolidate.md, the strict reply parser, the LTM store with dedup and
 redaction); only the model is real, asked the way ``Orchestrator.ask`` asks (the upkeep system
 message, no tools). A decision counts as recovered when one stored entry carries all its key
 terms; printed for all entries, for the rules stored from the user's own words

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clio.llm.endpoint import Endpoint
 from clio.project_config import (
     PROJECT_SOURCE,
     REDACTION_LEVELS,
@@ -136,6 +137,10 @@ class Settings:
             "No API key: set OPENAI_API_KEY, or point clio at a local endpoint with "
             "--base-url (e.g. http://localhost:11434/v1 for Ollama)."
         )
+
+    def client_endpoint(self) -> Endpoint:
+        """The model client's settings (ConfigError without a key where one is needed)."""
+        return Endpoint(self.endpoint(), self.require_key(), self.model, self.request_timeout, self.max_retries)
 
     # what clio.project_config asks of the user's layer (a clio.project_config.UserLayer)
     @staticmethod

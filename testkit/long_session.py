@@ -21,7 +21,7 @@ from testkit.fakeserver_sse import common_prefix, count_prompt_tokens, messages_
 
 MODEL = "fake-model"  # not a tiktoken model: clio estimates with its learned chars-per-token ratio
 SERVER_RATIO = 3.3  # the fake server's chars per token; clio's default is 3.5
-COMPACT_MARK = "Summarise the conversation so far"  # the start of prompts/compact.md
+COMPACT_MARK = "Summarise the conversation so far"  # the start of clio/prompts/compact.md
 TAG = re.compile(r"^\[(\w+)\]")
 
 # ---------------------------------------------------------------------------------------------------------

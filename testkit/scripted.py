@@ -36,7 +36,7 @@ def latest_user(body: dict[str, Any]) -> tuple[str, int]:
     return str(msgs[last].get("content")), rounds
 
 
-CONSOLIDATION_MARK = "A coding session in this project has ended."  # prompts/consolidate.md
+CONSOLIDATION_MARK = "A coding session in this project has ended."  # clio/prompts/consolidate.md
 
 
 def is_consolidation(body: dict[str, Any]) -> bool:

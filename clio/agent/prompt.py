@@ -104,7 +104,7 @@ class PromptBuilder:
         self.instructions_max_chars = instructions_max_chars
         self.instructions_trusted = instructions_trusted
         self._memory_text = ""
-        self.note = ""  # a mode's short note at the end (plan mode, prompts/plan.md)
+        self.note = ""  # a mode's short note at the end (plan mode, clio/prompts/plan.md)
         self._system: Message | None = None
         self.profile = profile
         self._static = self.static_text(profile)

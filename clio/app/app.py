@@ -89,13 +89,7 @@ class App(Operations, AppHooks):
         self.approvals.allowed = self.policy.allowed
         self.redactor = Redactor(settings.redaction)  # the one redactor: archive, requests, tools
         self.sessions = SessionStore(paths.sessions_dir if self.writes else None, redact=self.redactor.text)
-        self.client = LLMClient(
-            settings.endpoint(),
-            settings.require_key(),
-            settings.model,
-            timeout=settings.request_timeout,
-            max_retries=settings.max_retries,
-        )
+        self.client = LLMClient(settings.client_endpoint())
         self.window = Window(
             settings,
             ModelStateStore(paths.clio_dir / "token_ratios.json" if self.writes else None),

@@ -1,5 +1,5 @@
 """``/init``: a model turn that looks at the repository and writes an ``AGENTS.md`` for it
-(prompts/init.md). The write goes through the file tool like any other: shown as a diff,
+(clio/prompts/init.md). The write goes through the file tool like any other: shown as a diff,
 approved (or refused) like any write, undone by ``/undo``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``/plan``: read-only plan mode on or off (clio.tools.policy enforces it; prompts/plan.md tells
+"""``/plan``: read-only plan mode on or off (clio.tools.policy enforces it; clio/prompts/plan.md tells
 the model)."""
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clio.llm.dialects import context_numbers, is_context_length_error
+from clio.llm.endpoint import Endpoint
 from clio.llm.errors import (
     AuthError,
     BadRequest,
@@ -66,23 +67,14 @@ REFUSED_WAIT = 0.5
 
 
 class LLMClient:
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str,
-        model: str,
-        *,
-        timeout: float = 600.0,
-        max_retries: int = 4,
-        backoff: float = 1.0,
-    ) -> None:
-        self.base_url = base_url
-        self.model = model
-        self.max_retries = max_retries
+    def __init__(self, endpoint: Endpoint, *, backoff: float = 1.0) -> None:
+        self.base_url = endpoint.base_url
+        self.model = endpoint.model
+        self.max_retries = endpoint.max_retries
         self.backoff = backoff
         self.include_usage = True
-        self._api_key = api_key
-        self._timeout = timeout
+        self._api_key = endpoint.api_key
+        self._timeout = endpoint.timeout
         self._transport_obj: Transport | None = None
 
     @property

@@ -25,8 +25,8 @@ from clio.memory import provenance
 from clio.memory.ltm import DEFAULT_CONFIDENCE, TYPES, Entry, LtmError, render_entry
 from clio.memory.ltm_stats import day
 from clio.memory.notes import NoteError, NoteStore
+from clio.recall.format import format_hits
 from clio.recall.query import best_first
-from clio.tools.memory import format_recall
 
 if TYPE_CHECKING:
     from clio.config import Settings
@@ -202,7 +202,7 @@ class MemoryOps:
             if self._index is None:
                 self._index = self.search_index()
         hits = best_first(self._index.search, query, limit, max_sessions=_limit(max_sessions, "max_sessions"))
-        return format_recall(query, hits)
+        return format_hits(query, hits)
 
 
 def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bool) -> MemoryOps:

@@ -1,7 +1,7 @@
 """The project's long-term memory file, ``.clio/ltm.json``: ``{"version": 1, "entries": [...]}``.
 
 Every change is a read-modify-write under the inter-process lock
-(:func:`clio.store.atomic.locked_update`) applied to what is on disk at that moment, so
+(:class:`clio.store.json_doc.JsonDocument`) applied to what is on disk at that moment, so
 several agents in one project never lose each other's entries. A file that does not
 parse is quarantined by ``read_json`` (and reported); a single stored entry that does
 not parse is kept in the file untouched and left out of ``all()``.
@@ -23,7 +23,7 @@ from clio.memory import dedup, lifecycle, ltm, ltm_rank, ltm_stats
 from clio.memory.ltm import Entry
 from clio.memory.ltm_stats import LtmStats
 from clio.memory.provenance import Provenance
-from clio.store.atomic import locked_update, read_json
+from clio.store.json_doc import JsonDocument
 from clio.store.signing import Signer
 
 VERSION = 1
@@ -78,6 +78,7 @@ class LtmStore:
         self.path = Path(path) if path is not None else None
         self.clock = clock
         self.signer = signer  # None: every entry counts as clio's own (no check)
+        self._doc: JsonDocument[Raw] = JsonDocument(self.path, _empty, validate=_valid)
 
     @property
     def enabled(self) -> bool:
@@ -91,12 +92,12 @@ class LtmStore:
             entries, bad = _split(data, self.signer)
             return _join(data, change(entries), bad, self.signer)
 
-        locked_update(self.path, apply, _empty, validate=_valid)
+        self._doc.replace(apply)
 
     def all(self) -> list[Entry]:
         if self.path is None:
             return []
-        return _split(read_json(self.path, _empty, validate=_valid), self.signer)[0]
+        return _split(self._doc.read(), self.signer)[0]
 
     def adopt(self, entry_ids: Iterable[str] | None = None, *, legacy_only: bool = False) -> list[str]:
         """Make foreign entries clio's own (signed): those of ``entry_ids``, or all of them
@@ -117,7 +118,7 @@ class LtmStore:
                     adopted.append(e.id)
             return _join(data, entries, bad, self.signer)
 
-        locked_update(self.path, apply, _empty, validate=_valid)
+        self._doc.replace(apply)
         return adopted
 
     def get(self, entry_id: str) -> Entry | None:
@@ -173,7 +174,7 @@ class LtmStore:
             count.append(len(data.get("entries", [])))
             return _empty()
 
-        locked_update(self.path, wipe, _empty, validate=_valid)
+        self._doc.replace(wipe)
         return count[-1]
 
     def prune(

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from clio.memory.similarity import tokenize
-from clio.store.atomic import locked_update, read_json
+from clio.store.json_doc import JsonDocument
 
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_KEY = 100
@@ -61,6 +61,10 @@ def check_key(key: Any) -> str:
             f"note key {key!r} may only use letters, digits, '.', '_' and '-', starting with a letter or digit"
         )
     return key
+
+
+def _none() -> dict[str, Any] | None:
+    return None
 
 
 def _valid(data: Any) -> bool:
@@ -122,6 +126,10 @@ class NoteStore:
         assert self.folder is not None
         return self.folder / f"{check_key(key)}.json"
 
+    def _doc(self, key: str) -> JsonDocument[dict[str, Any] | None]:
+        """The note's own file (one document per key)."""
+        return JsonDocument(self._path(key), _none, validate=_valid)
+
     def store(self, key: str, value: str, provenance: dict[str, Any] | None = None) -> tuple[Note, bool]:
         """Create or replace a note (``provenance``: who wrote this value); returns (note, created)."""
         key = self._key(key)
@@ -141,7 +149,7 @@ class NoteStore:
             first = current["created"] if current else now
             return Note(key, value, first, now, provenance).to_dict()
 
-        data = locked_update(self._path(key), update, lambda: None, validate=_valid)
+        data = self._doc(key).replace(update)
         assert data is not None
         return _note(data), created[-1]
 
@@ -149,7 +157,7 @@ class NoteStore:
         key = self._key(key)
         if self.folder is None:
             return self._memory.get(key)
-        data = read_json(self._path(key), lambda: None, validate=_valid)
+        data = self._doc(key).read()
         return _note(data) if data else None
 
     def delete(self, key: str) -> bool:
@@ -172,7 +180,7 @@ class NoteStore:
             for path in self.folder.glob("*.json") if self.folder.is_dir() else []:
                 if path.name.startswith(".") or ".damaged-" in path.stem or not KEY_RE.match(path.stem):
                     continue
-                data = read_json(path, lambda: None, validate=_valid)
+                data = JsonDocument(path, _none, validate=_valid).read()
                 if data:
                     notes.append(_note(data))
         notes.sort(key=lambda n: (-n.updated, n.key))

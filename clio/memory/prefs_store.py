@@ -1,7 +1,7 @@
 """PrefStore: the user's preferences in ``$CLIO_HOME/preferences.json``.
 
 Every change is a read-modify-write under the inter-process lock
-(:func:`clio.store.atomic.locked_update`), applied to what is on disk at that moment, so
+(:class:`clio.store.json_doc.JsonDocument`), applied to what is on disk at that moment, so
 several clio processes adding preferences at once keep every one. Entries this version
 cannot read are carried through untouched. ``PrefStore(None)`` (incognito) reads and
 writes nothing: preferences then live in memory for the session only.
@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, TypeVar
 from clio.memory import prefs as P
 from clio.memory.ids import find_by_id
 from clio.memory.prefs import Preference, PrefError
-from clio.store.atomic import locked_update, read_json
+from clio.store.json_doc import JsonDocument
 
 T = TypeVar("T")
 Data = dict[str, Any]
@@ -54,33 +54,26 @@ class PrefStore:
         self.redact = redact  # every text added or changed, whoever adds it (/prefs add, the tool)
         self.half_life = half_life
         self.floor = floor
-        self._memory: Data = _empty()  # incognito only
+        self._doc = JsonDocument(self.path, _empty, validate=_valid)  # in memory only in incognito
 
     # -- plumbing --------------------------------------------------------------------------------
     def _redacted(self, text: Any) -> Any:
         return self.redact(text) if isinstance(text, str) else text
 
     def _read(self) -> Data:
-        if self.path is None:
-            return self._memory
-        return read_json(self.path, _empty, validate=_valid)
+        return self._doc.read()
 
     def _change(self, fn: Callable[[list[Preference]], T]) -> T:
         """Apply ``fn`` to the current preferences (on disk, under the lock) and save the result."""
-        result: list[T] = []
 
-        def update(data: Data) -> Data:
+        def edit(data: Data) -> T:
             parsed, raw_kept = _parse(data["preferences"])
-            result.append(fn(parsed))
+            result = fn(parsed)
             data["preferences"] = [p.to_dict() for p in parsed] + raw_kept
             data["version"] = VERSION
-            return data
+            return result
 
-        if self.path is None:
-            self._memory = update(self._memory)
-        else:
-            locked_update(self.path, update, _empty, validate=_valid)
-        return result[0]
+        return self._doc.edit(edit)
 
     def weight(self, p: Preference, now: float | None = None) -> float:
         return P.pref_weight(p, self.clock() if now is None else now, self.half_life, self.floor)

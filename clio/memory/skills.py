@@ -13,7 +13,7 @@ and those a stated preference contradicts, while they fit the token budget.
 
 Contradictions: a stated preference or taboo always wins. A behaviour is left out when a
 preference's text contains one of its ``contradicts`` phrases (marked by hand in the catalogue,
-prompts/skills.md), or when a taboo or aversion shares at least ``TABOO_OVERLAP`` content words
+clio/prompts/skills.md), or when a taboo or aversion shares at least ``TABOO_OVERLAP`` content words
 (stemmed) with the behaviour's text (this also covers behaviours the user added).
 """
 

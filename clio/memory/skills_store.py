@@ -1,11 +1,11 @@
 """SkillStore: the behaviours' posteriors and the signals that made them, user-wide, in
 ``$CLIO_HOME/skills.json`` next to the preferences.
 
-The catalogue (prompts/skills.md) gives the texts; the file keeps each behaviour's state (a, b,
+The catalogue (clio/prompts/skills.md) gives the texts; the file keeps each behaviour's state (a, b,
 count, pinned, banned), the behaviours the user added, every signal with the session and turn
 it judged (so the history can be inspected and replayed), and the last turn of each session
 with the behaviours active in it (so ``/bad`` works after ``--resume`` too). Every change is
-a read-modify-write under the inter-process lock (:func:`clio.store.atomic.locked_update`),
+a read-modify-write under the inter-process lock (:class:`clio.store.json_doc.JsonDocument`),
 applied to what is on disk at that moment: concurrent processes lose no signal.
 ``SkillStore(None, ...)`` (incognito) reads and writes nothing.
 """
@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from clio.memory import skills as S
 from clio.memory.skills import Signal, Skill, SkillError
-from clio.store.atomic import locked_update, read_json
+from clio.store.json_doc import JsonDocument
 
 T = TypeVar("T")
 Data = dict[str, Any]
@@ -76,29 +76,20 @@ class SkillStore:
         self.catalogue = catalogue
         self.clock = clock
         self.redact = redact  # notes and added texts are persisted: through the one redactor
-        self._memory: Data = _empty()
+        self._doc = JsonDocument(self.path, _empty, validate=_valid)
 
     def _read(self) -> Data:
-        if self.path is None:
-            return self._memory
-        data = read_json(self.path, _empty, validate=_valid)
-        return data
+        return self._doc.read()
 
     def _change(self, fn: Callable[[list[Skill], Data], T]) -> T:
-        result: list[T] = []
-
-        def update(data: Data) -> Data:
+        def edit(data: Data) -> T:
             skills, kept = _merge(self.catalogue, data["skills"])
-            result.append(fn(skills, data))
+            result = fn(skills, data)
             data["skills"] = [s.to_dict() for s in skills] + kept
             data["version"] = VERSION
-            return data
+            return result
 
-        if self.path is None:
-            self._memory = update(self._memory)
-        else:
-            locked_update(self.path, update, _empty, validate=_valid)
-        return result[0]
+        return self._doc.edit(edit)
 
     # -- reading ---------------------------------------------------------------------------------
     def all(self) -> list[Skill]:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clio.recall.format import hit_source
 from clio.recall.query import MIN_NEW_WORDS, content_words, excerpt, excerpt_stem, fts_words
 
 MIN_COSINE = 0.55
@@ -147,9 +148,7 @@ def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
     used = sum(len(x) + 1 for x in lines) + len(f"</{TAG}>")
     n = 0
     for h in hits:
-        where = "this session, earlier (no longer in view)" if h.current else (
-            f'session "{_quote(h.session_name)}"' if h.session_name else f"session {h.session_id}"
-        )
+        where = hit_source(h.session_id, _quote(h.session_name), h.current, in_block=True)
         head = f"[{n + 1}] {where}, {h.date}, {ROLE_NAMES.get(h.role, h.role)}:"
         room = max_chars - used - len(head) - 8
         if room < 80:

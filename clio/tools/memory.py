@@ -16,6 +16,7 @@ from clio.memory.ltm_stats import day, format_stats
 from clio.memory.ltm_store import LtmStore
 from clio.memory.notes import NoteError, NoteStore, check_key
 from clio.memory.types import TYPES, added_by_tool
+from clio.recall.format import format_hits, one_line
 from clio.tools.context import ToolContext, ToolError, need, redacted_args
 from clio.tools.registry import REGISTRY, register
 from clio.tools.spec import OWN, READ, Handler, Lean, Op, ToolSpec
@@ -48,8 +49,7 @@ RESULT_LINE_CHARS = 520  # one recall hit as the tool shows it (header + excerpt
 
 
 def _one_line(text: str, limit: int = SNIPPET) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _notes(ctx: ToolContext) -> NoteStore:
@@ -251,24 +251,6 @@ def op_stats(ctx: ToolContext, args: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- recall
 
 
-def format_recall(query: str, hits: list[dict[str, Any]], current: str | None = None) -> str:
-    """Hits as the model reads them; ``current``: the running session's id (its older messages
-    are named as such)."""
-    if not hits:
-        return f"Nothing archived mentions {query!r} (besides what is in view now)."
-    lines = [f"{len(hits)} excerpt(s) from the archive, best first:"]
-    for i, h in enumerate(hits, 1):
-        if current is not None and h.get("session_id") == current:
-            name = "this session, earlier (no longer in view)"
-        else:
-            name = h.get("session_name") or h.get("session_id", "?")
-        head = f"{i}. {name} · {h.get('date', '?')} · {h.get('role', '?')}"
-        if h.get("session_name") and h.get("session_id") and h.get("session_id") != current:
-            head += f" ({h['session_id']})"
-        lines.append(f"{head}\n   {_one_line(str(h.get('excerpt', '')), 400)}")
-    return "\n".join(lines)
-
-
 def op_recall(ctx: ToolContext, args: dict[str, Any]) -> str:
     query: str = need(args, "query")
     if not query.strip():
@@ -277,7 +259,7 @@ def op_recall(ctx: ToolContext, args: dict[str, Any]) -> str:
     max_results = _count(args, "max_results", default_results(ctx.result_chars), MAX_LIST)
     hits = ctx.service("recall").search(query, max_sessions=max_sessions, max_results=max_results)
     session = ctx.services.session
-    return format_recall(query, list(hits), getattr(session, "id", None))
+    return format_hits(query, list(hits), getattr(session, "id", None))
 
 
 def default_results(result_chars: int) -> int:

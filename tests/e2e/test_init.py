@@ -1,4 +1,4 @@
-"""``/init`` through the installed clio (issue 27): a model turn with prompts/init.md that looks at
+"""``/init`` through the installed clio (issue 27): a model turn with clio/prompts/init.md that looks at
 the repository and writes AGENTS.md through the file tool, so the write is shown as a diff and
 approved (pty) or refused without anyone to approve it (one-shot, exit 4) like any write."""
 

@@ -1,10 +1,10 @@
 """The benches run against a regular install of clio, not only an editable one (issue 27).
 
-A regular install maps ``prompts/`` to ``clio.prompts`` (pyproject's package-dir); the source tree
-has no ``clio/prompts``. Benches that put the repository's root FIRST on sys.path (for testkit/)
-imported the source tree's clio instead and failed on ``clio.prompts``. Here a regular install is
-laid out as setuptools lays it out (clio/ with prompts/ inside) on PYTHONPATH, and each bench with
-a command line is started with --help: its imports must come from that install.
+Benches that put the repository's root FIRST on sys.path (for testkit/) imported the source tree's
+clio instead of the installed one (when the prompts were a folder mapped into the package, that
+failed on ``clio.prompts``). Here a regular install is laid out as setuptools lays it out on
+PYTHONPATH, and each bench with a command line is started with --help: its imports must come from
+that install.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ BENCHES = sorted(p for p in (ROOT / "benches").glob("*.py") if "argparse" in p.r
 def regular_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = tmp_path_factory.mktemp("site")
     shutil.copytree(ROOT / "clio", site / "clio", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "prompts", site / "clio" / "prompts", ignore=shutil.ignore_patterns("__pycache__"))
     return site
 
 

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from clio.llm.client import LLMClient
+from clio.llm.endpoint import Endpoint
 from clio.llm.errors import (
     AuthError,
     BadRequest,
@@ -40,7 +41,7 @@ TOOLS = [
 
 
 def make_client(server: FakeServer, *, max_retries: int = 3, model: str = "fake-model") -> LLMClient:
-    return LLMClient(server.base_url, "test-key", model, timeout=10, max_retries=max_retries, backoff=0.01)
+    return LLMClient(Endpoint(server.base_url, "test-key", model, 10, max_retries), backoff=0.01)
 
 
 class Retries:
@@ -216,7 +217,7 @@ def test_an_endpoint_that_is_not_there_is_unreachable() -> None:
     url = server.base_url
     server.stop()  # the port is closed now: connection refused
     retries = Retries()
-    client = LLMClient(url, "k", "fake-model", timeout=5, max_retries=1, backoff=0.01)
+    client = LLMClient(Endpoint(url, "k", "fake-model", 5, 1), backoff=0.01)
     with pytest.raises(EndpointUnreachable, match="Cannot reach"):
         client.chat(USER, on_retry=retries)
     assert [reason for reason, _ in retries.calls] == ["could not reach the endpoint"]
@@ -227,7 +228,7 @@ def test_a_refused_connection_gets_one_quick_retry_whatever_max_retries() -> Non
     url = server.base_url
     server.stop()
     retries = Retries()
-    client = LLMClient(url, "k", "fake-model", timeout=5, max_retries=4, backoff=1.0)
+    client = LLMClient(Endpoint(url, "k", "fake-model", 5, 4), backoff=1.0)
     with pytest.raises(EndpointUnreachable, match="the connection was refused"):
         client.chat(USER, on_retry=retries)
     assert retries.calls == [("could not reach the endpoint", 0.5)]  # was 4 retries, 1+2+4+8 s
@@ -291,6 +292,6 @@ def test_list_models_reads_the_endpoints_list(fake_server: FakeServer) -> None:
     listing = [r for r in fake_server.requests if r.path.rstrip("/") == "/v1/models"]
     assert len(listing) == 1 and listing[0].method == "GET"
     assert listing[0].headers["authorization"] == "Bearer test-key"
-    wrong = LLMClient(fake_server.base_url, "wrong-key", "zeta-coder", timeout=5, max_retries=0)
+    wrong = LLMClient(Endpoint(fake_server.base_url, "wrong-key", "zeta-coder", 5, 0))
     with pytest.raises(LLMError, match="Could not list models"):
         wrong.list_models()

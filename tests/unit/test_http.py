@@ -23,6 +23,7 @@ import openai
 import pytest
 
 from clio.llm.client import LLMClient
+from clio.llm.endpoint import Endpoint
 from clio.llm.errors import ContextLengthError, EndpointUnreachable, ServerError
 from clio.llm.http import iter_sse
 from testkit.fakeserver import FakeServer, Reply
@@ -31,7 +32,7 @@ USER = [{"role": "user", "content": "hello"}]
 
 
 def make_client(url: str, *, max_retries: int = 2) -> LLMClient:
-    return LLMClient(url, "test-key", "fake-model", timeout=10, max_retries=max_retries, backoff=0.01)
+    return LLMClient(Endpoint(url, "test-key", "fake-model", 10, max_retries), backoff=0.01)
 
 
 # ---------------------------------------------------------------- SSE framing

@@ -50,8 +50,6 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 base = ".".join([*up, *([node.module] if node.module else [])])
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
         for t in targets:
-            if t == "clio.prompts" or t.startswith("clio.prompts."):
-                continue  # package data mapped from prompts/
             while t and t not in modules:
                 t = t.rpartition(".")[0]
             if t.startswith("clio") and t != name:
