@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
-from clio.agent.orchestrator import UPKEEP_SYSTEM  # noqa: E402
+from clio.agent.side import UPKEEP_SYSTEM  # noqa: E402
 from clio.app.consolidate import Consolidator  # noqa: E402
 from clio.memory import consolidate as cons  # noqa: E402
 from clio.memory import ltm  # noqa: E402

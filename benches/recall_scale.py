@@ -117,7 +117,7 @@ def peak_mb() -> float:
 STARTUP_CHECK = """
 import sys, time
 t = time.perf_counter()
-import clio.cli, clio.app.memory_services
+import clio.cli, clio.app.memory
 ms = (time.perf_counter() - t) * 1000
 heavy = [m for m in ("numpy", "onnxruntime", "tokenizers", "clio.recall.embedder", "clio.recall.vectors", "clio.recall.hybrid",
                      "clio.recall.index") if m in sys.modules]
@@ -133,7 +133,7 @@ def startup_check() -> None:
     outs = [r.stdout.split() for r in runs]
     ms = statistics.median(float(o[0]) for o in outs)
     print(
-        f"start-up: import clio.cli + clio.app.memory_services {ms:.0f} ms (median of 5); "
+        f"start-up: import clio.cli + clio.app.memory {ms:.0f} ms (median of 5); "
         f"model-side modules imported: {outs[0][1]}"
     )
 

@@ -4,7 +4,9 @@ Every message goes through ``Session.append`` (on disk, redacted) before anythin
 sees it; every tool call gets exactly one result; the context engine fits each request to
 the window and reacts when the endpoint still rejects it for length. The loop is also the
 one door for trimming: a proactive or reactive trim in a turn, ``trim_now`` and ``compact``
-(whose request goes through the same path as a turn's) all end in ``_after_trim``.
+(whose request goes through the same path as a turn's) all end in ``_after_trim``. What happens
+reaches the running clio as events (:class:`clio.agent.turn.TurnEvents`) that carry what their
+handlers need; nothing the loop reports to calls back into it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ from typing import Any
 
 from clio.agent.prompt import PromptBuilder, to_api
 from clio.agent.stuck import RepeatGuard
-from clio.agent.turn import Hooks, SessionLog, TrimReport, TurnResult, TurnUI
+from clio.agent.turn import (
+    LoopSettings,
+    NoEvents,
+    SessionLog,
+    TrimReport,
+    TurnEvents,
+    TurnResult,
+    TurnUI,
+    working_files,
+)
 from clio.agent.window import Window
 from clio.context.engine import ContextEngine, Prepared
 from clio.context.stm import latest_user_index
@@ -32,7 +43,6 @@ from clio.tools.results import maybe_store
 
 MAX_REACTIVE = 3
 COMPACT_WORDS, COMPACT_MAX_TOKENS = 400, 1200
-UPKEEP_SYSTEM = "You maintain a coding agent's project memory. Reply exactly in the format asked for."
 
 
 class Orchestrator:
@@ -47,14 +57,9 @@ class Orchestrator:
         prompt: PromptBuilder,
         window: Window,
         ui: TurnUI,
-        hooks: Hooks | None = None,
+        events: TurnEvents | None = None,
         redactor: Redactor | None = None,
-        max_iterations: int = 40,
-        tool_recovery: bool = True,
-        temperature: float | None = None,
-        max_output_tokens: int | None = None,
-        tool_choice: str | None = None,
-        cap_replies: bool = False,
+        limits: LoopSettings | None = None,
     ) -> None:
         self.session = session
         self.engine = engine
@@ -64,17 +69,9 @@ class Orchestrator:
         self.prompt = prompt
         self.window = window
         self.ui = ui
-        self.hooks = hooks or Hooks()
+        self.events: TurnEvents = events or NoEvents()
         self.redactor = redactor  # the safety net on outgoing text (messages were redacted when archived)
-        self.max_iterations = max_iterations
-        self.tool_recovery = tool_recovery
-        self.temperature = temperature
-        self.max_output_tokens = max_output_tokens
-        # without a configured max_output_tokens, a local endpoint that stated its own window is
-        # asked for at most the reply reserve (a small model that rambles otherwise generates
-        # until its context is full: minutes)
-        self.cap_replies = cap_replies
-        self.tool_choice = tool_choice  # "required" applies to a turn's first request; later ones are auto
+        self.limits = limits or LoopSettings()
 
     @property
     def profile(self) -> str:
@@ -86,9 +83,9 @@ class Orchestrator:
         the endpoint stated itself, the reply reserve (a guessed window could be too large, and a
         server that counts max_tokens against its window, as vLLM does, would reject requests that
         fit); else none."""
-        if self.max_output_tokens:
-            return self.max_output_tokens
-        if self.cap_replies and self.window.stated_by_endpoint:
+        if self.limits.max_output_tokens:
+            return self.limits.max_output_tokens
+        if self.limits.cap_replies and self.window.stated_by_endpoint:
             return self.window.budget.reserve or None
         return None
 
@@ -119,12 +116,16 @@ class Orchestrator:
         content = msgs[i].get("content") if i is not None else None
         return content if isinstance(content, str) else ""
 
+    def working_files(self) -> list[str]:
+        return working_files(self.session.messages)
+
     # -- the one door for trimming ---------------------------------------------------------------
     def _after_trim(self, iteration: int) -> None:
         """After any trim: checkpoint, a new thread in the archive, memory re-ranked."""
-        self.hooks.before_trim(iteration)
+        task = self.latest_task()
+        self.events.trimming(iteration, task)
         self.session.new_thread()
-        self.hooks.after_trim()
+        self.events.trimmed(task, self.working_files())
 
     def trim_now(self) -> TrimReport:
         """Fold the oldest half of the window into the thread summary now (/session trim)."""
@@ -170,22 +171,6 @@ class Orchestrator:
         self.save_state()
         return TrimReport(before, self.used_tokens(), 0)
 
-    def ask(self, prompt: str, max_tokens: int) -> str:
-        """One bounded request outside the conversation (memory upkeep): the redaction net, the
-        client's retries and usage accounting as for a turn; the window and the archive are
-        untouched. "" when the model says nothing or the request does not fit the window."""
-        if self.window.estimator.count_text(prompt) > self.window.budget.limit // 2:
-            return ""
-        text = self.redactor.redact(prompt)[0] if self.redactor is not None else prompt
-        messages = [{"role": "system", "content": UPKEEP_SYSTEM}, {"role": "user", "content": text}]
-        try:
-            result = self.client.chat(messages, None, temperature=self.temperature, max_tokens=max_tokens)
-        except ContextLengthError:
-            return ""
-        if result.usage is not None:
-            self.session.add_usage(result.usage.as_dict())
-        return "" if result.interrupted else result.content.strip()
-
     def clear(self) -> None:
         """Empty the window and drop the summary (/clear); the archive keeps every message."""
         self.engine.clear()
@@ -198,13 +183,14 @@ class Orchestrator:
         user = self.add(make("user", text, meta=dict(user_meta or {})))
         self.save_state()
         self.window.probe_once()  # the user's message is on disk; nothing sent yet
-        self.hooks.turn_started()
-        recalled = self.hooks.recall(user)
+        self.events.turn_started(self.latest_task())
+        summary = self.engine.summary
+        recalled = self.events.recall(user, summary.current_task if summary is not None else "")
         if recalled is not None:  # archived (never indexed) and in the window with its message
             self.add(recalled)
             self.save_state()
         guard = RepeatGuard()
-        while out.iterations < self.max_iterations:
+        while out.iterations < self.limits.max_iterations:
             out.iterations += 1
             tools = self.tools()
             prep = self._prepare(tools, out)
@@ -217,7 +203,7 @@ class Orchestrator:
                 self.save_state()
                 return out
             content, calls = result.content, result.tool_calls
-            if not calls and self.tool_recovery and content and not result.interrupted:
+            if not calls and self.limits.tool_recovery and content and not result.interrupted:
                 content, calls = recover_tool_calls(
                     content,
                     set(self.registry.offered(self.profile, self.window.budget.limit)),
@@ -255,7 +241,7 @@ class Orchestrator:
                 return out
         out.hit_cap = True
         self.ui.notice(
-            f"Stopped after {self.max_iterations} tool iterations (max_iterations); "
+            f"Stopped after {self.limits.max_iterations} tool iterations (max_iterations); "
             "send another message to let the agent continue."
         )
         return out
@@ -271,9 +257,9 @@ class Orchestrator:
 
     def _choice(self, iteration: int) -> str | None:
         """The tool_choice of a request: a call must happen first, then the model may answer."""
-        if self.tool_choice == "required" and iteration > 1:
+        if self.limits.tool_choice == "required" and iteration > 1:
             return "auto"
-        return self.tool_choice
+        return self.limits.tool_choice
 
     def _send(
         self,
@@ -304,7 +290,7 @@ class Orchestrator:
                     on_text=None if extra else self.ui.text,
                     on_retry=lambda reason, wait: self.ui.notice(f"{reason}; retrying in {wait:.1f}s"),
                     tool_choice=tool_choice,
-                    temperature=self.temperature,
+                    temperature=self.limits.temperature,
                     max_tokens=max_tokens or self.reply_cap(),
                 )
             except ContextLengthError as exc:
@@ -315,7 +301,8 @@ class Orchestrator:
                     self.window.rejected(exc.window)  # trust the server's own figure from now on
                 self._after_trim(out.iterations)
                 tools = self.tools()  # a stated window may have switched the profile
-                prep = self.engine.reactive(level, self.prompt.system(), tools, self.hooks.recovery_text())
+                recovery = self.events.recovery_text(self.latest_task())
+                prep = self.engine.reactive(level, self.prompt.system(), tools, recovery)
                 out.trims += 1
                 self.save_state()
                 continue

@@ -1,13 +1,13 @@
 """Assembles the fixed front of every request: system prompt, project instructions, memory.
 
-The text only changes at session start and after a trim (when memory is re-ranked), so
-between trims consecutive requests share their prefix byte for byte (provider caches).
+The memory text is the app's (ranked for the task, :meth:`PromptBuilder.set_memory`); it only
+changes at session start and after a trim, so between trims consecutive requests share their
+prefix byte for byte (provider caches).
 """
 
 from __future__ import annotations
 
 import platform
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,6 @@ from clio.memory.types import storable_nouns
 from clio.messages import KIND_RECALL, Message, api_view, meta
 from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
-
-MemoryBlock = Callable[[str, list[str]], str]  # (current task, working files) -> text block
 
 
 def project_instructions(root: Path, cwd: Path) -> list[tuple[str, str]]:
@@ -90,7 +88,6 @@ class PromptBuilder:
         cwd: Path,
         *,
         custom_instructions: bool = True,
-        memory: list[MemoryBlock] | None = None,
         redactor: Redactor | None = None,
         profile: str = "full",
         instructions_max_chars: int | None = None,
@@ -98,7 +95,6 @@ class PromptBuilder:
     ) -> None:
         self.root = root
         self.cwd = cwd
-        self.memory = memory or []
         self.redactor = redactor
         self.instructions = project_instructions(root, cwd) if custom_instructions else []
         self.instructions_max_chars = instructions_max_chars
@@ -138,11 +134,10 @@ class PromptBuilder:
         self._static = self.static_text(profile)
         self._system = None
 
-    def refresh_memory(self, task: str, working_files: list[str]) -> None:
-        """Re-rank memory for the current task (session start and after every trim)."""
-        blocks = [b(task, working_files) for b in self.memory]
-        self._memory_text = "\n\n".join(b.strip() for b in blocks if b and b.strip())
-        self._system = None
+    def set_memory(self, text: str) -> None:
+        """Memory as ranked for the current task (session start and after every trim)."""
+        if text != self._memory_text:
+            self._memory_text, self._system = text, None
 
     def set_note(self, note: str) -> None:
         """A mode's note at the end of the system prompt from the next request on ("": none)."""

@@ -1,10 +1,15 @@
-"""Wiring: config -> store -> memory -> model client -> window -> tools -> orchestrator.
+"""One running clio: the services wired together, a session opened, a turn run, the loop's events.
 
-The App owns every object of a running clio and the I/O the pure tiers ask for (checkpoints,
-approvals). ``App.start`` is the one start-up path of the REPL and the one-shot runner. Slash
-commands see the App only through ``clio.commands.registry.CommandContext``: those operations
-are the :class:`clio.app.operations.Operations` mixin; the orchestrator's hooks and the user's
-questions are the :class:`clio.app.hooks.AppHooks` mixin. This module builds and wires.
+``App.start`` is the one start-up path of the REPL and the one-shot runner. The App composes small
+services, each owning its state: the memory service (:mod:`clio.app.memory`), the recall service
+(:mod:`clio.app.recall`, :mod:`clio.app.auto_recall`), approvals and the user's questions
+(:mod:`clio.app.approvals`), the MCP servers (:mod:`clio.app.mcp_servers`), the model client and
+the window. A session brings its prompt builder, tool context, side request and turn loop
+(:meth:`App._attach`). The loop (:mod:`clio.agent.orchestrator`) reports what happens through
+:class:`clio.agent.turn.TurnEvents`, implemented here (``turn_started``, ``recall``, ``trimming``,
+``trimmed``, ``recovery_text``) with the data it passes: no handler calls back into the loop.
+Slash commands reach the App only through ``clio.commands.registry.CommandContext`` (the
+operations at the end of this module).
 """
 
 from __future__ import annotations
@@ -16,41 +21,39 @@ from rich.console import Console
 import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.agent.orchestrator import Orchestrator
 from clio.agent.prompt import PromptBuilder
-from clio.agent.turn import Hooks, TurnResult, TurnUI
+from clio.agent.side import SideRequest
+from clio.agent.turn import LoopSettings, TrimReport, TurnResult, TurnUI, working_files
 from clio.agent.window import Window
-from clio.app.approvals import Approvals
+from clio.app.approvals import Approvals, Questions
 from clio.app.auto_recall import AutoRecall
-from clio.app.consolidate import Consolidator
-from clio.app.hooks import AppHooks
+from clio.app.checkpoint import checkpoint_text
+from clio.app.consolidate import Outcome
+from clio.app.figures import context_figures
 from clio.app.mcp_servers import McpSession
-from clio.app.memory_services import (
-    Injected,
-    LazyRecall,
-    compact_faded,
-    memory_blocks,
-    memory_services,
-    summarize_group,
-)
-from clio.app.operations import Operations
+from clio.app.memory import MemoryService
+from clio.app.recall import LazyRecall, carried
+from clio.app.undo import undo
 from clio.config import ConfigError, Settings
 from clio.context.engine import ContextEngine
 from clio.llm.client import LLMClient
-from clio.memory.behaviours import Behaviours
-from clio.memory.meaning import Meaning
-from clio.messages import Message, tool_call_args
+from clio.messages import Message, meta
 from clio.paths import Paths
 from clio.prompts import load_prompt
 from clio.safety.hide import hidden_paths
 from clio.safety.redact import Redactor
+from clio.store.atomic import atomic_write_text
 from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
-from clio.store.snapshots import Snapshots
+from clio.store.snapshots import Restored, Snapshots
 from clio.tools.context import Services, ToolContext
+from clio.tools.git_repo import recent_git_activity
 from clio.tools.policy import PolicyError, ToolPolicy, parse_names
 from clio.tools.registry import REGISTRY, Registry
+from clio.tools.todos import format_todos, load_todos
+from clio.wording import plural
 
 
-class App(Operations, AppHooks):
+class App:
     def __init__(
         self,
         settings: Settings,
@@ -62,68 +65,51 @@ class App(Operations, AppHooks):
         ui: TurnUI,
         ask: Any = None,
     ) -> None:
-        self.settings = settings
-        self.paths = paths
-        self.interactive = interactive
-        self.console = console
-        self.err = err
-        self.ui = ui
-        self._ask = ask  # callable(question: str) -> str | None, for approvals and request_input
-        self.approvals = Approvals(
-            settings,
-            self._prompt_user if ask is not None else None,
-            ui.diff,
-            lambda: self.tool_ctx,
-            on_answer=lambda granted: self.skills.approval(granted),  # learned behaviours
-        )
-        self.writes = not settings.incognito
+        s = self.settings = settings
+        self.paths, self.interactive, self.console, self.err, self.ui = paths, interactive, console, err, ui
+        self.writes = not s.incognito
         try:  # --allow-tools, --deny-tools, --plan (clio.tools.policy)
             known, aliases = REGISTRY.names(), REGISTRY.aliases()
-            self.policy = ToolPolicy(
-                parse_names(settings.allow_tools, known, "--allow-tools", aliases),
-                parse_names(settings.deny_tools, known, "--deny-tools", aliases),
-                settings.plan,
-            )
+            allow = parse_names(s.allow_tools, known, "--allow-tools", aliases)
+            self.policy = ToolPolicy(allow, parse_names(s.deny_tools, known, "--deny-tools", aliases), s.plan)
         except PolicyError as exc:
             raise ConfigError(str(exc)) from None
+        self.questions = Questions(ask, err, getattr(ui, "pause", lambda: None))
+        self.approvals = Approvals(
+            s,
+            self.questions.prompt if ask is not None else None,
+            ui.diff,
+            lambda: self.tool_ctx,
+            on_answer=lambda granted: self.memory.skills.approval(granted),  # learned behaviours
+        )
         self.approvals.allowed = self.policy.allowed
-        self.redactor = Redactor(settings.redaction)  # the one redactor: archive, requests, tools
+        self.redactor = Redactor(s.redaction)  # the one redactor: archive, requests, tools
         self.sessions = SessionStore(paths.sessions_dir if self.writes else None, redact=self.redactor.text)
-        self.client = LLMClient(settings.client_endpoint())
+        self.client = LLMClient(s.client_endpoint())
         self.window = Window(
-            settings,
+            s,
             ModelStateStore(paths.clio_dir / "token_ratios.json" if self.writes else None),
             tiktoken_dir=paths.home / "tiktoken" if self.writes else None,
             notice=ui.notice,
         )
         self.services = Services(redactor=self.redactor, sessions=self.sessions)
-        memory_services(self.services, paths if self.writes else None, self.sessions, self.redactor, settings)
-        self.services.ltm_compactor = self._summarize_group
-        if isinstance(self.services.recall, LazyRecall):  # the window's messages are not recalled
-            self.services.recall.carried = self._carried
-        self.auto_recall = AutoRecall(self.services, self.window, settings)
-        assert self.services.skills is not None
-        self.skills: Behaviours = self.services.skills
-        self.skills.enabled = self.writes and not settings.no_ltm  # learned behaviours (memory/behaviours.py)
-        self.injected = Injected()  # the LTM entries in the system prompt, to reinforce those a turn uses
-        assert self.services.ltm is not None
-        self.meaning = Meaning(ui.notice)  # LTM by meaning: ranking and dedup candidates (memory/meaning.py)
-        self.consolidator = Consolidator(
-            self.services.ltm,
-            self.sessions,
-            self.redactor,
-            max_chars=lambda: self.window.shares.consolidation_chars(),
-            semantic=self.meaning.dedup_candidates,
-            keep_tainted=lambda: self.tool_ctx is not None and self.tool_ctx.keeps_unconfirmed(),
-        )
+        self.memory = MemoryService(
+            self.services, paths if self.writes else None, self.sessions, self.redactor, s, self.window,
+            ui.notice, keep_tainted=lambda: self.tool_ctx is not None and self.tool_ctx.keeps_unconfirmed(),
+        )  # fmt: skip
+        recall = LazyRecall(paths.clio_dir / "recall.sqlite" if self.writes else None, self.sessions, self.services)
+        recall.carried = self._carried  # the window's messages are not recalled
+        self.services.recall = recall
+        self.auto_recall = AutoRecall(self.services, self.window, s)
         self.session: Session | None = None
         self.pending_notes: list[str] = []  # told to the model with the user's next message
         self.orchestrator: Orchestrator | None = None
         self.prompt: PromptBuilder | None = None
         self.tool_ctx: ToolContext | None = None
         self.redacted_total = 0
+        self._ranked_on_task = False
         # a stdio server is a program clio runs: clio's own folder is out of its reach, as for commands
-        self.mcp = McpSession(settings.mcp_servers, paths.root, REGISTRY.copy(), hidden_paths(paths.home, False))
+        self.mcp = McpSession(s.mcp_servers, paths.root, REGISTRY.copy(), hidden_paths(paths.home, False))
         self.registry: Registry = self.mcp.registry  # the built-in tools, plus the MCP servers'
         self.registry.hidden, self.registry.gate = self.policy.denied, self.policy.refusal
         self.window.subscribe(self._window_changed)
@@ -153,7 +139,7 @@ class App(Operations, AppHooks):
                 infos = app.sessions.list()
                 app.open_session(infos[0].id if infos else None)
             if interactive:  # the REPL: servers start while the user types (a one-shot: on first need)
-                app.start_mcp()
+                app.mcp.start()
         except BaseException:
             app.close()
             raise
@@ -175,11 +161,11 @@ class App(Operations, AppHooks):
         return session
 
     def _attach(self, session: Session) -> None:
+        """Wire a session: its prompt, tool context, side request and turn loop."""
         s = self.settings
         session.transform = self._redact_message
-        self.session = session
-        self.services.session = session
-        self.skills.attach(session.id)
+        self.session = self.services.session = session
+        self.memory.skills.attach(session.id)
         folder = session.dir / "snapshots" if (self.writes and session.dir is not None) else None
         self.services.snapshots = Snapshots(folder, self.redactor)
         self.prompt = PromptBuilder(
@@ -187,14 +173,13 @@ class App(Operations, AppHooks):
             self.paths.cwd,
             custom_instructions=not (s.no_custom_instructions or s.incognito),
             instructions_trusted=s.project is not None and s.project.instructions_trusted,
-            memory=[] if (s.no_ltm or s.incognito) else memory_blocks(self.services, self.window, s, self.injected, self.meaning),
             redactor=self.redactor,
         )
         self.tool_ctx = ToolContext(
             root=self.paths.root,
             session_dir=session.dir,
             approve=self.approvals,
-            ask_user=self._ask_user,
+            ask_user=self.questions.ask_user,
             sandbox=s.sandbox,
             sandbox_network=s.sandbox_network,
             hidden=hidden_paths(self.paths.home, s.sandbox, s.sandbox_hide),
@@ -204,6 +189,7 @@ class App(Operations, AppHooks):
             project_trusted=self.project_trusted,
             services=self.services,
         )
+        self.memory.ask = SideRequest(self.client, self.window, self.redactor, session.add_usage, s.temperature)
         self.orchestrator = Orchestrator(
             session=session,
             engine=self._restore_engine(session),
@@ -213,26 +199,47 @@ class App(Operations, AppHooks):
             prompt=self.prompt,
             window=self.window,
             ui=self.ui,
-            hooks=Hooks(
-                before_trim=self._checkpoint,
-                after_trim=self._after_trim,
-                recovery_text=self.recovery_text,
-                turn_started=self._turn_started,
-                recall=self._recall,
-            ),
+            events=self,
             redactor=self.redactor,
-            max_iterations=s.max_iterations,
-            tool_recovery=s.tool_call_recovery,
-            temperature=s.temperature,
-            max_output_tokens=s.max_output_tokens,
-            tool_choice=s.tool_choice,
-            cap_replies=s.is_local_endpoint(),
+            limits=LoopSettings.of(s),
         )
         self.prompt.set_note(load_prompt("plan.md").strip() if self.policy.plan else "")
         self._ranked_on_task = False
         self._measure_fixed()
-        self.refresh_memory()
+        self._rank_memory(self.orchestrator.latest_task(), working_files(session.messages))
 
+    def _restore_engine(self, session: Session) -> ContextEngine:
+        """The window as it was saved, plus anything archived after the save (a crash mid-turn)."""
+        est, budget = self.window.estimator, self.window.budget
+        actions = self.registry.actions()  # what each tool operation does, for the thread summary
+        state = session.load_state()
+        if not state:
+            return ContextEngine(est, budget, window=list(session.messages), actions=actions)
+        engine = ContextEngine.from_state(est, budget, state, session.messages, actions)
+        archived = state.get("archived")
+        if isinstance(archived, int) and 0 <= archived < len(session.messages):
+            engine.extend(session.messages[archived:])
+        return engine
+
+    @property
+    def agent(self) -> Orchestrator:
+        assert self.orchestrator is not None, "no session is open"
+        return self.orchestrator
+
+    def close(self) -> None:
+        """The session closed and the MCP servers stopped (the end of the run)."""
+        try:
+            self._close_session()
+        finally:
+            self.mcp.close()
+
+    def _close_session(self) -> None:
+        if self.session is not None:
+            if self.orchestrator is not None:
+                self.orchestrator.save_state()
+            self.session.close()
+
+    # -- the window and the MCP servers ------------------------------------------------------------
     def _measure_fixed(self) -> None:
         """How the window counts the full profile's fixed part (again when MCP tools join)."""
         prompt, registry = self.prompt, self.registry
@@ -242,10 +249,6 @@ class App(Operations, AppHooks):
             lambda est, cap: est.count_messages([{"role": "system", "content": prompt.static_text("full", cap)}])
             + est.count_tools(registry.schemas("full"))
         )
-
-    # -- MCP servers (clio.app.mcp_servers) ---------------------------------------------------------------
-    def start_mcp(self) -> None:
-        self.mcp.start()
 
     def ready_mcp(self) -> None:
         """The servers up (or left out, one line each) and their tools offered, before a request."""
@@ -262,29 +265,12 @@ class App(Operations, AppHooks):
         if self.tool_ctx is not None:
             self.tool_ctx.result_chars = shares.result_chars()
 
-    def _restore_engine(self, session: Session) -> ContextEngine:
-        """The window as it was saved, plus anything archived after the save (a crash mid-turn)."""
-        est, budget = self.window.estimator, self.window.budget
-        state = session.load_state()
-        actions = self.registry.actions()  # what each tool operation does, for the thread summary
-        if not state:
-            return ContextEngine(est, budget, window=list(session.messages), actions=actions)
-        engine = ContextEngine.from_state(est, budget, state, session.messages, actions)
-        archived = state.get("archived")
-        if isinstance(archived, int) and 0 <= archived < len(session.messages):
-            engine.extend(session.messages[archived:])
-        return engine
-
-    @property
-    def agent(self) -> Orchestrator:
-        assert self.orchestrator is not None, "no session is open"
-        return self.orchestrator
-
-    # -- turns -----------------------------------------------------------------------------------
+    # -- a turn ------------------------------------------------------------------------------------
     def run_turn(self, text: str, meta: dict[str, Any] | None = None) -> TurnResult:
         """One turn; ``meta`` goes with the user's message (``attached``: the @file paths)."""
         start = len(self.session.messages) if self.session is not None else 0
-        self.skills.begin_turn(text, start)  # before any note is added: the user's words
+        skills = self.memory.skills
+        skills.begin_turn(text, start)  # before any note is added: the user's words
         if self.services.snapshots is not None:
             self.services.snapshots.begin(start)  # the files this turn changes are kept together
         if self.pending_notes:  # what the model must know first (an /undo), with the user's words
@@ -294,41 +280,75 @@ class App(Operations, AppHooks):
             return self.agent.run_turn(text, meta)
         finally:
             self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
-            self.skills.end_turn(self.session.messages[start + 1 :] if self.session is not None else None)
-            if self.session is not None:
-                self._reinforce(self.session.messages[start + 1 :])
+            turn = self.session.messages[start + 1 :] if self.session is not None else None
+            skills.end_turn(turn)
+            if turn is not None:
+                self.memory.reinforce(turn)
 
-    def _reinforce(self, turn: list[Message]) -> None:
-        """Injected memory the turn used decays from now on, not from when it was written."""
-        ltm_store = self.services.ltm
-        if ltm_store is None or not self.writes or not self.injected.entries:
-            return
-        used = self.injected.used_by(turn)
-        if used:
-            ltm_store.reinforce(used)
+    # the loop's events (clio.agent.turn.TurnEvents)
+    def turn_started(self, task: str) -> None:
+        """MCP servers up before the request; on the first message of a session in this run, memory
+        ranked against it (it was ranked at attach, before any task; once here and after every
+        trim keeps the request's front stable between trims, for prefix caches)."""
+        self.ready_mcp()
+        if not self._ranked_on_task and self.session is not None:
+            self._ranked_on_task = True
+            self.memory.meaning.arm()  # a request is about to be sent: the embedding model may load now
+            self.memory.look_back(self.session.id, self.ui.notice)  # before ranking: what it learns counts
+            self._rank_memory(task, working_files(self.session.messages))
+        self.memory.skills.turn_sent()
 
-    def _summarize_group(self, entries: list[Any]) -> dict[str, Any] | None:
-        return summarize_group(self.agent.ask, entries) if self.orchestrator is not None else None
+    def recall(self, user: Message, task: str) -> Message | None:
+        return self.auto_recall(user, task)
 
-    def upkeep(self) -> int:
-        """At the end of a REPL session: past a size, faded topics are compacted by the model."""
-        if self.services.ltm is None or not self.writes or self.orchestrator is None:
-            return 0
-        return compact_faded(self.services.ltm, self._summarize_group)
+    def trimming(self, iteration: int, task: str) -> None:
+        """The progress checkpoint, before a trim drops messages."""
+        if self.writes and self.session is not None:
+            text = checkpoint_text(self.session, iteration, task, self.todos())
+            atomic_write_text(self.paths.memory_dir / "session_progress.md", self.redactor.redact(text)[0])
 
-    def latest_task(self) -> str:
-        return self.orchestrator.latest_task() if self.orchestrator is not None else ""
+    def trimmed(self, task: str, files: list[str]) -> None:
+        self.memory.skills.trimmed()  # learned behaviours are drawn again with the memory re-rank
+        self._rank_memory(task, files)
 
-    def working_files(self, limit: int = 20) -> list[str]:
-        files: list[str] = []
-        for m in reversed(self.session.messages if self.session else []):
-            for call in m.get("tool_calls") or []:
-                path = tool_call_args(call).get("path")
-                if isinstance(path, str) and path not in files:
-                    files.append(path)
-            if len(files) >= limit:
-                break
-        return files
+    def recovery_text(self, task: str) -> str:
+        # the thread summary is not repeated here: the engine sends it right before this message
+        todos = self.todos()
+        return load_prompt("recovery.md").format(
+            todos=("Todo list:\n" + format_todos(todos)) if todos else "",
+            git=recent_git_activity(self.paths.root),
+            task=task[: self.window.shares.task_chars()],
+        )
+
+    def _rank_memory(self, task: str, files: list[str]) -> None:
+        if self.prompt is not None:
+            self.prompt.set_memory(self.memory.text(task, files))
+
+    def _carried(self, quoted: bool) -> dict[str, set[int]]:
+        """What the request carries now (never recalled again): :func:`clio.app.recall.carried`."""
+        if self.orchestrator is None or self.session is None:
+            return {}
+        return carried(self.orchestrator.engine.window, self.session.id, quoted)
+
+    def _redact_message(self, msg: Message) -> Message:
+        new, hits = self.redactor.redact_message(msg)
+        if hits:
+            self.redacted_total += hits
+            meta(new)["redacted"] = hits
+            role = str(msg.get("role", "message"))
+            article = "an" if role == "assistant" else "a"  # a user, a tool, a system; an assistant
+            self.ui.notice(f"redacted {plural(hits, 'secret')} from {article} {role} message")
+        return new
+
+    def _prompt_sources(self) -> list[str]:
+        """What untrusted text the system prompt carries now: it taints every turn's memory writes."""
+        out = []
+        prompt = self.prompt
+        if prompt is not None and prompt.instructions and not prompt.instructions_trusted:
+            out.append("instructions of an untrusted project (" + ", ".join(n for n, _ in prompt.instructions) + ")")
+        if self.memory.foreign_in_prompt():
+            out.append("memory not written by clio here")
+        return out
 
     @property
     def project_trusted(self) -> bool:
@@ -337,19 +357,62 @@ class App(Operations, AppHooks):
         project = self.settings.project
         return project is not None and project.trusted
 
-    def refresh_memory(self) -> None:
+    # -- what slash commands may ask (clio.commands.registry.CommandContext) -------------------------
+    def confirm(self, question: str) -> bool:
+        return self.approvals.confirm(question)
+
+    def switch_model(self, name: str) -> None:
+        """Use another model from the next request on; the session carries on."""
+        assert self.session is not None
+        self.agent.save_state()
+        self.settings.model = self.client.model = name
+        self.window.load(name)
+        self._attach(self.session)
+
+    def list_models(self) -> list[str]:
+        return self.client.list_models()
+
+    def trim_now(self) -> TrimReport:
+        return self.agent.trim_now()
+
+    def compact(self, focus: str) -> TrimReport | None:
+        return self.agent.compact(focus)
+
+    def clear_window(self) -> None:
+        self.agent.clear()
+
+    def todos(self) -> list[dict[str, Any]]:
+        return load_todos(self.tool_ctx) if self.tool_ctx is not None else []
+
+    def context_figures(self) -> dict[str, object]:
+        self.ready_mcp()
+        return context_figures(self.agent, self.window, self.mcp.names, self.session, self.settings, self.auto_recall)
+
+    def mcp_status(self) -> list[dict[str, object]]:
+        self.ready_mcp()
+        return self.mcp.status()
+
+    def set_plan(self, on: bool) -> None:
+        """Plan mode on or off from the next request on (/plan); the model hears when it ends."""
+        if on == self.policy.plan:
+            return
+        self.policy.plan = self.settings.plan = on
         if self.prompt is not None:
-            self.prompt.refresh_memory(self.latest_task(), self.working_files())
+            self.prompt.set_note(load_prompt("plan.md").strip() if on else "")
+        if not on and self.session is not None and self.session.messages:
+            self.pending_notes.append("[clio: the user turned plan mode off: you may now make changes.]")
 
-    def close(self) -> None:
-        """The session closed and the MCP servers stopped (the end of the run)."""
-        try:
-            self._close_session()
-        finally:
-            self.mcp.close()
+    def undo(self, turns: int) -> list[Restored]:
+        """Put back the files the last ``turns`` turns changed; the model hears of it next turn."""
+        results, note = undo(self.services.snapshots, turns, self.confirm, self.paths.root, self.memory.skills)
+        self.pending_notes.extend([note] if note else [])
+        return results
 
-    def _close_session(self) -> None:
-        if self.session is not None:
-            if self.orchestrator is not None:
-                self.orchestrator.save_state()
-            self.session.close()
+    def consolidate(self, *, force: bool = False) -> Outcome | None:
+        """Read the running session back into long-term memory (REPL exit, /memory consolidate);
+        None when consolidation is off here (incognito, --no-ltm, ``consolidate: false``)."""
+        return self.memory.consolidate(self.session, force=force) if self.session is not None else None
+
+    def upkeep(self) -> int:
+        """At the end of a REPL session: past a size, faded topics are compacted by the model."""
+        return self.memory.upkeep()

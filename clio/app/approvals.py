@@ -20,6 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rich.console import Console
+from rich.text import Text
+
 from clio.tools.diffs import clip
 
 if TYPE_CHECKING:
@@ -122,3 +125,31 @@ class Approvals:
         if ctx is not None:
             ctx.refused.append(f"{kind}: {summary}")
         return False
+
+
+class Questions:
+    """The questions clio puts to the user (approvals, ``request_input``, confirmations): through
+    ``ask`` (None: nobody to ask, a one-shot run without a terminal), with the screen's spinner or
+    streamed text paused first; Ctrl-C or Ctrl-D is no answer."""
+
+    def __init__(self, ask: Ask | None, err: Console, pause: Callable[[], None]) -> None:
+        self.ask = ask
+        self.err = err
+        self.pause = pause
+
+    def prompt(self, question: str) -> str | None:
+        if self.ask is None:
+            return None
+        self.pause()
+        try:
+            answer = self.ask(question)
+            return str(answer) if answer is not None else None
+        except (EOFError, KeyboardInterrupt):
+            return None
+
+    def ask_user(self, question: str) -> str | None:
+        """The model's question (``user_collaboration``), shown, then the user's answer."""
+        if self.ask is None:
+            return None
+        self.err.print(Text(question, style="bold"))
+        return self.prompt("answer> ")

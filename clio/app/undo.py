@@ -7,7 +7,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from clio.memory.behaviours import Behaviours
 from clio.store.snapshots import Restored, Snapshots
+
+
+def undo(
+    snapshots: Snapshots | None, turns: int, confirm: Callable[[str], bool], root: Path, skills: Behaviours
+) -> tuple[list[Restored], str]:
+    """Put back what the last ``turns`` turns changed: (what was done, the note that tells the
+    model, "" when nothing was). An undo is an implicit signal against those turns' behaviours."""
+    if snapshots is None:
+        return [], ""
+    undone = [t.turn for t in snapshots.last(turns)]
+    results = undo_turns(snapshots, turns, confirm, root)
+    if not results:
+        return [], ""
+    skills.undone(undone)
+    return results, undo_note(results, root)
 
 
 def undo_turns(snapshots: Snapshots, turns: int, confirm: Callable[[str], bool], root: Path) -> list[Restored]:

@@ -103,7 +103,7 @@ class LtmStore:
         """Make foreign entries clio's own (signed): those of ``entry_ids``, or all of them
         (``None``); ``legacy_only``: only entries that carry no signature at all (written by a
         clio from before signing). The user's explicit action (``/memory adopt``) or the
-        migration (clio/app/memory_services.py). Returns the ids adopted."""
+        migration (clio/app/memory.py). Returns the ids adopted."""
         if self.path is None or self.signer is None:
             return []
         wanted = None if entry_ids is None else set(entry_ids)

@@ -204,7 +204,7 @@ def run_repl(
         _banner(app, out)
         threading.Thread(target=_warm_up, daemon=True).start()
         if not (settings.no_ltm or settings.incognito):
-            app.meaning.start_preload()  # the embedding table, for memory ranked by meaning (memory/meaning.py)
+            app.memory.meaning.start_preload()  # the embedding table, for memory ranked by meaning (memory/meaning.py)
             app.auto_recall.start_warm_up()  # the recall index and its vectors, for the first message
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter

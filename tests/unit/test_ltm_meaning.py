@@ -242,7 +242,7 @@ def test_a_resumed_session_is_ranked_lexically_at_attach_and_by_meaning_at_its_f
     real = semantic.load_embedder
     monkeypatch.setattr(semantic, "load_embedder", lambda *a, **k: loads.append(1) or real(*a, **k))
     again = app_factory(resume=session_id)
-    assert again.latest_task() == TASK  # attach ranked against a real task...
+    assert again.agent.latest_task() == TASK  # attach ranked against a real task...
     assert loads == []  # ...without loading the model on the way to the prompt
     assert POOL not in again.prompt.system()[0]["content"]  # type: ignore[union-attr]
     again.run_turn("and what about it under load?")

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clio.app.memory_services import migrate_legacy
+from clio.app.memory import migrate_legacy
 from clio.memory import ltm
 from clio.memory.lifecycle import prunable
 from clio.memory.ltm_store import LtmStore

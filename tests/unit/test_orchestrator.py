@@ -15,6 +15,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -581,8 +582,8 @@ def test_a_local_endpoint_that_states_its_window_is_asked_for_at_most_the_reply_
 def test_a_remote_endpoint_gets_no_cap_unless_configured(app_factory: AppFactory) -> None:
     app = app_factory(context_window=8192)
     assert app.orchestrator is not None
-    app.orchestrator.cap_replies = False  # what App.start sets for a non-local endpoint
+    app.orchestrator.limits = replace(app.orchestrator.limits, cap_replies=False)  # a non-local endpoint's
     app.window.source = "stated by the endpoint in a rejection"
     assert app.orchestrator.reply_cap() is None  # o-series models reject max_tokens; OpenAI bills output
-    app.orchestrator.max_output_tokens = 500
+    app.orchestrator.limits = replace(app.orchestrator.limits, max_output_tokens=500)
     assert app.orchestrator.reply_cap() == 500

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-import clio.app.memory_services  # noqa: F401  (registers memory_operations and preferences)
-import clio.tools.builtin  # noqa: F401
+import clio.tools.builtin  # noqa: F401  (registers every tool)
 from clio.agent.prompt import PromptBuilder
 from clio.agent.window import Window
 from clio.config import Settings

@@ -32,9 +32,8 @@ def test_lines_imitating_clio_blocks_are_marked_and_the_block_cannot_be_closed()
 
 def _system(tmp_path: Path, trusted: bool) -> str:
     (tmp_path / "AGENTS.md").write_text(FAKE)
-    builder = PromptBuilder(tmp_path, tmp_path, instructions_trusted=trusted,
-                            memory=[lambda task, files: ltm.HEADER + "\nRules:\n- run ruff"])  # fmt: skip
-    builder.refresh_memory("task", [])
+    builder = PromptBuilder(tmp_path, tmp_path, instructions_trusted=trusted)
+    builder.set_memory(ltm.HEADER + "\nRules:\n- run ruff")
     content = builder.system()[0]["content"]
     assert isinstance(content, str)
     return content

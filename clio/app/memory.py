@@ -1,10 +1,13 @@
-"""Wiring of the memory tiers into the app: the stores tools and commands use, the prompt blocks.
+"""The memory service of a running clio (:class:`MemoryService`): the memory tiers' stores (the
+ones tools and commands reach through ``Services``), the prompt's memory text ranked for the task,
+the entries it carries (reinforced when a turn uses them), learned behaviours, ranking by meaning,
+consolidation of a finished session and the upkeep of faded memory, with the model asked through a
+side request (:class:`clio.agent.side.SideRequest`), never through the turn loop.
 
 - ``ltm``: project knowledge in ``.clio/ltm.json``
 - ``notes``: key-value notes in ``.clio/memory/<key>.json``
 - ``prefs``: the user's preferences in ``$CLIO_HOME/preferences.json`` (they follow the user)
 - ``skills``: learned behaviours in ``$CLIO_HOME/skills.json`` (clio.memory.behaviours)
-- ``recall``: the ranked index over every archived session (``.clio/recall.sqlite``), opened lazily
 
 In incognito (``paths`` None) nothing is read from or written to disk: the stores run in memory.
 """
@@ -19,20 +22,20 @@ from pathlib import Path  # noqa: TC003
 from typing import TYPE_CHECKING, Any
 
 import clio.tools.builtin  # noqa: F401  (registers the tools: their actions judge behaviours)
-from clio.agent.prompt import MemoryBlock
+from clio.app.consolidate import Consolidator, Outcome
 from clio.memory import lifecycle, ltm
 from clio.memory import skills as S
 from clio.memory.behaviours import Behaviours
 from clio.memory.json_reply import first_json_object
 from clio.memory.ltm import Entry
 from clio.memory.ltm_store import LtmStore
-from clio.memory.meaning import Meaning, say_once
+from clio.memory.meaning import Meaning
 from clio.memory.notes import NoteStore
 from clio.memory.prefs_store import PrefStore
 from clio.memory.skills_store import SkillStore
+from clio.messages import Message
 from clio.prompts import load_prompt
-from clio.recall.query import best_first
-from clio.store.sessions import SessionStore
+from clio.store.sessions import Session, SessionStore
 from clio.store.signing import Signer
 from clio.tools.context import Services
 from clio.tools.registry import REGISTRY
@@ -51,70 +54,109 @@ MAX_UPKEEP_GROUPS = 3  # groups compacted at the end of a session, so leaving st
 
 
 
-class LazyRecall:
-    """Opens the recall index on first use, so starting clio never waits for a rebuild.
 
-    One recall over everything archived: past sessions, and the running session's messages that
-    are no longer in the window. ``carried(quoted)`` names what the request holds already, by
-    session and sequence number: the window's messages (left out of every search) and, with
-    ``quoted``, the messages its recall blocks quote (left out of the automatic recall, which would
-    only repeat them; the tool still finds them). The app sets it once the window exists."""
+Ask = Callable[[str, int], str]  # (prompt, max tokens) -> the model's reply (clio.agent.side)
 
-    def __init__(self, db_path: Path | None, sessions: SessionStore, services: Services) -> None:
-        self.db_path = db_path
-        self.sessions = sessions
-        self.services = services  # its session is the running one
-        self.carried: Callable[[bool], dict[str, set[int]]] = lambda quoted: {}
-        self._index: Any = None
-        self._archive_seen = False  # some message outside the window exists (sticky)
 
-    def has_archive(self) -> bool:
-        """Whether anything archived lies outside what the request carries. Before the index is
-        open, told from the session files alone (no index, no embedding model loaded): a project's
-        first session has nothing to recall, and its turns stay as light as before."""
-        if self._archive_seen or self._index is not None:
-            return True
-        session = self.services.session
-        current = session.id if session is not None else None
-        in_window = len(self.carried(False).get(current or "", ()))
-        mine = len(session.messages) if session is not None else 0
-        self._archive_seen = mine > in_window or any(
-            i.message_count for i in self.sessions.list() if i.id != current
-        )
-        return self._archive_seen
+class MemoryService:
+    """The memory tiers of one running clio. ``paths`` None: incognito (in memory only). ``ask``:
+    the model outside the conversation, set with each session (its usage is the session's)."""
 
-    def index(self) -> Any:
-        if self._index is None:
-            from clio.recall.index import RecallIndex
-
-            self._index = RecallIndex(self.db_path, self.sessions)
-        return self._index
-
-    def search(
+    def __init__(
         self,
-        query: str,
-        max_sessions: int = 5,
-        max_results: int = 10,
-        *,
-        with_text: bool = False,
-        skip_quoted: bool = False,
-    ) -> list[dict[str, Any]]:
-        skip = self.carried(skip_quoted)
-        hits = best_first(
-            self.index().search, query, max_results, max_sessions=max_sessions, skip=skip, with_text=with_text
+        services: Services,
+        paths: Paths | None,
+        sessions: SessionStore,
+        redactor: Redactor,
+        settings: Settings,
+        window: Window,
+        notice: Callable[[str], None],
+        keep_tainted: Callable[[], bool],
+    ) -> None:
+        self.services, self.settings, self.window = services, settings, window
+        self.writes = paths is not None
+        open_stores(services, paths, redactor, settings)
+        services.ltm_compactor = self.summarize_group
+        assert services.ltm is not None and services.skills is not None
+        self.skills: Behaviours = services.skills
+        self.skills.enabled = self.writes and not settings.no_ltm  # learned behaviours (memory/behaviours.py)
+        self.meaning = Meaning(notice)  # LTM by meaning: ranking and dedup candidates (memory/meaning.py)
+        self.injected = Injected()  # the LTM entries in the system prompt, to reinforce those a turn uses
+        self.consolidator = Consolidator(
+            services.ltm,
+            sessions,
+            redactor,
+            max_chars=lambda: window.shares.consolidation_chars(),
+            semantic=self.meaning.dedup_candidates,
+            keep_tainted=keep_tainted,
         )
-        note = self._index.take_semantic_note()  # why recall is lexical only: said once
-        say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
-        return hits
+        self.ask: Ask | None = None
+        self.in_prompt = not (settings.no_ltm or settings.incognito)  # memory in the system prompt
+
+    @property
+    def ltm(self) -> LtmStore:
+        assert self.services.ltm is not None
+        return self.services.ltm
+
+    # -- the prompt ------------------------------------------------------------------------------
+    def text(self, task: str, files: list[str]) -> str:
+        """The prompt's memory blocks (long-term entries, preferences, behaviours) ranked for
+        ``task`` and ``files``, each within its share of the window (clio.context.budget)."""
+        if not self.in_prompt:
+            return ""
+        s, shares, count = self.settings, self.window.shares, self.window.estimator.count_text
+        chosen = self.ltm.select(
+            task, files, shares.ltm_tokens(s.ltm_budget_tokens), count, similar_to=self.meaning.similarities
+        )
+        self.injected.entries = chosen
+        prefs = self.services.prefs
+        blocks = [
+            self.ltm.render_block(chosen),
+            prefs.prompt_block(SCENARIO, shares.prefs_tokens(s.prefs_budget_tokens), count) if prefs else "",
+            self.skills.block(shares.skills_tokens(), count),
+        ]
+        return "\n\n".join(b.strip() for b in blocks if b and b.strip())
+
+    def foreign_in_prompt(self) -> bool:
+        """Whether the prompt carries memory not written by clio here (it taints every turn)."""
+        return any(e.foreign for e in self.injected.entries)
+
+    # -- after a turn, at the end ----------------------------------------------------------------
+    def reinforce(self, turn: list[Message]) -> None:
+        """Injected memory the turn used decays from now on, not from when it was written."""
+        if not self.writes or not self.injected.entries:
+            return
+        used = self.injected.used_by(turn)
+        if used:
+            self.ltm.reinforce(used)
+
+    @property
+    def consolidates(self) -> bool:
+        s = self.settings
+        return self.writes and s.consolidate and not s.no_ltm and self.ask is not None
+
+    def look_back(self, session_id: str, notice: Callable[[str], None]) -> None:
+        """Before the first ranking of a run: what the last unconsolidated session established."""
+        if self.consolidates and self.ask is not None:
+            self.consolidator.look_back(session_id, self.ask, notice)
+
+    def consolidate(self, session: Session, *, force: bool = False) -> Outcome | None:
+        """Read ``session`` back into long-term memory (None when consolidation is off here)."""
+        if not self.consolidates or self.ask is None:
+            return None
+        return self.consolidator.run(session, self.ask, force=force)
+
+    def summarize_group(self, entries: list[Any]) -> dict[str, Any] | None:
+        return summarize_group(self.ask, entries) if self.ask is not None else None
+
+    def upkeep(self) -> int:
+        """At the end of a REPL session: past a size, faded topics are compacted by the model."""
+        if not self.writes or self.ask is None:
+            return 0
+        return compact_faded(self.ltm, self.summarize_group)
 
 
-def memory_services(
-    services: Services,
-    paths: Paths | None,
-    sessions: SessionStore,
-    redactor: Redactor,
-    settings: Settings | None = None,
-) -> None:
+def open_stores(services: Services, paths: Paths | None, redactor: Redactor, settings: Settings | None = None) -> None:
     """Open the memory stores into ``services`` (in memory only when ``paths`` is None). With a
     ``shared_memory`` URL, project knowledge and notes live in the team's store (clio.team)."""
     services.ltm = open_ltm(paths) if paths else LtmStore(None)
@@ -129,7 +171,7 @@ def memory_services(
     services.skills = open_behaviours(
         paths.home if paths else None, services.prefs, redactor.text, enabled=paths is not None
     )
-    services.recall = LazyRecall(paths.clio_dir / "recall.sqlite" if paths else None, sessions, services)
+
 
 
 def open_ltm(paths: Paths) -> LtmStore:
@@ -185,42 +227,6 @@ class Injected:
         texts = [str(m.get("content") or "") for m in turn if m.get("role") == "assistant"]
         args = [c.get("function", {}).get("arguments") for m in turn for c in m.get("tool_calls") or []]
         return [e.id for e in self.entries if lifecycle.used_in_turn(e, texts, args)]
-
-
-def memory_blocks(
-    services: Services,
-    window: Window,
-    settings: Settings,
-    injected: Injected | None = None,
-    meaning: Meaning | None = None,
-) -> list[MemoryBlock]:
-    """The prompt blocks long-term memory and preferences contribute, ranked per task.
-
-    Their budgets are the settings, capped by their shares of the window (clio.context.budget).
-    ``injected`` learns which entries went in, so the app can reinforce those a turn used;
-    ``meaning`` fuses the entries' similarity to the task by meaning into the ranking (once armed)."""
-    ltm, prefs = services.ltm, services.prefs
-    assert ltm is not None and prefs is not None
-
-    def ltm_block(task: str, files: list[str]) -> str:
-        budget = window.shares.ltm_tokens(settings.ltm_budget_tokens)
-        similar_to = meaning.similarities if meaning is not None else None
-        chosen = ltm.select(task, files, budget, window.estimator.count_text, similar_to=similar_to)
-        if injected is not None:
-            injected.entries = chosen
-        return ltm.render_block(chosen)
-
-    def prefs_block(task: str, files: list[str]) -> str:
-        budget = window.shares.prefs_tokens(settings.prefs_budget_tokens)
-        return prefs.prompt_block(SCENARIO, budget, window.estimator.count_text)
-
-    def skills_block(task: str, files: list[str]) -> str:
-        skills = services.skills
-        if skills is None:
-            return ""
-        return skills.block(window.shares.skills_tokens(), window.estimator.count_text)
-
-    return [ltm_block, prefs_block, skills_block]
 
 
 def summarize_group(ask: Callable[[str, int], str], entries: list[Entry]) -> dict[str, Any] | None:

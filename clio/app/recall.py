@@ -1,0 +1,89 @@
+"""The recall service of a running clio: one search over everything archived in the project that
+the request does not carry (past sessions, and the running session's messages that left the
+window), opened lazily so that starting clio never waits for a rebuild. The memory tool's
+``recall_sessions`` and the automatic recall (:mod:`clio.app.auto_recall`) both search through it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from clio.memory.meaning import say_once
+from clio.messages import Message, meta
+from clio.recall.query import best_first
+from clio.store.sessions import SessionStore
+from clio.tools.context import Services
+
+
+class LazyRecall:
+    """Opens the recall index on first use, so starting clio never waits for a rebuild.
+
+    One recall over everything archived: past sessions, and the running session's messages that
+    are no longer in the window. ``carried(quoted)`` names what the request holds already, by
+    session and sequence number: the window's messages (left out of every search) and, with
+    ``quoted``, the messages its recall blocks quote (left out of the automatic recall, which would
+    only repeat them; the tool still finds them). The app sets it once the window exists."""
+
+    def __init__(self, db_path: Path | None, sessions: SessionStore, services: Services) -> None:
+        self.db_path = db_path
+        self.sessions = sessions
+        self.services = services  # its session is the running one
+        self.carried: Callable[[bool], dict[str, set[int]]] = lambda quoted: {}
+        self._index: Any = None
+        self._archive_seen = False  # some message outside the window exists (sticky)
+
+    def has_archive(self) -> bool:
+        """Whether anything archived lies outside what the request carries. Before the index is
+        open, told from the session files alone (no index, no embedding model loaded): a project's
+        first session has nothing to recall, and its turns stay as light as before."""
+        if self._archive_seen or self._index is not None:
+            return True
+        session = self.services.session
+        current = session.id if session is not None else None
+        in_window = len(self.carried(False).get(current or "", ()))
+        mine = len(session.messages) if session is not None else 0
+        self._archive_seen = mine > in_window or any(
+            i.message_count for i in self.sessions.list() if i.id != current
+        )
+        return self._archive_seen
+
+    def index(self) -> Any:
+        if self._index is None:
+            from clio.recall.index import RecallIndex
+
+            self._index = RecallIndex(self.db_path, self.sessions)
+        return self._index
+
+    def search(
+        self,
+        query: str,
+        max_sessions: int = 5,
+        max_results: int = 10,
+        *,
+        with_text: bool = False,
+        skip_quoted: bool = False,
+    ) -> list[dict[str, Any]]:
+        skip = self.carried(skip_quoted)
+        hits = best_first(
+            self.index().search, query, max_results, max_sessions=max_sessions, skip=skip, with_text=with_text
+        )
+        note = self._index.take_semantic_note()  # why recall is lexical only: said once
+        say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
+        return hits
+
+
+def carried(window: list[Message], session_id: str, quoted: bool) -> dict[str, set[int]]:
+    """What a request carries, by session and sequence number (never recalled again): the window's
+    messages, and with ``quoted`` the archived messages its recall blocks quote."""
+    out: dict[str, set[int]] = {session_id: set()}
+    for m in window:
+        info = meta(m)
+        if isinstance(seq := info.get("seq"), int):
+            out[session_id].add(seq)
+        for hit in (info.get("recalled") or ()) if quoted else ():
+            if isinstance(hit, dict) and isinstance(hit.get("seq"), int):
+                out.setdefault(str(hit.get("session")), set()).add(hit["seq"])
+    return out
