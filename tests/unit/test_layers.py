@@ -5,6 +5,7 @@ round in a circle."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import clio
@@ -130,3 +131,46 @@ def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
     fake.write_text("def f():\n    from clio.app.app import App\n", encoding="utf-8")
     found = _imports("clio.context.m", fake, _modules())
     assert found == {"clio.app.app"} and RANK[_layer("clio.app.app")] > RANK["context"]
+
+
+def _may_import(readme: Path) -> set[str] | None:
+    """What a package README's "May import:" sentence names, as module prefixes (``memory/`` ->
+    clio.memory, ``store/atomic`` -> clio.store.atomic, ``config`` -> clio.config); None when the
+    README has no such sentence."""
+    text = readme.read_text(encoding="utf-8")
+    at = text.find("May import:")
+    if at < 0:
+        return None
+    sentence = re.split(r"\.(?:\s|$)", text[at + len("May import:") :], maxsplit=1)[0]
+    names = re.findall(r"`([a-z_/]+?)/?`", sentence)
+    return {"clio." + n.strip("/").replace("/", ".") for n in names}
+
+
+def _allowed(target: str, allowed: set[str]) -> bool:
+    return target == "clio" or any(target == a or target.startswith(a + ".") for a in allowed)
+
+
+def test_each_package_imports_only_what_its_readme_says_it_may() -> None:
+    """Every package README says what the package may import; the imports found in its modules
+    (lazy ones included) are checked against that sentence, so the README stays true."""
+    wrong: list[str] = []
+    graph = _graph()
+    for pkg in sorted(p for p in SRC.iterdir() if (p / "__init__.py").exists() and (p / "README.md").exists()):
+        allowed = _may_import(pkg / "README.md")
+        assert allowed is not None, f"clio/{pkg.name}/README.md: say what it may import in a 'May import:' sentence"
+        for src, targets in graph.items():
+            if _layer(src) != pkg.name:
+                continue
+            for dst in sorted(targets):
+                if _layer(dst) != pkg.name and not _allowed(dst, allowed):
+                    wrong.append(f"{src} -> {dst}: not in the 'May import:' sentence of clio/{pkg.name}/README.md")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_readme_check_reads_names_and_sees_a_missing_one(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\nMay import: `store/atomic`, `memory/` (entries), `config`. Not `ui/`.\n", encoding="utf-8")
+    allowed = _may_import(readme)
+    assert allowed == {"clio.store.atomic", "clio.memory", "clio.config"}
+    assert _allowed("clio.memory.ltm", allowed) and _allowed("clio.store.atomic", allowed)
+    assert not _allowed("clio.store.sessions", allowed) and not _allowed("clio.ui.repl", allowed)
