@@ -19,10 +19,14 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
+import clio.tools.builtin  # noqa: E402, F401  (registers the built-in tools)
 from clio.context.budget import Budget  # noqa: E402
 from clio.context.engine import ContextEngine  # noqa: E402
 from clio.context.tokens import TokenEstimator  # noqa: E402
 from clio.messages import api_view  # noqa: E402
+from clio.tools.registry import REGISTRY  # noqa: E402
+
+ACTIONS = REGISTRY.actions()  # what each built-in tool operation does, as clio passes it
 
 SYSTEM = [{"role": "system", "content": "You are clio, a terminal coding agent. Be brief and exact. " * 60}]
 TOOLS = [
@@ -60,7 +64,7 @@ class Session:
     def __init__(self, window: int, seed: int = 1, sizes: tuple[int, ...] = (200, 800, 2500, 6000)) -> None:
         self.rng = random.Random(seed)
         self.sizes = sizes
-        self.engine = ContextEngine(TokenEstimator("bench-model"), Budget(window))
+        self.engine = ContextEngine(TokenEstimator("bench-model"), Budget(window), actions=ACTIONS)
         self.seq = 0
         self.turn = 0
 

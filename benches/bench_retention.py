@@ -32,11 +32,15 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
+import clio.tools.builtin  # noqa: E402, F401  (registers the built-in tools)
 from clio.context.budget import Budget  # noqa: E402
 from clio.context.decisions import from_user, same_subject  # noqa: E402
 from clio.context.engine import ContextEngine  # noqa: E402
 from clio.context.tokens import TokenEstimator  # noqa: E402
 from clio.messages import api_view  # noqa: E402
+from clio.tools.registry import REGISTRY  # noqa: E402
+
+ACTIONS = REGISTRY.actions()  # what each built-in tool operation does, as clio passes it
 
 SYSTEM = [{"role": "system", "content": "You are clio, a terminal coding agent. Be brief and exact. " * 12}]
 TOOLS = [
@@ -212,7 +216,7 @@ class Session:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
-        self.engine = ContextEngine(TokenEstimator("bench-model"), Budget(self.window))
+        self.engine = ContextEngine(TokenEstimator("bench-model"), Budget(self.window), actions=ACTIONS)
 
     def add(self, msg: dict[str, Any]) -> None:
         msg["meta"] = {"seq": self.seq}
