@@ -177,6 +177,18 @@ def _figures(r5: list[float], r10: list[float], rr: list[float]) -> dict[str, fl
     }
 
 
+def shown(units: list[list[str]], k: int) -> set[str]:
+    """The messages of the first units that fit whole in ``k`` messages."""
+    out: set[str] = set()
+    used = 0
+    for u in units:
+        if used + len(u) > k:
+            break
+        used += len(u)
+        out.update(u)
+    return out
+
+
 def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str) -> dict[str, Any]:
     build = QUERIES[query_name]
     base, refine = engine.removesuffix(BEFORE), not engine.endswith(BEFORE)
@@ -221,10 +233,13 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
             lat.append(time.perf_counter() - t0)
             if product and refine:
                 extra.append(lat[-1] - fused_s)
-            got = [src.dia[(h["session_id"], h["seq"])] for h in hits]
+            # a unit of n messages counts as n of the k shown: R@k reads the units that fit whole
+            # in k messages
+            units = [[src.dia[(h["session_id"], s)] for s in h.get("seqs", [h["seq"]])] for h in hits]
+            got = [d for u in units for d in u]
             ev = set(qa["evidence"])
-            r5.append(len(ev & set(got[:5])) / len(ev))
-            r10.append(len(ev & set(got[:10])) / len(ev))
+            r5.append(len(ev & shown(units, 5)) / len(ev))
+            r10.append(len(ev & shown(units, 10)) / len(ev))
             first = next((i for i, d in enumerate(got) if d in ev), None)
             rr.append(0.0 if first is None else 1.0 / (first + 1))
             cats.append(int(qa.get("category", 0)))

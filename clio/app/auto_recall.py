@@ -1,10 +1,12 @@
 """Automatic recall in a running clio: before the first request of a turn, the archive is searched
-with the user's words and what clears the relevance threshold joins the request as a quoted block.
+with the user's words and the units that clear the relevance decision join the request as a
+quoted block.
 
-The choice and the block are pure (:mod:`clio.recall.auto`); here are the I/O and the wiring: the
-search (``Services.recall``, which leaves out what the window already carries), the cosines
-(the static embedding, when it is on), the block's share of the window, and what ``/context``
-tells of the last recall (``last``). The block is a system message of kind ``recall`` in the
+The choice and the block are pure (:mod:`clio.recall.auto`, :mod:`clio.recall.relevance`); here
+are the I/O and the wiring: the search (``Services.recall``, lexical, leaving out what the window
+already carries), the words' frequencies in the index, the block's share of the window, and what
+``/context`` tells of the last recall (``last``). Nothing here loads the embedding model: the
+automatic recall costs a run an SQLite query, not numpy (docs/memory.md has the figures). The block is a system message of kind ``recall`` in the
 window, archived with the session (never indexed: no echoes) and sent appended to the user's
 message, so the front of every request stays the same (prefix caches).
 
@@ -16,32 +18,20 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from clio.messages import KIND_RECALL, Message, make, meta, typed_words
 from clio.recall import auto
-from clio.recall.query import content_words
+from clio.recall.relevance import own_words
 
 if TYPE_CHECKING:
     from clio.agent.window import Window
     from clio.config import Settings
     from clio.tools.context import Services
 
-SEARCH_RESULTS = 8  # candidates scored per message
+SEARCH_RESULTS = 8  # candidate units scored per message
 SEARCH_SESSIONS = 5
-SHORT_QUERY_WORDS = 3  # a message with fewer content words is searched together with the task
-
-
-def similarity(query: str, texts: list[str]) -> list[float] | None:
-    """Cosines of ``texts`` to ``query`` with the static embedding; None when it is off."""
-    from clio.recall.embedder import get_embedder
-
-    emb = get_embedder()
-    if emb is None:
-        return None
-    vecs = emb.embed([query, *texts])
-    return [float(x) for x in vecs[1:] @ vecs[0]]
+SHORT_QUERY_WORDS = 3  # a message with fewer own words is searched together with the task
 
 
 class AutoRecall:
@@ -53,9 +43,9 @@ class AutoRecall:
         self.last: dict[str, Any] = {"state": "on" if self.enabled else "off"}
 
     def start_warm_up(self) -> threading.Thread | None:
-        """Open the recall index and load its vectors in a background thread (the REPL starts it
-        once its prompt is up): with a large archive the first search reads hundreds of MB, and the
-        first message should not wait for that. Nothing when the archive holds nothing to recall."""
+        """Open the recall index and bring it up to date in a background thread (the REPL starts
+        it once its prompt is up), so the first message does not wait for new sessions to be
+        indexed. Nothing when the archive holds nothing to recall."""
         recall = self.services.recall
         has_archive = getattr(recall, "has_archive", None)
         if not self.enabled or recall is None or has_archive is None or not has_archive():
@@ -63,7 +53,7 @@ class AutoRecall:
 
         def warm() -> None:
             with contextlib.suppress(Exception):  # a failure is told where a search needs the index
-                recall.search("warm up", max_sessions=1, max_results=1)
+                recall.search("warm up", max_sessions=1, max_results=1, lexical=True)
 
         thread = threading.Thread(target=warm, daemon=True, name="clio-recall-warm-up")
         thread.start()
@@ -72,36 +62,42 @@ class AutoRecall:
     def chars(self) -> int:
         return self.window.shares.recall_chars(self.settings.auto_recall_tokens)
 
-    def __call__(self, user: Message, task: str, scorer: Callable[..., Any] = similarity) -> Message | None:
-        """The recall block for the user message just archived, or None (told in ``last``)."""
+    def __call__(self, user: Message, task: str) -> Message | None:
+        """The recall block for the user message just archived, or None (told in ``last``).
+
+        The search is lexical (bm25 over the index, no embedding model: nothing heavy is loaded
+        on a run's path for it) and the decision is :mod:`clio.recall.relevance`'s."""
         if not self.enabled or self.services.recall is None:
             return None
         text = typed_words(user).strip()
+        own = own_words(text)
         query = text
-        if len(content_words(text)) < SHORT_QUERY_WORDS and task and task.strip() != text:
-            query = f"{text}\n{task}"
+        if own and len(own) < SHORT_QUERY_WORDS and task and task.strip() != text:
+            query = f"{text}\n{task}"  # a short follow-up, read with the task it belongs to
         budget = self.chars()
-        if not content_words(query) or budget < auto.MIN_BLOCK_CHARS:
-            self.last = {"state": "skipped", "why": "no content words" if budget else "no room in the window"}
+        if not own or budget < auto.MIN_BLOCK_CHARS:
+            self.last = {"state": "skipped", "why": "no words of its own" if budget else "no room in the window"}
             return None
         started = time.perf_counter()
-        has_archive = getattr(self.services.recall, "has_archive", None)
+        recall = self.services.recall
+        has_archive = getattr(recall, "has_archive", None)
         if has_archive is not None and not has_archive():
             self.last = {"state": "skipped", "why": "nothing archived outside the window yet"}
             return None
         try:
-            results = self.services.recall.search(
+            results = recall.search(
                 query,
                 max_sessions=SEARCH_SESSIONS,
                 max_results=SEARCH_RESULTS,
                 with_text=True,
                 skip_quoted=True,
+                lexical=True,
             )
+            current = self.services.session.id if self.services.session is not None else None
+            hits = auto.score_hits(query, results, current, recall.frequencies) if results else []
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}
             return None
-        current = self.services.session.id if self.services.session is not None else None
-        hits = auto.score_hits(query, results, current, scorer) if results else []
         chosen = auto.choose(hits)
         block = auto.render(chosen, query, budget)
         ms = round((time.perf_counter() - started) * 1000, 1)

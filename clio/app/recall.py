@@ -65,14 +65,29 @@ class LazyRecall:
         *,
         with_text: bool = False,
         skip_quoted: bool = False,
+        lexical: bool = False,
     ) -> list[dict[str, Any]]:
         skip = self.carried(skip_quoted)
         hits = best_first(
-            self.index().search, query, max_results, max_sessions=max_sessions, skip=skip, with_text=with_text
+            self.index().search,
+            query,
+            max_results,
+            max_sessions=max_sessions,
+            skip=skip,
+            with_text=with_text,
+            mode="lexical" if lexical else "hybrid",
         )
         note = self._index.take_semantic_note()  # why recall is lexical only: said once
         say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
         return hits
+
+
+    def frequencies(self, words: list[str]) -> tuple[dict[str, int], int]:
+        session = self.services.session
+        if session is None:
+            return self.index().frequencies(words)
+        window = self.carried(False).get(session.id) or {len(session.messages)}
+        return self.index().frequencies(words, (session.id, min(window)))
 
 
 def carried(window: list[Message], session_id: str, quoted: bool) -> dict[str, set[int]]:
@@ -84,6 +99,7 @@ def carried(window: list[Message], session_id: str, quoted: bool) -> dict[str, s
         if isinstance(seq := info.get("seq"), int):
             out[session_id].add(seq)
         for hit in (info.get("recalled") or ()) if quoted else ():
-            if isinstance(hit, dict) and isinstance(hit.get("seq"), int):
-                out.setdefault(str(hit.get("session")), set()).add(hit["seq"])
+            if isinstance(hit, dict):
+                seqs = hit.get("seqs") if isinstance(hit.get("seqs"), list) else [hit.get("seq")]
+                out.setdefault(str(hit.get("session")), set()).update(s for s in seqs if isinstance(s, int))
     return out

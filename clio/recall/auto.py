@@ -1,20 +1,15 @@
-"""Automatic recall, pure: which archived messages a user message brings back, and the block
-that quotes them.
+"""Automatic recall, pure: which archived units a user message brings back, and the block that
+quotes them.
 
 Before a request that starts from a user message, the app searches the archive (past sessions
-and the running session's messages that left the window) with the user's words, and this module
-decides what of it is worth sending: a hit must *clear a relevance threshold*, not merely rank
-first (a search always ranks something first). Two signals, each measured on the hit's own text:
-
-- ``cosine``: the meaning vectors of the query and of the hit (the static embedding of
-  :mod:`clio.recall.embedder`); None when the embedding is off;
-- ``coverage``: the share of the query's content words (stemmed as excerpts are) that the hit
-  contains, and how many.
-
-A hit is kept when ``cosine >= MIN_COSINE``, or when it holds at least ``MIN_WORDS`` of the query's
-words covering ``MIN_COVERAGE`` of them; the best ``MAX_HITS`` are quoted in a block that fits its
-share of the window. The thresholds were set on the labelled coding sessions of
-``benches/bench_auto_recall.py`` (precision and figures in docs/memory.md).
+and the running session's messages that left the window) with the user's words; each result is a
+unit, an exchange of up to three messages (:mod:`clio.recall.units`). This module decides what of
+it is worth sending: a unit must *clear a relevance decision*, not merely rank first (a search
+always ranks something first). The decision is :mod:`clio.recall.relevance`'s: how much of what
+the message asks in its own words the unit holds, each word weighed by how rare it is in the
+archive, in one calibrated score; a message without words of its own ("ok, continue", "thanks")
+gets no block. The best :data:`MAX_HITS` units that clear it are quoted in a block that fits its
+share of the window. Figures in docs/memory.md (``benches/bench_auto_recall.py``).
 
 The block is quoted content, never instructions: it says where each passage came from (session,
 time, who), escapes anything that could close the block or imitate clio's own markup, and the
@@ -23,18 +18,16 @@ turn that receives it counts as having read outside content (clio.memory.provena
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from clio.recall import relevance as R
 from clio.recall.format import hit_source
 from clio.recall.query import MIN_NEW_WORDS, content_words, excerpt, excerpt_stem, fts_words
 
-MIN_COSINE = 0.55
-MIN_COVERAGE = 0.5
-MIN_WORDS = 2
 MAX_HITS = 3
-EXCERPT_CHARS = 360
+EXCERPT_CHARS = 360  # one unit's quote in the block, all its messages together
 MIN_BLOCK_CHARS = 200  # below this, a block could not quote even one passage usefully
 TAG = "recalled_context"
 HEAD = (
@@ -46,70 +39,87 @@ ROLE_NAMES = {"user": "the user", "assistant": "the assistant", "tool": "a tool 
 
 @dataclass(frozen=True)
 class Hit:
-    """One archived message considered for the block, with the reasons it was (not) kept."""
+    """One archived unit considered for the block, with the reasons it was (not) kept."""
 
     session_id: str
     session_name: str
     date: str
-    role: str
-    seq: int
-    text: str
-    cosine: float | None
-    coverage: float
-    words: int  # query words the hit holds
+    role: str  # of the message that matched
+    seq: int  # the message that matched
+    text: str  # the unit's text
+    features: R.Features
+    score: float
     current: bool  # from the running session (it left the window)
     new_words: int = MIN_NEW_WORDS  # content words it adds to the query's
+    parts: tuple[tuple[int, str, str], ...] = field(default=())  # (seq, role, text) of the unit
 
     @property
     def relevant(self) -> bool:
         if self.new_words < MIN_NEW_WORDS:
             return False  # the same words again (an earlier ask of the same thing): nothing to add
-        if self.cosine is not None and self.cosine >= MIN_COSINE:
-            return True
-        return self.words >= MIN_WORDS and self.coverage >= MIN_COVERAGE
+        return self.score >= R.THRESHOLD
+
+    @property
+    def cosine(self) -> float | None:
+        return self.features.cosine
 
     def why(self) -> str:
-        parts = [f"cosine {self.cosine:.2f}" if self.cosine is not None else "no vectors"]
-        parts.append(f"{self.words} query word(s), coverage {self.coverage:.2f}")
+        f = self.features
+        parts = [f"score {self.score:.2f}", f"{f.matched}/{f.asked} own word(s), weighted {f.weighted:.2f}"]
+        if f.cosine is not None:
+            parts.append(f"cosine {f.cosine:.2f}")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "session": self.session_id,
             "seq": self.seq,
+            "seqs": [p[0] for p in self.parts] or [self.seq],
             "role": self.role,
             "date": self.date,
             "current_session": self.current,
+            "score": round(self.score, 3),
             "cosine": None if self.cosine is None else round(self.cosine, 3),
-            "coverage": round(self.coverage, 3),
-            "words": self.words,
+            "words": self.features.matched,
         }
 
 
-def coverage(query_words: Sequence[str], text: str) -> tuple[float, int]:
-    """(share of ``query_words`` found in ``text``, how many)."""
-    if not query_words:
-        return 0.0, 0
-    have = {excerpt_stem(w) for w in fts_words(text)}
-    found = sum(1 for w in query_words if w in have)
-    return found / len(query_words), found
+def _parts(result: Mapping[str, Any], text: str) -> tuple[tuple[int, str, str], ...]:
+    """The unit's messages (seq, role, text) from a search result (``text`` alone when it has none)."""
+    texts = result.get("texts")
+    found = result.get("parts") or []
+    if isinstance(texts, list) and len(texts) == len(found):
+        return tuple(
+            (int(p.get("seq", -1)), str(p.get("role", "")), str(t)) for p, t in zip(found, texts, strict=True)
+        )
+    return ((int(result.get("seq", -1)), str(result.get("role", "")), text),)
 
 
 def score_hits(
     query: str,
-    results: Sequence[dict[str, Any]],
+    results: Sequence[Mapping[str, Any]],
     current_session: str | None,
-    similarity: Callable[[str, list[str]], list[float] | None],
+    frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
+    similarity: Callable[[str, list[str]], list[float] | None] | None = None,
 ) -> list[Hit]:
-    """Search results (with their ``text``) -> hits with both signals, in the search's order.
-    ``similarity(query, texts)`` gives the cosines, or None without vectors."""
-    words = content_words(query)
-    asked = set(words)
+    """Search results (units, with their ``text``) -> hits with their features and score, in the
+    search's order. ``frequencies(words)`` gives each word's document frequency in the index and
+    the number of indexed messages; ``similarity(query, texts)`` cosines, or None without vectors."""
+    words = R.own_words(query)
+    asked = set(content_words(query))
     texts = [str(r.get("text") or r.get("excerpt") or "") for r in results]
-    cosines = similarity(query, texts) if texts else None
+    if not words or not texts:
+        return []
+    spelled: dict[str, str] = {}  # each own word's stem -> the word as typed (the index stems its own way)
+    for w in fts_words(query):
+        spelled.setdefault(excerpt_stem(w), w)
+    typed = {stem: spelled.get(stem, stem) for stem in words}
+    found, total = frequencies(list(typed.values()))
+    dfs = {stem: found.get(word, 0) for stem, word in typed.items()}
+    cosines = similarity(query, texts) if similarity is not None else None
     hits = []
     for i, (r, text) in enumerate(zip(results, texts, strict=True)):
-        share, found = coverage(words, text)
+        f = R.features(words, text, dfs, total, None if cosines is None else float(cosines[i]))
         hits.append(
             Hit(
                 session_id=str(r.get("session_id", "")),
@@ -118,19 +128,20 @@ def score_hits(
                 role=str(r.get("role", "")),
                 seq=int(r.get("seq", -1)),
                 text=text,
-                cosine=None if cosines is None else float(cosines[i]),
-                coverage=share,
-                words=found,
+                features=f,
+                score=R.score(f),
                 current=r.get("session_id") == current_session,
-                new_words=len(set(content_words(text)) - asked),
+                new_words=len(set(R.own_words(text)) - asked),
+                parts=_parts(r, text),
             )
         )
     return hits
 
 
 def choose(hits: Sequence[Hit], max_hits: int = MAX_HITS) -> list[Hit]:
-    """The relevant hits, best first (the search's order), at most ``max_hits``."""
-    return [h for h in hits if h.relevant][:max_hits]
+    """The relevant hits, best first (by score, the search's order among equals), at most ``max_hits``."""
+    kept = [h for h in hits if h.relevant]
+    return sorted(kept, key=lambda h: -h.score)[:max_hits]
 
 
 def _quote(text: str) -> str:
@@ -140,7 +151,9 @@ def _quote(text: str) -> str:
 
 
 def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
-    """The block quoting ``hits`` within ``max_chars`` ("" when none fits)."""
+    """The block quoting ``hits`` within ``max_chars`` ("" when none fits): each unit under one
+    heading (where and when), each of its messages on a line of its own, cut around the query's
+    words."""
     if max_chars < MIN_BLOCK_CHARS or not hits:
         return ""
     words = fts_words(query)
@@ -149,13 +162,18 @@ def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
     n = 0
     for h in hits:
         where = hit_source(h.session_id, _quote(h.session_name), h.current, in_block=True)
-        head = f"[{n + 1}] {where}, {h.date}, {ROLE_NAMES.get(h.role, h.role)}:"
-        room = max_chars - used - len(head) - 8
-        if room < 80:
+        head = f"[{n + 1}] {where}, {h.date}:"
+        prefixes = [f"  {ROLE_NAMES.get(role, role)}: " for _, role, _ in h.parts]
+        room = max_chars - used - len(head) - 1 - sum(len(x) + 4 for x in prefixes)  # quotes, "…"s, newline
+        share = min(EXCERPT_CHARS, room) // max(1, len(h.parts))
+        if share < 60:
             break
-        body = _quote(excerpt(h.text, words, min(EXCERPT_CHARS, room)))
-        lines += [head, f'  "{body}"']
-        used += len(head) + len(body) + 6
+        quoted = [
+            f'{prefix}"{_quote(excerpt(text, words, share - 2))}"'
+            for prefix, (_seq, _role, text) in zip(prefixes, h.parts, strict=True)
+        ]
+        lines += [head, *quoted]
+        used += len(head) + 1 + sum(len(q) + 1 for q in quoted)
         n += 1
     if not n:
         return ""

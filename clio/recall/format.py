@@ -31,12 +31,17 @@ def format_hits(query: str, hits: Sequence[Mapping[str, Any]], current: str | No
     """Hits as a model reads them, best first; ``current``: the running session's id."""
     if not hits:
         return f"Nothing archived mentions {query!r} (besides what is in view now)."
-    lines = [f"{len(hits)} excerpt(s) from the archive, best first:"]
+    lines = [f"{len(hits)} excerpt(s) from the archive, best first:"]  # (RECALL_HEADER_RE matches this)
     for i, h in enumerate(hits, 1):
         sid, name = str(h.get("session_id") or ""), str(h.get("session_name") or "")
         here = current is not None and sid == current
         head = f"{i}. {hit_source(sid, name, here)} · {h.get('date', '?')} · {h.get('role', '?')}"
         if name and sid and not here:
             head += f" ({sid})"
-        lines.append(f"{head}\n   {one_line(str(h.get('excerpt', '')), LINE_CHARS)}")
+        parts = h.get("parts") or []
+        if len(parts) > 1:  # a unit: the ask, the match, the answer, each on its line
+            body = "\n".join(f"   {p.get('role', '?')}: {one_line(str(p.get('excerpt', '')), LINE_CHARS)}" for p in parts)
+            lines.append(f"{head}\n{body}")
+        else:
+            lines.append(f"{head}\n   {one_line(str(h.get('excerpt', '')), LINE_CHARS)}")
     return "\n".join(lines)

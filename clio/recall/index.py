@@ -36,12 +36,15 @@ from clio.recall.query import (
     RRF_K,
     SYNC_BUDGET_S,
     VECTOR_WEIGHT,
+    passage_key,
     query_terms,
     shape_results,
 )
 from clio.recall.refine import refine_rows
 from clio.recall.refresh import RefreshSide, SessionSource
+from clio.recall.relevance import own_words
 from clio.recall.schema import open_index, remove_db_files
+from clio.recall.units import Part, compose, exchange, shape_units
 from clio.recall.vectors import VectorIndex
 from clio.store.atomic import FileLock
 
@@ -158,11 +161,48 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             def keep(sid: str, seq: int) -> bool:
                 return sid != exclude_session and (sid, int(seq)) not in skipped
 
-            rows = refine_rows(self._conn, query, fused, keep, time.time()) if refine else [r[1:] for r in fused]
+            rows = (
+                refine_rows(self._conn, query, fused, keep, time.time()) if refine else [r[1:] for r in fused]
+            )
             if skipped:
                 rows = [r for r in rows if (r[0], r[2]) not in skipped]
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
-        return shape_results(rows, names, terms, max_sessions, max_results, with_text)
+            units = self._guarded(self._units, rows, keep, max_sessions, max_results)
+        return shape_units(units, names, terms, with_text)
+
+    def _units(
+        self, rows: list[tuple[Any, ...]], keep: Any, max_sessions: int, max_results: int
+    ) -> list[tuple[tuple[Any, ...], list[Part]]]:
+        """Ranked rows -> (row, its unit) best first (:mod:`clio.recall.units`): a row without
+        content of its own is no hit; one unit per exchange, at its best-ranked row; units from
+        the ``max_sessions`` best sessions, at most ``max_results``; the parts the request
+        carries already left out."""
+        out: list[tuple[tuple[Any, ...], list[Part]]] = []
+        sessions: set[str] = set()
+        seen: set[tuple[str, int]] = set()
+        passages: set[str] = set()
+        for row in rows:
+            sid, _role, seq, _ts, body, _rank = row
+            key = passage_key(body)
+            if key in passages or not own_words(body):
+                continue
+            parts = [
+                p
+                for p in compose(int(seq), exchange(self._conn, sid, int(seq)))
+                if p.seq == seq or keep(sid, p.seq)
+            ]
+            if not parts or (sid, parts[0].seq) in seen:
+                continue
+            if sid not in sessions:
+                if len(sessions) >= max_sessions:
+                    continue
+                sessions.add(sid)
+            passages.add(key)
+            seen.add((sid, parts[0].seq))
+            out.append((row, parts))
+            if len(out) >= max_results:
+                break
+        return out
 
     def search_match(
         self,
@@ -184,6 +224,16 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             rows: list[tuple[Any, ...]] = self._guarded(self._query, match, exclude_session, limit)
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
         return shape_results([r[1:] for r in rows], names, terms, max_sessions, max_results)
+
+    def frequencies(self, words: list[str], carried: tuple[str, int] | None = None) -> tuple[dict[str, int], int]:
+        """How many indexed messages hold each of ``words`` (stemmed as the index does; counted no
+        further than the postings budget; ``carried`` (session, seq): what the request carries, from
+        that message of the running session on, does not count), and about how many messages are
+        indexed."""
+        with self._lock:
+            self.refresh()
+            top = self._conn.execute("SELECT coalesce(max(id), 0) FROM msgs").fetchone()[0]
+            return self.document_frequencies(words, self.postings_budget, carried), int(top)
 
     def counts(self) -> dict[str, int]:
         """Rows in the index: sessions and messages."""

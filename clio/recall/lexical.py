@@ -34,13 +34,25 @@ class LexicalSide:
     def _guarded(self, fn: Any, *args: Any) -> Any:
         raise NotImplementedError
 
-    def document_frequencies(self, words: list[str], cap: int | None = None) -> dict[str, int]:
+    def document_frequencies(
+        self, words: list[str], cap: int | None = None, exclude: tuple[str, int] | None = None
+    ) -> dict[str, int]:
         """How many indexed messages contain each word (stemmed as the index does), counting
-        no further than ``cap``: knowing that a word is too common is enough, and cheap."""
-        sql = "SELECT count(*) FROM (SELECT 1 FROM docs WHERE docs MATCH ? LIMIT ?)"
+        no further than ``cap``: knowing that a word is too common is enough, and cheap.
+        ``exclude`` (session, seq): that session's messages from that one on do not count (what
+        the running request carries, the message being asked among them)."""
+        if exclude is None:
+            sql = "SELECT count(*) FROM (SELECT 1 FROM docs WHERE docs MATCH ? LIMIT ?)"
+            params: tuple[Any, ...] = ()
+        else:
+            sql = (
+                "SELECT count(*) FROM (SELECT 1 FROM docs JOIN msgs m ON m.id = docs.rowid "
+                "WHERE docs MATCH ? AND NOT (m.session_id = ? AND m.seq >= ?) LIMIT ?)"
+            )
+            params = exclude
         with self._lock:
             return {
-                w: int(self._conn.execute(sql, (quote_term(w), -1 if cap is None else cap)).fetchone()[0])
+                w: int(self._conn.execute(sql, (quote_term(w), *params, -1 if cap is None else cap)).fetchone()[0])
                 for w in words
             }
 

@@ -39,6 +39,7 @@ STOPWORDS: frozenset[str] = frozenset(
 TEXT_LIMIT = 32_000
 TOOL_RESULT_LIMIT = 4_000
 TOOL_ARGS_LIMIT = 2_000
+CALL_MARK = "\u25b8 "  # begins the line of a tool call in an indexed assistant message (not a word)
 SKIP_KINDS = frozenset({KIND_SUMMARY, KIND_MEMORY, KIND_RECALL})
 # Results of the memory tool quote what clio already keeps (notes, long-term entries, excerpts of
 # the archive): indexed, they would come back as new evidence, echoes crowding out the original.
@@ -213,10 +214,24 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " …"
 
 
+def readable_call(name: str, args: dict[str, Any]) -> str:
+    """A tool call as words, never its JSON: the operation (else the tool's name) and the values
+    of its arguments ("read file infra/deploy.txt", "terminal pytest -x tests/"), clipped."""
+    op = str(args.get("operation") or "")
+    verb = op.replace("_", " ") if op else name.removesuffix("_operations").replace("_", " ")
+    values: list[str] = []
+    for key, value in args.items():
+        if key == "operation":
+            continue
+        items = value if isinstance(value, list) else [value]
+        values += [" ".join(str(v).split()) for v in items if isinstance(v, (str, int, float)) and str(v).strip()]
+    return _clip(" ".join([verb, *values]).strip(), TOOL_ARGS_LIMIT)
+
+
 def document_text(msg: Message) -> str | None:
     """The text of one archived message that goes into the recall index, or None to skip it.
 
-    User and assistant text is indexed (tool-call arguments clipped), tool results are
+    User and assistant text is indexed (tool calls in words, :func:`readable_call`), tool results are
     clipped to a few KB; system messages, thread summaries, injected memory and what clio itself
     brought back (recall blocks, the memory tool's results: :func:`is_echo`) are skipped.
     """
@@ -234,7 +249,7 @@ def document_text(msg: Message) -> str | None:
             fn = call.get("function") or {}
             if fn.get("name") in ECHO_TOOLS and tool_call_args(call).get("operation") in LOOKUP_OPS:
                 continue  # a look-up's arguments only repeat a question
-            parts.append(f"{fn.get('name', '')} {_clip(str(fn.get('arguments', '')), TOOL_ARGS_LIMIT)}")
+            parts.append(CALL_MARK + readable_call(str(fn.get("name", "")), tool_call_args(call)))
         text = _clip("\n".join(parts), TEXT_LIMIT)
     else:
         text = _clip(text_of(msg), TEXT_LIMIT)

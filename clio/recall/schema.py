@@ -8,9 +8,8 @@ asked for it). Rows leave the index through FTS5's 'delete' command, fed from th
 view, so the text is stored once and ranking never reads it. A ``sessions`` table remembers
 how much of each session was indexed (:mod:`clio.recall.refresh`).
 
-A missing, damaged or older-schema file is deleted and rebuilt, never trusted and never
-fatal; a file of the echo schema (recall results indexed as new evidence) is repaired in
-place. ``db_path`` None keeps the index in memory (incognito).
+A missing, damaged or older-schema file is deleted and rebuilt from the archives, never
+trusted and never fatal. ``db_path`` None keeps the index in memory (incognito).
 """
 
 from __future__ import annotations
@@ -21,11 +20,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from clio.recall.query import RECALL_HEADER_RE
 from clio.store.atomic import FileLock
 
-SCHEMA_VERSION = "5"
-ECHO_SCHEMA = "4"  # the same tables, but recall results were indexed as new evidence (echoes)
+SCHEMA_VERSION = "6"  # 6: tool calls indexed as words (5 held their JSON; 4 also held echoes)
 CONTEXT_CHARS = 200  # how much of each neighbour goes into a message's context column
 
 _SCHEMA = f"""
@@ -66,24 +63,6 @@ def remove_session(conn: sqlite3.Connection, sid: str) -> None:
     conn.execute("DELETE FROM sessions WHERE session_id = ?", (sid,))
 
 
-def _drop_echoes(conn: sqlite3.Connection) -> None:
-    """Repair an index of the echo schema in place: every session holding an indexed recall result
-    is taken out (its FTS rows through the same view they were indexed from, its vectors by the
-    trigger) and forgotten, so the next refresh indexes it again from its archive without the
-    echoes; the other sessions and their vectors stay as they are."""
-    rows = conn.execute("SELECT DISTINCT session_id, body FROM msgs WHERE role = 'tool'").fetchall()
-    sessions = sorted({sid for sid, body in rows if RECALL_HEADER_RE.match(body)})
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for sid in sessions:
-            remove_session(conn, sid)
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
 def remove_db_files(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
@@ -107,9 +86,6 @@ def _check(conn: sqlite3.Connection) -> bool:
     if not {"meta", "sessions", "msgs", "docview", "docs"} <= names:
         raise sqlite3.DatabaseError("unexpected tables")
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    if row is not None and row[0] == ECHO_SCHEMA:
-        _drop_echoes(conn)
-        row = (SCHEMA_VERSION,)
     if row is None or row[0] != SCHEMA_VERSION:
         raise sqlite3.DatabaseError("schema version mismatch")
     conn.execute("SELECT count(*) FROM docs WHERE docs MATCH '\"x\"'").fetchone()

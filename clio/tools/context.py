@@ -57,9 +57,15 @@ class Recall(Protocol):
         *,
         with_text: bool = False,
         skip_quoted: bool = False,
+        lexical: bool = False,
     ) -> list[dict[str, Any]]:
-        """Ranked hits from everything archived in the project that the request does not carry:
-        past sessions, and the running session's messages that left the window."""
+        """Ranked hits (units, :mod:`clio.recall.units`) from everything archived in the project
+        that the request does not carry: past sessions, and the running session's messages that
+        left the window. ``lexical``: bm25 alone (no embedding model loaded)."""
+        ...
+
+    def frequencies(self, words: list[str]) -> tuple[dict[str, int], int]:
+        """How many indexed messages hold each word, and how many messages are indexed."""
         ...
 
 

@@ -157,7 +157,8 @@ def test_repeated_recalls_leave_the_original_on_top_and_count_no_echo(env: Any) 
     assert len(server.chat_requests) == before + 2
     entries = result.split("\n")[1:]
     assert result.count("6543") == 1, result  # the original once, no echo of earlier recalls
-    assert "6543" in "\n".join(entries[:2]), result  # and it leads
+    first = result.split("\n2. ")[0]  # the first unit: its heading and its messages
+    assert "6543" in first, result  # and it leads
     assert "excerpt(s) from" not in "\n".join(entries), result
 
 

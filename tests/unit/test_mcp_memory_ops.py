@@ -177,5 +177,5 @@ def test_search_sessions_puts_what_answers_before_what_only_asks_again(tmp_path:
     out = open_memory(paths, Settings(), read_only=False, no_ltm=False).search_sessions(
         "staging database port", max_results=3
     )
-    lines = [ln for ln in out.splitlines() if "staging" in ln.lower() or "6543" in ln]
-    assert lines and "6543" in lines[0], out
+    first = out.split("\n2. ")[0]  # the first unit: the question with its answer
+    assert "What port does the staging database use?" in first and "6543" in first, out

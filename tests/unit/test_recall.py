@@ -119,7 +119,7 @@ def test_document_text_choices() -> None:
         "function": {"name": "file_operations", "arguments": '{"path": "a.py"}'},
     }
     text = recall.document_text(make("assistant", None, tool_calls=[call]))
-    assert text is not None and "file_operations" in text and "a.py" in text
+    assert text == recall.CALL_MARK + "file a.py"  # the call in words, never its JSON
 
 
 # -- the index over real session archives ----------------------------------------------------

@@ -1,0 +1,134 @@
+"""What automatic recall costs a one-shot run in a project with history: whole ``clio -p`` runs
+with recall on and off, paired (on, off, on, off, ...), wall time p50/p95 and the peak RSS of the
+clio process, plus what the run imported.
+
+The project's history is written in clio's on-disk layout (``--sessions`` sessions of
+``--messages`` messages of everyday coding work, drawn from the dev set's sessions when they are
+there, else generated), and one run first builds the recall index, as the first run in such a
+project would; the measured runs are the steady state that follows. Each run is the installed
+``clio`` against the fake server (testkit/fakeserver.py), which answers with a short text.
+
+    python benches/bench_recall_cost.py [--runs 15] [--sessions 60] [--messages 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
+
+from testkit.clio_run import CLIO, write_archive  # noqa: E402
+from testkit.fakeserver import FakeServer, Reply  # noqa: E402
+
+T0 = 1_763_000_000.0
+QUESTION = "which port does the staging database listen on again?"
+WORDS = (
+    "parser test fixture refactor module import config deploy staging database cache queue worker "
+    "upload handler migration schema index query endpoint token session retry timeout log metric "
+    "docker image build lint type check commit branch review release version dependency"
+).split()
+EVERYDAY = ["looks good, commit it", "ok that worked, thanks", "great, continue", "run the tests again"]
+
+
+def history(sessions: int, messages: int, seed: int = 7) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Sessions of user asks, tool calls with results and answers (no public data)."""
+    rng = random.Random(seed)
+    out = []
+    for s in range(sessions):
+        msgs: list[dict[str, Any]] = []
+        ts = T0 + s * 3600
+        while len(msgs) < messages:
+            topic = " ".join(rng.sample(WORDS, 4))
+            seq = len(msgs)
+            msgs.append({"role": "user", "content": rng.choice([f"please look at the {topic}", *EVERYDAY])})
+            cid = f"c{s}_{seq}"
+            path = f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py"
+            args = json.dumps({"operation": "read_file", "path": path})
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": "file_operations", "arguments": args}}]})
+            body = "\n".join(f"def {rng.choice(WORDS)}_{i}(x):\n    return x" for i in range(6))
+            msgs.append({"role": "tool", "tool_call_id": cid, "content": f"{path}\n{body}"})
+            msgs.append({"role": "assistant", "content": f"The {topic} is handled in {path}; I updated it."})
+        for i, m in enumerate(msgs[:messages]):
+            m["meta"] = {"seq": i, "ts": ts + i}
+        out.append((f"s{s:04d}", msgs[:messages]))
+    return out
+
+
+def run(proj: Path, home: Path, server: FakeServer) -> tuple[float, int, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CLIO_"))}
+    env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="k", CLIO_HOME=str(home),
+               CLIO_MODEL="bench-model", NO_COLOR="1")
+    started = time.monotonic()
+    proc = subprocess.Popen([str(CLIO), "-p", QUESTION], cwd=proj, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode(errors="replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"clio failed: {err[-400:]}")
+    return wall, usage.ru_maxrss, err
+
+
+def pct(xs: list[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--sessions", type=int, default=60)
+    ap.add_argument("--messages", type=int, default=30)
+    args = ap.parse_args(argv)
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="clio-recall-cost-") as tmp, FakeServer() as server:
+        server.responder = lambda body: Reply(text="It listens on 6543.")
+        proj, home_on, home_off = Path(tmp) / "proj", Path(tmp) / "on", Path(tmp) / "off"
+        proj.mkdir()
+        home_on.mkdir()
+        home_off.mkdir()
+        (home_off / "config.yaml").write_text("auto_recall: false\n")
+        root = proj / ".clio" / "sessions"
+        for sid, msgs in history(args.sessions, args.messages):
+            write_archive(root, sid, msgs, msgs[0]["meta"]["ts"], name=f"work {sid}")
+        # the first run in the project builds the index (and, when they load, its vectors)
+        first, _, _ = run(proj, home_on, server)
+        walls: dict[bool, list[float]] = {True: [], False: []}
+        rss: dict[bool, list[int]] = {True: [], False: []}
+        for _ in range(args.runs):
+            for on in (True, False):
+                w, r, _ = run(proj, home_on if on else home_off, server)
+                walls[on].append(w)
+                rss[on].append(r)
+        diffs = [a - b for a, b in zip(walls[True], walls[False], strict=True)]
+        n = args.sessions * args.messages
+        print(f"history: {args.sessions} sessions, {n:,} messages; first run (builds the index) "
+              f"{first * 1000:,.0f} ms; {args.runs} pairs; load {load:.2f} -> {os.getloadavg()[0]:.2f}")
+        for on in (True, False):
+            w = walls[on]
+            print(f"recall {'on ' if on else 'off'}: wall p50 {statistics.median(w) * 1000:,.0f} ms, "
+                  f"p95 {pct(w, 95) * 1000:,.0f} ms; peak RSS p50 {statistics.median(rss[on]) / 1024:.1f} MiB, "
+                  f"max {max(rss[on]) / 1024:.1f} MiB")
+        base = statistics.median(walls[False])
+        print(f"paired difference (on - off): p50 {statistics.median(diffs) * 1000:+,.0f} ms "
+              f"({statistics.median(diffs) / base:+.0%}), p95 {pct(diffs, 95) * 1000:+,.0f} ms; "
+              f"peak RSS {(statistics.median(rss[True]) - statistics.median(rss[False])) / 1024:+.1f} MiB")
+        served = [m for r in server.chat_requests for m in r.get("messages", []) if m.get("role") == "user"]
+        blocks = sum("<recalled_context>" in str(m.get("content")) for m in served)
+        print(f"requests with a recall block: {blocks} of {len(served)}")
+
+
+if __name__ == "__main__":
+    main()

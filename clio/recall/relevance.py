@@ -1,0 +1,101 @@
+"""Whether an archived unit bears on a new message: the automatic recall's quote-or-not decision.
+Pure (no disk, no model): the caller gives the unit's text, the documents frequencies of the
+message's words in the index, and a cosine when it has one.
+
+A message's *own words* are its content words minus the words of everyday conversation and of
+generic work ("ok", "thanks", "looks good", "continue", "run the tests again", "commit it"): a
+message without own words asks nothing the archive could answer, so it never pulls a block by
+itself, and an archived message without own words never carries a unit by itself.
+
+The decision weighs how much of what the message asks the unit holds, each word by how rare it is
+in the archive (its idf: a word found everywhere tells nothing), with the static-embedding cosine
+when there is one, in one logistic score (:func:`score`), its weights fitted on the dev half of
+the labelled coding sessions (``benches/recall_dev``, set A) and reported on the other (set B):
+docs/memory.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from clio.recall.query import content_words, excerpt_stem, fts_words
+
+_EVERYDAY = """
+ok okay okey k kk thanks thank thx ty cheers great good nice cool perfect fine sure yes yeah yep yup
+no nope nah please pls plz continue go ahead proceed next looks look seems seem sounds sound work
+worked works working done lgtm awesome alright right exactly agreed agree correct wrong hmm hm oh
+ah well wow lol haha let lets keep carry again now also still just really thing things stuff one bit
+lot much more something anything everything whatever way try tried do make made want need think
+know see got get go going gone happy glad sorry hi hello hey morning bye later maybe probably
+actually first last instead anyway already yet though good job thanks
+run rerun runs running test tests testing commit commits push merge revert undo retry redo fix fixed
+change changes changed update updated check checked start stop finish finished show tell explain
+same back ready time moment minute second use using used
+"""
+EVERYDAY: frozenset[str] = frozenset(excerpt_stem(w) for w in _EVERYDAY.split())
+
+
+def own_words(text: str) -> list[str]:
+    """The content words of ``text`` (stemmed) that are not everyday conversation or generic work."""
+    return [w for w in content_words(text) if w not in EVERYDAY]
+
+
+def idf(df: int, total: int) -> float:
+    """How telling a word found in ``df`` of ``total`` indexed messages is (0 when it is nowhere:
+    a word the archive does not hold cannot be what a unit answers)."""
+    if df <= 0 or total <= 0:
+        return 0.0
+    return math.log(1.0 + total / df)
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the decision reads for one (message, unit) pair."""
+
+    asked: int  # own words of the message that the archive holds at all
+    matched: int  # of those, found in the unit
+    weighted: float  # the idf-weighted share of the message's own words found in the unit
+    rarest: float  # the highest idf among the matched words, scaled to 0..1 by the archive's size
+    cosine: float | None
+
+
+def features(
+    query_words: Sequence[str], unit_text: str, dfs: Mapping[str, int], total: int, cosine: float | None
+) -> Features:
+    """``query_words``: the message's own words (:func:`own_words`); ``dfs``: their document
+    frequencies in the index (stemmed the same way)."""
+    have = {excerpt_stem(w) for w in fts_words(unit_text)}
+    weights = {w: idf(dfs.get(w, 0), total) for w in query_words}
+    known = {w: x for w, x in weights.items() if x > 0}
+    found = [w for w in known if w in have]
+    whole = sum(known.values())
+    top = math.log(1.0 + max(total, 1))
+    return Features(
+        asked=len(known),
+        matched=len(found),
+        weighted=sum(known[w] for w in found) / whole if whole else 0.0,
+        rarest=max((known[w] for w in found), default=0.0) / top if top else 0.0,
+        cosine=cosine,
+    )
+
+
+# Logistic weights (bias, weighted share, rarest, matched words, cosine); a second set for
+# when no cosine is at hand. Fitted by benches/bench_auto_recall.py --fit on set A.
+WEIGHTS = (-6.0, 5.0, 3.0, 0.6, 4.0)
+WEIGHTS_LEXICAL = (-5.0, 5.5, 3.5, 0.6)
+THRESHOLD = 0.5
+
+
+def score(f: Features, weights: Sequence[float] | None = None) -> float:
+    """The probability-like score that the unit bears on the message (0 without own words)."""
+    if f.asked == 0 or f.matched == 0 and (f.cosine is None or f.cosine < 0.5):
+        return 0.0
+    if f.cosine is None:
+        w = weights or WEIGHTS_LEXICAL
+        z = w[0] + w[1] * f.weighted + w[2] * f.rarest + w[3] * min(f.matched, 4)
+    else:
+        w = weights or WEIGHTS
+        z = w[0] + w[1] * f.weighted + w[2] * f.rarest + w[3] * min(f.matched, 4) + w[4] * f.cosine
+    return 1.0 / (1.0 + math.exp(-z))

@@ -1,0 +1,117 @@
+"""Recall units: what recall ranks, returns and quotes is an exchange, not a lone message.
+
+An exchange is a user message with the replies and tool results it led to, up to the next user
+message (in a conversation between two people, as in LoCoMo, one speaker's turn with the other's
+answer). A search still matches messages; each match brings back its exchange as one unit of at
+most :data:`MAX_PARTS` messages, in order: the user's message (what was asked or said), the
+message that matched, and the exchange's last reply in prose (where an answer usually is), each
+once. So a match on a question brings back its answer, and a match on an answer says what it
+answered. A message with no content of its own ("ok, thanks", "looks good") never carries a unit
+alone: matched by itself it is no hit (:func:`clio.recall.relevance.own_words`).
+
+:func:`exchange` reads one exchange from the index (SQLite); the rest is pure.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from clio.recall.query import CALL_MARK, excerpt, format_date
+
+MAX_PARTS = 3  # messages one unit quotes: the ask, the match, the answer
+OTHER_CHARS = 160  # the excerpt of a unit's message besides the match
+EXCHANGE_ROWS = 400  # messages read from one exchange at the most (a long run of tool steps)
+
+
+@dataclass(frozen=True)
+class Part:
+    seq: int
+    role: str
+    body: str
+
+
+def is_prose(part: Part) -> bool:
+    """An assistant message that says something in words (not only tool calls)."""
+    return part.role == "assistant" and any(
+        line.strip() and not line.startswith(CALL_MARK) for line in part.body.splitlines()
+    )
+
+
+def compose(hit: int, rows: list[Part]) -> list[Part]:
+    """The unit of the message ``hit`` (a seq) in its exchange ``rows`` (in order, the hit among
+    them): the exchange's user message, the hit, the last prose reply; each once, in order."""
+    by_seq = {p.seq: p for p in rows}
+    if hit not in by_seq:
+        return []
+    chosen = {hit}
+    if rows[0].role == "user":
+        chosen.add(rows[0].seq)
+    after = [p for p in rows if p.seq > hit and is_prose(p)]
+    if after and not is_prose(by_seq[hit]):  # the hit is no answer in words: add the last one
+        chosen.add(after[-1].seq)
+    return [p for p in rows if p.seq in chosen][:MAX_PARTS]
+
+
+def exchange(conn: sqlite3.Connection, session_id: str, seq: int) -> list[Part]:
+    """The indexed messages of the exchange that holds message ``seq`` of ``session_id``."""
+    row = conn.execute(
+        "SELECT id FROM msgs WHERE session_id = ? AND seq = ? ORDER BY id LIMIT 1", (session_id, seq)
+    ).fetchone()
+    if row is None:
+        return []
+    hit_id = int(row[0])
+    start = conn.execute(
+        "SELECT max(id) FROM msgs WHERE session_id = ? AND id <= ? AND role = 'user'", (session_id, hit_id)
+    ).fetchone()[0]
+    end = conn.execute(
+        "SELECT min(id) FROM msgs WHERE session_id = ? AND id > ? AND role = 'user'", (session_id, hit_id)
+    ).fetchone()[0]
+    first = hit_id if start is None else int(start)
+    if hit_id - first > EXCHANGE_ROWS:
+        first = hit_id  # a very long run of steps: the ask is too far back to read
+    last = hit_id + EXCHANGE_ROWS if end is None else min(int(end) - 1, hit_id + EXCHANGE_ROWS)
+    rows = conn.execute(
+        "SELECT seq, role, body FROM msgs WHERE session_id = ? AND id BETWEEN ? AND ? ORDER BY id",
+        (session_id, first, last),
+    ).fetchall()
+    return [Part(int(s), str(r), str(b)) for s, r, b in rows]
+
+
+def unit_text(parts: Sequence[Part]) -> str:
+    """A unit's messages as one text (what the relevance decision reads)."""
+    return "\n".join(p.body for p in parts)
+
+
+def shape_units(
+    units: Sequence[tuple[tuple[Any, ...], Sequence[Part]]],
+    names: dict[str, str],
+    terms: list[str],
+    with_text: bool = False,
+) -> list[dict[str, Any]]:
+    """(ranked row (session_id, role, seq, ts, body, rank), its unit) -> search results: where the
+    match is (``seq``, ``role``, ``date``, ``excerpt``) and the unit's messages (``seqs``, and
+    ``parts``: each one's seq, role and excerpt); ``text``, the unit's text, and ``texts``, each message's, when ``with_text``."""
+    out: list[dict[str, Any]] = []
+    for (sid, role, seq, ts, body, rank), parts in units:
+        hit: dict[str, Any] = {
+            "session_id": sid,
+            "session_name": names.get(sid, ""),
+            "date": format_date(ts),
+            "role": role,
+            "seq": seq,
+            "seqs": [p.seq for p in parts],
+            "excerpt": excerpt(body, terms),
+            "parts": [
+                {"seq": p.seq, "role": p.role, "excerpt": excerpt(p.body, terms, 300 if p.seq == seq else OTHER_CHARS)}
+                for p in parts
+            ],
+            "score": round(-rank, 4),
+        }
+        if with_text:
+            hit["text"] = unit_text(parts)
+            hit["texts"] = [p.body for p in parts]
+        out.append(hit)
+    return out

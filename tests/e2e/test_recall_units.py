@@ -1,0 +1,123 @@
+"""End to end, issue 32: the automatic recall quotes exchanges, decides on words of the message's
+own, and costs a one-shot run no heavy import; through the installed clio and the fake server.
+
+- A reworded question brings back the answer of an earlier session, not only its question.
+- "ok, continue" and "thanks, that looks good" get no block, though the archive holds the same
+  small talk.
+- A tool call is quoted and indexed in words, never its JSON.
+- The one-shot path of a project with history imports no numpy, tokenizers or onnxruntime.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testkit.clio_run import run_clio, tool_results
+from testkit.fakeserver import FakeServer, Reply
+from testkit.scripted import latest_user
+
+UPLOADS = (
+    "CHUNK_BYTES = 8 * 1024 * 1024\n"
+    "def upload(file):\n"
+    "    if file.size > 100 * 1024 * 1024:\n"
+    "        return s3_multipart(file, part_size=CHUNK_BYTES)\n"
+    "    return direct_put(file)\n"
+)
+ANSWER = "Anything over 100 MB goes through S3 multipart in 8 MB parts (api/uploads.py); smaller files are a single PUT."
+HEAVY = ("numpy", "tokenizers", "onnxruntime", "torch", "sentence_transformers")
+
+
+def responder(body: dict[str, Any]) -> Reply:
+    text, rounds = latest_user(body)
+    text = text.split("\n\n<recalled_context>")[0]
+    if text.startswith("How do we handle file uploads") and rounds == 0:
+        return Reply(tool_calls=[{"name": "file_operations", "arguments": {"operation": "read_file", "path": "api/uploads.py"}}])
+    if text.startswith("How do we handle file uploads"):
+        return Reply(text=ANSWER)
+    if text.startswith("[recall]") and rounds == 0:
+        query = text.split("]", 1)[1].strip()
+        return Reply(tool_calls=[{"name": "memory_operations", "arguments": {"operation": "recall_sessions", "query": query}}])
+    if text.startswith("Tidy the navbar") and rounds == 0:
+        return Reply(tool_calls=[{"name": "file_operations", "arguments": {"operation": "read_file", "path": "web/navbar.css"}}])
+    return Reply(text="Done.")
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Any:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    (project / "api").mkdir(parents=True)
+    (project / "web").mkdir()
+    (project / "api" / "uploads.py").write_text(UPLOADS)
+    (project / "web" / "navbar.css").write_text(".navbar { display: flex; gap: 4px; }\n")
+    server = FakeServer(responder).start()
+    try:
+        yield project, home, server
+    finally:
+        server.stop()
+
+
+def clio(env: Any, text: str, *args: str, extra: dict[str, str] | None = None) -> Any:
+    project, home, server = env
+    r = run_clio(
+        ["--model", "fake-model", "--yes", *args, "-p", text], server=server, project=project, home=home, env_extra=extra
+    )
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def sent(server: FakeServer, start: str) -> str:
+    """The user message of the first request of the turn that starts with ``start``."""
+    for body in server.chat_requests:
+        text, rounds = latest_user(body)
+        if text.startswith(start) and rounds == 0:
+            return text
+    raise AssertionError(f"no request for {start!r}")
+
+
+def history(env: Any) -> None:
+    clio(env, "How do we handle file uploads larger than 100 MB?")
+    clio(env, "Tidy the navbar spacing please")
+    clio(env, "ok that worked, thanks")
+    clio(env, "looks good, commit it")
+
+
+def test_a_reworded_question_brings_back_the_answer_not_only_the_question(env: Any) -> None:
+    project, home, server = env
+    history(env)
+    clio(env, "what is our approach for really big uploads to S3?")
+    text = sent(server, "what is our approach")
+    block = text.partition("<recalled_context>")[2]
+    assert "8 MB parts" in block, text  # the answer, from the assistant's reply
+    assert "How do we handle file uploads larger than 100 MB?" in block  # with what it answered
+    assert "the assistant:" in block and "the user:" in block
+    assert "{" not in block and '"operation"' not in block and "read_file" not in block
+
+
+@pytest.mark.parametrize("small_talk", ["ok, continue", "thanks, that looks good"])
+def test_small_talk_gets_no_block(env: Any, small_talk: str) -> None:
+    project, home, server = env
+    history(env)
+    clio(env, small_talk)
+    assert "<recalled_context>" not in sent(server, small_talk)
+
+
+def test_a_tool_call_is_recalled_in_words_never_as_json(env: Any) -> None:
+    project, home, server = env
+    history(env)
+    clio(env, "[recall] read api/uploads.py")
+    (out,) = tool_results(server.chat_requests[-1]).values()
+    assert "read file api/uploads.py" in out, out
+    assert '{"operation"' not in out and '"path"' not in out and "file_operations" not in out
+
+
+def test_a_one_shot_run_with_history_recalls_without_loading_a_heavy_library(env: Any) -> None:
+    project, home, server = env
+    history(env)
+    r = clio(env, "which S3 part size do big uploads use?", extra={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert "8 MB parts" in sent(server, "which S3 part size")  # recall did run, and found it
+    imported = {ln.rsplit("|", 1)[-1].strip() for ln in r.stderr.splitlines() if ln.startswith("import time:")}
+    assert "clio.recall.index" in imported and "clio.recall.relevance" in imported
+    assert sorted(m for m in imported if m.split(".")[0] in HEAVY) == []
