@@ -32,7 +32,7 @@ from testkit.fakeserver import FakeServer, Reply  # noqa: E402
 
 T0 = 1_763_000_000.0
 QUESTION = "which port does the staging database listen on again?"
-WORDS = (
+WORDS = (  # noqa: SIM905
     "parser test fixture refactor module import config deploy staging database cache queue worker "
     "upload handler migration schema index query endpoint token session retry timeout log metric "
     "docker image build lint type check commit branch review release version dependency"

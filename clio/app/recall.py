@@ -100,6 +100,7 @@ def carried(window: list[Message], session_id: str, quoted: bool) -> dict[str, s
             out[session_id].add(seq)
         for hit in (info.get("recalled") or ()) if quoted else ():
             if isinstance(hit, dict):
-                seqs = hit.get("seqs") if isinstance(hit.get("seqs"), list) else [hit.get("seq")]
+                listed = hit.get("seqs")
+                seqs: list[Any] = listed if isinstance(listed, list) else [hit.get("seq")]
                 out.setdefault(str(hit.get("session")), set()).update(s for s in seqs if isinstance(s, int))
     return out

@@ -5,7 +5,6 @@ left out of a search (RecallIndex.search ``skip``)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
