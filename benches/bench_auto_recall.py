@@ -190,7 +190,8 @@ def scale(workdir: Path, repeat: int) -> None:
     index.search("warm up the index", mode="lexical")
     print(f"scale: {count:,} messages; first search (freshness check) {time.perf_counter() - started:.1f} s")
     rng = random.Random(3)
-    bodies = [r[0] for r in index._conn.execute("SELECT body FROM msgs WHERE rowid % 997 = 0 LIMIT 400")]
+    every = max(7, count // 400)
+    bodies = [r[0] for r in index._conn.execute("SELECT body FROM msgs WHERE rowid % ? = 0 LIMIT 400", (every,))]
     times = []
     for _ in range(repeat):
         for body in rng.sample(bodies, min(len(bodies), 100)):
@@ -214,6 +215,9 @@ def main() -> None:
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     args = ap.parse_args()
     for name in ("set_a", "set_b"):
+        if not (SETS / f"{name}.json").is_file():
+            print(f"{name}: not found in {SETS}")
+            continue
         data = json.loads((SETS / f"{name}.json").read_text(encoding="utf-8"))
         with tempfile.TemporaryDirectory() as tmp:
             ids = build(data, Path(tmp) / "sessions")

@@ -34,6 +34,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended:
 
 import clio.recall.index as recall_index_mod  # noqa: E402
 import clio.recall.ivf as ivf_mod  # noqa: E402
+import clio.recall.units as units_mod  # noqa: E402
 import clio.recall.vectors as vectors_mod  # noqa: E402
 from clio.recall.embedder import Embedder, get_embedder, unavailable_reason  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
@@ -277,7 +278,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--nprobe", type=int, default=None, help="override the IVF lists scanned per query")
     ap.add_argument("--only", default=None, help="comma-separated engines to run (e.g. clio-hyb)")
+    ap.add_argument("--parts", type=int, default=None, help="override the messages of a recall unit (1: single messages)")
+    ap.add_argument("--half", type=int, choices=(0, 1), default=None, help="only conversations 0,2,4.. (0) or 1,3,5.. (1)")
     args = ap.parse_args(argv)
+    if args.parts is not None:
+        units_mod.MAX_PARTS = args.parts
     if args.rrf_k is not None:
         recall_index_mod.RRF_K = args.rrf_k
     if args.min_cosine is not None:
@@ -287,6 +292,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.nprobe is not None:
         ivf_mod.NPROBE = args.nprobe
     data = load(args.data.resolve())
+    if args.half is not None:
+        data = data[args.half :: 2]
     turns = sum(
         len(v)
         for rec in data

@@ -10,13 +10,14 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from clio.recall.embedder import rrf
 from clio.recall.vectors import VectorIndex
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     from clio.recall.embedder import Embedder
 
 T = TypeVar("T")
@@ -110,6 +111,8 @@ def run_beside(job: Callable[[], list[int]], work: Callable[[], T]) -> tuple[lis
     global _pool
     with _pool_lock:
         if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # (4 ms of imports a lexical run never needs)
+
             _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clio-recall-scan")
     future = _pool.submit(job)
     try:

@@ -42,7 +42,7 @@ from clio.recall.query import (
 )
 from clio.recall.refine import refine_rows
 from clio.recall.refresh import RefreshSide, SessionSource
-from clio.recall.relevance import own_words
+from clio.recall.relevance import says_something
 from clio.recall.schema import open_index, remove_db_files
 from clio.recall.units import Part, compose, exchange, shape_units
 from clio.recall.vectors import VectorIndex
@@ -184,7 +184,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         for row in rows:
             sid, _role, seq, _ts, body, _rank = row
             key = passage_key(body)
-            if key in passages or not own_words(body):
+            if key in passages or not says_something(body):
                 continue
             parts = [
                 p

@@ -12,6 +12,7 @@ parentheses and quotes in the input are plain text (or dropped punctuation).
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -81,6 +82,7 @@ def fts_words(text: str) -> list[str]:
     return [w.lower() for w in WORD_RE.findall(text)]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def excerpt_stem(word: str) -> str:
     """A light suffix stripper (decided/deciding/decides -> 'decid'), for excerpt placement only.
 

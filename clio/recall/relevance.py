@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from clio.recall.query import content_words, excerpt_stem, fts_words
+from clio.recall.query import STOPWORDS, content_words, excerpt_stem, fts_words
 
 _EVERYDAY = """
 ok okay okey k kk thanks thank thx ty cheers great good nice cool perfect fine sure yes yeah yep yup
@@ -40,6 +40,14 @@ EVERYDAY: frozenset[str] = frozenset(excerpt_stem(w) for w in _EVERYDAY.split())
 def own_words(text: str) -> list[str]:
     """The content words of ``text`` (stemmed) that are not everyday conversation or generic work."""
     return [w for w in content_words(text) if w not in EVERYDAY]
+
+
+def says_something(text: str, limit: int = 4000) -> bool:
+    """Whether ``text`` holds a word of its own (:func:`own_words`), reading no more than needed."""
+    for w in fts_words(text[:limit]):
+        if len(w) > 1 and w not in STOPWORDS and excerpt_stem(w) not in EVERYDAY:
+            return True
+    return False
 
 
 def idf(df: int, total: int) -> float:

@@ -23,7 +23,8 @@ from clio.recall.query import CALL_MARK, excerpt, format_date
 
 MAX_PARTS = 3  # messages one unit quotes: the ask, the match, the answer
 OTHER_CHARS = 160  # the excerpt of a unit's message besides the match
-EXCHANGE_ROWS = 400  # messages read from one exchange at the most (a long run of tool steps)
+EXCHANGE_ROWS = 400
+ASK_TAIL = 80  # where a question mark makes a message a question  # messages read from one exchange at the most (a long run of tool steps)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,11 @@ class Part:
     seq: int
     role: str
     body: str
+
+
+def asks(text: str) -> bool:
+    """Whether a message asks something (a question mark near its end)."""
+    return "?" in text[-ASK_TAIL:]
 
 
 def is_prose(part: Part) -> bool:
@@ -46,13 +52,16 @@ def compose(hit: int, rows: list[Part]) -> list[Part]:
     by_seq = {p.seq: p for p in rows}
     if hit not in by_seq:
         return []
-    chosen = {hit}
-    if rows[0].role == "user":
-        chosen.add(rows[0].seq)
+    matched = by_seq[hit]
+    chosen = [hit]  # by priority: the match, the ask, the answer
+    ask = rows[0] if rows[0].role == "user" and rows[0].seq != hit else None
+    if ask is not None and (matched.role == "tool" or asks(ask.body)):
+        chosen.append(ask.seq)  # what a tool result or an answer was for
     after = [p for p in rows if p.seq > hit and is_prose(p)]
-    if after and not is_prose(by_seq[hit]):  # the hit is no answer in words: add the last one
-        chosen.add(after[-1].seq)
-    return [p for p in rows if p.seq in chosen][:MAX_PARTS]
+    if after and (matched.role == "tool" or asks(matched.body)):
+        chosen.append(after[-1].seq)  # a question's answer, what a tool result came to
+    kept = set(chosen[:MAX_PARTS])
+    return [p for p in rows if p.seq in kept]
 
 
 def exchange(conn: sqlite3.Connection, session_id: str, seq: int) -> list[Part]:
