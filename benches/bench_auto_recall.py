@@ -5,8 +5,8 @@ The data are the two labelled sets of ``benches/recall_dev/`` (written for clio 
 data): two imaginary projects, each with 14 sessions that settle a fact among 30 sessions of other
 work (tool calls and results, everyday turns, near-miss topics), and 24 new messages: 6 that need a
 fact in the same key words, 6 reworded, 12 unrelated (5 everyday short messages, 7 new tasks, some
-sharing words with the archive). Set A is the dev half (``--fit`` fits the decision's weights on
-it), set B is reported. For each message the product's path runs in-process: RecallIndex.search
+sharing words with the archive). Set A is the dev half (``--sweep`` shows the decision's
+threshold chosen on it), set B is reported. For each message the product's path runs in-process: RecallIndex.search
 (lexical, units) -> clio.recall.auto (features, score, block).
 
 Figures (printed; docs/memory.md keeps them), per set:
@@ -20,14 +20,13 @@ Figures (printed; docs/memory.md keeps them), per set:
 ``--scale DIR`` also times the per-message step over a corpus built by ``benches/recall_scale.py
 --workdir DIR`` (200,000 messages by default), with queries drawn from that corpus.
 
-    python benches/bench_auto_recall.py [--fit] [--scale DIR] [--repeat N]
+    python benches/bench_auto_recall.py [--sweep] [--misses] [--scale DIR] [--repeat N]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import statistics
@@ -149,37 +148,18 @@ def evaluate(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> d
     return out
 
 
-def samples(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> list[tuple[R.Features, int]]:
-    """(features, label) of every candidate unit of every message: 1 for a unit of the fact's
-    session that holds the fact, 0 otherwise (unrelated messages: all 0)."""
-    out = []
-    for p in data["probes"]:
-        hits, _, _ = step(index, p["text"])
-        sid = ids.get(p.get("session", ""), "")
-        for h in hits:
-            out.append((h.features, int(h.session_id == sid and has(h.text, p.get("needles", [])))))
-    return out
-
-
-def fit(rows: list[tuple[R.Features, int]], lexical: bool, epochs: int = 4000, rate: float = 0.1) -> list[float]:
-    """Logistic regression by gradient descent (a little L2), pure Python."""
-    def x(f: R.Features) -> list[float]:
-        base = [1.0, f.weighted, f.rarest, float(min(f.matched, 4))]
-        return base if lexical else [*base, f.cosine or 0.0]
-
-    xs = [(x(f), y) for f, y in rows]
-    w = [0.0] * len(xs[0][0])
-    pos = sum(y for _, y in xs) or 1
-    neg = len(xs) - pos or 1
-    for _ in range(epochs):
-        grad = [0.0] * len(w)
-        for v, y in xs:
-            p = 1 / (1 + math.exp(-sum(a * b for a, b in zip(w, v, strict=True))))
-            weight = 0.5 / pos if y else 0.5 / neg  # the classes weigh the same
-            for i, vi in enumerate(v):
-                grad[i] += weight * (p - y) * vi
-        w = [wi - rate * (g + 0.001 * wi * (i > 0)) for i, (wi, g) in enumerate(zip(w, grad, strict=True))]
-    return [round(v, 2) for v in w]
+def sweep(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> None:
+    """The decision's threshold from 0.30 to 0.80: facts quoted (same words, reworded) and false
+    blocks at each (the threshold is chosen on set A with this)."""
+    saved = R.THRESHOLD
+    try:
+        for t in [x / 100 for x in range(30, 81, 5)]:
+            R.THRESHOLD = t
+            r = evaluate(index, data, ids)
+            print(f"  threshold {t:.2f}: same {r['same'][0]}/{r['same'][1]}, reworded {r['reworded'][0]}/{r['reworded'][1]}, "
+                  f"false blocks {r['unrelated'][0]}/{r['unrelated'][1]}")
+    finally:
+        R.THRESHOLD = saved
 
 
 def scale(workdir: Path, repeat: int) -> None:
@@ -209,7 +189,7 @@ def scale(workdir: Path, repeat: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fit", action="store_true", help="fit the decision's weights on set A and print them")
+    ap.add_argument("--sweep", action="store_true", help="the decision's threshold swept on each set")
     ap.add_argument("--scale", type=Path, help="a recall_scale.py --workdir folder")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
@@ -223,10 +203,9 @@ def main() -> None:
             ids = build(data, Path(tmp) / "sessions")
             index = RecallIndex(Path(tmp) / "recall.sqlite", SessionStore(Path(tmp) / "sessions"), embedder=None)
             index.refresh()
-            if args.fit and name == "set_a":
-                rows = samples(index, data, ids)
-                print(f"fit on {name}: {len(rows)} candidate units, {sum(y for _, y in rows)} hold the fact")
-                print(f"  lexical weights {fit(rows, True)}")
+            if args.sweep:
+                print(f"{name}: the threshold swept")
+                sweep(index, data, ids)
             for _ in range(max(0, args.repeat - 1)):
                 evaluate(index, data, ids)  # warm
             r = evaluate(index, data, ids)

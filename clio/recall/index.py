@@ -233,7 +233,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         with self._lock:
             self.refresh()
             top = self._conn.execute("SELECT coalesce(max(id), 0) FROM msgs").fetchone()[0]
-            return self.document_frequencies(words, self.postings_budget, carried), int(top)
+            return self.document_frequencies(words, self.postings_budget, carried, own_text=True), int(top)
 
     def counts(self) -> dict[str, int]:
         """Rows in the index: sessions and messages."""

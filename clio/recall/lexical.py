@@ -35,12 +35,18 @@ class LexicalSide:
         raise NotImplementedError
 
     def document_frequencies(
-        self, words: list[str], cap: int | None = None, exclude: tuple[str, int] | None = None
+        self,
+        words: list[str],
+        cap: int | None = None,
+        exclude: tuple[str, int] | None = None,
+        *,
+        own_text: bool = False,
     ) -> dict[str, int]:
         """How many indexed messages contain each word (stemmed as the index does), counting
         no further than ``cap``: knowing that a word is too common is enough, and cheap.
         ``exclude`` (session, seq): that session's messages from that one on do not count (what
-        the running request carries, the message being asked among them)."""
+        the running request carries, the message being asked among them). ``own_text``: in the
+        message's own text only (not in the neighbours' context it is indexed with)."""
         if exclude is None:
             sql = "SELECT count(*) FROM (SELECT 1 FROM docs WHERE docs MATCH ? LIMIT ?)"
             params: tuple[Any, ...] = ()
@@ -52,7 +58,16 @@ class LexicalSide:
             params = exclude
         with self._lock:
             return {
-                w: int(self._conn.execute(sql, (quote_term(w), *params, -1 if cap is None else cap)).fetchone()[0])
+                w: int(
+                    self._conn.execute(
+                        sql,
+                        (
+                            f"body : {quote_term(w)}" if own_text else quote_term(w),
+                            *params,
+                            -1 if cap is None else cap,
+                        ),
+                    ).fetchone()[0]
+                )
                 for w in words
             }
 

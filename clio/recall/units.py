@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clio.recall.query import CALL_MARK, excerpt, format_date
+from clio.recall.relevance import says_something
 
 MAX_PARTS = 3  # messages one unit quotes: the ask, the match, the answer
 OTHER_CHARS = 160  # the excerpt of a unit's message besides the match
@@ -53,13 +54,14 @@ def compose(hit: int, rows: list[Part]) -> list[Part]:
     if hit not in by_seq:
         return []
     matched = by_seq[hit]
+    step = matched.role == "tool" or (matched.role == "assistant" and not is_prose(matched))
     chosen = [hit]  # by priority: the match, the ask, the answer
     ask = rows[0] if rows[0].role == "user" and rows[0].seq != hit else None
-    if ask is not None and (matched.role == "tool" or asks(ask.body)):
-        chosen.append(ask.seq)  # what a tool result or an answer was for
+    if ask is not None and (step or asks(ask.body)) and says_something(ask.body):
+        chosen.append(ask.seq)  # what a step or an answer was for ("ok, go on" says nothing)
     after = [p for p in rows if p.seq > hit and is_prose(p)]
-    if after and (matched.role == "tool" or asks(matched.body)):
-        chosen.append(after[-1].seq)  # a question's answer, what a tool result came to
+    if after and (step or matched.role == "user"):
+        chosen.append(after[-1].seq)  # the reply to what the user asked or said, what a step came to
     kept = set(chosen[:MAX_PARTS])
     return [p for p in rows if p.seq in kept]
 

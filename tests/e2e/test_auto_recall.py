@@ -99,8 +99,8 @@ def recalled_block(body: dict[str, Any]) -> str:
 
 
 ASKS = [
-    "[ask1] which port does the staging database listen on?",
-    "[ask2] remind me how to reach the staging db, what port number?",
+    "which port does the staging database listen on?",  # (no marker: a made-up word would count)
+    "remind me how to reach the staging db, what port number?",
 ]
 
 
@@ -117,15 +117,15 @@ def test_a_fact_evicted_from_a_long_session_comes_back_without_a_tool_call(env: 
         before = len(server.chat_requests)
         clio(where, ask, "--context-window", "6000", "--resume")
         assert len(server.chat_requests) == before + 1  # answered at once: no tool call
-        body = first_request(server, ask[:6])
+        body = first_request(server, ask)
         requests_sent = json.dumps(body["messages"])
         block = recalled_block(body)
         assert "6543" in block and "this session, earlier" in block, block
         # the fact is in the request only through the recall block: the read itself was trimmed
         assert requests_sent.count("6543") == 1, requests_sent
     # what the request carries is not recalled again: the next message does not repeat the block
-    clio(env, "[ask9] and the staging database port once more?", "--context-window", "6000", "--resume")
-    body = first_request(server, "[ask9]")
+    clio(env, "and the staging database port once more?", "--context-window", "6000", "--resume")
+    body = first_request(server, "and the staging database port once more?")
     assert json.dumps(body["messages"]).count("6543") == 1
     # /context tells what the latest message recalled and why
     r = clio(env, "/context", "--resume")
@@ -137,7 +137,7 @@ def test_a_fact_from_an_earlier_session_reaches_a_new_sessions_first_request(env
     clio(env, "[read] please look at deploy/notes.txt")
     for ask in ASKS:
         clio(env, ask)  # a new session each time
-        block = recalled_block(first_request(server, ask[:6]))
+        block = recalled_block(first_request(server, ask))
         assert "6543" in block, block
         assert "session" in block and "a tool result" in block, block
     # an unrelated message brings nothing back
@@ -198,10 +198,10 @@ def test_a_message_naming_a_day_brings_back_what_was_said_that_day(env: Any) -> 
     shift_session(old_dir, (noon - timedelta(days=30)).timestamp())
     shift_session(new_dir, (noon - timedelta(days=1)).timestamp())
     (project / ".clio" / "recall.sqlite").unlink(missing_ok=True)  # read the archives as they are now
-    clio(env, "[ask1] what did we change in the deploy config?")
-    block = recalled_block(first_request(server, "[ask1]"))
+    clio(env, "what did we change in the deploy config?")
+    block = recalled_block(first_request(server, "what did we change in the deploy config?"))
     assert "pool size is now 8" in block and block.index("pool size") < block.index("45 seconds"), block
-    clio(env, "[ask2] what did we change in the deploy config yesterday?")
-    block = recalled_block(first_request(server, "[ask2]"))
+    clio(env, "what did we change in the deploy config yesterday?")
+    block = recalled_block(first_request(server, "what did we change in the deploy config yesterday"))
     assert "45 seconds" in block, block
     assert "pool size" not in block or block.index("45 seconds") < block.index("pool size"), block

@@ -1,0 +1,37 @@
+"""Writes set_a.json and set_b.json from the sessions below (hand-written for clio; no public data).
+
+Shorthand: ("u", text) a user message; ("c", tool, {args}) an assistant tool call, followed by
+("r", result) its result; ("a", text) an assistant reply. Run: python benches/recall_dev/make_sets.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+HERE = Path(__file__).resolve().parent
+
+
+def write(name: str, project: str, fact: list[dict[str, Any]], other: list[dict[str, Any]], probes: list[dict[str, Any]]) -> None:
+    sessions: list[dict[str, Any]] = []
+    rest = list(other)
+    for i, s in enumerate(fact):  # a fact session every two or three sessions of other work
+        take = 2 if i % 2 else 1
+        sessions += rest[:take]
+        rest = rest[take:]
+        sessions.append(s)
+    sessions += rest
+    data = {"project": project, "sessions": sessions, "probes": probes}
+    (HERE / f"{name}.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+from sets_a import A_FACT, A_OTHER, A_PROBES  # noqa: E402
+from sets_b import B_FACT, B_OTHER, B_PROBES  # noqa: E402
+
+if __name__ == "__main__":
+    write("set_a", "invoicing SaaS: Django, Celery, PostgreSQL, Redis, React", A_FACT, A_OTHER, A_PROBES)
+    write("set_b", "event pipeline: Go services, Kafka, ClickHouse, Terraform, Kubernetes", B_FACT, B_OTHER, B_PROBES)
