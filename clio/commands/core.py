@@ -130,7 +130,9 @@ def _print_recall(app: CommandContext, last: Any) -> None:
     app.console.print(f"  automatic recall for the latest message: {state}{timing}", markup=False)
     for hit in last.get("recalled") or []:
         where = "this session" if hit.get("current_session") else f"session {hit.get('session')}"
-        app.console.print(f"    {where} #{hit.get('seq')} ({hit.get('role')}, {hit.get('date')}): {hit.get('why')}", markup=False)
+        seqs = hit.get("seqs") or [hit.get("seq")]
+        numbers = ", ".join(f"#{n}" for n in seqs)
+        app.console.print(f"    {where} {numbers} ({hit.get('date')}): {hit.get('why')}", markup=False)
     best = last.get("best_rejected")
     if state == "nothing relevant" and isinstance(best, dict):
         app.console.print(f"    best candidate left out: {best.get('why')}", markup=False)

@@ -278,3 +278,29 @@ def test_auto_recall_is_off_without_memory_and_skips_an_empty_archive() -> None:
     assert msg["meta"]["recalled"][0]["seq"] == 3 and "own word(s)" in msg["meta"]["recalled"][0]["why"]
     nothing = AutoRecall(_Services(_Recall([hit("the navbar")])), _Window(), Settings())  # type: ignore[arg-type]
     assert nothing(user, "") is None and nothing.last["state"] == "nothing relevant"
+
+
+# ---------------------------------------------------------------- the relevance decision
+
+
+def test_a_word_the_archive_lacks_weighs_most_and_a_common_one_least() -> None:
+    words = relevance.own_words("rotate the staging pgbouncer credentials")
+    assert words == ["rotat", "stag", "pgbounc", "credential"]  # stemmed as excerpts are
+    dfs = {"rotat": 0, "stag": 300, "pgbounc": 2, "credential": 5}
+    holds_rare = relevance.features(words, "pgbouncer credentials were rotated on staging", dfs, 1000, None)
+    holds_common = relevance.features(words, "staging is down again", dfs, 1000, None)
+    assert relevance.score(holds_rare) >= relevance.THRESHOLD > relevance.score(holds_common)
+    assert holds_common.matched == 1 and holds_common.rarest < relevance.MIN_RAREST  # 'staging': 30% of the archive
+    # a message about something new: its unknown words outweigh the one it shares
+    new = relevance.features(relevance.own_words("add rate limiting to staging"), "staging is down", {"stag": 3}, 1000, None)
+    assert relevance.score(new) < relevance.THRESHOLD
+
+
+def test_frequencies_count_a_words_own_messages_not_its_neighbours_nor_the_running_request(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    _archive(store, [("user", "where is the pgbouncer config?", {}), ("assistant", "In deploy/pgbouncer.ini.", {}), ("user", "ok", {})])
+    running = _archive(store, [("user", "pgbouncer again", {})])
+    idx = RecallIndex(tmp_path / "r.sqlite", store, embedder=None)
+    dfs, total = idx.frequencies(["pgbouncer", "ok"])
+    assert dfs == {"pgbouncer": 3, "ok": 1} and total == 4  # 'ok' is next to a pgbouncer message: not counted
+    assert idx.frequencies(["pgbouncer"], (running, 0))[0] == {"pgbouncer": 2}
