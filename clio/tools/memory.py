@@ -45,7 +45,7 @@ DESCRIPTION = (
 )
 # In small windows only recall, and only where it fits (a 4k window; below, automatic recall alone).
 LEAN = Lean("Search earlier messages: recall_sessions (query).", ("recall_sessions",), ("query",), min_limit=2500)
-RESULT_LINE_CHARS = 520  # one recall hit as the tool shows it (header + excerpt)
+RESULT_LINE_CHARS = 900  # one recall unit as the tool shows it (header, up to three excerpts)
 
 
 def _one_line(text: str, limit: int = SNIPPET) -> str:

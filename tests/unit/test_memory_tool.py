@@ -196,8 +196,8 @@ def test_recall_sessions_delegates_and_formats(ctx: ToolContext) -> None:
     recall.hits = []
     out, ok = call(ctx, operation="recall_sessions", query="kafka")
     assert ok and out == "Nothing archived mentions 'kafka' (besides what is in view now)."
-    # as many as a tool result kept inline can show: 10 in a large window, fewer in a small one
-    assert recall.calls[-1][1] == {"max_sessions": 10, "max_results": 10}
+    # as many units as a tool result kept inline can show: 8 in a large window, fewer in a small one
+    assert recall.calls[-1][1] == {"max_sessions": 10, "max_results": 8}
     ctx.result_chars = 1000
     call(ctx, operation="recall_sessions", query="kafka")
     assert recall.calls[-1][1] == {"max_sessions": 10, "max_results": 3}
