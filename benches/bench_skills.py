@@ -27,11 +27,10 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
-from clio.prompts import load_prompt  # noqa: E402
-
 from clio.context.budget import Budget  # noqa: E402
 from clio.memory import skills as S  # noqa: E402
 from clio.memory.skills import Skill  # noqa: E402
+from clio.prompts import load_prompt  # noqa: E402
 
 TURNS = 5
 WINDOW = 10

@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clio.prompts import load_prompt
-
 from clio.memory.skills import HEADER, TRY_HEADER, parse_catalogue
+from clio.prompts import load_prompt
 from testkit.clio_run import run_clio
 from testkit.fakeserver import FakeServer
 

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clio.prompts import load_prompt
 
 from clio.app.consolidate import Consolidator
 from clio.memory import consolidate as cons
 from clio.memory.ltm_store import LtmStore
 from clio.memory.provenance import Provenance
 from clio.messages import make
+from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 from clio.store.sessions import SessionStore
 

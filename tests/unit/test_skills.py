@@ -6,10 +6,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from clio.prompts import load_prompt
 
 from clio.memory import skills as S
 from clio.memory.skills import Signal, Skill, SkillError
+from clio.prompts import load_prompt
 
 
 def count(text: str) -> int:

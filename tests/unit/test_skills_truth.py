@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clio.prompts import load_prompt
 
 import clio.tools.builtin  # noqa: F401  (the tools declare what their operations do: clio.actions)
 from clio.memory import shown as S_
 from clio.memory import skills as S
 from clio.memory.skills_store import SkillStore
+from clio.prompts import load_prompt
 from clio.tools.registry import REGISTRY
 
 
