@@ -27,7 +27,7 @@ from clio.recall.format import hit_source
 from clio.recall.query import MIN_NEW_WORDS, content_words, excerpt, excerpt_stem, fts_words
 
 MAX_HITS = 3
-EXCERPT_CHARS = 360  # one unit's quote in the block, all its messages together
+EXCERPT_CHARS = 480  # one unit's quote in the block, all its messages together
 MIN_BLOCK_CHARS = 200  # below this, a block could not quote even one passage usefully
 TAG = "recalled_context"
 HEAD = (
@@ -150,6 +150,17 @@ def _quote(text: str) -> str:
     return flat.replace("<", "‹").replace(">", "›")
 
 
+def shares(lengths: Sequence[int], total: int) -> list[int]:
+    """``total`` characters split among texts of ``lengths``: a short one (a question) takes only
+    what it needs, the rest go to the long ones (the answer, the tool result) evenly."""
+    out = [0] * len(lengths)
+    left = total
+    for k, i in enumerate(sorted(range(len(lengths)), key=lambda i: lengths[i])):
+        out[i] = min(lengths[i] + 2, left // (len(lengths) - k))
+        left -= out[i]
+    return out
+
+
 def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
     """The block quoting ``hits`` within ``max_chars`` ("" when none fits): each unit under one
     heading (where and when), each of its messages on a line of its own, cut around the query's
@@ -165,12 +176,12 @@ def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
         head = f"[{n + 1}] {where}, {h.date}:"
         prefixes = [f"  {ROLE_NAMES.get(role, role)}: " for _, role, _ in h.parts]
         room = max_chars - used - len(head) - 1 - sum(len(x) + 4 for x in prefixes)  # quotes, "…"s, newline
-        share = min(EXCERPT_CHARS, room) // max(1, len(h.parts))
-        if share < 60:
+        if room < 80:
             break
+        widths = shares([len(" ".join(text.split())) for _, _, text in h.parts], min(EXCERPT_CHARS, room))
         quoted = [
-            f'{prefix}"{_quote(excerpt(text, words, share - 2))}"'
-            for prefix, (_seq, _role, text) in zip(prefixes, h.parts, strict=True)
+            f'{prefix}"{_quote(excerpt(text, words, width - 2))}"'
+            for prefix, width, (_seq, _role, text) in zip(prefixes, widths, h.parts, strict=True)
         ]
         lines += [head, *quoted]
         used += len(head) + 1 + sum(len(q) + 1 for q in quoted)
