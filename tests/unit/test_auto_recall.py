@@ -304,3 +304,9 @@ def test_frequencies_count_a_words_own_messages_not_its_neighbours_nor_the_runni
     dfs, total = idx.frequencies(["pgbouncer", "ok"])
     assert dfs == {"pgbouncer": 3, "ok": 1} and total == 4  # 'ok' is next to a pgbouncer message: not counted
     assert idx.frequencies(["pgbouncer"], (running, 0))[0] == {"pgbouncer": 2}
+
+
+def test_a_short_message_of_a_unit_leaves_its_room_to_the_answer() -> None:
+    assert auto.shares([40, 900, 600], 480) == [42, 219, 219]  # the question whole, the rest split
+    assert auto.shares([10, 20], 480) == [12, 22]  # nothing is padded
+    assert sum(auto.shares([300, 300, 300], 480)) <= 480
