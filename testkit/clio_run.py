@@ -172,13 +172,45 @@ def all_archived(project: Path) -> list[dict[str, Any]]:
 RECALL_MARK = "\n\n<recalled_context>"  # where clio's automatic recall block joins a user message
 
 
+CONTEXT_OPEN, CONTEXT_CLOSE = "<clio_context>", "</clio_context>"  # clio's notes after the head
+
+
+def without_context(text: str) -> str:
+    """A user message without the ``<clio_context>`` block clio put in front of it (the first
+    user message of a request carries clio's notes: clio.agent.prompt.to_api)."""
+    if text.startswith(CONTEXT_OPEN) and CONTEXT_CLOSE in text:
+        return text.split(CONTEXT_CLOSE, 1)[1].removeprefix("\n\n")
+    return text
+
+
 def typed(text: str) -> str:
-    """A user message of a request without the recall block clio appended to it."""
-    return text.split(RECALL_MARK, 1)[0]
+    """A user message of a request as the user typed it: without clio's notes in front and the
+    recall block clio appended to it."""
+    return without_context(text).split(RECALL_MARK, 1)[0]
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:
-    return [str(m.get("content")) for m in body["messages"] if m.get("role") == "user"]
+    """The user messages of a request without clio's notes in front of the first (a message that
+    was only the notes left out); a recall block stays."""
+    out = []
+    for m in body["messages"]:
+        if m.get("role") == "user":
+            text = str(m.get("content"))
+            if text.startswith(CONTEXT_OPEN) and text.rstrip().endswith(CONTEXT_CLOSE):
+                continue
+            out.append(without_context(text))
+    return out
+
+
+def context_text(body: dict[str, Any]) -> str:
+    """clio's ``<clio_context>`` block of a request ('' when it has none): memory, thread summary."""
+    for m in body["messages"]:
+        if m.get("role") == "user":
+            text = str(m.get("content"))
+            if text.startswith(CONTEXT_OPEN) and CONTEXT_CLOSE in text:
+                return text.split(CONTEXT_CLOSE, 1)[0] + CONTEXT_CLOSE
+            return ""
+    return ""
 
 
 def tool_results(body: dict[str, Any]) -> dict[str, str]:
@@ -199,7 +231,15 @@ def assistant_calls(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield from m.get("tool_calls") or []
 
 
-def system_text(body: dict[str, Any]) -> str:
+def head_text(body: dict[str, Any]) -> str:
+    """The request's system message (its head: the same in every request of a session)."""
     first = body["messages"][0]
     assert first["role"] == "system", f"the first message is {first['role']!r}, not the system prompt"
     return str(first["content"])
+
+
+def system_text(body: dict[str, Any]) -> str:
+    """What clio tells the model before the conversation: the system message, then its notes
+    (the ``<clio_context>`` block: memory, thread summary)."""
+    context = context_text(body)
+    return head_text(body) + ("\n\n" + context if context else "")

@@ -157,8 +157,13 @@ def count_completion_tokens(reply: Reply, chars_per_token: float) -> int:
 
 
 def messages_key(body: dict[str, Any]) -> str:
-    """The serialized messages whose common prefix with the previous request counts as cached."""
-    return json.dumps(body.get("messages") or [], separators=(",", ":"), ensure_ascii=False)
+    """The serialized request whose common prefix with the previous request counts as cached: the
+    system message, then the tools (where chat templates render them), then the other messages."""
+    msgs = list(body.get("messages") or [])
+    head = msgs[:1] if msgs and msgs[0].get("role") == "system" else []
+    return json.dumps(
+        [*head, body.get("tools") or [], *msgs[len(head) :]], separators=(",", ":"), ensure_ascii=False
+    )
 
 
 def common_prefix(a: str, b: str) -> int:

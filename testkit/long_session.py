@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from testkit.clio_run import run_clio, typed
+from testkit.clio_run import context_text, run_clio, typed
 from testkit.fakeserver import FakeServer, Reply
 from testkit.fakeserver_sse import common_prefix, count_prompt_tokens, messages_key
 
@@ -354,8 +354,7 @@ def rejected(server: FakeServer, body: dict[str, Any]) -> bool:
 
 def summary_of(body: dict[str, Any]) -> str:
     """The ``<thread_summary>`` block of a request ("" if none)."""
-    text = "\n".join(str(m.get("content") or "") for m in body["messages"] if m.get("role") == "system")
-    m = re.search(r"<thread_summary>\n.*?</thread_summary>", text, re.S)
+    m = re.search(r"<thread_summary>\n.*?</thread_summary>", context_text(body), re.S)
     return m.group(0) if m else ""
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from testkit.clio_run import without_context
 from testkit.fakeserver import Fail, FakeServer, Reply
 
 if TYPE_CHECKING:  # imported when an App is built: the end-to-end tests need none of it
@@ -33,7 +34,7 @@ def latest_user(body: dict[str, Any]) -> tuple[str, int]:
     msgs = body["messages"]
     last = max(i for i, m in enumerate(msgs) if m.get("role") == "user")
     rounds = sum(1 for m in msgs[last + 1 :] if m.get("role") == "assistant")
-    return str(msgs[last].get("content")), rounds
+    return without_context(str(msgs[last].get("content"))), rounds
 
 
 CONSOLIDATION_MARK = "A coding session in this project has ended."  # clio/prompts/consolidate.md

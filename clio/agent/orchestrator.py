@@ -103,6 +103,7 @@ class Orchestrator:
     def save_state(self) -> None:
         state = self.engine.state()
         state["archived"] = len(self.session.messages)  # what the window has seen, for a crash resume
+        state["head"] = {"profile": self.window.profile, "window": self.window.size}  # kept on resume
         self.session.save_state(state)
 
     def used_tokens(self) -> int:
@@ -274,7 +275,8 @@ class Orchestrator:
         """Send one request; after a length rejection trim harder (three levels) and send again.
 
         ``extra`` follows the window without joining it (the /compact question): such a request
-        offers no tools and streams nothing to the screen."""
+        carries the same tools as a turn's (the head a prompt cache keeps) with ``tool_choice``
+        "none", and streams nothing to the screen."""
         level = 0
         while True:
             messages = to_api([*prep.messages, *(extra or [])])
@@ -286,10 +288,10 @@ class Orchestrator:
             try:
                 result = self.client.chat(
                     messages,
-                    None if extra else tools,
+                    tools,
                     on_text=None if extra else self.ui.text,
                     on_retry=lambda reason, wait: self.ui.notice(f"{reason}; retrying in {wait:.1f}s"),
-                    tool_choice=tool_choice,
+                    tool_choice="none" if extra and tools else tool_choice,
                     temperature=self.limits.temperature,
                     max_tokens=max_tokens or self.reply_cap(),
                 )

@@ -1,8 +1,21 @@
-"""Assembles the fixed front of every request: system prompt, project instructions, memory.
+"""Assembles the front of every request: the head (system prompt and project instructions) and the
+notes that follow it (memory, then the engine's thread summary and recovery text).
 
-The memory text is the app's (ranked for the task, :meth:`PromptBuilder.set_memory`); it only
-changes at session start and after a trim, so between trims consecutive requests share their
-prefix byte for byte (provider caches).
+A request is laid out for prompt caches (providers and llama-server reuse only the longest prefix a
+request shares with an earlier one):
+
+1. the **head**: one system message, the system prompt and the project instructions (and a mode's
+   note while plan mode is on), then the tool schemas, which chat templates render right after it.
+   It does not change within a session: not on a turn, a trim, ``/compact``, a resume or a recall.
+2. **clio's notes** in one ``<clio_context>`` block (:func:`to_api`), least often changing first:
+   learned behaviours (drawn once per session), preferences, long-term notes ranked for the task
+   (re-ranked at a trim), the thread summary (grows at each trim), the recovery text (after a
+   rejection). Sent in the user's role, framed as clio's and not the user's words, because chat
+   templates take one system message only; merged into the first user message when one follows.
+3. the window, a recall block joined to the user message it was recalled for.
+
+Between trims every request extends the previous one byte for byte; a trim changes what follows
+the head, never the head.
 """
 
 from __future__ import annotations
@@ -11,8 +24,9 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from clio.context.notes import KIND_CONTEXT, extend_block
 from clio.memory.types import storable_nouns
-from clio.messages import KIND_RECALL, Message, api_view, meta
+from clio.messages import KIND_MEMORY, KIND_RECALL, Message, api_view, meta
 from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 
@@ -55,6 +69,7 @@ NEUTRAL = "[in the file] "
 _CLIO_HEADERS = (
     "notes from earlier sessions", "user preferences", "ways of working this user", "project instructions",
     "system prompt", "system message", "thread_summary", "/thread_summary", "project-file", "/project-file", "instructions from the user",
+    "clio_context", "/clio_context", "[clio's notes",
 )  # fmt: skip
 
 
@@ -102,6 +117,7 @@ class PromptBuilder:
         self._memory_text = ""
         self.note = ""  # a mode's short note at the end (plan mode, clio/prompts/plan.md)
         self._system: Message | None = None
+        self._memory: Message | None = None
         self.profile = profile
         self._static = self.static_text(profile)
 
@@ -135,26 +151,37 @@ class PromptBuilder:
         self._system = None
 
     def set_memory(self, text: str) -> None:
-        """Memory as ranked for the current task (session start and after every trim)."""
+        """Memory as ranked for the current task (session start and after every trim): it goes
+        after the head, in the ``<clio_context>`` block."""
         if text != self._memory_text:
-            self._memory_text, self._system = text, None
+            self._memory_text, self._memory = text, None
 
     def set_note(self, note: str) -> None:
         """A mode's note at the end of the system prompt from the next request on ("": none)."""
         if note != self.note:
             self.note, self._system = note, None
 
-    def system(self) -> list[Message]:
+    def head(self) -> Message:
+        """The system message: the same in every request of a session (a mode's note while on)."""
         if self._system is None:
             text = self._static
-            if self._memory_text:
-                text += "\n\n" + self._memory_text
             if self.note:
                 text += "\n\n" + self.note
             if self.redactor is not None:
                 text = self.redactor.redact(text)[0]
             self._system = {"role": "system", "content": text, "meta": {"kind": "system"}}
-        return [self._system]
+        return self._system
+
+    def system(self) -> list[Message]:
+        """The front of a request: the head, then the memory notes (none when there are none)."""
+        if not self._memory_text:
+            return [self.head()]
+        if self._memory is None:
+            text = self._memory_text
+            if self.redactor is not None:
+                text = self.redactor.redact(text)[0]
+            self._memory = {"role": "system", "content": text, "meta": {"kind": KIND_MEMORY}}
+        return [self.head(), self._memory]
 
 
 def _recalled(msg: Message) -> bool:
@@ -162,30 +189,54 @@ def _recalled(msg: Message) -> bool:
 
 
 def to_api(messages: list[Message]) -> list[dict[str, Any]]:
-    """The request's messages: meta stripped, leading system messages merged into one
-    (several chat templates accept a single system message only), and a recall block
-    (``KIND_RECALL``) appended to the user message it was recalled for (templates reject system
-    messages past the first); one whose user message is not in the request is left out."""
+    """The request's messages, laid out for prompt caches (see the module's docstring): meta
+    stripped; the first system message is the head; clio's notes (the engine's ``context``
+    message, or other leading system messages, framed here) follow it, joined to the first user
+    message when one follows (several chat templates want user and assistant turns to alternate,
+    and accept one system message only); a recall block (``KIND_RECALL``) is appended to the user
+    message it was recalled for, and left out when that message is not in the request."""
     out: list[dict[str, Any]] = []
-    lead: list[str] = []
+    blocks: list[str] = []
+    loose: list[str] = []
     i = 0
-    while i < len(messages) and messages[i].get("role") == "system":
-        if not _recalled(messages[i]):
-            lead.append(str(messages[i].get("content") or ""))
+    while i < len(messages) and (messages[i].get("role") == "system" or meta(messages[i]).get("kind") == KIND_CONTEXT):
+        m = messages[i]
+        if meta(m).get("kind") == KIND_CONTEXT:
+            blocks.append(str(m.get("content") or ""))
+        elif not _recalled(m):
+            text = str(m.get("content") or "")
+            if not out:
+                out.append({"role": "system", "content": text})
+            else:
+                loose.append(text)
         i += 1
-    if lead:
-        out.append({"role": "system", "content": "\n\n".join(t for t in lead if t)})
+    block = extend_block("\n\n".join(blocks), loose)  # a window's leading note (/compact's) joins the block
+    if block:
+        first = messages[i] if i < len(messages) else None
+        if first is not None and first.get("role") == "user" and not _recalled(first):
+            joined = api_view(first)
+            joined["content"] = _prepend(block, joined.get("content"))
+            out.append(joined)
+            i += 1
+        else:
+            out.append({"role": "user", "content": block})
     for m in messages[i:]:
         if not _recalled(m):
             out.append(api_view(m))
             continue
-        block = str(m.get("content") or "")
+        recall = str(m.get("content") or "")
         prev = out[-1] if out else None
-        if prev is None or prev.get("role") != "user" or not block:
+        if prev is None or prev.get("role") != "user" or not recall:
             continue
         content = prev.get("content")
         if isinstance(content, list):  # multimodal parts: one more text part
-            prev["content"] = [*content, {"type": "text", "text": block}]
+            prev["content"] = [*content, {"type": "text", "text": recall}]
         else:
-            prev["content"] = f"{content or ''}\n\n{block}"
+            prev["content"] = f"{content or ''}\n\n{recall}"
     return out
+
+
+def _prepend(block: str, content: Any) -> Any:
+    if isinstance(content, list):  # multimodal parts: the block as the first text part
+        return [{"type": "text", "text": block}, *content]
+    return f"{block}\n\n{content or ''}"

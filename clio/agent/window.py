@@ -60,6 +60,7 @@ class Window:
         self.profile = "full"
         self.full_fixed_tokens = 0  # what the full profile's fixed part costs, for /context
         self._full_fixed: FullFixed | None = None
+        self._pinned: tuple[str, int] | None = None  # (profile, window size) a resumed session sent
         self._listeners: list[Listener] = []
         self.load(settings.model)
 
@@ -148,6 +149,16 @@ class Window:
         self._full_fixed = full_fixed
         self._changed()
 
+    def keep_profile(self, profile: object, size: object) -> None:
+        """A resumed session keeps the profile it was sent with while the window keeps its size:
+        the head of its requests (system prompt, tools) stays the same for a prompt cache, even
+        when a newly learned ratio puts the full profile's fixed part on the other side of its
+        share. None, or another size: chosen afresh."""
+        pinned = (str(profile), size) if profile in PROFILES and isinstance(size, int) else None
+        if pinned != self._pinned:
+            self._pinned = pinned
+            self._changed()
+
     def subscribe(self, listener: Listener) -> None:
         """Call ``listener(window)`` now and after every change."""
         self._listeners.append(listener)
@@ -160,6 +171,8 @@ class Window:
         setting = self.settings.profile
         if setting in PROFILES:
             self.profile = setting
+        elif self._pinned is not None and self._pinned[1] == self.size:
+            self.profile = self._pinned[0]
         else:
             self.profile = "full" if shares.fits_full(self.full_fixed_tokens) else "lean"
         for listener in self._listeners:

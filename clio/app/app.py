@@ -213,6 +213,11 @@ class App:
         est, budget = self.window.estimator, self.window.budget
         actions = self.registry.actions()  # what each tool operation does, for the thread summary
         state = session.load_state()
+        head = state.get("head") if isinstance(state, dict) else None
+        if isinstance(head, dict):  # the profile the session was sent with (Window.keep_profile)
+            self.window.keep_profile(head.get("profile"), head.get("window"))
+        else:
+            self.window.keep_profile(None, None)
         if not state:
             return ContextEngine(est, budget, window=list(session.messages), actions=actions)
         engine = ContextEngine.from_state(est, budget, state, session.messages, actions)
@@ -308,8 +313,13 @@ class App:
             atomic_write_text(self.paths.memory_dir / "session_progress.md", self.redactor.redact(text)[0])
 
     def trimmed(self, task: str, files: list[str]) -> None:
-        self.memory.skills.trimmed()  # learned behaviours are drawn again with the memory re-rank
-        self._rank_memory(task, files)
+        self._rank_memory(task, files)  # the behaviours stay as drawn: once per session
+
+    def redraw_behaviours(self) -> None:
+        """The user changed the behaviours: a new draw from the next request on (/skills)."""
+        self.memory.skills.redraw()
+        if self.orchestrator is not None and self.session is not None:
+            self._rank_memory(self.orchestrator.latest_task(), working_files(self.session.messages))
 
     def recovery_text(self, task: str) -> str:
         # the thread summary is not repeated here: the engine sends it right before this message

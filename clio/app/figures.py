@@ -23,6 +23,7 @@ def context_figures(
 ) -> dict[str, object]:
     system, tools = orch.prompt.system(), orch.tools()
     est, budget, summary = w.estimator, w.budget, orch.engine.summary
+    head = est.count_messages([orch.prompt.head()]) + est.count_tools(tools)
     return {
         "context_window": budget.context_window,
         "window_source": w.source,
@@ -33,7 +34,8 @@ def context_figures(
         "limit_tokens": budget.limit,
         "reserve_output": budget.reserve,
         "proactive_at_tokens": int(budget.limit * budget.proactive_at),
-        "fixed_tokens": est.count_messages(system) + est.count_tools(tools),
+        "fixed_tokens": head,  # the head: system message and tools, the same in every request
+        "notes_tokens": est.count_messages(orch.engine.fixed(system)) - est.count_messages(system[:1]),
         "profile": orch.profile,
         "tools": [t["function"]["name"] for t in tools],
         "mcp_tool_tokens": est.count_tools([t for t in tools if t["function"]["name"] in mcp_names]),
@@ -44,4 +46,27 @@ def context_figures(
         "trims": summary.trims if summary is not None else 0,
         "model": settings.model,
         "recall": auto_recall.describe(orch.engine.window),
+        "cache": cache_figures(session),
     }
+
+
+def cache_figures(session: Session | None) -> dict[str, int]:
+    """Prompt and cached tokens the endpoint reported: the last request's and the session's."""
+    last: dict[str, object] = {}
+    if session is not None:
+        for m in reversed(session.messages):
+            usage = (m.get("meta") or {}).get("usage") if m.get("role") == "assistant" else None
+            if isinstance(usage, dict):
+                last = usage
+                break
+    total = session.info.usage if session is not None else {}
+    return {
+        "last_prompt_tokens": _int(last.get("prompt_tokens")),
+        "last_cached_tokens": _int(last.get("cached_tokens")),
+        "session_prompt_tokens": _int(total.get("prompt_tokens")),
+        "session_cached_tokens": _int(total.get("cached_tokens")),
+    }
+
+
+def _int(v: object) -> int:
+    return int(v) if isinstance(v, (int, float)) else 0

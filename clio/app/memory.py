@@ -100,8 +100,9 @@ class MemoryService:
 
     # -- the prompt ------------------------------------------------------------------------------
     def text(self, task: str, files: list[str]) -> str:
-        """The prompt's memory blocks (long-term entries, preferences, behaviours) ranked for
-        ``task`` and ``files``, each within its share of the window (clio.context.budget)."""
+        """The prompt's memory blocks (behaviours, preferences, long-term entries ranked for ``task``
+        and ``files``), each within its share of the window (clio.context.budget); they follow the
+        request's head (clio.agent.prompt)."""
         if not self.in_prompt:
             return ""
         s, shares, count = self.settings, self.window.shares, self.window.estimator.count_text
@@ -110,10 +111,10 @@ class MemoryService:
         )
         self.injected.entries = chosen
         prefs = self.services.prefs
-        blocks = [
-            self.ltm.render_block(chosen),
-            prefs.prompt_block(SCENARIO, shares.prefs_tokens(s.prefs_budget_tokens), count) if prefs else "",
+        blocks = [  # the least often changing first (prompt caches): drawn once, stated, ranked
             self.skills.block(shares.skills_tokens(), count),
+            prefs.prompt_block(SCENARIO, shares.prefs_tokens(s.prefs_budget_tokens), count) if prefs else "",
+            self.ltm.render_block(chosen),
         ]
         return "\n\n".join(b.strip() for b in blocks if b and b.strip())
 

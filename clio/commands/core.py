@@ -97,7 +97,8 @@ def context_cmd(app: CommandContext, arg: str) -> None:
     app.console.print(
         f"  {figures['chars_per_token']} chars/token ({figures['ratio_samples']} samples"
         f"{', tiktoken' if figures['exact_tokenizer'] else ''}); "
-        f"fixed part {figures['fixed_tokens']:,} tokens; trims at {figures['proactive_at_tokens']:,}"
+        f"fixed part {figures['fixed_tokens']:,} tokens, notes after it {figures['notes_tokens']:,}; "
+        f"trims at {figures['proactive_at_tokens']:,}"
     )
     app.console.print(
         f"  {figures['profile']} profile: {plural(len(figures['tools']), 'tool')}"  # type: ignore[arg-type]
@@ -107,6 +108,9 @@ def context_cmd(app: CommandContext, arg: str) -> None:
             else ""
         )
     )
+    cache = figures.get("cache")
+    if isinstance(cache, dict) and cache.get("session_prompt_tokens"):
+        app.console.print(cache_line(cache), markup=False)
     if figures.get("mcp_tool_tokens"):
         app.console.print(
             f"  MCP tools' schemas: {figures['mcp_tool_tokens']:,} tokens of the fixed part (/mcp)"
@@ -116,6 +120,24 @@ def context_cmd(app: CommandContext, arg: str) -> None:
         + (f"; summary after {figures['trims']} trim(s)" if figures["summary"] else "")
     )
     _print_recall(app, figures.get("recall"))
+
+
+def cache_line(cache: dict[str, int]) -> str:
+    """The prompt cache as the endpoint reported it: the last request's share and the session's."""
+    last, last_cached = cache["last_prompt_tokens"], cache["last_cached_tokens"]
+    total, cached = cache["session_prompt_tokens"], cache["session_cached_tokens"]
+    if not cached:
+        return (
+            f"  prompt cache: the endpoint reported no cached tokens ({total:,} prompt tokens this session)"
+        )
+    return (
+        f"  prompt cache: last request {last_cached:,} of {last:,} tokens cached ({share(last_cached, last)}); "
+        f"this session {cached:,} of {total:,} ({share(cached, total)})"
+    )
+
+
+def share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
 def _print_recall(app: CommandContext, last: Any) -> None:

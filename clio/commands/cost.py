@@ -53,6 +53,12 @@ def cost_figures(app: CommandContext) -> dict[str, Any]:
     }
 
 
+def pct(u: dict[str, Any]) -> str:
+    """ ", 42%": the cached share of a turn's prompt tokens ('' when nothing was cached)."""
+    cached, prompt = int(u.get("cached_tokens") or 0), int(u.get("prompt_tokens") or 0)
+    return f", {100 * cached / prompt:.0f}%" if cached and prompt else ""
+
+
 @command("cost", "tokens and money spent in this session, in total and per turn", "/cost [--json]")
 def cost_cmd(app: CommandContext, arg: str) -> None:
     figures = cost_figures(app)
@@ -74,7 +80,7 @@ def cost_cmd(app: CommandContext, arg: str) -> None:
         cost = f"  {money(t['cost_usd'])}" if t["cost_usd"] is not None else ""
         app.console.print(
             escape(
-                f"  {i}. {words!r}: {t['prompt_tokens']:,} in ({t['cached_tokens']:,} cached), "
+                f"  {i}. {words!r}: {t['prompt_tokens']:,} in ({t['cached_tokens']:,} cached{pct(t)}), "
                 f"{t['completion_tokens']:,} out, {t['requests']} req{cost}"
             ),
             soft_wrap=True,

@@ -17,7 +17,8 @@ from clio.memory.skills import SkillError
 
 USAGE = "/skills [show] | add <text> | pin <id> | unpin <id> | ban <id> | unban <id> | history [n]"
 SUBCOMMANDS = ("show", "add", "pin", "unpin", "ban", "unban", "history")
-LATER = "(the prompt changes at the next session or trim)"
+LATER = "(in the prompt from the next session on)"
+NOW = "(in effect from the next request)"
 
 
 def _behaviours(app: CommandContext) -> Behaviours:
@@ -67,7 +68,8 @@ def _flag(name: str) -> object:
         value = not name.startswith("un")
         key = name.removeprefix("un")
         sk = b.store.set_flags(rest.split()[0], **{key + "ned": value})
-        app.console.print(f"{name.capitalize()}ned {sk.id}: {escape(sk.text)} {LATER}")
+        app.redraw_behaviours()  # the user's explicit word: drawn again now, not only next session
+        app.console.print(f"{name.capitalize()}ned {sk.id}: {escape(sk.text)} {NOW}")
 
     return handler
 

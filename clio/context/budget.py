@@ -27,6 +27,7 @@ PREFS_SHARE = 1 / 40
 SKILLS_SHARE = 1 / 50
 SKILLS_MAX_TOKENS = 250
 INSTRUCTIONS_SHARE = 1 / 4
+NOMINAL_CHARS_PER_TOKEN = 3.5  # the estimator's prior (clio.context.tokens.DEFAULT_RATIO)
 TASK_SHARE = 1 / 8
 TASK_MAX_CHARS = 2000
 ATTACHMENT_SHARE = 0.25  # @file attachments of one message
@@ -47,7 +48,7 @@ class Budget:
     context_window: int
     reserve_output: int | None = None
     proactive_at: float = 0.75
-    target: float = 0.50
+    target: float = 0.40
 
     def __post_init__(self) -> None:
         if not isinstance(self.context_window, int) or self.context_window <= 0:
@@ -110,7 +111,9 @@ class Shares:
         return max(0, min(SKILLS_MAX_TOKENS, int(self.limit * SKILLS_SHARE)))
 
     def instructions_chars(self) -> int:
-        return self._chars(INSTRUCTIONS_SHARE)
+        """The project instructions' cap, at a nominal ratio rather than the learned one: it is part
+        of the request's head, which must not change when the ratio is learned anew (a resume)."""
+        return int(self.limit * INSTRUCTIONS_SHARE * NOMINAL_CHARS_PER_TOKEN)
 
     def attachment_chars(self) -> int:
         """Characters the files a message attaches with @path may take, all together."""

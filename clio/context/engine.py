@@ -4,10 +4,12 @@ Pure: it holds the STM window and the thread summary in memory; the orchestrator
 archives messages, persists ``state()`` and the estimator's state, and feeds usage
 back through ``observe``.
 
-The request is ``system + [summary] + [recovery] + window``.  The summary message is
-rendered only when a trim changes the summary, and nothing time-dependent is put in
-front, so between trims every request extends the previous one byte for byte (the
-prefix a provider can cache).
+The request is ``head + [notes] + window``: the head is the system message, the same for a
+session; the notes are one message (clio.context.notes) with the memory the app ranked, the
+thread summary and the recovery text. The summary message is rendered only when a trim changes
+the summary, and nothing time-dependent is put in front, so between trims every request extends
+the previous one byte for byte (the prefix a provider can cache), and a trim never changes the
+head.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from clio.actions import NONE, Actions
 from clio.context import trim as T
 from clio.context.budget import Budget
+from clio.context.notes import notes_message
 from clio.context.stm import latest_user_index, repair
 from clio.context.tokens import TokenEstimator
 from clio.context.yarn import ThreadSummary, from_dict, summarize, summary_message, to_dict
@@ -53,6 +56,7 @@ class ContextEngine:
         self.window: list[Message] = list(window or [])
         self._summary: ThreadSummary | None = None
         self._summary_msg: Message | None = None
+        self._notes: tuple[tuple[str, ...], Message | None] | None = None  # the last notes message built
         self.recovery: Message | None = T.recovery_message(recovery) if recovery else None
         # what the last prepare() left: a valid, fully answered window and its summed size, so the
         # next prepare() only looks at the messages appended since (O(new), not O(window))
@@ -75,13 +79,20 @@ class ContextEngine:
         self._summary_msg = summary_message(value, self.summary_max_chars()) if value is not None else None
 
     def fixed(self, system: list[Message]) -> list[Message]:
-        """What goes in front of the window: system prompt, summary, recovery."""
-        out = list(system)
+        """What goes in front of the window: the head (``system[0]``), then clio's notes in one
+        message (the rest of ``system``, the summary, the recovery: clio.context.notes)."""
+        notes = list(system[1:])
         if self._summary_msg is not None:
-            out.append(self._summary_msg)
+            notes.append(self._summary_msg)
         if self.recovery is not None:
-            out.append(self.recovery)
-        return out
+            notes.append(self.recovery)
+        if not notes:
+            return list(system[:1])
+        key = tuple(str(m.get("content") or "") for m in notes)
+        if self._notes is None or self._notes[0] != key:
+            self._notes = (key, notes_message(notes))
+        msg = self._notes[1]
+        return [*system[:1], msg] if msg is not None else list(system[:1])
 
     def _absorb(self, dropped: list[Message], window: list[Message]) -> None:
         i = latest_user_index(window)
@@ -214,7 +225,8 @@ class ContextEngine:
             summarize(list(self.window), self.summary, task, self.actions), self.summary_max_chars()
         )
         recovery = [self.recovery] if self.recovery is not None else []
-        return self.estimator.count_request([*system, summary, *recovery, note], tools)
+        notes = notes_message([*system[1:], summary, *recovery])
+        return self.estimator.count_request([*system[:1], *([notes] if notes else []), note], tools)
 
     def compacted(self, note: Message, task: str | None) -> None:
         """The window was summarised by the model into ``note``: fold it into the thread summary

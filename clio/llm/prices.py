@@ -112,10 +112,12 @@ def money(dollars: float) -> str:
 
 
 def describe(usage: dict[str, int], model: str, price: Price | None) -> str:
-    """One line: tokens in (cached), out, requests, and the cost when the price is known."""
+    """One line: tokens in (cached, and their share), out, requests, and the cost when the price is known."""
     n = int(usage.get("requests") or 0)
+    prompt, cached = int(usage.get("prompt_tokens") or 0), int(usage.get("cached_tokens") or 0)
+    pct = f", {100 * cached / prompt:.0f}%" if cached and prompt else ""
     line = (
-        f"{int(usage.get('prompt_tokens') or 0):,} tokens in ({int(usage.get('cached_tokens') or 0):,} cached), "
+        f"{prompt:,} tokens in ({cached:,} cached{pct}), "
         f"{int(usage.get('completion_tokens') or 0):,} out, {n} request{'s' if n != 1 else ''}"
     )
     if price is None:

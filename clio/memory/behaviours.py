@@ -1,8 +1,8 @@
 """Behaviours in a running clio: which are in the prompt, which turn each signal judges.
 
-``Behaviours`` is ``Services.skills``. It draws the behaviours for the system prompt (as a
-memory block, so at session start and after every trim with the memory re-rank; fixed in
-between), remembers which were active in each turn, and turns feedback into signals:
+``Behaviours`` is ``Services.skills``. It draws the behaviours for the prompt (a memory block
+after the request's head) once per session, or again when the user changes them (/skills pin,
+ban...), remembers which were active in each turn, and turns feedback into signals:
 
 - explicit: ``/good`` and ``/bad`` about the last turn;
 - implicit, weighted lower: the user approving or denying the turn's tool actions (one signal
@@ -48,16 +48,17 @@ class Behaviours:
         self.starts: dict[int, int] = {}  # the user message's position in the session -> turn
         self._open = False
         self._approvals: list[bool] = []
-        self._fixed: list[str] | None = None  # sent: the session's behaviours until its next trim
+        self._fixed: list[str] | None = None  # sent: the session's behaviours
         self._rewarded: set[str] | None = None  # which of them were sent as chosen or rewarded
-        self._between_turns = False  # the pending draw follows a trim made outside any turn
+        self._between_turns = False  # the pending draw was asked for outside any turn
 
     # -- selection ---------------------------------------------------------------------------------
     def stated(self) -> list[tuple[str, str]]:
         return [(p.type, p.text) for p in self.prefs.all()] if self.prefs is not None else []
 
     def block(self, budget_tokens: int, count_tokens: Callable[[str], int]) -> str:
-        """Draw the behaviours for the prompt (session start, first message, after a trim)."""
+        """The behaviours for the prompt: drawn at the session's first request (or after
+        :meth:`redraw`), the same ones from then on (this run and a run resuming the session)."""
         if not self.enabled:
             return ""
         skills = self.store.all()
@@ -70,7 +71,7 @@ class Behaviours:
                 self.store.remember_chosen(self.session, self._fixed, sorted(self._rewarded))
         else:  # the same ones as before (this run or the run that left the session): they fitted
             # when drawn, and re-checking the budget with a token estimate that has since learned a
-            # new ratio could drop one and change the prompt's prefix between trims
+            # new ratio could drop one and change the prompt's prefix
             by_id = {s.id: s for s in skills}
             chosen = [by_id[sid] for sid in self._fixed if sid in by_id]
         self.active = [s.id for s in chosen]
@@ -88,12 +89,15 @@ class Behaviours:
         rewarded = self.store.chosen(session, "rewarded") if self.enabled else None
         self._rewarded = set(rewarded) if rewarded is not None else None
 
-    def trimmed(self) -> None:
-        """A trim: the next prompt draws the behaviours again. A trim outside a turn (a slash
-        command) has no turn to record what it drew: that draw is fixed and stored at once, so
-        the figure the command reports and the next run's prompt carry the same behaviours."""
+    def redraw(self) -> None:
+        """The user changed the behaviours (/skills pin, ban...): the next prompt draws them again.
+        Nothing else draws again within a session (not a trim: the block is part of what follows
+        the request's head, and a new draw there would cost the prompt cache its prefix). A draw
+        outside a turn (a slash command) has no turn to record it: it is fixed and stored at once,
+        so the figure a command reports and the next run's prompt carry the same behaviours."""
+        drawn = self._fixed is not None  # before the session's first request the draw is still open
         self._fixed = None
-        self._between_turns = self.enabled and bool(self.session) and not self._open
+        self._between_turns = drawn and self.enabled and bool(self.session) and not self._open
 
     def begin_turn(self, text: str, start: int = -1) -> Signal | None:
         """A user message (at position ``start`` in the session): a correction judges the
@@ -109,7 +113,7 @@ class Behaviours:
 
     def turn_sent(self) -> None:
         """The first request of the turn is about to go out with the behaviours active now: they
-        stay until the next trim (also for a later run resuming the session)."""
+        stay for the session (also for a later run resuming it)."""
         self._fixed = list(self.active)
         if self._open:
             self.turns[self.turn] = set(self.active)

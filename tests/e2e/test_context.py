@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from testkit.clio_run import typed
+from testkit.clio_run import system_text, typed, user_texts
 from testkit.fakeserver import FakeServer
 from testkit.fakeserver_sse import validate_request
 from testkit.long_session import (
@@ -209,6 +209,7 @@ def test_archive_keeps_every_message(long_run: LongRun) -> None:
         for b in run.requests
         for m in b["messages"]
         if m["role"] != "system"
+        and not (m["role"] == "user" and not typed(m["content"]))  # clio's notes alone
     }
     missing = [s for s in sent if s not in stored and "characters cut to fit" not in str(s[2])]
     assert missing == []
@@ -331,7 +332,7 @@ def test_reactive_trim_recovers_from_a_window_too_small(reactive_run: ReactiveRu
             assert server.prompt_tokens(retry) < server.prompt_tokens(reqs[i])
             if i == 0 or not flags[i - 1]:  # a first retry fits 50% of clio's limit (16,000 - 4,000)
                 assert server.prompt_tokens(retry) <= 0.5 * 12000 * 1.03
-            system = retry["messages"][0]["content"]
+            system = system_text(retry)
             assert "The conversation was shortened to fit the model's context window" in system
             assert f"Current task (the user's latest message): {REACTIVE_TASK}" in system
             assert "Todo list:" in system and "read every module" in system
@@ -347,7 +348,7 @@ def test_reactive_trim_recovers_from_a_window_too_small(reactive_run: ReactiveRu
 @pytest.mark.parametrize("reactive_run", ["ollama"], indirect=True)  # no window stated: several trims
 def test_reactive_requests_carry_one_thread_summary(reactive_run: ReactiveRun) -> None:
     assert sum(rejected(reactive_run.server, b) for b in reactive_run.requests) >= 2
-    counts = [b["messages"][0]["content"].count("<thread_summary>\n") for b in reactive_run.requests]
+    counts = [system_text(b).count("<thread_summary>\n") for b in reactive_run.requests]
     assert max(counts) == 1, counts
 
 
@@ -394,7 +395,7 @@ def test_session_trim_and_compact_on_demand(tmp_path: Path) -> None:
         summary = summary_of(first)
         # the task was still the latest user message at the trim: kept in the window, named current
         assert f"Current task: {task}" in summary and "Files read: src/mod00.py" in summary
-        assert [m["content"] for m in first["messages"] if m["role"] == "user"][0] == task
+        assert user_texts(first)[0] == task
 
         # /compact: the model writes the summary; the window becomes that summary
         last = server.chat_requests[-1]
@@ -421,7 +422,10 @@ def test_session_trim_and_compact_on_demand(tmp_path: Path) -> None:
         text = json.dumps(nxt["messages"])
         assert f"<conversation_summary>\\n{model.compact_text}\\n</conversation_summary>" in text
         assert f"Original task: {task}" in summary_of(nxt)
-        assert near(b, server_tokens(server, nxt["messages"][:-1], nxt.get("tools")))
+        # "after" was the request without the new message (here clio's notes are joined to it)
+        typed_chars = len(user_texts(nxt)[-1]) + 2
+        whole = server_tokens(server, nxt["messages"], nxt.get("tools"))
+        assert near(b, whole - typed_chars / server.chars_per_token - (3 if len(user_texts(nxt)) > 1 else 0))
         # the compacted messages left the window, not the archive
         archive = project.archive()
         assert [m["meta"]["seq"] for m in archive] == list(range(len(archive)))

@@ -22,7 +22,7 @@ def test_one_shot_line_json_usage_and_cost_after_resume(fake_server: FakeServer,
     assert r.returncode == 0, r.stderr
     line = next(ln for ln in r.stderr.splitlines() if ln.startswith("clio: usage: "))
     # 600k uncached * 0.15 + 400k cached * 0.075 + 100k out * 0.60 per million = 0.09 + 0.03 + 0.06
-    assert "1,000,000 tokens in (400,000 cached), 100,000 out, 1 request; $0.1800 (gpt-4o-mini, built-in price of" in line
+    assert "1,000,000 tokens in (400,000 cached, 40%), 100,000 out, 1 request; $0.1800 (gpt-4o-mini, built-in price of" in line
 
     j = run_clio(
         ["--model", "gpt-4o-mini", "--resume", "--output", "json", "-p", "and the words"],
@@ -44,8 +44,8 @@ def test_one_shot_line_json_usage_and_cost_after_resume(fake_server: FakeServer,
     ]  # fmt: skip
     assert abs(figures["session"]["cost_usd"] - (0.18 + usage["cost_usd"])) < 1e-6
     text = run_clio(["--model", "gpt-4o-mini", "--resume", "-p", "/cost"], server=fake_server, project=project, home=home)
-    assert "session: 1,002,000 tokens in (401,000 cached), 101,000 out, 2 requests; $0.18" in text.stdout
-    assert "1. 'count the lines': 1,000,000 in (400,000 cached), 100,000 out, 1 req  $0.1800" in text.stdout
+    assert "session: 1,002,000 tokens in (401,000 cached, 40%), 101,000 out, 2 requests; $0.18" in text.stdout
+    assert "1. 'count the lines': 1,000,000 in (400,000 cached, 40%), 100,000 out, 1 req  $0.1800" in text.stdout
 
 
 def test_configured_price_and_an_unknown_model(fake_server: FakeServer, project: Path, home: Path) -> None:

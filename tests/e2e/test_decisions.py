@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from testkit.clio_run import without_context
 from testkit.fakeserver import FakeServer
 from testkit.fakeserver_sse import validate_request
 from testkit.long_session import (
@@ -95,7 +96,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
 
 
 def window_text(body: dict[str, Any]) -> str:
-    return "\n".join(str(m.get("content") or "") for m in body["messages"] if m.get("role") != "system")
+    """The conversation's text: every message but the head and clio's notes in front of the first."""
+    return "\n".join(
+        without_context(str(m.get("content") or "")) for m in body["messages"] if m.get("role") != "system"
+    )
 
 
 def test_the_session_ran_and_trimmed_many_times(run: Run) -> None:

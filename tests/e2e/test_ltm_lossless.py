@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from testkit.clio_run import run_clio, run_parallel
+from testkit.clio_run import run_clio, run_parallel, without_context
 from testkit.fakeserver import FakeServer, Reply
 
 SERVICE = "the {0} service stores its {0} sessions under /var/lib/{0} on every host of the fleet"
@@ -26,7 +26,9 @@ REWORDED = "Under /var/lib/granite the granite service stores its granite sessio
 def latest_user(body: dict[str, Any]) -> tuple[str, int]:
     msgs = body["messages"]
     last = max(i for i, m in enumerate(msgs) if m.get("role") == "user")
-    return str(msgs[last].get("content")), sum(1 for m in msgs[last + 1 :] if m.get("role") == "assistant")
+    return without_context(str(msgs[last].get("content"))), sum(
+        1 for m in msgs[last + 1 :] if m.get("role") == "assistant"
+    )
 
 
 def model(body: dict[str, Any]) -> Reply:

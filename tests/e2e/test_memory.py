@@ -27,6 +27,7 @@ from testkit.clio_run import (
     session_meta,
     system_text,
     tool_results,
+    user_texts,
 )
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import ScriptedModel, call, turn_requests
@@ -162,7 +163,7 @@ def test_recall_sessions_finds_an_older_decision_from_a_reworded_query(learned: 
     reqs = turn_requests(s, trigger)
     assert len(reqs) == 2
     # the request that asked for the recall carries no trace of session A: the answer must come from recall
-    assert "PostgreSQL" not in str(reqs[0]["messages"][1:])
+    assert "PostgreSQL" not in str(user_texts(reqs[0])) + str(reqs[0]["messages"][2:])
     results = list(tool_results(reqs[1]).values())
     assert len(results) == 1
     result = results[0]

@@ -24,6 +24,7 @@ from testkit.clio_run import (
     stderr_lines,
     system_text,
     tool_results,
+    typed,
     user_texts,
 )
 from testkit.fakeserver import FakeServer, Reply
@@ -66,7 +67,10 @@ def test_text_answer_is_stdout_and_request_is_complete(
     assert len(fake_server.chat_requests) == 1
     body = fake_server.chat_requests[0]
     assert "You are clio" in system_text(body)
-    assert body["messages"][-1] == {"role": "user", "content": "Summarize the project"}
+    assert (
+        body["messages"][-1]["role"] == "user"
+        and typed(body["messages"][-1]["content"]) == "Summarize the project"
+    )
     assert body["stream"] is True
     assert body["stream_options"] == {"include_usage": True}
     names = {t["function"]["name"] for t in body["tools"]}

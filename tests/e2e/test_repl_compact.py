@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from testkit.clio_run import user_texts
 from testkit.fakeserver import FakeServer, Reply
 from tests.e2e.test_repl_pty import Spawn, project, screen_of, spawn  # noqa: F401  (fixtures)
 
@@ -34,7 +35,7 @@ def test_compact_leaves_no_spinner_and_refuses_to_grow(spawn: Spawn, fake_server
     term.expect(r"Short one\.")
     term.prompt()
     last = fake_server.chat_requests[-1]["messages"]
-    assert [m.get("content") for m in last if m["role"] == "user"] == ["hello", "and now?"]
+    assert user_texts(fake_server.chat_requests[-1]) == ["hello", "and now?"]
     assert "conversation_summary" not in str(last)
     term.child.sendeof()
     assert term.wait_exit() == 0

@@ -20,7 +20,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from testkit.clio_run import CLIO
+from testkit.clio_run import CLIO, typed, user_texts
 from testkit.fakeserver import FakeServer, Reply
 
 ROWS, COLS = 40, 120
@@ -274,7 +274,10 @@ def test_banner_markdown_toolbar_and_ctrl_d(
     assert len(fake_server.chat_requests) == 1
     body = fake_server.chat_requests[0]
     assert body["stream"] is True and body["model"] == "fake-model"
-    assert body["messages"][-1] == {"role": "user", "content": "show me some markdown"}
+    assert (
+        body["messages"][-1]["role"] == "user"
+        and typed(body["messages"][-1]["content"]) == "show me some markdown"
+    )
 
     term.child.sendeof()
     assert term.wait_exit() == 0
@@ -505,7 +508,7 @@ def test_at_mentions_complete_paths_and_attach_the_file(spawn: Spawn, fake_serve
     term.expect(r"attached docs dir/notes é\.md \(2 lines\)")
     term.expect(r"READ-IT")
     term.prompt()
-    sent = fake_server.chat_requests[-1]["messages"][-1]["content"]
+    sent = user_texts(fake_server.chat_requests[-1])[-1]
     assert sent.startswith('summarise @"docs dir/notes é.md"')
     assert '<file path="docs dir/notes é.md">\nalpha note\nbeta note\n</file>' in sent
     saved = [m for m in archive(project) if m["role"] == "user"][-1]

@@ -26,13 +26,14 @@ from testkit.clio_run import (
     session_meta,
     stderr_lines,
     user_texts,
+    without_context,
 )
 from testkit.fakeserver import Fail, FakeServer, Reply
 
 
 def latest_user(body: dict[str, Any]) -> str:
     msgs = body["messages"]
-    return str(next(m for m in reversed(msgs) if m.get("role") == "user").get("content"))
+    return without_context(str(next(m for m in reversed(msgs) if m.get("role") == "user").get("content")))
 
 
 def turn_requests(server: FakeServer, trigger: str) -> list[dict[str, Any]]:

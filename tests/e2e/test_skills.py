@@ -14,7 +14,7 @@ from pathlib import Path
 
 from clio.memory.skills import HEADER, TRY_HEADER, parse_catalogue
 from clio.prompts import load_prompt
-from testkit.clio_run import run_clio
+from testkit.clio_run import run_clio, system_text
 from testkit.fakeserver import FakeServer
 
 SESSIONS = 12
@@ -24,7 +24,7 @@ ARGS = ["--context-window", "32000"]
 
 def active(server: FakeServer) -> list[str]:
     """Ids of the behaviours in the last request's system prompt."""
-    system = str(server.chat_requests[-1]["messages"][0]["content"])
+    system = system_text(server.chat_requests[-1])
     heads = [system.find(h) for h in (HEADER, TRY_HEADER) if h in system]
     if not heads:
         return []
@@ -82,5 +82,5 @@ def test_no_ltm_and_incognito_leave_behaviours_out(
         )
         assert r.returncode == 0, r.stderr
         assert active(fake_server) == []
-        assert HEADER not in str(fake_server.chat_requests[-1]["messages"][0]["content"])
+        assert HEADER not in system_text(fake_server.chat_requests[-1])
     assert not (home / "skills.json").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from testkit.clio_run import system_text
 from testkit.fakeserver import FakeServer, Reply
 from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (the pty fixtures)
 
@@ -25,7 +26,7 @@ def test_good_bad_and_skills_in_the_repl(spawn: Spawn, fake_server: FakeServer, 
     term.type("tidy the module")
     term.expect(r"Here you go\.")
     term.prompt()
-    assert SHORT in str(fake_server.chat_requests[-1]["messages"][0]["content"])
+    assert SHORT in system_text(fake_server.chat_requests[-1])
     term.type("/bad too chatty")
     term.expect(r"Noted \(bad\) for turn 1: [^\n]*short-answers")
     term.prompt()

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import clio.tools.builtin  # noqa: F401  (the tools declare what their operations do: clio.actions)
+from clio.agent.prompt import to_api
 from clio.context.engine import ContextEngine
 from clio.context.tokens import TokenEstimator
 from clio.context.trim import Budget
@@ -126,7 +127,8 @@ def test_a_300_turn_session_on_an_8k_window_never_exceeds_the_limit() -> None:
     assert any(m.get("role") == "user" for m in last)  # the anchor
     first_trim = sim.trimmed.index(True)
     for req in sim.requests[first_trim:]:  # once there is a summary, every request carries it
-        assert req[1]["role"] == "system" and req[1]["content"].startswith("<thread_summary>")
+        assert req[1]["role"] == "user" and req[1]["content"].startswith("<clio_context>\n[clio's notes")
+        assert "<thread_summary>" in req[1]["content"] and req[0] == api_view(SYSTEM[0])  # the head stays
         assert ORIGINAL in req[1]["content"]
         assert sum(m["role"] == "user" for m in req) >= 1
     s = sim.engine.summary
@@ -153,23 +155,25 @@ def test_between_trims_each_request_extends_the_previous_one_byte_for_byte() -> 
 def test_reactive_levels_shrink_with_a_recovery_message_after_the_summary() -> None:
     sim = Sim(window=32_000, ratio=3.0, seed=2, sizes=(2000,))
     sim.run(60)
-    assert sim.engine.used_tokens(SYSTEM, TOOLS) > 0.5 * sim.budget.limit
+    assert sim.engine.used_tokens(SYSTEM, TOOLS) > sim.budget.target * sim.budget.limit
     sizes = []
     for level in (1, 2, 3):
         p = sim.engine.reactive(level, SYSTEM, TOOLS, "Current task: request 48: continue")
         sent = [api_view(m) for m in p.messages]
         assert validate_request({"messages": sent}) is None
         assert p.messages[0] is SYSTEM[0]
-        assert p.messages[1]["meta"]["kind"] == "thread_summary"
-        assert p.messages[2]["meta"]["kind"] == "recovery" and "request 48" in p.messages[2]["content"]
+        notes = p.messages[1]  # clio's notes: the summary, then the recovery text
+        assert notes["meta"]["kind"] == "context" and "request 48" in notes["content"]
+        assert notes["content"].index("<thread_summary>") < notes["content"].index("Current task: request 48")
         assert p.tokens <= {1: 0.5, 2: 0.25, 3: 0.25}[level] * sim.budget.limit
         sizes.append(p.tokens)
     assert sizes[0] > sizes[1] > sizes[2]
     window = sim.engine.window
     assert window[0]["role"] == "user" and window[0]["content"] == "request 48: continue"
+    assert validate_request({"messages": to_api(p.messages)}) is None  # notes joined to that message
     assert window[-1]["role"] == "tool" and len(window) == 3  # anchor + last unit
     again = sim.engine.prepare(SYSTEM, TOOLS)
-    assert again.messages[2]["meta"]["kind"] == "recovery"  # stays until the next trim
+    assert "Current task: request 48" in again.messages[1]["content"]  # stays until the next trim
 
 
 def test_state_round_trip_resumes_the_same_request() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clio.commands.dispatch import run_slash
+from testkit.clio_run import user_texts
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import AppFactory, call
 
@@ -19,7 +20,7 @@ def test_init_writes_agents_md_through_the_file_tool(
     app = app_factory(yes=True)
     assert run_slash(app, "/init")
     assert (project / "AGENTS.md").read_text() == "# A\n"
-    sent = [m for m in fake_server.chat_requests[0]["messages"] if m["role"] == "user"][-1]["content"]
+    sent = user_texts(fake_server.chat_requests[0])[-1]
     assert sent.startswith("/init: write an AGENTS.md") and "file_operations (create_file)" in sent
     assert "{" not in sent  # every placeholder filled
     assert app.session is not None and app.session.messages[0]["meta"]["command"] == "init"

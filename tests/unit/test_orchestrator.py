@@ -25,6 +25,7 @@ import pytest
 from clio.app.app import App
 from clio.llm.errors import AuthError, ContextLengthError, LLMError, ModelNotFound
 from clio.tools.registry import REGISTRY
+from testkit.clio_run import context_text, head_text, typed
 from testkit.fakeserver import Fail, FakeServer, Reply
 from testkit.scripted import AppFactory, RecordingUI, call
 
@@ -52,7 +53,8 @@ def disk_archive(app: App) -> list[dict[str, Any]]:
 
 
 def system_text(body: dict[str, Any]) -> str:
-    return "\n".join(str(m.get("content") or "") for m in body["messages"] if m.get("role") == "system")
+    """The system message and clio's notes after it (memory, thread summary, recovery)."""
+    return head_text(body) + "\n" + context_text(body)
 
 
 def thread_summary(body: dict[str, Any]) -> str:
@@ -152,7 +154,7 @@ def test_a_plain_answer_streams_archives_and_counts_usage(
     assert not result.interrupted and not result.hit_cap
     [body] = fake_server.chat_requests
     assert roles(body) == ["system", "user"]
-    assert body["messages"][-1]["content"] == "What is the answer?"
+    assert typed(body["messages"][-1]["content"]) == "What is the answer?"
     assert tool_names(body) == [t["function"]["name"] for t in app.agent.tools()]
     completion = math.ceil(len(answer) / fake_server.chars_per_token)  # how the server counts
     assert result.usage == [
@@ -334,7 +336,7 @@ def test_each_reactive_level_sends_a_smaller_request_with_the_recovery_message(
         assert RECOVERY_MARK in system_text(body)
         assert "The final question." in system_text(body)  # the recovery names the task
         assert body["messages"][-1]["role"] == "tool"  # the unit the model works on is kept
-        assert any(m.get("content") == "The final question." for m in body["messages"])
+        assert any(typed(str(m.get("content"))) == "The final question." for m in body["messages"])
         assert thread_summary(body), f"level {level}: what was dropped is summarised"
     if rejections >= 1:
         assert sizes[1] <= 0.5 * limit * 1.05  # level 1: half the limit
@@ -477,7 +479,9 @@ def test_compact_sends_the_compact_prompt_redacted_and_continues_from_the_summar
     assert "Pay particular attention to: the key" in ask["content"]
     raw = fake_server.requests[-1].raw.decode()
     assert SECRET not in raw and SECRET[:12] not in raw  # the redaction net covered the request
-    assert "tools" not in body and body["max_tokens"] == 1200
+    # the same head as a turn's (system message and tools, for prompt caches), no call wanted
+    assert body["tools"] == fake_server.chat_requests[before - 1]["tools"] and body["tool_choice"] == "none"
+    assert body["messages"][0] == fake_server.chat_requests[before - 1]["messages"][0] and body["max_tokens"] == 1200
     assert any(m.get("content", "").startswith("question 1:") for m in body["messages"])
 
     archived = disk_archive(app)
@@ -551,7 +555,7 @@ def test_clear_window_starts_the_next_request_afresh(
     app.run_turn("New topic.")
     body = fake_server.chat_requests[-1]
     assert roles(body) == ["system", "user"]
-    assert body["messages"][-1]["content"] == "New topic."
+    assert typed(body["messages"][-1]["content"]) == "New topic."
     assert thread_summary(body) == ""
     assert len(disk_archive(app)) == 6  # the archive keeps every message
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clio.agent.prompt import NEUTRAL, TRUSTED_FRAME, PromptBuilder, instructions_digest, neutralise
+from clio.agent.prompt import NEUTRAL, TRUSTED_FRAME, PromptBuilder, instructions_digest, neutralise, to_api
 from clio.memory import ltm
+from clio.messages import make
 
 FAKE = """# Build
 Run make.
@@ -34,9 +35,9 @@ def _system(tmp_path: Path, trusted: bool) -> str:
     (tmp_path / "AGENTS.md").write_text(FAKE)
     builder = PromptBuilder(tmp_path, tmp_path, instructions_trusted=trusted)
     builder.set_memory(ltm.HEADER + "\nRules:\n- run ruff")
-    content = builder.system()[0]["content"]
-    assert isinstance(content, str)
-    return content
+    sent = to_api([*builder.system(), make("user", "hi")])  # the head, then clio's notes with the message
+    assert [m["role"] for m in sent] == ["system", "user"]
+    return "\n".join(str(m["content"]) for m in sent)
 
 
 def test_an_untrusted_projects_instructions_come_framed_as_the_repositorys_data(tmp_path: Path) -> None:

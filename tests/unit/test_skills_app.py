@@ -12,6 +12,7 @@ import clio.commands.builtin  # noqa: F401  (registers the commands)
 from clio.app.app import App
 from clio.commands.registry import CommandError, run_command
 from clio.memory.skills import HEADER
+from testkit.clio_run import head_text, system_text
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import AppFactory, call, console_text
 
@@ -27,7 +28,12 @@ def run(app: App, line: str) -> str:
 
 
 def system_sent(server: FakeServer) -> str:
-    return str(server.chat_requests[-1]["messages"][0]["content"])
+    """The last request's system message and clio's notes after it (the behaviours are there)."""
+    return system_text(server.chat_requests[-1])
+
+
+def head_sent(server: FakeServer) -> str:
+    return head_text(server.chat_requests[-1])
 
 
 def skill(app: App, sid: str) -> tuple[float, float, int]:
@@ -61,23 +67,42 @@ def test_pinned_behaviour_is_sent_and_good_bad_move_it(
     assert "short-answers" in shown and "active, pinned" in shown and "0.67" in shown
 
 
-def test_chosen_behaviours_stay_fixed_until_a_trim(app_factory: AppFactory, fake_server: FakeServer) -> None:
-    app = app_factory()
-    run(app, "/skills pin plan-first")
-    fake_server.script(Reply(text="one"), Reply(text="two"), Reply(text="three"))
-    app.run_turn("first")
-    first = system_sent(fake_server)
-    run(app, "/skills ban plan-first")
-    app.run_turn("second")
-    assert system_sent(fake_server) == first  # byte for byte between trims
-    app.trim_now()
-    app.run_turn("third")
-    assert PLAN not in system_sent(fake_server)  # re-drawn after the trim, the ban applies
-
-
-def test_a_resumed_session_keeps_its_behaviours_until_a_trim(
+def test_the_behaviours_are_drawn_once_per_session_not_at_a_trim(
     app_factory: AppFactory, fake_server: FakeServer
 ) -> None:
+    """A trim leaves the draw as it was (a new draw would cost the prompt cache what follows the
+    head); the head itself never carries the behaviours."""
+    app = app_factory()
+    run(app, "/skills pin plan-first")
+    fake_server.script(*(Reply(text=f"answer {i}") for i in range(4)))
+    app.run_turn("first")
+    first = system_sent(fake_server)
+    assert PLAN in first and PLAN not in head_sent(fake_server)
+    assert app.services.skills is not None
+    app.services.skills.store.set_flags("plan-first", banned=True)  # a change that is not the user's /skills
+    app.run_turn("second")
+    assert system_sent(fake_server) == first  # byte for byte
+    assert app.trim_now().dropped > 0
+    app.run_turn("third")
+    assert PLAN in system_sent(fake_server)  # still the session's draw after the trim
+
+
+def test_skills_ban_draws_again_for_the_next_request(
+    app_factory: AppFactory, fake_server: FakeServer
+) -> None:
+    app = app_factory()
+    run(app, "/skills pin plan-first")
+    fake_server.script(Reply(text="one"), Reply(text="two"))
+    app.run_turn("first")
+    head = head_sent(fake_server)
+    assert PLAN in system_sent(fake_server)
+    assert "in effect from the next request" in run(app, "/skills ban plan-first")
+    app.run_turn("second")
+    assert PLAN not in system_sent(fake_server)  # the user's explicit word applies at once
+    assert head_sent(fake_server) == head  # and only what follows the head changed
+
+
+def test_a_resumed_session_keeps_its_behaviours(app_factory: AppFactory, fake_server: FakeServer) -> None:
     first = app_factory()
     run(first, "/skills pin plan-first")
     fake_server.script(Reply(text="one"), Reply(text="two"), Reply(text="three"))
@@ -87,35 +112,36 @@ def test_a_resumed_session_keeps_its_behaviours_until_a_trim(
     sid = first.session.id
     first.close()
     again = app_factory(resume=sid)  # another run (process) resuming the session
-    run(again, "/skills ban plan-first")
+    assert again.services.skills is not None
+    again.services.skills.store.set_flags("plan-first", banned=True)
     again.run_turn("second")
     assert system_sent(fake_server) == sent  # same prefix: the provider's cache still hits
     again.trim_now()
     again.run_turn("third")
-    assert PLAN not in system_sent(fake_server)
+    assert PLAN in system_sent(fake_server)
 
 
-def test_a_trim_between_turns_keeps_its_draw_for_the_next_run(
+def test_a_draw_between_turns_is_kept_for_the_next_run(
     app_factory: AppFactory, fake_server: FakeServer
 ) -> None:
-    """/session trim and /compact draw the behaviours again outside any turn; the next run resuming
-    the session must send that draw (the size the command reported), not the last turn's set."""
+    """/skills ban between turns draws again outside any turn; the next run resuming the session
+    must send that draw, not the last turn's set."""
     first = app_factory()
     run(first, "/skills pin plan-first")
     fake_server.script(*(Reply(text=f"answer {i}") for i in range(5)))
-    for i in range(4):
+    for i in range(2):
         first.run_turn(f"turn {i}")
     assert PLAN in system_sent(fake_server)
-    run(first, "/skills ban plan-first")
-    assert first.trim_now().dropped > 0  # as /session trim: no turn is open
-    after_trim = str(first.agent.prompt.system()[0]["content"])
-    assert PLAN not in after_trim
+    run(first, "/skills ban plan-first")  # no turn is open
+    notes = str(first.agent.prompt.system()[1]["content"])
+    assert PLAN not in notes
     assert first.session is not None
     sid = first.session.id
     first.close()
     again = app_factory(resume=sid)
     again.run_turn("second")
-    assert system_sent(fake_server).startswith(after_trim)  # then the thread summary
+    assert PLAN not in system_sent(fake_server)
+    assert notes in system_sent(fake_server)
 
 
 def test_correction_and_denial_are_weaker_signals(app_factory: AppFactory, fake_server: FakeServer) -> None:
