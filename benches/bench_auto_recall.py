@@ -26,13 +26,17 @@ Figures (printed; docs/memory.md keeps them), per set:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import random
+import signal
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +45,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit; clio as in
 from clio.app.auto_recall import SEARCH_RESULTS, SEARCH_SESSIONS  # noqa: E402
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
+from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import best_first  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
@@ -88,14 +93,20 @@ def build(data: dict[str, Any], root: Path) -> dict[str, str]:
     return ids
 
 
-def step(index: RecallIndex, text: str) -> tuple[list[auto.Hit], list[auto.Hit], str]:
-    """The product's per-message path (one-shot: the task is the message)."""
+Similarity = Callable[[str, list[list[str]]], "list[float] | None"]
+
+
+def step(
+    index: RecallIndex, text: str, similarity: Similarity | None = None
+) -> tuple[list[auto.Hit], list[auto.Hit], str]:
+    """The product's per-message path (one-shot: the task is the message); ``similarity``: the
+    encoder helper's cosines (``--encoder``), else words only."""
     if not R.own_words(text):
         return [], [], ""
     results = best_first(
         index.search, text, SEARCH_RESULTS, max_sessions=SEARCH_SESSIONS, with_text=True, mode="lexical"
     )
-    hits = auto.score_hits(text, results, None, index.frequencies) if results else []
+    hits = auto.score_hits(text, results, None, index.frequencies, similarity) if results else []
     chosen = auto.choose(hits)
     return hits, chosen, auto.render(chosen, text, BLOCK_CHARS)
 
@@ -105,14 +116,16 @@ def has(text: str, needles: list[str]) -> bool:
     return any(n.lower() in low for n in needles)
 
 
-def evaluate(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
+def evaluate(
+    index: RecallIndex, data: dict[str, Any], ids: dict[str, str], similarity: Similarity | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"same": [0, 0], "reworded": [0, 0], "unrelated": [0, 0], "candidates": [0, 0]}
     blocks = blocks_ok = units = units_ok = 0
     times: list[float] = []
     misses: list[str] = []
     for p in data["probes"]:
         started = time.perf_counter()
-        hits, chosen, block = step(index, p["text"])
+        hits, chosen, block = step(index, p["text"], similarity)
         times.append((time.perf_counter() - started) * 1000)
         kind = p["kind"]
         out[kind][1] += 1
@@ -146,6 +159,41 @@ def evaluate(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> d
         misses=misses,
     )
     return out
+
+
+def sweep_encoder(index: RecallIndex, data: dict[str, Any], ids: dict[str, str], similarity: Similarity) -> None:
+    """The encoder's two cosine thresholds (a question or problem; an order of new work) swept,
+    the words' threshold as shipped (they are chosen on set A with this)."""
+    saved = R.COSINE_ASK, R.COSINE_TASK
+    try:
+        for ask in [x / 100 for x in range(30, 62, 2)]:
+            row = []
+            for task in (0.55, 0.60, 0.65, 0.70, math.inf):
+                R.COSINE_ASK, R.COSINE_TASK = ask, task
+                r = evaluate(index, data, ids, similarity)
+                row.append(f"task {task:.2f}: {r['same'][0]}/{r['reworded'][0]}/{r['unrelated'][0]}")
+            print(f"  ask {ask:.2f} (same/reworded/false): " + "; ".join(row))
+    finally:
+        R.COSINE_ASK, R.COSINE_TASK = saved
+
+
+def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
+    """A client of a helper started for the bench (its own $CLIO_HOME), once it answers."""
+    home.mkdir(parents=True, exist_ok=True)
+    client = EncoderClient(home, clio_dir, timeout_s=60.0)
+    client.start()
+    for _ in range(600):
+        try:
+            client._request({"op": "ping"}, 1.0)
+            return client
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"the encoder helper did not start: {client.state}")
+
+
+def stop_helper(client: EncoderClient) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int(client._request({"op": "ping"}, 1.0)["pid"]), signal.SIGTERM)
 
 
 def sweep(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> None:
@@ -193,6 +241,7 @@ def main() -> None:
     ap.add_argument("--scale", type=Path, help="a recall_scale.py --workdir folder")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
+    ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
     args = ap.parse_args()
     for name in ("set_a", "set_b"):
         if not (SETS / f"{name}.json").is_file():
@@ -201,14 +250,23 @@ def main() -> None:
         data = json.loads((SETS / f"{name}.json").read_text(encoding="utf-8"))
         with tempfile.TemporaryDirectory() as tmp:
             ids = build(data, Path(tmp) / "sessions")
-            index = RecallIndex(Path(tmp) / "recall.sqlite", SessionStore(Path(tmp) / "sessions"), embedder=None)
+            clio_dir = Path(tmp) / ".clio"
+            clio_dir.mkdir()
+            index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(Path(tmp) / "sessions"), embedder=None)
             index.refresh()
+            client = encoder_helper(Path(tmp) / "home", clio_dir) if args.encoder else None
+            similarity = client.score if client is not None else None
             if args.sweep:
                 print(f"{name}: the threshold swept")
-                sweep(index, data, ids)
+                if similarity is not None:
+                    sweep_encoder(index, data, ids, similarity)
+                else:
+                    sweep(index, data, ids)
             for _ in range(max(0, args.repeat - 1)):
-                evaluate(index, data, ids)  # warm
-            r = evaluate(index, data, ids)
+                evaluate(index, data, ids, similarity)  # warm (the helper's vectors too)
+            r = evaluate(index, data, ids, similarity)
+            if client is not None:
+                stop_helper(client)
             print(
                 f"{name} ({'dev' if name == 'set_a' else 'reported'}; {index.counts()['messages']:,} messages): "
                 f"same words {r['same'][0]}/{r['same'][1]}, reworded {r['reworded'][0]}/{r['reworded'][1]}, "

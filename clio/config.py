@@ -81,6 +81,9 @@ class Settings:
     consolidate: bool = True  # at a session's end, one request reads back what it established (LTM)
     auto_recall: bool = True  # each user message brings back what the archive holds about it
     auto_recall_tokens: int = 600  # the recall block's most (capped by its share of the window)
+    # the automatic recall's decision also asks the sentence encoder, kept loaded by a per-user
+    # helper process (clio.recall.encoder_service); off: words only (CLIO_RECALL_ENCODER=0 too)
+    recall_encoder: bool = True
     approvals: Approvals = field(default_factory=Approvals)
     # MCP servers clio starts as a client: name -> {command, args, env} or {url} (clio.mcp.config)
     mcp_servers: dict[str, Any] = field(default_factory=dict)

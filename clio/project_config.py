@@ -54,6 +54,7 @@ TIGHTEN_ONLY: dict[str, Any] = {
     "no_custom_instructions": True,
     "consolidate": False,
     "auto_recall": False,
+    "recall_encoder": False,
 }
 # Why each risky setting needs trust (shown when asking).
 RISKY_REASONS = {
@@ -73,6 +74,7 @@ RISKY_REASONS = {
     "prices": "the prices /cost shows your spending with",
     "consolidate": "writes what each session established into the project's memory",
     "auto_recall": "sends what the archive holds about each of your messages with it",
+    "recall_encoder": "starts clio's sentence-encoder helper for the automatic recall",
     "shared_memory": "sends the project's memory to this database, and reads memory from it",
     "team_project": "which shared memory this project reads and writes",
     "team_author": "the name your memory entries carry for your teammates",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,11 @@ import pytest
 from testkit.fakeserver import FakeServer
 from testkit.pgserver import PgServer, why_not
 from testkit.scripted import AppFactory
+
+# Every clio a test starts would start its own encoder helper (~265 MB, alive for half an hour
+# when idle) in its own $CLIO_HOME: off unless a test turns it on (tests/*/test_recall_encoder.py
+# pass CLIO_RECALL_ENCODER=None to their runs).
+os.environ["CLIO_RECALL_ENCODER"] = "0"
 
 
 @pytest.fixture

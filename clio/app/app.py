@@ -39,6 +39,7 @@ from clio.llm.client import LLMClient
 from clio.messages import Message, meta
 from clio.paths import Paths
 from clio.prompts import load_prompt
+from clio.recall.encoder_client import EncoderClient
 from clio.safety.hide import hidden_paths
 from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
@@ -100,7 +101,8 @@ class App:
         recall = LazyRecall(paths.clio_dir / "recall.sqlite" if self.writes else None, self.sessions, self.services)
         recall.carried = self._carried  # the window's messages are not recalled
         self.services.recall = recall
-        self.auto_recall = AutoRecall(self.services, self.window, s)
+        encoder = EncoderClient(paths.home, paths.clio_dir) if s.recall_encoder and self.writes else None
+        self.auto_recall = AutoRecall(self.services, self.window, s, encoder)
         self.session: Session | None = None
         self.pending_notes: list[str] = []  # told to the model with the user's next message
         self.orchestrator: Orchestrator | None = None

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from clio.messages import KIND_RECALL, Message, make, meta, typed_words
 from clio.recall import auto
+from clio.recall.encoder_client import EncoderClient
 from clio.recall.relevance import own_words
 
 if TYPE_CHECKING:
@@ -35,11 +36,15 @@ SHORT_QUERY_WORDS = 3  # a message with fewer own words is searched together wit
 
 
 class AutoRecall:
-    def __init__(self, services: Services, window: Window, settings: Settings) -> None:
+    def __init__(
+        self, services: Services, window: Window, settings: Settings, encoder: EncoderClient | None = None
+    ) -> None:
+        """``encoder``: the user's encoder helper (cosines for the decision), or None: words only."""
         self.services = services
         self.window = window
         self.settings = settings
         self.enabled = settings.auto_recall and not (settings.no_ltm or settings.incognito)
+        self.encoder = encoder if self.enabled else None
         self.last: dict[str, Any] = {"state": "on" if self.enabled else "off"}
 
     def start_warm_up(self) -> threading.Thread | None:
@@ -54,6 +59,8 @@ class AutoRecall:
         def warm() -> None:
             with contextlib.suppress(Exception):  # a failure is told where a search needs the index
                 recall.search("warm up", max_sessions=1, max_results=1, lexical=True)
+            if self.encoder is not None:
+                self.encoder.warm_up()  # the helper, started now, is ready for the first message
 
         thread = threading.Thread(target=warm, daemon=True, name="clio-recall-warm-up")
         thread.start()
@@ -66,7 +73,8 @@ class AutoRecall:
         """The recall block for the user message just archived, or None (told in ``last``).
 
         The search is lexical (bm25 over the index, no embedding model: nothing heavy is loaded
-        on a run's path for it) and the decision is :mod:`clio.recall.relevance`'s."""
+        on a run's path for it) and the decision is :mod:`clio.recall.relevance`'s, with the
+        encoder helper's cosines when it answers in time (:mod:`clio.recall.encoder_client`)."""
         if not self.enabled or self.services.recall is None:
             return None
         text = typed_words(user).strip()
@@ -94,7 +102,10 @@ class AutoRecall:
                 lexical=True,
             )
             current = self.services.session.id if self.services.session is not None else None
-            hits = auto.score_hits(query, results, current, recall.frequencies) if results else []
+            similarity = self.encoder.score if self.encoder is not None else None
+            hits = auto.score_hits(query, results, current, recall.frequencies, similarity) if results else []
+            if self.encoder is not None and not results:
+                self.encoder.ensure()
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}
             return None
@@ -106,6 +117,7 @@ class AutoRecall:
             "query": query[:200],
             "ms": ms,
             "candidates": len(hits),
+            "encoder": self.encoder.state if self.encoder is not None else "off",
             "recalled": [dict(h.to_dict(), why=h.why()) for h in chosen] if block else [],
             "best_rejected": next((dict(h.to_dict(), why=h.why()) for h in hits if not h.relevant), None),
         }

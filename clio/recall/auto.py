@@ -52,12 +52,21 @@ class Hit:
     current: bool  # from the running session (it left the window)
     new_words: int = MIN_NEW_WORDS  # content words it adds to the query's
     parts: tuple[tuple[int, str, str], ...] = field(default=())  # (seq, role, text) of the unit
+    task: bool = False  # the message orders new work (clio.recall.relevance.is_task)
 
     @property
     def relevant(self) -> bool:
         if self.new_words < MIN_NEW_WORDS:
             return False  # the same words again (an earlier ask of the same thing): nothing to add
-        return self.score >= R.THRESHOLD
+        if self.score >= R.THRESHOLD:
+            return True
+        cosine = self.features.cosine
+        return cosine is not None and cosine >= (R.COSINE_TASK if self.task else R.COSINE_ASK)
+
+    @property
+    def rank(self) -> float:
+        """Best first among the relevant: the words' score and the encoder's cosine together."""
+        return self.score + (self.features.cosine or 0.0)
 
     @property
     def cosine(self) -> float | None:
@@ -100,11 +109,12 @@ def score_hits(
     results: Sequence[Mapping[str, Any]],
     current_session: str | None,
     frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
-    similarity: Callable[[str, list[str]], list[float] | None] | None = None,
+    similarity: Callable[[str, list[list[str]]], list[float] | None] | None = None,
 ) -> list[Hit]:
     """Search results (units, with their ``text``) -> hits with their features and score, in the
     search's order. ``frequencies(words)`` gives each word's document frequency in the index and
-    the number of indexed messages; ``similarity(query, texts)`` cosines, or None without vectors."""
+    the number of indexed messages; ``similarity(query, units)`` each unit's cosine with the
+    query (a unit: its messages' texts), or None without the encoder."""
     words = R.own_words(query)
     asked = set(content_words(query))
     texts = [str(r.get("text") or r.get("excerpt") or "") for r in results]
@@ -116,7 +126,9 @@ def score_hits(
     typed = {stem: spelled.get(stem, stem) for stem in words}
     found, total = frequencies(list(typed.values()))
     dfs = {stem: found.get(word, 0) for stem, word in typed.items()}
-    cosines = similarity(query, texts) if similarity is not None else None
+    parts = [_parts(r, text) for r, text in zip(results, texts, strict=True)]
+    cosines = similarity(query, [[t for _, _, t in p] for p in parts]) if similarity is not None else None
+    task = R.is_task(query)
     hits = []
     for i, (r, text) in enumerate(zip(results, texts, strict=True)):
         f = R.features(words, text, dfs, total, None if cosines is None else float(cosines[i]))
@@ -132,7 +144,8 @@ def score_hits(
                 score=R.score(f),
                 current=r.get("session_id") == current_session,
                 new_words=len(set(R.own_words(text)) - asked),
-                parts=_parts(r, text),
+                parts=parts[i],
+                task=task,
             )
         )
     return hits
@@ -141,7 +154,7 @@ def score_hits(
 def choose(hits: Sequence[Hit], max_hits: int = MAX_HITS) -> list[Hit]:
     """The relevant hits, best first (by score, the search's order among equals), at most ``max_hits``."""
     kept = [h for h in hits if h.relevant]
-    return sorted(kept, key=lambda h: -h.score)[:max_hits]
+    return sorted(kept, key=lambda h: -h.rank)[:max_hits]
 
 
 def _quote(text: str) -> str:

@@ -13,7 +13,11 @@ since a message about something the archive never mentions is a new subject), an
 that holds at least :data:`THRESHOLD` of it (:func:`score`). The threshold was chosen on the dev
 half of the labelled coding sessions (``benches/recall_dev``, set A) and is reported on the other
 (set B): docs/memory.md. A static-embedding cosine was measured as a further signal and did not
-separate reworded facts from near misses; a full sentence encoder does (docs/memory.md).
+separate reworded facts from near misses; a full sentence encoder does better
+(docs/memory.md), and where its cosine is at hand (:mod:`clio.recall.encoder_client`) a unit that
+the words miss is quoted when the cosine clears :data:`COSINE_ASK`, unless the message orders new
+work (:func:`is_task`: "add a healthcheck endpoint" is seldom answered by the archive and often
+resembles a near miss, while a question or a problem report is often answered by it).
 """
 
 from __future__ import annotations
@@ -109,3 +113,34 @@ def score(f: Features) -> float:
     """How much of what the message asks the unit holds: the idf-weighted share of the message's
     own words found in it (0 without own words, or when it shares only common ones)."""
     return f.weighted if f.asked and f.rarest >= MIN_RAREST else 0.0
+
+
+# The encoder's cosine (the message against the unit's best chunk: clio.recall.encoder) at which a
+# unit bears on a message the words alone miss. Chosen on set A by ``bench_auto_recall.py --encoder
+# --sweep`` (the most facts with at most 1 of 12 unrelated messages given a block), reported on set
+# B: docs/memory.md. For a question or a problem report, COSINE_ASK; for an order of new work no
+# threshold quoted one more fact on set A and those under 0.60 added false blocks, so the words
+# alone decide (the most conservative of the equal choices).
+COSINE_ASK = 0.42
+COSINE_TASK = math.inf
+
+_TASK = """
+add write make set create implement translate refactor rename remove delete update move generate bump
+convert replace wire split merge port extract drop introduce enable disable configure install build
+"""
+_TASK_VERBS: frozenset[str] = frozenset(_TASK.split())
+_LEAD = "please pls now also then and ok okay so next"
+_LEADS: frozenset[str] = frozenset(_LEAD.split())
+
+
+def is_task(text: str) -> bool:
+    """Whether a message orders new work ("add …", "please write …", "can you make …") rather
+    than asking something or reporting a problem. Pure."""
+    words = [w.lower() for w in fts_words(text[:200])]
+    while words and words[0] in _LEADS:
+        words = words[1:]
+    if words[:2] in (["can", "you"], ["could", "you"], ["would", "you"]):
+        words = words[2:]
+    if words[:1] in (["let"], ["lets"]):
+        words = words[2:] if words[1:2] == ["s"] else words[1:]
+    return bool(words) and words[0] in _TASK_VERBS

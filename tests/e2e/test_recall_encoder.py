@@ -1,0 +1,116 @@
+"""End to end, issue 32: a reworded question brings back the fact through the encoder helper.
+
+Through the installed clio and the fake server: a one-shot run in a project with history starts
+the user's encoder helper (and does not wait for it); once it is up, a question reworded so that
+it shares almost no word with the earlier session gets that session's answer quoted, where the
+words alone (the helper switched off) quote nothing; small talk still gets no block; and the run
+imports nothing heavy: the model lives in the helper, not in clio.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clio.recall.encoder_client import installed, socket_path
+from testkit.clio_run import run_clio
+from testkit.fakeserver import FakeServer, Reply
+from testkit.scripted import latest_user
+
+pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+
+ASKED = "session logins get dropped randomly in production"
+FACT = (
+    "The production Redis evicts with allkeys-lru, and sessions share that instance with the cache, so under "
+    "memory pressure Django sessions get evicted. Move sessions to the database backend."
+)
+REWORDED = "users keep getting logged out in prod"
+OTHER = [
+    "Tidy the navbar css: flex layout and a 4px gap between the links",
+    "add a CSV export to the invoices page",
+    "rename the customers app to accounts everywhere",
+]
+HEAVY = ("numpy", "tokenizers", "onnxruntime", "torch")
+
+
+def responder(body: dict[str, Any]) -> Reply:
+    text, _ = latest_user(body)
+    return Reply(text=FACT if text.startswith(ASKED) else "Done.")
+
+
+def sent(server: FakeServer, start: str) -> str:
+    """The user message of the latest request that starts a turn with ``start``."""
+    for body in reversed(server.chat_requests):
+        text, rounds = latest_user(body)
+        if text.startswith(start) and rounds == 0:
+            return text
+    raise AssertionError(f"no request for {start!r}")
+
+
+def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) -> None:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    server = FakeServer(responder).start()
+    on = {"CLIO_RECALL_ENCODER": None}
+
+    def clio(text: str, env: dict[str, str | None], *args: str) -> Any:
+        r = run_clio(["--model", "fake-model", *args, "-p", text], server=server, project=project, home=home, env_extra=env)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    sock = socket_path(home)
+    try:
+        clio(ASKED, on)  # the earlier session that settles it (nothing archived yet: no helper)
+        assert not sock.exists()
+        for text in OTHER:
+            clio(text, on)  # a project with history: the first of these starts the helper
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not ready(project):
+            time.sleep(0.2)
+        assert ready(project), "the helper did not embed the project's archive"
+
+        clio(REWORDED, {"CLIO_RECALL_ENCODER": "0"})  # the words alone find nothing to quote
+        assert "allkeys-lru" not in sent(server, REWORDED)
+
+        r = clio(REWORDED, {**on, "PYTHONPROFILEIMPORTTIME": "1"})
+        message = sent(server, REWORDED)
+        assert "<recalled_context>" in message and "allkeys-lru" in message, message
+        block = message.split("<recalled_context>", 1)[1]
+        assert "the assistant:" in block and ASKED in block  # the unit: what was asked, and its answer
+        imported = {ln.rsplit("|", 1)[-1].strip() for ln in r.stderr.splitlines() if ln.startswith("import time:")}
+        assert "clio.recall.encoder_client" in imported
+        assert sorted(m for m in imported if m.split(".")[0] in HEAVY) == []  # the model is the helper's
+
+        for small_talk in ("ok, continue", "thanks, that looks good"):
+            clio(small_talk, on)
+            assert "<recalled_context>" not in sent(server, small_talk)
+    finally:
+        server.stop()
+        with contextlib.suppress(OSError, ValueError):
+            import json
+            import socket
+
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.settimeout(2)
+                s.connect(str(sock))
+                s.sendall(b'{"op": "ping"}\n')
+                pid = int(json.loads(s.recv(4096))["pid"])
+            os.kill(pid, signal.SIGTERM)
+
+
+def ready(project: Path) -> bool:
+    """Every indexed message has its vectors in the project's cache."""
+    clio_dir = project / ".clio"
+    try:
+        with sqlite3.connect(clio_dir / "recall.sqlite") as idx, sqlite3.connect(clio_dir / "recall-vectors.sqlite") as vec:
+            bodies = {b for (b,) in idx.execute("SELECT body FROM msgs")}
+            return bool(bodies) and vec.execute("SELECT count(*) FROM vecs").fetchone()[0] >= len(bodies)
+    except sqlite3.Error:
+        return False

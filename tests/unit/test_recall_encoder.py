@@ -1,0 +1,246 @@
+"""The automatic recall's encoder, in process and with its real helper process (issue 32).
+
+Pure parts: chunks, the task/question tell, the decision with a cosine. The helper
+(clio.recall.encoder_service) is started for real through the client, with the real model: one
+helper per $CLIO_HOME however many clients ask, a socket only the user can open, no key in its
+environment, cosines that rank a paraphrase above an unrelated text, vectors kept in the project's
+``.clio/recall-vectors.sqlite``, and an exit when idle or when its socket is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from clio.recall import auto
+from clio.recall import relevance as R
+from clio.recall.encoder import CHUNK_CHARS, MAX_CHUNKS, chunks
+from clio.recall.encoder_client import ENV_SWITCH, EncoderClient, installed, socket_path
+
+ASKED = "session logins get dropped randomly in production"
+FACT = (
+    "The production Redis evicts with allkeys-lru, and sessions share that instance with the cache, so under "
+    "memory pressure Django sessions get evicted."
+)
+ASK = "users keep getting logged out in prod"
+
+needs_model = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+
+
+# -- pure --------------------------------------------------------------------------------------------
+def test_chunks_cut_at_sentence_ends_within_the_limit() -> None:
+    text = " ".join(f"Sentence number {i} says something about the deploy." for i in range(60))
+    out = chunks(text)
+    assert len(out) == MAX_CHUNKS
+    assert all(len(c) <= CHUNK_CHARS for c in out)
+    assert all(c.endswith(".") for c in out)  # whole sentences
+    assert out[0].startswith("Sentence number 0 ")
+    assert chunks("short fact.") == ["short fact."]
+    assert chunks("   ") == []
+    blob = "x" * (CHUNK_CHARS * 2 + 5)  # no sentence end at all: cut at the limit
+    assert [len(c) for c in chunks(blob)] == [CHUNK_CHARS, CHUNK_CHARS, 5]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["add a healthcheck endpoint", "Please write a unit test for slugify", "can you make the search case-insensitive",
+     "let's rename the module", "ok, now set up dependabot"],
+)
+def test_orders_of_new_work_are_tasks(text: str) -> None:
+    assert R.is_task(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["users keep getting logged out in prod", "how do I build the web app?", "is it safe to upgrade postgres?",
+     "who should review the VAT logic?", "the brokers reject our certificate", "adding more memory did not help"],
+)
+def test_questions_and_problem_reports_are_not_tasks(text: str) -> None:
+    assert not R.is_task(text)
+
+
+def hit(cosine: float | None, *, score_words: int = 0, task: bool = False) -> auto.Hit:
+    f = R.Features(asked=4, matched=score_words, weighted=score_words / 4, rarest=1.0, cosine=cosine)
+    return auto.Hit("s", "", "2026-01-01", "assistant", 3, FACT, f, R.score(f), False, task=task)
+
+
+def test_a_cosine_over_the_threshold_quotes_a_unit_the_words_miss() -> None:
+    assert not hit(None).relevant  # words alone: nothing shared
+    assert not hit(R.COSINE_ASK - 0.01).relevant
+    assert hit(R.COSINE_ASK).relevant
+    assert not hit(0.95, task=True).relevant  # an order of new work: the words decide
+    assert hit(0.1, score_words=4, task=True).relevant  # and they still can
+    repeat = auto.Hit("s", "", "d", "user", 1, ASK, hit(0.9).features, 0.0, False, new_words=0)
+    assert not repeat.relevant  # the same words again adds nothing, whatever the cosine
+
+
+def test_choose_ranks_by_words_and_cosine_together() -> None:
+    words, meaning, both, neither = hit(0.2, score_words=3), hit(0.6), hit(0.5, score_words=3), hit(0.3)
+    assert auto.choose([neither, words, meaning, both]) == [both, words, meaning]
+
+
+def test_the_switch_turns_the_client_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_SWITCH, "0")
+    client = EncoderClient(tmp_path, tmp_path / ".clio")
+    assert client.score(ASK, [[FACT]]) is None
+    assert client.state.startswith("off") and not socket_path(tmp_path).exists()
+
+
+def test_a_long_home_gets_a_private_short_socket(tmp_path: Path) -> None:
+    home = tmp_path / ("h" * 120)
+    path = socket_path(home)
+    assert len(str(path)) < 100 and path.parent.name == f"clio-{os.getuid()}"
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert socket_path(home) == path and socket_path(tmp_path / ("g" * 120)) != path
+
+
+# -- the helper, for real ------------------------------------------------------------------------------
+def ping(path: Path, timeout: float = 1.0) -> dict[str, object]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(path))
+        s.sendall(b'{"op": "ping"}\n')
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    out = json.loads(data)
+    assert isinstance(out, dict)
+    return out
+
+
+def wait_ready(path: Path, seconds: float = 60.0) -> int:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, ValueError):
+            return int(str(ping(path)["pid"]))
+        time.sleep(0.1)
+    raise AssertionError(f"no helper answered at {path}")
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    with contextlib.suppress(OSError):  # a zombie of this test process counts as gone
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    return False
+
+
+@pytest.fixture
+def helper_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path]]:
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
+    home.mkdir()
+    clio_dir.mkdir(parents=True)
+    yield home, clio_dir
+    path = socket_path(home)
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int(str(ping(path)["pid"])), signal.SIGTERM)
+
+
+@needs_model
+def test_the_helper_starts_once_and_ranks_a_paraphrase_first(
+    helper_home: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, clio_dir = helper_home
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-must-not-reach-the-helper")
+    first, second = EncoderClient(home, clio_dir), EncoderClient(home, clio_dir)
+    assert first.score(ASK, [[FACT]]) is None and first.state == "starting"  # never waits for it
+    assert second.score(ASK, [[FACT]]) is None and second.state == "starting"  # one is starting: no second
+    path = socket_path(home)
+    pid = wait_ready(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    environ = Path(f"/proc/{pid}/environ").read_bytes()
+    assert b"OPENAI_API_KEY" not in environ and b"sk-test" not in environ
+
+    client = EncoderClient(home, clio_dir, timeout_s=30.0)
+    unrelated = "Tidy the navbar: flex layout with a 4px gap between the links."
+    cos = client.score(ASK, [[unrelated], [ASKED, FACT]])
+    assert cos is not None and client.state == "ready"
+    assert cos[1] > cos[0] + 0.2, cos
+    assert cos[1] >= R.COSINE_ASK > cos[0], cos
+    with sqlite3.connect(clio_dir / "recall-vectors.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM vecs").fetchone()[0] == 3  # each text once
+    assert int(str(ping(path)["pid"])) == pid  # still the one helper
+    assert client.score(ASK, [[FACT, ASKED]]) == [cos[1]]  # from the stored vectors, the same cosine
+
+
+@needs_model
+def test_a_bad_request_gets_an_error_and_the_helper_serves_on(helper_home: tuple[Path, Path]) -> None:
+    home, clio_dir = helper_home
+    client = EncoderClient(home, clio_dir, timeout_s=30.0)
+    client.start()
+    pid = wait_ready(socket_path(home))
+    elsewhere = EncoderClient(home, clio_dir.parent / "not-clio", timeout_s=30.0)  # not a .clio folder
+    assert elsewhere.score(ASK, [[FACT]]) is None and "not a project's vector cache" in elsewhere.state
+    assert not (clio_dir.parent / "not-clio").exists()
+    assert client.score(ASK, [[FACT]]) is not None and int(str(ping(socket_path(home))["pid"])) == pid
+
+
+@needs_model
+def test_fill_embeds_what_the_index_holds(helper_home: tuple[Path, Path]) -> None:
+    home, clio_dir = helper_home
+    with sqlite3.connect(clio_dir / "recall.sqlite") as db:
+        db.execute("CREATE TABLE msgs(id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, role TEXT, ts REAL, body TEXT)")
+        db.executemany(
+            "INSERT INTO msgs(session_id, seq, role, ts, body) VALUES ('s', ?, 'user', 0, ?)",
+            [(i, f"message {i} about the billing service") for i in range(40)] + [(99, FACT)],
+        )
+    client = EncoderClient(home, clio_dir)
+    client.start()  # with an index beside it, the helper starts by filling it
+    wait_ready(socket_path(home))
+    deadline = time.monotonic() + 60
+    count = 0
+    while time.monotonic() < deadline and count < 41:
+        with contextlib.suppress(sqlite3.Error), sqlite3.connect(clio_dir / "recall-vectors.sqlite") as db:
+            count = db.execute("SELECT count(*) FROM vecs").fetchone()[0]
+        time.sleep(0.2)
+    assert count == 41
+
+
+@needs_model
+def test_the_helper_leaves_when_idle_or_when_its_socket_is_gone(tmp_path: Path) -> None:
+    idle_path, other_path = tmp_path / "idle.sock", tmp_path / "other.sock"
+    env = {k: v for k, v in os.environ.items() if k != ENV_SWITCH}
+    run = [sys.executable, "-m", "clio.recall.encoder_service", "--socket"]
+    idle = subprocess.Popen([*run, str(idle_path), "--idle", "1"], env=env)
+    other = subprocess.Popen([*run, str(other_path)], env=env)
+    try:
+        wait_ready(idle_path)
+        wait_ready(other_path)
+        other_path.unlink()
+        assert other.wait(timeout=20) == 0  # its socket removed: it leaves
+        assert idle.wait(timeout=30) == 0  # a second without a request: it leaves
+        assert not idle_path.exists()  # and takes its socket with it
+    finally:
+        for p in (idle, other):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def test_a_helper_that_could_not_start_is_not_started_again_each_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    Path(str(socket_path(home)) + ".failed").write_text("reworded recall off: the model at /x fails its sha256 check\n")
+    client = EncoderClient(home, tmp_path / ".clio")
+    assert client.score(ASK, [[FACT]]) is None
+    assert client.state == "off: reworded recall off: the model at /x fails its sha256 check"
+    assert not Path(str(socket_path(home)) + ".lock").exists()  # nothing was started
