@@ -36,7 +36,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,20 +92,24 @@ def build(data: dict[str, Any], root: Path) -> dict[str, str]:
     return ids
 
 
-Similarity = Callable[[str, list[list[str]]], "list[float] | None"]
-
-
 def step(
-    index: RecallIndex, text: str, similarity: Similarity | None = None
+    index: RecallIndex, text: str, encoder: EncoderClient | None = None
 ) -> tuple[list[auto.Hit], list[auto.Hit], str]:
-    """The product's per-message path (one-shot: the task is the message); ``similarity``: the
-    encoder helper's cosines (``--encoder``), else words only."""
+    """The product's per-message path (one-shot: the task is the message); with ``encoder`` (the
+    helper, ``--encoder``) the query goes to it before the search and the units after, as
+    clio.app.auto_recall does; else words only."""
     if not R.own_words(text):
         return [], [], ""
-    results = best_first(
-        index.search, text, SEARCH_RESULTS, max_sessions=SEARCH_SESSIONS, with_text=True, mode="lexical"
-    )
-    hits = auto.score_hits(text, results, None, index.frequencies, similarity) if results else []
+    pending = encoder.begin(text) if encoder is not None else None
+    try:
+        results = best_first(
+            index.search, text, SEARCH_RESULTS, max_sessions=SEARCH_SESSIONS, with_text=True, mode="lexical"
+        )
+        similarity = pending.finish if pending is not None else None
+        hits = auto.score_hits(text, results, None, index.frequencies, similarity) if results else []
+    finally:
+        if pending is not None:
+            pending.close()
     chosen = auto.choose(hits)
     return hits, chosen, auto.render(chosen, text, BLOCK_CHARS)
 
@@ -117,7 +120,7 @@ def has(text: str, needles: list[str]) -> bool:
 
 
 def evaluate(
-    index: RecallIndex, data: dict[str, Any], ids: dict[str, str], similarity: Similarity | None = None
+    index: RecallIndex, data: dict[str, Any], ids: dict[str, str], encoder: EncoderClient | None = None
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"same": [0, 0], "reworded": [0, 0], "unrelated": [0, 0], "candidates": [0, 0]}
     blocks = blocks_ok = units = units_ok = 0
@@ -125,7 +128,7 @@ def evaluate(
     misses: list[str] = []
     for p in data["probes"]:
         started = time.perf_counter()
-        hits, chosen, block = step(index, p["text"], similarity)
+        hits, chosen, block = step(index, p["text"], encoder)
         times.append((time.perf_counter() - started) * 1000)
         kind = p["kind"]
         out[kind][1] += 1
@@ -161,7 +164,7 @@ def evaluate(
     return out
 
 
-def sweep_encoder(index: RecallIndex, data: dict[str, Any], ids: dict[str, str], similarity: Similarity) -> None:
+def sweep_encoder(index: RecallIndex, data: dict[str, Any], ids: dict[str, str], encoder: EncoderClient) -> None:
     """The encoder's two cosine thresholds (a question or problem; an order of new work) swept,
     the words' threshold as shipped (they are chosen on set A with this)."""
     saved = R.COSINE_ASK, R.COSINE_TASK
@@ -170,7 +173,7 @@ def sweep_encoder(index: RecallIndex, data: dict[str, Any], ids: dict[str, str],
             row = []
             for task in (0.55, 0.60, 0.65, 0.70, math.inf):
                 R.COSINE_ASK, R.COSINE_TASK = ask, task
-                r = evaluate(index, data, ids, similarity)
+                r = evaluate(index, data, ids, encoder)
                 row.append(f"task {task:.2f}: {r['same'][0]}/{r['reworded'][0]}/{r['unrelated'][0]}")
             print(f"  ask {ask:.2f} (same/reworded/false): " + "; ".join(row))
     finally:
@@ -255,16 +258,17 @@ def main() -> None:
             index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(Path(tmp) / "sessions"), embedder=None)
             index.refresh()
             client = encoder_helper(Path(tmp) / "home", clio_dir) if args.encoder else None
-            similarity = client.score if client is not None else None
             if args.sweep:
                 print(f"{name}: the threshold swept")
-                if similarity is not None:
-                    sweep_encoder(index, data, ids, similarity)
+                if client is not None:
+                    sweep_encoder(index, data, ids, client)
                 else:
                     sweep(index, data, ids)
             for _ in range(max(0, args.repeat - 1)):
-                evaluate(index, data, ids, similarity)  # warm (the helper's vectors too)
-            r = evaluate(index, data, ids, similarity)
+                evaluate(index, data, ids, client)  # warm (the helper's vectors too)
+            if client is not None:
+                client.timeout_s = 0.25  # measured as clio asks: within 250 ms, else words only
+            r = evaluate(index, data, ids, client)
             if client is not None:
                 stop_helper(client)
             print(

@@ -1,6 +1,7 @@
 """What automatic recall costs a one-shot run in a project with history: whole ``clio -p`` runs
-with recall on and off, paired (on, off, on, off, ...), wall time p50/p95 and the peak RSS of the
-clio process, plus what the run imported.
+with recall on (the encoder helper answering), on with words only (``recall_encoder: false``) and
+off, paired (on, words, off, on, ...), wall time p50/p95 and the peak RSS of the clio process, plus
+the helper's own peak RSS (a separate process, started by the first run and kept warm).
 
 The project's history is written in clio's on-disk layout (``--sessions`` sessions of
 ``--messages`` messages of everyday coding work, drawn from the dev set's sessions when they are
@@ -17,6 +18,8 @@ import argparse
 import json
 import os
 import random
+import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -27,6 +30,7 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
+from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from testkit.clio_run import CLIO, write_archive  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
 
@@ -81,6 +85,27 @@ def run(proj: Path, home: Path, server: FakeServer) -> tuple[float, int, str]:
     return wall, usage.ru_maxrss, err
 
 
+MODES = ("on", "words", "off")
+
+
+def wait_for_helper(home: Path, clio_dir: Path, seconds: float = 300.0) -> int:
+    """The pid of the helper the first run started, once it has embedded the archive (0: none)."""
+    client = EncoderClient(home, clio_dir, timeout_s=5.0)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            pid = int(client._request({"op": "ping"}, 1.0)["pid"])
+            with sqlite3.connect(clio_dir / "recall.sqlite") as idx, sqlite3.connect(clio_dir / "recall-vectors.sqlite") as vec:
+                bodies = len({b for (b,) in idx.execute("SELECT body FROM msgs")})
+                if vec.execute("SELECT count(*) FROM vecs").fetchone()[0] >= bodies:
+                    return pid
+        except (OSError, ValueError, sqlite3.Error):
+            pass
+        time.sleep(0.5)
+    print("the encoder helper did not get ready: 'on' runs are words only")
+    return 0
+
+
 def pct(xs: list[float], p: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
@@ -95,36 +120,46 @@ def main(argv: list[str] | None = None) -> None:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="clio-recall-cost-") as tmp, FakeServer() as server:
         server.responder = lambda body: Reply(text="It listens on 6543.")
-        proj, home_on, home_off = Path(tmp) / "proj", Path(tmp) / "on", Path(tmp) / "off"
+        proj = Path(tmp) / "proj"
         proj.mkdir()
-        home_on.mkdir()
-        home_off.mkdir()
-        (home_off / "config.yaml").write_text("auto_recall: false\n")
+        homes = {mode: Path(tmp) / mode for mode in MODES}
+        for home in homes.values():
+            home.mkdir()
+        (homes["off"] / "config.yaml").write_text("auto_recall: false\n")
+        (homes["words"] / "config.yaml").write_text("recall_encoder: false\n")
         root = proj / ".clio" / "sessions"
         for sid, msgs in history(args.sessions, args.messages):
             write_archive(root, sid, msgs, msgs[0]["meta"]["ts"], name=f"work {sid}")
-        # the first run in the project builds the index (and, when they load, its vectors)
-        first, _, _ = run(proj, home_on, server)
-        walls: dict[bool, list[float]] = {True: [], False: []}
-        rss: dict[bool, list[int]] = {True: [], False: []}
+        # the first run in the project builds the index and starts the encoder helper, which
+        # then embeds the archive in the background: the measured runs are the steady state after
+        first, _, _ = run(proj, homes["on"], server)
+        helper = wait_for_helper(homes["on"], proj / ".clio")
+        walls: dict[str, list[float]] = {mode: [] for mode in MODES}
+        rss: dict[str, list[int]] = {mode: [] for mode in MODES}
         for _ in range(args.runs):
-            for on in (True, False):
-                w, r, _ = run(proj, home_on if on else home_off, server)
-                walls[on].append(w)
-                rss[on].append(r)
-        diffs = [a - b for a, b in zip(walls[True], walls[False], strict=True)]
+            for mode in MODES:
+                w, r, _ = run(proj, homes[mode], server)
+                walls[mode].append(w)
+                rss[mode].append(r)
         n = args.sessions * args.messages
         print(f"history: {args.sessions} sessions, {n:,} messages; first run (builds the index) "
-              f"{first * 1000:,.0f} ms; {args.runs} pairs; load {load:.2f} -> {os.getloadavg()[0]:.2f}")
-        for on in (True, False):
-            w = walls[on]
-            print(f"recall {'on ' if on else 'off'}: wall p50 {statistics.median(w) * 1000:,.0f} ms, "
-                  f"p95 {pct(w, 95) * 1000:,.0f} ms; peak RSS p50 {statistics.median(rss[on]) / 1024:.1f} MiB, "
-                  f"max {max(rss[on]) / 1024:.1f} MiB")
-        base = statistics.median(walls[False])
-        print(f"paired difference (on - off): p50 {statistics.median(diffs) * 1000:+,.0f} ms "
-              f"({statistics.median(diffs) / base:+.0%}), p95 {pct(diffs, 95) * 1000:+,.0f} ms; "
-              f"peak RSS {(statistics.median(rss[True]) - statistics.median(rss[False])) / 1024:+.1f} MiB")
+              f"{first * 1000:,.0f} ms; {args.runs} triples; load {load:.2f} -> {os.getloadavg()[0]:.2f}")
+        for mode in MODES:
+            w = walls[mode]
+            print(f"recall {mode:5}: wall p50 {statistics.median(w) * 1000:,.0f} ms, "
+                  f"p95 {pct(w, 95) * 1000:,.0f} ms; peak RSS p50 {statistics.median(rss[mode]) / 1024:.1f} MiB, "
+                  f"max {max(rss[mode]) / 1024:.1f} MiB")
+        base = statistics.median(walls["off"])
+        for mode in ("on", "words"):
+            diffs = [a - b for a, b in zip(walls[mode], walls["off"], strict=True)]
+            print(f"paired difference ({mode} - off): p50 {statistics.median(diffs) * 1000:+,.0f} ms "
+                  f"({statistics.median(diffs) / base:+.0%}), p95 {pct(diffs, 95) * 1000:+,.0f} ms; "
+                  f"peak RSS {(statistics.median(rss[mode]) - statistics.median(rss['off'])) / 1024:+.1f} MiB")
+        if helper:
+            status = Path(f"/proc/{helper}/status").read_text()
+            hwm = next((ln.split()[1] for ln in status.splitlines() if ln.startswith("VmHWM")), "0")
+            print(f"the encoder helper (a separate process, pid {helper}): peak RSS {int(hwm) / 1024:.0f} MiB")
+            os.kill(helper, signal.SIGTERM)
         served = [m for r in server.chat_requests for m in r.get("messages", []) if m.get("role") == "user"]
         blocks = sum("<recalled_context>" in str(m.get("content")) for m in served)
         print(f"requests with a recall block: {blocks} of {len(served)}")

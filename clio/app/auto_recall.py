@@ -92,6 +92,7 @@ class AutoRecall:
         if has_archive is not None and not has_archive():
             self.last = {"state": "skipped", "why": "nothing archived outside the window yet"}
             return None
+        pending = self.encoder.begin(query) if self.encoder is not None else None  # embedded while we search
         try:
             results = recall.search(
                 query,
@@ -102,13 +103,14 @@ class AutoRecall:
                 lexical=True,
             )
             current = self.services.session.id if self.services.session is not None else None
-            similarity = self.encoder.score if self.encoder is not None else None
+            similarity = pending.finish if pending is not None else None
             hits = auto.score_hits(query, results, current, recall.frequencies, similarity) if results else []
-            if self.encoder is not None and not results:
-                self.encoder.ensure()
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}
             return None
+        finally:
+            if pending is not None:
+                pending.close()  # when nothing was scored
         chosen = auto.choose(hits)
         block = auto.render(chosen, query, budget)
         ms = round((time.perf_counter() - started) * 1000, 1)

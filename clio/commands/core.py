@@ -160,6 +160,8 @@ def _print_recall(app: CommandContext, last: Any) -> None:
         app.console.print(f"    best candidate left out: {best.get('why')}", markup=False)
     if last.get("why"):
         app.console.print(f"    {last['why']}", markup=False)
+    if last.get("encoder"):
+        app.console.print(f"    sentence encoder: {last['encoder']}", markup=False)
 
 
 @command("stats", "usage of this session", "/stats")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 CACHE_NAME = "recall-vectors.sqlite"
 INDEX_NAME = "recall.sqlite"
-FILL_BATCH = 32  # texts embedded between two looks at whether a search is waiting
+FILL_BATCH = 8  # texts embedded between two looks at whether a search is waiting (~50 ms)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -103,33 +103,59 @@ class VectorCache:
         self.conn.executemany("INSERT OR REPLACE INTO vecs(key, v) VALUES (?, ?)", rows)
 
     def fill_from_index(self, index: Path, encoder: Encoder, limit: int, stop: Callable[[], bool]) -> int:
-        """Embed up to ``limit`` indexed messages that have no vector yet, newest first; ``stop()``
-        is asked between batches (a search waiting goes first). Returns how many were embedded."""
+        """Embed up to ``limit`` indexed messages that have no vector yet; ``stop()`` is asked
+        between batches (a search waiting goes first). Returns how many were embedded.
+
+        Incremental: the cache remembers, per index, the span of row ids it has gone through
+        (``lo``..``hi``); a pass reads the rows above ``hi`` (added since), then carries on
+        below ``lo``, newest first (an archive older than the cache), so a run costs the helper
+        what was added, not a read of the whole index. A rebuilt index (its ids start over) is
+        read again, each text already embedded costing a look-up only."""
         try:
             src = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=10.0)
         except sqlite3.Error:
             return 0
+        mark = f"span:{index}"
         done = 0
         try:
-            batch: list[tuple[str, bytes]] = []
-            last = None
-            while done < limit and not stop():
-                sql = "SELECT id, body FROM msgs" + (" WHERE id < ?" if last is not None else "") + " ORDER BY id DESC LIMIT 500"
-                rows = src.execute(sql, () if last is None else (last,)).fetchall()
-                if not rows:
-                    break
-                last = rows[-1][0]
-                texts = {key(str(b)): str(b) for _, b in rows}
-                have = self.get(list(texts))
-                batch = [(t, k) for k, t in texts.items() if k not in have]
-                for start in range(0, len(batch), FILL_BATCH):
-                    if stop() or done >= limit:
+            top = int(src.execute("SELECT coalesce(max(id), 0) FROM msgs").fetchone()[0])
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (mark,)).fetchone()
+            lo, hi = (int(x) for x in str(row[0]).split()) if row else (top + 1, top)
+            if top < hi:  # rebuilt: the ids start over
+                lo, hi = top + 1, top
+            pages = (
+                ("SELECT id, body FROM msgs WHERE id > ? ORDER BY id LIMIT 256", "hi"),  # added since
+                ("SELECT id, body FROM msgs WHERE id < ? ORDER BY id DESC LIMIT 256", "lo"),  # older
+            )
+            for sql, side in pages:
+                while done < limit and not stop():
+                    rows = src.execute(sql, (hi if side == "hi" else lo,)).fetchall()
+                    if not rows:
                         break
-                    part = batch[start : start + FILL_BATCH]
-                    self._embed([t for t, _ in part], [k for _, k in part], encoder, {})
-                    done += len(part)
+                    done += self._fill_page([str(b) for _, b in rows], encoder, stop)
+                    if stop():
+                        break
+                    if side == "hi":
+                        hi = int(rows[-1][0])
+                        lo = min(lo, int(rows[0][0]))
+                    else:
+                        lo = int(rows[-1][0])
+                    self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (mark, f"{lo} {hi}"))
         except sqlite3.Error:
             pass
         finally:
             src.close()
+        return done
+
+    def _fill_page(self, bodies: list[str], encoder: Encoder, stop: Callable[[], bool]) -> int:
+        texts = {key(b): b for b in bodies}
+        have = self.get(list(texts))
+        todo = [(t, k) for k, t in texts.items() if k not in have]
+        done = 0
+        for start in range(0, len(todo), FILL_BATCH):
+            if stop():
+                break
+            part = todo[start : start + FILL_BATCH]
+            self._embed([t for t, _ in part], [k for _, k in part], encoder, {})
+            done += len(part)
         return done

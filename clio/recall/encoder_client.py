@@ -31,6 +31,7 @@ ENV_SWITCH = "CLIO_RECALL_ENCODER"  # "0"/"off"/"false"/"no": the decision stays
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
 STARTING_S = 60.0  # a lock file younger than this: a helper is starting, do not start another
 FAILED_RETRY_S = 86_400.0  # after a helper could not start, try again a day later (or after an upgrade)
+FILL_EVERY_S = 60.0
 SOCKET_NAME = "encoder.sock"
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux
 
@@ -72,7 +73,7 @@ class EncoderClient:
         self.timeout_s = timeout_s
         self.state = "not asked yet"
         self._started = False
-        self._filled = False
+        self._filled = 0.0  # when this client last asked for a fill (monotonic)
         self._why_not: str | None = "switched off (CLIO_RECALL_ENCODER=0)" if switched_off() else None
         self._path: Path | None = None
 
@@ -82,24 +83,29 @@ class EncoderClient:
             self._path = socket_path(self.home)
         return self._path
 
-    def _request(self, req: dict[str, Any], timeout: float, reply: bool = True) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+    def _connect(self, timeout: float) -> socket.socket:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
             conn.settimeout(timeout)
             conn.connect(str(self.path()))
-            conn.sendall(json.dumps(req).encode() + b"\n")
-            if not reply:
-                return {}
-            data = b""
-            while not data.endswith(b"\n"):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("the encoder helper did not answer in time")
-                conn.settimeout(left)
-                chunk = conn.recv(1 << 16)
-                if not chunk:
-                    break
-                data += chunk
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @staticmethod
+    def _reply(conn: socket.socket, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        data = b""
+        while not data.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the encoder helper did not answer in time")
+            conn.settimeout(left)
+            chunk = conn.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
         out = json.loads(data)
         if not isinstance(out, dict):
             raise ValueError("not an object")
@@ -107,48 +113,49 @@ class EncoderClient:
             raise ValueError(str(out["error"]))
         return out
 
+    def _request(self, req: dict[str, Any], timeout: float, reply: bool = True) -> dict[str, Any]:
+        with self._connect(timeout) as conn:
+            conn.sendall(json.dumps(req).encode() + b"\n")
+            return self._reply(conn, timeout) if reply else {}
+
     # -- what clio asks --------------------------------------------------------------------------
     def score(self, query: str, units: list[list[str]]) -> list[float] | None:
         """Each unit's best cosine with ``query``, or None (told in :attr:`state`)."""
+        pending = self.begin(query)
+        return pending.finish(query, units) if pending is not None else None
+
+    def begin(self, query: str) -> Pending | None:
+        """Send the query now, so the helper embeds it while clio searches; the units follow with
+        :meth:`Pending.finish`. None when the helper cannot be asked (told in :attr:`state`)."""
         if self._why_not is not None:
             self.state = f"off: {self._why_not}"
             return None
         try:
-            got = self._request({"op": "score", "cache": str(self.cache), "q": query, "units": units}, self.timeout_s)
+            conn = self._connect(self.timeout_s)
         except (FileNotFoundError, ConnectionRefusedError):
             self.start()
             return None
-        except (OSError, ValueError) as exc:
-            self.state = f"no answer in time ({type(exc).__name__})" if isinstance(exc, TimeoutError) else f"failed: {exc}"[:200]
+        except OSError as exc:
+            self.state = f"failed: {exc}"[:200]
             return None
-        cos = got.get("cos")
-        if not isinstance(cos, list) or len(cos) != len(units):
-            self.state = "failed: a malformed answer"
+        try:
+            conn.sendall(json.dumps({"op": "score", "cache": str(self.cache), "q": query}).encode() + b"\n")
+        except OSError as exc:
+            conn.close()
+            self.state = f"failed: {exc}"[:200]
             return None
-        self.state = "ready"
-        self.fill()
-        return [float(c) for c in cos]
+        return Pending(self, conn)
 
     def fill(self) -> None:
-        """Once a run: have the helper embed the index's messages that have no vector yet."""
-        if self._filled or not self.index.exists():
+        """Have the helper embed the index's messages that have no vector yet (at most once a
+        minute: a one-shot run asks once, a long REPL session now and then; the helper's pass is
+        incremental)."""
+        now = time.monotonic()
+        if (self._filled and now - self._filled < FILL_EVERY_S) or not self.index.exists():
             return
-        self._filled = True
+        self._filled = now
         with contextlib.suppress(OSError, ValueError):
             self._request({"op": "fill", "cache": str(self.cache), "index": str(self.index)}, self.timeout_s, reply=False)
-
-    def ensure(self) -> None:
-        """Start the helper when its socket is not there (one stat; nothing is waited for), so a
-        run whose search found nothing still has it ready for the next one."""
-        if self._why_not is not None or self._started:
-            return
-        try:
-            if self.path().exists():
-                self.fill()  # running: what the search just indexed gets its vectors before the next
-                return
-        except OSError:
-            return
-        self.start()
 
     def warm_up(self) -> None:
         """Start the helper if it is not running (the REPL does this once its prompt is up)."""
@@ -190,7 +197,7 @@ class EncoderClient:
             self.state = "starting"
             return
         args = [sys.executable, "-m", "clio.recall.encoder_service", "--socket", str(path)]
-        if self.index.exists() and self.cache.parent.is_dir():
+        if self.cache.parent.is_dir():  # embed the project's archive once up (its index may be in the making)
             args += ["--fill", str(self.cache), str(self.index)]
         keep = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "PYTHONPATH", "SYSTEMROOT")
         env = {k: os.environ[k] for k in keep if k in os.environ}  # none of clio's keys
@@ -231,3 +238,42 @@ class EncoderClient:
             os.close(fd)
             return True
         return False
+
+
+class Pending:
+    """A score whose query the helper is embedding; :meth:`finish` sends the units and waits for
+    the cosines (at most the client's timeout), :meth:`close` drops it if it was not finished."""
+
+    def __init__(self, client: EncoderClient, conn: socket.socket) -> None:
+        self.client = client
+        self.conn = conn
+        self.done = False
+
+    def finish(self, query: str, units: list[list[str]]) -> list[float] | None:
+        """Each unit's best cosine, or None (the signature of a ``similarity`` for
+        :func:`clio.recall.auto.score_hits`; ``query`` was sent already)."""
+        client = self.client
+        self.done = True
+        try:
+            with self.conn:
+                self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
+                got = client._reply(self.conn, client.timeout_s)
+        except (OSError, ValueError) as exc:
+            timeout = isinstance(exc, TimeoutError)
+            client.state = f"no answer in time ({client.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+            return None
+        cos = got.get("cos")
+        if not isinstance(cos, list) or len(cos) != len(units):
+            client.state = "failed: a malformed answer"
+            return None
+        client.state = "ready"
+        client.fill()
+        return [float(c) for c in cos]
+
+    def close(self) -> None:
+        """Drop a score that was never finished (nothing to score, or the search failed); the
+        helper still embeds what the search indexed."""
+        if not self.done:
+            self.done = True
+            self.conn.close()
+            self.client.fill()

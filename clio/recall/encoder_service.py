@@ -12,7 +12,9 @@ only that project's ``.clio/recall-vectors.sqlite`` (:mod:`clio.recall.encoder_c
 Requests (one JSON object per line):
 - ``{"op": "ping"}`` -> ``{"ok": true, "model": ...}``
 - ``{"op": "score", "cache": PATH, "q": TEXT, "units": [[TEXT, ...], ...]}`` -> ``{"cos": [...]}``:
-  per unit, the best cosine between the query and any chunk of any of its texts.
+  per unit, the best cosine between the query and any chunk of any of its texts. Without
+  ``units``, they come as a second line ``{"units": [...]}``: the helper embeds the query while
+  clio is still searching for the units.
 - ``{"op": "fill", "cache": PATH, "index": PATH}`` -> ``{"ok": true}`` at once; the indexed
   messages without a vector are embedded in the background, newest first, pausing while a score
   request is served.
@@ -41,6 +43,7 @@ from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
 IDLE_S = 1800.0  # without a request, the helper exits (and frees its ~265 MB)
 MAX_REQUEST = 8 << 20
 FILL_LIMIT = 20_000  # messages embedded per fill request at the most
+INDEX_WAIT_S = 60.0  # a fill for an index not made yet waits this long for it
 FAILED_SUFFIX = ".failed"  # beside the socket: why the helper could not start (one line)
 LOCK_SUFFIX = ".lock"  # beside the socket: a helper is starting (written by the client)
 
@@ -66,29 +69,36 @@ class Service:
             found = self.caches[path] = VectorCache(path)
         return found
 
-    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+    def handle(self, req: dict[str, Any], more: Any = None) -> dict[str, Any]:
+        """One request; ``more()`` reads the next line of the same connection (a score whose
+        units follow: the query is embedded while clio still searches)."""
         op = req.get("op")
         if op == "ping":
             return {"ok": True, "model": MODEL_ID, "pid": os.getpid()}
         if op == "score":
-            return {"cos": self.score(Path(str(req["cache"])), str(req.get("q", "")), req.get("units") or [])}
+            cache = self.cache(Path(str(req["cache"])))
+            self.busy.set()
+            try:
+                q = self.encoder.embed([str(req.get("q", ""))[:2000]])[0]
+                units = req["units"] if "units" in req else (more() if more is not None else {}).get("units")
+                if not isinstance(units, list):
+                    raise ValueError("no units to score")
+                return {"cos": self.score(cache, q, units)}
+            finally:
+                self.busy.clear()
         if op == "fill":
-            cache, index = Path(str(req["cache"])), Path(str(req["index"]))
-            if index.name != INDEX_NAME or index.resolve().parent != cache.resolve().parent:
+            target, index = Path(str(req["cache"])), Path(str(req["index"]))
+            if index.name != INDEX_NAME or index.resolve().parent != target.resolve().parent:
                 raise ValueError("the index must sit beside the cache")
-            self.jobs.put((cache, index))
+            self.jobs.put((target, index))
             return {"ok": True}
         raise ValueError(f"unknown op {op!r}")
 
-    def score(self, cache_path: Path, query: str, units: list[list[str]]) -> list[float]:
+    def score(self, cache: VectorCache, q: Any, units: list[list[str]]) -> list[float]:
+        """Per unit, the best cosine of the query vector ``q`` with a chunk of one of its texts."""
         texts = [str(t) for unit in units for t in unit]
-        self.busy.set()
-        try:
-            q = self.encoder.embed([query[:2000]])[0]
-            with self.cache_lock:
-                vecs = self.cache(cache_path).vectors(self.encoder, texts) if texts else []
-        finally:
-            self.busy.clear()
+        with self.cache_lock:
+            vecs = cache.vectors(self.encoder, texts) if texts else []
         out, at = [], 0
         for unit in units:
             best = -1.0
@@ -106,9 +116,21 @@ class Service:
             try:
                 while self.busy.is_set():
                     time.sleep(0.01)
-                with self.cache_lock:
-                    cache = self.cache(cache_path)
-                cache.fill_from_index(index, self.encoder, FILL_LIMIT, self.busy.is_set)
+                if not allowed(cache_path.resolve()):
+                    continue
+                waited = time.monotonic()
+                while not index.exists() and time.monotonic() - waited < INDEX_WAIT_S:
+                    time.sleep(0.25)  # the run that started the helper is building the index
+                cache = VectorCache(cache_path.resolve())  # its own connection: a search goes on beside it
+                try:
+                    while True:  # paused by a search, it carries on after it (the pass is incremental)
+                        cache.fill_from_index(index, self.encoder, FILL_LIMIT, self.busy.is_set)
+                        if not self.busy.is_set():
+                            break
+                        while self.busy.is_set():
+                            time.sleep(0.005)
+                finally:
+                    cache.close()
             except Exception:  # a damaged index or cache: the next search embeds what it needs
                 pass
             finally:
@@ -139,15 +161,24 @@ class Service:
 
     def _one(self, conn: socket.socket) -> None:
         conn.settimeout(10.0)
-        data = b""
-        try:
-            while not data.endswith(b"\n") and len(data) < MAX_REQUEST:
+        buffer = b""
+
+        def line() -> Any:
+            nonlocal buffer
+            while b"\n" not in buffer and len(buffer) < MAX_REQUEST:
                 chunk = conn.recv(1 << 16)
                 if not chunk:
                     break
-                data += chunk
+                buffer += chunk
+            head, _, buffer = buffer.partition(b"\n")
+            return json.loads(head)
+
+        try:
             try:
-                reply = self.handle(json.loads(data))
+                req = line()
+                if not isinstance(req, dict):
+                    raise ValueError("a request is a JSON object")
+                reply = self.handle(req, line)
             except Exception as exc:  # a bad request gets one line back, never kills the helper
                 reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
             conn.sendall(json.dumps(reply).encode() + b"\n")
