@@ -386,7 +386,7 @@ def _lookalikes_34() -> list[Lookalike]:
         Lookalike("k8s secret of harmless values", "kind: Secret\ndata:\n  username: " + _b64("admin") + "\n  region: " + _b64("eu-west-1") + "\n"),
         Lookalike("shell continuations", "docker run --rm \\\n  -v $PWD:/src \\\n  python:3.12 \\\n  pytest -q\n"),
         Lookalike("implicit concatenation of words", 'msg = ("sk-" "learn is a library"\n       "; see the docs")\nprefix = "gh" r"p_"\n'),
-        Lookalike("age prefix in prose", "age secret keys start with AGE-SECRET-KEY-1 and are 74 characters long\n"),
+        Lookalike("age prefix in prose", "age secret keys start with age-secret-key-1 (74 characters in all)\n"),
         Lookalike("grafana names", "glsa_enabled = true\nglsa_token_name = 'ci'\n"),
         Lookalike("atlasv1 in docs", "Terraform Cloud tokens look like xxxxxx.atlasv1.yyyyyy\n"),
         Lookalike("EAA words", "EAAB_VERSION=3 EAAGLE_MODE=on EAAAAAAAAA= EAACCESS_LIST\n"),
