@@ -149,11 +149,14 @@ class Private:
     Paths are compared as given (made absolute) and resolved (symlinks and ``..`` followed), on
     both sides, each time: a store made, or a link planted, after clio started is still caught."""
 
-    __slots__ = ("clio_home", "home", "stores")
+    __slots__ = ("clio_home", "home", "homes", "stores")
 
     def __init__(self, clio_home: str | Path | None, extra: Iterable[str] = (), home: str | Path | None = None) -> None:
         self.home = os.path.expanduser("~") if home is None else str(home)
         self.clio_home = os.path.abspath(str(clio_home)) if clio_home else None
+        # also the default folder and $CLIO_HOME when --config names another: they hold keys too
+        named = [self.clio_home or "", os.environ.get("CLIO_HOME") or "", os.path.join(self.home, ".clio")]
+        self.homes = tuple(dict.fromkeys(os.path.abspath(os.path.expanduser(h)) for h in named if h))
         self.stores = tuple(os.path.abspath(p) for p in credential_stores(self.home, extra))
 
     @classmethod
@@ -164,10 +167,8 @@ class Private:
     def forms(self) -> list[tuple[str, str]]:
         """(path, why) for every private path, as written and resolved (one list per tool call)."""
         out: list[tuple[str, str]] = []
-        entries = [(self.clio_home, True)] if self.clio_home else []
-        entries += [(p, False) for p in self.stores]
+        entries = [(h, True) for h in self.homes] + [(p, False) for p in self.stores]
         for path, own in entries:
-            assert path is not None
             shown = _tilde(path, self.home)
             why = (
                 f"{shown} is clio's own folder (its keys); no tool reads it"

@@ -217,3 +217,12 @@ def test_a_store_made_after_start_is_still_caught(home: Path) -> None:
     target.write_text("//registry.npmjs.org/:_authToken=npm_" + "a" * 36)
     os.symlink(target, home / ".npmrc")  # ~/.npmrc made a link after the context was built
     assert "~/.npmrc is one of your credential stores" in refused(ctx, operation="read_file", path="../dotfiles/npmrc")
+
+
+def test_the_default_clio_home_stays_private_when_config_names_another(home: Path, tmp_path: Path) -> None:
+    """--config DIR: the user's usual ~/.clio still holds a memory key and maybe an API key."""
+    other = tmp_path / "isolated"
+    other.mkdir()
+    ctx = ToolContext(root=home / "proj", private=Private(other))
+    assert "~/.clio is clio's own folder" in refused(ctx, operation="read_file", path="~/.clio/memory.key")
+    assert "its keys" in refused(ctx, operation="list_dir", path=str(other))
