@@ -130,7 +130,7 @@ def _seen_map(text: str) -> tuple[str, list[int]]:
 def as_seen(text: str) -> str:
     """``text`` as a reader sees it (see the module's docstring): what clio compares with its own
     headings and tags when the text is untrusted."""
-    return _seen_map(text)[0]
+    return text if text.isascii() else _seen_map(text)[0]
 
 
 def _bare(line: str) -> str:
@@ -156,11 +156,12 @@ def defuse(text: str, headings: Iterable[str] = (), tags: Iterable[str] = (), ma
     flagged = {i for i, line in enumerate(text.split("\n")) if line and any(_bare(line).startswith(h) for h in heads)}
     names = [re.escape(t) for t in tags]
     if names:
-        seen, origin = _seen_map(text)
+        ascii_only = text.isascii()  # seen as it is: no map to build (the usual case, and fast)
+        seen, origin = (text, []) if ascii_only else _seen_map(text)
         closer = re.compile(rf"<[ \t]*/[ \t]*({'|'.join(names)})", re.IGNORECASE)
         out, pos = [], 0
         for m in closer.finditer(seen):
-            start, end = origin[m.start()], origin[m.end() - 1] + 1
+            start, end = (m.start(), m.end()) if ascii_only else (origin[m.start()], origin[m.end() - 1] + 1)
             out += [text[pos:start], "<\\/" + m.group(1).lower()]
             pos = end
         text = "".join(out) + text[pos:]
