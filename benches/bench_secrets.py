@@ -26,11 +26,12 @@ from clio.store.session_names import clean_name
 from clio.store.sessions import SessionStore
 from clio.tools.context import Services, ToolContext
 from clio.tools.results import maybe_store, read_stored
-from clio.tools.todos import load_todos, todo_operations
+from clio.tools.todos import SPEC as TODOS
+from clio.tools.todos import load_todos
 from clio.ui.history import RedactingFileHistory
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
-from testkit.secrets_corpus import LOOKALIKES, SECRETS, Secret, corpus_text  # noqa: E402
+from testkit.secrets_corpus import LOOKALIKES, LOOKALIKES_34, SECRETS, SECRETS_34, Secret, corpus_text  # noqa: E402
 
 WINDOW = 12
 _EXT = {
@@ -124,6 +125,14 @@ def part1() -> None:
         print(
             f"{name:26} {len(caught):>3}/{ny:<4} {len(caught & known):>3}/{len(known):<4} {len(damaged):>3}/{nl:<4} {rate}"
         )
+    new_s, new_l = set(range(ny - len(SECRETS_34), ny)), set(range(nl - len(LOOKALIKES_34), nl))
+    for name in ("clio standard", "clio strict"):  # the corpus before issue 34, and issue 34's own
+        caught, damaged, _ = results[name]
+        print(
+            f"  {name}: earlier corpus caught {len(caught - new_s)}/{ny - len(new_s)}, damaged "
+            f"{len(damaged - new_l)}/{nl - len(new_l)}; issue 34 corpus caught {len(caught & new_s)}/{len(new_s)}, "
+            f"damaged {len(damaged & new_l)}/{len(new_l)}"
+        )
     for name, (caught, damaged, _) in results.items():
         missed = sorted({SECRETS[i].label for i in set(range(ny)) - caught})
         print(
@@ -154,7 +163,7 @@ def sink_result(text: str, tmp: Path) -> str:
 
 def sink_todos(text: str, tmp: Path) -> str:
     ctx = ToolContext(root=tmp, session_dir=tmp / "t", services=Services(redactor=Redactor()))
-    todo_operations(ctx, {"operation": "write", "items": [text]})
+    TODOS.dispatch(ctx, {"operation": "write", "items": [text]})
     return str(load_todos(ctx)[0]["content"])
 
 

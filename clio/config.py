@@ -100,8 +100,10 @@ class Settings:
     no_custom_instructions: bool = False
     sandbox: bool = False
     sandbox_network: bool = False  # under --sandbox, shell commands may use the network
-    # under --sandbox, more paths commands may not read (besides $CLIO_HOME and the credential stores)
-    sandbox_hide: list[str] = field(default_factory=list)
+    # more credential stores (besides clio.safety.hide.CREDENTIAL_STORES): no clio tool reads them,
+    # nor, under --sandbox, any shell command. User-only (a project's is refused); the old name of the
+    # setting, sandbox_hide, still works and adds to the same list.
+    credential_stores: list[str] = field(default_factory=list)
     yes: bool = False
     debug: bool = False
     plan: bool = False  # read-only: --plan, /plan (clio.tools.policy)
@@ -175,7 +177,7 @@ class Settings:
 _SCALAR_FIELDS = {
     f.name: f
     for f in dataclasses.fields(Settings)
-    if f.name not in ("approvals", "sources", "project", "mcp_servers", "prices", "sandbox_hide")
+    if f.name not in ("approvals", "sources", "project", "mcp_servers", "prices", "credential_stores")
 }
 _FILE_KEYS = set(_SCALAR_FIELDS) - {"incognito", "yes", "debug", "plan", "allow_tools", "deny_tools"}
 
@@ -277,12 +279,13 @@ def _apply(s: Settings, data: dict[str, Any], source: str, warnings: list[str]) 
             elif value is not None:
                 warnings.append(f"{source}: mcp_servers must be a mapping of server names; ignored")
             continue
-        if key == "sandbox_hide":
+        if key in ("credential_stores", "sandbox_hide"):  # sandbox_hide: its name before issue 34
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                s.sandbox_hide = [*s.sandbox_hide, *value]
-                s.sources[key] = source
+                s.credential_stores = [*s.credential_stores, *value]
+                s.sources["credential_stores"] = source
             elif value is not None:
-                warnings.append(f"{source}: sandbox_hide must be a list of paths; ignored")
+                warnings.append(f"{source}: {key} must be a list of paths; ignored")
+            continue
         if key == "prices":
             if isinstance(value, dict):  # per model; a later layer's model replaces an earlier one's
                 s.prices = {**s.prices, **{str(k): v for k, v in value.items()}}

@@ -56,6 +56,9 @@ TIGHTEN_ONLY: dict[str, Any] = {
     "auto_recall": False,
     "recall_encoder": False,
 }
+# Settings a project never makes, trusted or not: which paths are the user's credential stores is
+# the user's to say (a repository could hide the project itself from clio's tools, or "/").
+USER_ONLY = frozenset({"credential_stores", "sandbox_hide"})
 # Why each risky setting needs trust (shown when asking).
 RISKY_REASONS = {
     "base_url": "where every request, and your API key, is sent",
@@ -66,7 +69,6 @@ RISKY_REASONS = {
     "approvals.mcp": "calls to MCP servers' tools without asking",
     "sandbox": "turns off the sandbox you chose",
     "sandbox_network": "lets sandboxed shell commands use the network",
-    "sandbox_hide": "paths hidden from sandboxed commands (user-only)",
     "tool_call_recovery": "runs tool calls the model writes as plain text",
     "no_ltm": "sends your memory and preferences again",
     "no_custom_instructions": "reads the project's instructions again",
@@ -194,7 +196,7 @@ def split_project_config(data: dict[str, Any], user: UserLayer) -> ProjectSplit:
             continue
         if key in HARMLESS_KEYS:
             out.harmless[key] = value
-        elif key == "api_key":  # in the project, every command clio runs could read it: never taken
+        elif key == "api_key" or key in USER_ONLY:  # api_key: every command clio runs could read it
             out.refused[key] = value
         elif key == "redaction":
             level = str(user.coerce(key, value)).strip().lower()
@@ -253,14 +255,24 @@ def project_layer(
 
 def refused_warnings(refused: dict[str, Any], user_redaction: str) -> list[str]:
     """One line per setting a project may never make (its ``refused``), saying why."""
-    return [
-        f"{PROJECT_SOURCE}: api_key ignored: a key in the project can be read by every command clio "
-        "runs there; put it in $CLIO_HOME/config.yaml or the environment (OPENAI_API_KEY)"
-        if name == "api_key"
-        else f"{PROJECT_SOURCE}: {name}: {show_value(name, value)} ignored: a project may raise "
-        f"redaction, never lower it below yours ({user_redaction})"
-        for name, value in refused.items()
-    ]
+    out = []
+    for name, value in refused.items():
+        if name == "api_key":
+            out.append(
+                f"{PROJECT_SOURCE}: api_key ignored: a key in the project can be read by every command clio "
+                "runs there; put it in $CLIO_HOME/config.yaml or the environment (OPENAI_API_KEY)"
+            )
+        elif name in USER_ONLY:
+            out.append(
+                f"{PROJECT_SOURCE}: {name} ignored: which paths are your credential stores is yours to "
+                "say, in $CLIO_HOME/config.yaml (a project's list is never used, trusted or not)"
+            )
+        else:
+            out.append(
+                f"{PROJECT_SOURCE}: {name}: {show_value(name, value)} ignored: a project may raise "
+                f"redaction, never lower it below yours ({user_redaction})"
+            )
+    return out
 
 
 def _looks_secret(name: str) -> bool:

@@ -22,7 +22,7 @@ import string
 import uuid
 from dataclasses import dataclass
 
-__all__ = ["LOOKALIKES", "SECRETS", "Lookalike", "Secret", "corpus_text"]
+__all__ = ["LOOKALIKES", "LOOKALIKES_34", "SECRETS", "SECRETS_34", "Lookalike", "Secret", "corpus_text"]
 
 _rnd = random.Random(11_2024)
 _ALNUM = string.ascii_letters + string.digits
@@ -295,8 +295,111 @@ def _lookalikes() -> list[Lookalike]:
     ]
 
 
+# --- issue 34: new shapes, and shapes matched so exactly that a slightly different one passed ---
+# (a generator of its own, so that the secrets and look-alikes above stay as they were)
+_rnd34 = random.Random(34_2025)
+
+
+def _r34(n: int, alphabet: str = _ALNUM) -> str:
+    classes = [
+        c for c in (string.ascii_lowercase, string.ascii_uppercase, string.digits) if set(c) & set(alphabet)
+    ]
+    while True:
+        got = "".join(_rnd34.choice(alphabet) for _ in range(n))
+        if all(set(got) & set(c) for c in classes):
+            return got
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _secrets_34() -> list[Secret]:
+    sg = "SG." + _r34(22, _URLSAFE) + "." + _r34(43, _URLSAFE)
+    sg_odd = "SG." + _r34(20, _URLSAFE) + "." + _r34(46, _URLSAFE)
+    dsn, dsn2 = _r34(32, _HEX), _r34(32, _HEX)
+    pg1, pg2 = "Zq8!vR2#" + _r34(6), "pL" + _r34(10)
+    db_pw, stripe = "Tr0ub4dor&" + _r34(8), "sk_" + "live_" + _r34(24)
+    docker_pw = "dckr_pat_" + _r34(27, _URLSAFE)
+    dockercfg = json.dumps({"auths": {"ghcr.io": {"auth": _b64("deploy:" + docker_pw)}}})
+    aws_cfg = f"[default]\naws_access_key_id = AKIA{_r34(16, _UP)}\naws_secret_access_key = {_r34(40, _ALNUM + '/+')}\n"
+    gh, oa = "ghp_" + _r34(36), "sk-proj-" + _r34(100, _URLSAFE)
+    age = "AGE-SECRET-KEY-1" + "".join(_rnd34.choice(_BECH32) for _ in range(62))
+    age_low = "AGE-SECRET-KEY-1" + "".join(_rnd34.choice(_BECH32.lower()) for _ in range(58))
+    glsa = "glsa_" + _r34(30) + "_" + _r34(6, _HEX)
+    atlas = _r34(16) + ".atlasv1." + _r34(84, _URLSAFE)
+    fb = "EAAB" + _r34(180)
+    fb_a = "EAAA" + _r34(150)
+    k8s = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\ntype: Opaque\ndata:\n"
+        f"  LOG_LEVEL: {_b64('info')}\n  DATABASE_URL: {_b64(f'postgres://app:{db_pw}@db:5432/app')}\n"
+        f"  PAYMENTS: {_b64(stripe)}\n"
+    )
+    return [
+        Secret("sendgrid_api_key", sg, f'{{"provider": "sendgrid", "value": "{sg}"}}\n', "json"),
+        Secret("sendgrid_api_key", sg_odd, f"mail relay configured with {sg_odd} since Monday\n", "prose"),
+        Secret("sentry_dsn", dsn, f"SENTRY_DSN=https://{dsn}@o4505123.ingest.sentry.io/4505123456\n", "env"),
+        Secret("sentry_dsn", dsn2, f'Sentry.init({{ dsn: "https://{dsn2}@o123.ingest.us.sentry.io/456" }});\n', "code"),
+        Secret("password", pg1, f'Add the line "db.prod.example.com:5432:orders:app_user:{pg1}" to ~/.pgpass.\n', "prose"),
+        Secret("password", pg2, f"the pgpass entry is 10.0.0.7:5432:orders:app:{pg2} and it works\n", "prose"),
+        Secret("base64_k8s_secret", _b64(f"postgres://app:{db_pw}@db:5432/app"), k8s, "yaml"),
+        Secret("base64_k8s_secret", _b64(stripe), k8s, "yaml"),
+        Secret(
+            "base64_dockerconfigjson",
+            _b64(dockercfg),
+            "kind: Secret\ntype: kubernetes.io/dockerconfigjson\ndata:\n"
+            f"  .dockerconfigjson: {_b64(dockercfg)}\n",
+            "yaml",
+        ),
+        Secret(
+            "base64_json_secret",
+            _b64(aws_cfg),
+            json.dumps({"apiVersion": "v1", "kind": "Secret", "data": {"credentials": _b64(aws_cfg)}}) + "\n",
+            "json",
+        ),
+        Secret("base64_auth", _b64("ci-bot:" + docker_pw), f"registry:\n  auth: {_b64('ci-bot:' + docker_pw)}\n", "yaml"),
+        Secret("split_shell", gh[14:], f"./deploy.sh --region eu \\\n  --token {gh[:14]}\\\n{gh[14:]}\n", "shell"),
+        Secret("split_shell", oa[20:], f"export OPENAI_API_KEY={oa[:20]}\\\n{oa[20:]}\n", "shell"),
+        Secret("split_literal", oa[12:], f'KEY = (\n    "{oa[:12]}"  # the first part\n    "{oa[12:]}"\n)\n', "code"),
+        Secret("split_literal", gh[10:], f'TOKEN = "{gh[:10]}" r"{gh[10:]}"\n', "code"),
+        Secret("age_secret_key", age, f"# created: 2025-01-01\n{age}\n", "env"),
+        Secret("age_secret_key", age_low, f"key: {age_low}\n", "yaml"),
+        Secret("grafana_token", glsa, f"GRAFANA_SA={glsa}\n", "env"),
+        Secret("terraform_token", atlas, f'credentials "tfe.example.com" {{\n  token = "{atlas}"\n}}\n', "code"),
+        Secret("facebook_token", fb, f"curl 'https://graph.facebook.com/me?fields=id&access={fb}'\n", "shell"),
+        Secret("facebook_token", fb_a, f"page access: {fb_a}\n", "log"),
+    ]
+
+
+def _lookalikes_34() -> list[Lookalike]:
+    return [
+        Lookalike("SG. not a key", "SG.prototype.init = init; new SG.Transport(opts); aws_security_group: SG.web-tier\n"),
+        Lookalike("sentry url without a key", "https://o4505123.ingest.sentry.io/api/4505123456/envelope/ https://sentry.io/organizations/acme/issues/\n"),
+        Lookalike("url with a plain user", "https://deploy@git.example.com/org/repo.git and https://bob@example.com/42\n"),
+        Lookalike("pgpass format in prose", "The ~/.pgpass format is hostname:port:database:username:password, one per line.\n"),
+        Lookalike("pgpass-like log in a sentence", "pgpass was ignored; the log said localhost:8080:api:GET:200 then redis:6379:0:ok\n"),
+        Lookalike(
+            "base64 config values",
+            "kind: ConfigMap\ndata:\n  LOG_LEVEL: aW5mbw==\n  GREETING: " + _b64("Hello, world!") + "\n"
+            "  settings.json: " + _b64('{"debug": true, "workers": 4}') + "\n",
+        ),
+        Lookalike("k8s secret of harmless values", "kind: Secret\ndata:\n  username: " + _b64("admin") + "\n  region: " + _b64("eu-west-1") + "\n"),
+        Lookalike("shell continuations", "docker run --rm \\\n  -v $PWD:/src \\\n  python:3.12 \\\n  pytest -q\n"),
+        Lookalike("implicit concatenation of words", 'msg = ("sk-" "learn is a library"\n       "; see the docs")\nprefix = "gh" r"p_"\n'),
+        Lookalike("age prefix in prose", "age secret keys start with age-secret-key-1 (74 characters in all)\n"),
+        Lookalike("grafana names", "glsa_enabled = true\nglsa_token_name = 'ci'\n"),
+        Lookalike("atlasv1 in docs", "Terraform Cloud tokens look like xxxxxx.atlasv1.yyyyyy\n"),
+        Lookalike("EAA words", "EAAB_VERSION=3 EAAGLE_MODE=on EAAAAAAAAA= EAACCESS_LIST\n"),
+    ]
+
+
 SECRETS: list[Secret] = _secrets()
 LOOKALIKES: list[Lookalike] = _lookalikes()
+# issue 34's own corpus, also part of the whole one (benches/bench_secrets.py, the sink tests)
+SECRETS_34: list[Secret] = _secrets_34()
+LOOKALIKES_34: list[Lookalike] = _lookalikes_34()
+SECRETS += SECRETS_34
+LOOKALIKES += LOOKALIKES_34
 
 
 def corpus_text() -> str:

@@ -29,6 +29,7 @@ from clio.memory.types import storable_nouns
 from clio.messages import KIND_MEMORY, KIND_RECALL, Message, api_view, meta
 from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
+from clio.safety.visible import defuse
 
 
 def project_instructions(root: Path, cwd: Path) -> list[tuple[str, str]]:
@@ -76,14 +77,11 @@ _CLIO_HEADERS = (
 def neutralise(text: str) -> str:
     """``text`` with every line that imitates clio's own headings or tags prefixed by ``NEUTRAL``:
     markdown headings and tag-like lines naming clio's blocks ("## Notes from earlier sessions",
-    "User preferences from earlier sessions (...):", "</project-file>", "<thread_summary>")."""
-    out = []
-    for line in text.split("\n"):
-        bare = line.strip().lstrip("#>*_ \t").lstrip("<").strip().lower()
-        if any(bare.startswith(h) for h in _CLIO_HEADERS):
-            line = NEUTRAL + line
-        out.append(line)
-    return "\n".join(out).replace("</project-file", "<\\/project-file")
+    "User preferences from earlier sessions (...):", "</project-file>", "<thread_summary>"), and
+    every ``</project-file`` escaped. Compared as the text looks (clio.safety.visible.defuse):
+    a fullwidth ``＃＃``, a no-break space, ``</ project-file>``, ``‹/project‐file>`` or a zero-width
+    space inside the tag are caught as their plain forms would be."""
+    return defuse(text, _CLIO_HEADERS, ("project-file",), NEUTRAL)
 
 
 TRUSTED_FRAME = "## Project instructions ({label}: the project's file, trusted by the user)"

@@ -40,7 +40,7 @@ from clio.messages import Message, meta
 from clio.paths import Paths
 from clio.prompts import load_prompt
 from clio.recall.encoder_client import EncoderClient
-from clio.safety.hide import hidden_paths
+from clio.safety.hide import Private, hidden_paths
 from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
 from clio.store.model_state import ModelStateStore
@@ -69,6 +69,8 @@ class App:
         s = self.settings = settings
         self.paths, self.interactive, self.console, self.err, self.ui = paths, interactive, console, err, ui
         self.writes = not s.incognito
+        # what no tool reads: $CLIO_HOME and the credential stores (clio.safety.hide; @file mentions too)
+        self.private = Private(paths.home, s.credential_stores)
         try:  # --allow-tools, --deny-tools, --plan (clio.tools.policy)
             known, aliases = REGISTRY.names(), REGISTRY.aliases()
             allow = parse_names(s.allow_tools, known, "--allow-tools", aliases)
@@ -184,7 +186,8 @@ class App:
             ask_user=self.questions.ask_user,
             sandbox=s.sandbox,
             sandbox_network=s.sandbox_network,
-            hidden=hidden_paths(self.paths.home, s.sandbox, s.sandbox_hide),
+            hidden=hidden_paths(self.paths.home, s.sandbox, s.credential_stores),
+            private=self.private,
             prompt_sources=self._prompt_sources,
             interactive=self.interactive,
             yes=s.yes,

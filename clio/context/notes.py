@@ -8,6 +8,7 @@ sent). Built here, in the engine's front, so the token estimate counts the frame
 from __future__ import annotations
 
 from clio.messages import Message
+from clio.safety.visible import defuse
 
 KIND_CONTEXT = "context"
 CONTEXT_OPEN = (
@@ -18,11 +19,12 @@ CONTEXT_CLOSE = "</clio_context>"
 
 
 def context_block(notes: list[str]) -> str:
-    """clio's notes framed as one block ('' for none); a closing tag inside is defused."""
+    """clio's notes framed as one block ('' for none); a closing tag inside, or one that only
+    looks like it (``</ clio_context>``, ``‹/clio_context›``, fullwidth, a zero-width space), is defused."""
     body = "\n\n".join(n.strip() for n in notes if n and n.strip())
     if not body:
         return ""
-    body = body.replace(CONTEXT_CLOSE[:-1], "<\\/clio_context")
+    body = defuse(body, tags=("clio_context",))
     return f"{CONTEXT_OPEN}\n\n{body}\n{CONTEXT_CLOSE}"
 
 

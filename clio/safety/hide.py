@@ -12,6 +12,10 @@ What that costs: a file created directly in one of those leading folders (``~/ne
 the command started has no rule, so that same command cannot read or write it (the next one
 can); moving a file into or out of such a folder copies it instead (``mv`` falls back to a copy
 on the EXDEV Landlock returns).
+
+The same list keeps clio's own tools out: :class:`Private` (``$CLIO_HOME`` and the credential
+stores, with or without ``--sandbox``) answers why a path a tool was given is refused, and lets
+a listing or a search skip what lies beneath it.
 """
 
 from __future__ import annotations
@@ -24,21 +28,32 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
-    "CREDENTIAL_STORES", "FILE_RIGHTS_MASK", "credential_stores", "grant_except", "hidden_paths", "hidden_set",
+    "CREDENTIAL_STORES", "FILE_RIGHTS_MASK", "Private", "credential_stores", "grant_except", "hidden_paths",
+    "hidden_set",
 ]  # fmt: skip
 
-# The user's credential stores, hidden from sandboxed commands (clio's own folder is hidden from
-# every command). Relative to the home folder.
+# The user's credential stores, relative to the home folder: hidden from sandboxed commands, and
+# never read by clio's own tools (clio's own folder is hidden from every command and every tool).
+# The user adds more with ``credential_stores:`` (formerly ``sandbox_hide:``) in $CLIO_HOME/config.yaml.
 CREDENTIAL_STORES = (
-    ".ssh", ".netrc", ".pgpass", ".aws", ".kube", ".docker/config.json", ".config/gh",
-    ".git-credentials", ".config/gcloud", ".azure", ".gnupg", ".password-store",
+    # keys and tokens of tools
+    ".ssh", ".netrc", ".pgpass", ".aws", ".kube", ".docker/config.json", ".config/gcloud", ".azure",
+    ".gnupg", ".password-store", ".vault-token", ".terraform.d",
+    # git hosts and package registries
+    ".git-credentials", ".config/git/credentials", ".config/gh", ".config/hub", ".npmrc", ".pypirc",
+    ".cargo/credentials.toml", ".cargo/credentials",
+    # shell and client histories (passwords typed on command lines)
+    ".bash_history", ".zsh_history", ".local/share/fish/fish_history", ".python_history",
+    ".psql_history", ".mysql_history",
+    # keyrings and browser profiles (saved passwords, cookies)
+    ".local/share/keyrings", ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
 )  # fmt: skip
 
 # Landlock rights that make sense on a file (the others only on folders).
 FILE_RIGHTS_MASK = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) | (1 << 15)
 
 
-def credential_stores(home: Path | None = None, extra: Iterable[str] = ()) -> list[str]:
+def credential_stores(home: str | Path | None = None, extra: Iterable[str] = ()) -> list[str]:
     """The credential stores under ``home`` (default: the user's) plus ``extra`` (``~`` expanded)."""
     base = os.path.expanduser("~") if home is None else str(home)
     out = [os.path.join(base, rel) for rel in CREDENTIAL_STORES]
@@ -49,7 +64,7 @@ def credential_stores(home: Path | None = None, extra: Iterable[str] = ()) -> li
 def hidden_paths(clio_home: Path, sandbox: bool, extra: Iterable[str] = ()) -> tuple[str, ...]:
     """What shell commands may not read: clio's own folder always (its config may hold the key,
     its memory key and MCP token live there); under the sandbox also the credential stores and
-    the user's ``sandbox_hide`` list."""
+    the user's own additions (``credential_stores:``)."""
     out = [str(clio_home)]
     if sandbox:
         out += credential_stores(extra=extra)
@@ -117,3 +132,72 @@ def grant_except(add: Callable[[str, int], None], hidden_paths: Sequence[str | P
                 continue  # vanished or cannot be opened: left without a rule (denied)
             count += 1
     return count
+
+
+def _tilde(path: str, home: str) -> str:
+    """``path`` with the home folder shown as ``~``."""
+    if home not in ("", "/") and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home) :]
+    return path
+
+
+class Private:
+    """What no tool of clio's reads or writes, with or without ``--sandbox``: ``$CLIO_HOME`` (its
+    config may hold the API key; the memory key, the MCP token) and the credential stores (the
+    same list the sandbox hides from commands, :func:`credential_stores`).
+
+    Paths are compared as given (made absolute) and resolved (symlinks and ``..`` followed), on
+    both sides, each time: a store made, or a link planted, after clio started is still caught."""
+
+    __slots__ = ("clio_home", "home", "homes", "stores")
+
+    def __init__(self, clio_home: str | Path | None, extra: Iterable[str] = (), home: str | Path | None = None) -> None:
+        self.home = os.path.expanduser("~") if home is None else str(home)
+        self.clio_home = os.path.abspath(str(clio_home)) if clio_home else None
+        # also the default folder and $CLIO_HOME when --config names another: they hold keys too
+        named = [self.clio_home or "", os.environ.get("CLIO_HOME") or "", os.path.join(self.home, ".clio")]
+        self.homes = tuple(dict.fromkeys(os.path.abspath(os.path.expanduser(h)) for h in named if h))
+        self.stores = tuple(os.path.abspath(p) for p in credential_stores(self.home, extra))
+
+    @classmethod
+    def default(cls) -> Private:
+        """For a context nobody configured: ``$CLIO_HOME`` or ``~/.clio``, and the built-in stores."""
+        return cls(os.environ.get("CLIO_HOME") or os.path.join(os.path.expanduser("~"), ".clio"))
+
+    def forms(self) -> list[tuple[str, str]]:
+        """(path, why) for every private path, as written and resolved (one list per tool call)."""
+        out: list[tuple[str, str]] = []
+        entries = [(h, True) for h in self.homes] + [(p, False) for p in self.stores]
+        for path, own in entries:
+            shown = _tilde(path, self.home)
+            why = (
+                f"{shown} is clio's own folder (its keys); no tool reads it"
+                if own
+                else f"{shown} is one of your credential stores; no clio tool reads it"
+            )
+            for form in {path, os.path.realpath(path)}:
+                if form != "/":
+                    out.append((form, why))
+        return out
+
+    def reason(self, path: str | Path, forms: list[tuple[str, str]] | None = None) -> str | None:
+        """Why ``path`` may not be used by a tool ("refused: ..."); None when it may. ``path``
+        is private when it is, or lies beneath, a private path, as given or resolved."""
+        forms = self.forms() if forms is None else forms
+        raw = os.path.abspath(str(path))
+        why = self.covers(raw, forms)
+        if why is None:
+            try:
+                why = self.covers(os.path.realpath(raw), forms)
+            except (OSError, ValueError):
+                pass
+        return None if why is None else f"refused: {why}"
+
+    @staticmethod
+    def covers(path: str, forms: list[tuple[str, str]]) -> str | None:
+        """Why ``path``, taken as it is (absolute, not resolved again), is private; None: it is not.
+        For a walk whose folders are already real, so that only links need resolving."""
+        for form, why in forms:
+            if path == form or path.startswith(form + "/"):
+                return why
+        return None

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from clio.lazy_re import lazy
+from clio.safety.redact_base64 import redact_base64
 from clio.safety.redact_rules import (
     ESCAPE_LETTERS,
     MARK,
@@ -246,9 +247,15 @@ class Redactor:
             raise ValueError(f"unknown redaction level {level!r}: choose one of {', '.join(LEVELS)}")
         self.level = level
         self._rules: tuple[Rule, ...] = _RULES
-        self._steps: list[Callable[[str, str | None, list[str]], str]] = [_redact_split, redact_assignments]
+        self._steps: list[Callable[[str, str | None, list[str]], str]] = [
+            self._redact_base64, _redact_split, redact_assignments,
+        ]  # fmt: skip
         if level == "strict":
             self._steps += [_redact_emails, _redact_tokens]
+
+    def _redact_base64(self, text: str, low: str | None, labels: list[str]) -> str:
+        """Base64 values whose decoded text holds a secret (clio/safety/redact_base64.py)."""
+        return redact_base64(text, labels, lambda plain: self.redact(plain)[1])
 
     @property
     def enabled(self) -> bool:

@@ -178,8 +178,8 @@ STANDARD_RULES: tuple[Rule, ...] = (
         + r"(?P<s>[0-9a-f]{32})(?![0-9a-z])",
         ("twilio",),
     ),
-    _rule(
-        "sendgrid_api_key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])", ("SG.",), bounded=""
+    _rule(  # SG.<22>.<43>; lengths loosely (issue 34): a key of another length is still a key
+        "sendgrid_api_key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,60}(?![A-Za-z0-9_-])", ("SG.",), 3, bounded=""
     ),
     _rule("npm_token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])", ("npm_",), 3, bounded=""),
     _rule("pypi_token", r"pypi-AgE[A-Za-z0-9_-]{50,}", ("pypi-AgE",), bounded=""),

@@ -18,6 +18,9 @@ __all__ = ["MORE_RULES"]
 _END = r"(?![A-Za-z0-9_-])"
 _HOST = r"(?:[A-Za-z0-9-]+\.[A-Za-z0-9.-]+|localhost|\*|\[[0-9a-fA-F:]+\])"
 
+_PGPASS = _HOST + r":(?:\d{1,5}|\*):[A-Za-z0-9_.*-]+:[A-Za-z0-9_.@*-]+:"  # up to the password
+
+
 def _password_like(value: str) -> bool:
     """A .pgpass password, not the last field of a log line (``localhost:8080:api:GET:200``)."""
     return len(value) >= 6 and not value.isdigit()
@@ -49,9 +52,11 @@ MORE_RULES: tuple[Rule, ...] = (
         r"Private-Lines:[ \t]*\d+\r?\n(?P<s>(?:[A-Za-z0-9+/]+={0,2}\r?\n?)+(?:Private-MAC:[ \t]*[0-9a-fA-F]+)?)",
         ("Private-Lines",),
     ),
-    _rule("age_secret_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}(?![A-Z0-9])", ("AGE-SECRET-KEY-1",)),
-    # Terraform Cloud / Enterprise API token (in credentials "app.terraform.io" { token = "..." })
-    _rule("terraform_token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}" + _END, (".atlasv1.",)),
+    # age: 58 bech32 characters; any case and length 40-100 (issue 34: the prefix is distinctive)
+    _rule("age_secret_key", r"(?i)age-secret-key-1[0-9a-z]{40,100}(?![0-9a-z])", ("age-secret-key-1",)),
+    # Terraform Cloud / Enterprise API token (in credentials "app.terraform.io" { token = "..." }):
+    # <14>.atlasv1.<60-70>, lengths loosely
+    _rule("terraform_token", r"[A-Za-z0-9]{6,32}\.atlasv1\.[A-Za-z0-9_=-]{30,120}" + _END, (".atlasv1.",)),
     _rule("mailgun_key", r"key-[a-f0-9]{32}" + _END, ("key-",), bounded="-"),  # (pubkey-: public)
     _rule("square_token", r"(?:EAAA[A-Za-z0-9_-]{56,60}|sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43})" + _END,
           ("EAAA", "sq0atp-", "sq0csp-"), 3, bounded=""),  # fmt: skip
@@ -70,6 +75,35 @@ MORE_RULES: tuple[Rule, ...] = (
           ("NRAK-", "NRII-", "NRJS-"), bounded=""),  # fmt: skip
     _rule("postman_key", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}" + _END, ("PMAK-",), bounded=""),
     _rule("atlassian_token", r"ATATT3[A-Za-z0-9_=-]{186}" + _END, ("ATATT3",), bounded=""),
-    _rule("grafana_token", r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,2})" + _END,
+    _rule("grafana_token", r"(?:glsa_[A-Za-z0-9_]{28,64}|glc_[A-Za-z0-9+/]{32,400}={0,2})" + _END,
           ("glsa_", "glc_"), 3, bounded=""),  # fmt: skip
+    # Facebook / Meta access tokens: EAA + a long alphanumeric run (after Square's EAAA + 56-60)
+    _rule("facebook_token", r"EAA[A-Za-z0-9]{30,400}" + _END, ("EAA",), 3, bounded=""),
+    # Sentry DSN: the key is the URL's user (https://<32 hex>@o1.ingest.sentry.io/2); the host
+    # names sentry, or the path ends in a numeric project id (self-hosted)
+    _rule(
+        "sentry_dsn",
+        r"://(?P<s>[0-9a-f]{32})(?::[^\s@/]*)?@(?=[A-Za-z0-9.-]*sentry|[A-Za-z0-9.:-]+/(?:[\w.-]+/)*\d+(?![\w/.-]))",
+        ("://",),
+    ),
+    # a .pgpass entry inside a sentence: quoted ("host:port:db:user:password"), or on a line that
+    # names pgpass (the line-anchored rule above takes the file itself)
+    _rule(
+        "password",
+        r"(?P<q>[\"'`])" + _PGPASS + r"(?P<s>[^\s\"'`:][^\"'`\n]*?)(?P=q)",
+        (":",),
+        check=_password_like,
+    ),
+    _rule(
+        "password",
+        r"(?i)pgpass[^\n]*?(?<![\w.:@-])" + _PGPASS + r"(?P<s>[^\s:]+?)(?=[.,;)]?(?:\s|$))",
+        ("pgpass",),
+        check=_password_like,
+    ),
+    _rule(
+        "password",
+        r"(?i)(?<![\w.:@-])" + _PGPASS + r"(?P<s>[^\s:]+?)(?=[.,;)]?\s[^\n]*pgpass)",
+        ("pgpass",),
+        check=_password_like,
+    ),
 )

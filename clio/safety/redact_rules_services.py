@@ -85,10 +85,11 @@ SERVICE_RULES: tuple[Rule, ...] = (
     _rule("vault_token", r"hv[sb]\.[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])", ("hvs.", "hvb."), 3, bounded=""),
     _rule(  # ~/.docker/config.json: {"auths": {"registry": {"auth": "<base64 of user:password>"}}}
         "docker_auth",
-        r"(?i)\\?\"auth\\?\"[ \t]*:[ \t]*\\?\"(?P<s>[a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])",
+        r"(?i)auth(?<=\"auth)\\?\"[ \t]*:[ \t]*\\?\"(?P<s>[a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])",  # literal first: fast
         ('"auth"', 'auth\\"'),
         check=_user_password,
     ),
+    _rule("docker_pat", r"dckr_pat_[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])", ("dckr_pat_",), 2, bounded=""),  # Docker Hub
     _rule(  # mysql -u root -pS3cret (the password glued to -p; "-p dbname" prompts, "-P" is the port)
         "password",
         r"(?<![\w-])" + _MYSQL + r"(?![\w-])[^\n|;&]*?[ \t]-p" + _CLI_VALUE,

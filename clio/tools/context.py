@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from clio.safety.hide import Private
+
 if TYPE_CHECKING:
     from clio.memory.behaviours import Behaviours
     from clio.memory.ltm_store import LtmStore
@@ -102,6 +104,8 @@ class ToolContext:
     sandbox: bool = False  # confine file and git operations to root; shell commands in the OS sandbox
     sandbox_network: bool = False  # the user allows network use to sandboxed shell commands
     hidden: tuple[str, ...] = ()  # paths no shell command may read ($CLIO_HOME; sandboxed: credential stores)
+    # what no tool reads or writes, sandbox or not: $CLIO_HOME and the credential stores (tools/paths.py)
+    private: Private = field(default_factory=Private.default)
     # untrusted text the system prompt itself carries (an untrusted project's AGENTS.md, foreign
     # memory): it taints every turn, as a read file would (clio.memory.provenance)
     prompt_sources: Callable[[], list[str]] = lambda: []

@@ -5,6 +5,9 @@ are resolved; in sandbox mode a path outside the root is refused with a ToolErro
 can read. (The containment test itself, ``is_inside``, lives in clio.safety.sandbox.)
 ``unresolved_path`` is the same check for an operation on a symlink itself (delete, rename,
 info): the final component is not followed.
+
+With or without the sandbox, a path that is or lies in ``$CLIO_HOME`` or a credential store
+(``ctx.private``, clio.safety.hide), as given or resolved, is refused with one line saying why.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ def resolve_path(ctx: ToolContext, path: str) -> Path:
         resolved = p.resolve()
     except (OSError, RuntimeError) as exc:  # symlink loops
         raise ToolError(f"cannot resolve path '{raw}': {exc}") from None
+    private = ctx.private.reason(p)
+    if private is not None:
+        raise ToolError(private)
     if ctx.sandbox and not is_inside(resolved, ctx.root.resolve()):
         raise ToolError(
             f"'{raw}' resolves to {resolved}, which is outside the project root (sandbox mode); "

@@ -1,6 +1,7 @@
 """Listing and searching for ``file_operations``: list_dir, file_search (glob), grep_search (regex).
 
-Walks skip version-control, cache and virtualenv folders; every result list is capped
+Walks skip version-control, cache and virtualenv folders, and every private path (``$CLIO_HOME``,
+the credential stores: ``ctx.private``), counted but never named; every result list is capped
 and says so when it is. grep_search reads each file as a stream (``streamed.py``), so a file of
 any size is searched (up to bounds it names), and it says what it skipped and why.
 """
@@ -101,12 +102,37 @@ def _matcher(pattern: str) -> Any:
     return lambda rel: bool(rx.match(rel))
 
 
-def _walk(base: Path) -> Iterator[Path]:
-    """Files under ``base`` in sorted order, skipping SKIP_DIRS (symlinked folders are not followed)."""
+class _Private:
+    """The private paths of one listing or search, and how many of them it left out."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.private = ctx.private
+        self.forms = ctx.private.forms()
+        self.count = 0
+
+    def skip(self, path: str, link: bool) -> bool:
+        """Whether ``path`` (real when ``link`` is False) is private: a link is resolved first."""
+        hit = self.private.reason(path, self.forms) if link else self.private.covers(path, self.forms)
+        if hit is not None:
+            self.count += 1
+        return hit is not None
+
+    def note(self) -> str:
+        return _count(self.count, "private path") + (" (clio's own folder, credential stores: never read)" if self.count else "")
+
+
+def _walk(base: Path, private: _Private) -> Iterator[Path]:
+    """Files under ``base`` in sorted order, skipping SKIP_DIRS and private paths (symlinked
+    folders are not followed; ``base`` is resolved, so only links need resolving)."""
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in SKIP_DIRS and not private.skip(os.path.join(dirpath, d), os.path.islink(os.path.join(dirpath, d)))
+        )  # fmt: skip
         for name in sorted(filenames):
-            yield Path(dirpath) / name
+            path = os.path.join(dirpath, name)
+            if not private.skip(path, os.path.islink(path)):
+                yield Path(path)
 
 
 def _base(ctx: ToolContext, args: dict[str, Any]) -> Path:
@@ -120,8 +146,9 @@ def list_dir(ctx: ToolContext, args: dict[str, Any]) -> str:
     base = _base(ctx, args)
     if not base.is_dir():
         raise ToolError(f"{_display(ctx, base)} is not a directory")
+    private = _Private(ctx)
     entries = sorted(base.iterdir(), key=lambda e: (not e.is_dir(), e.name.lower()))
-    entries = [e for e in entries if e.name != ".git"]
+    entries = [e for e in entries if e.name != ".git" and not private.skip(str(e), True)]
     shown = []
     for e in entries[:MAX_LIST]:
         if e.is_dir():
@@ -135,10 +162,11 @@ def list_dir(ctx: ToolContext, args: dict[str, Any]) -> str:
                 size = 0
             shown.append(f"{e.name}  ({size_text(size)})")
     head = f"{_display(ctx, base) or '.'}/ ({plural(len(entries), 'entry', 'entries')})"
+    left_out = f"\n[not listed: {private.note()}]" if private.count else ""
     if not entries:
-        return f"{head}\n(empty)"
+        return f"{head}\n(empty){left_out}"
     more = f"\n[... {len(entries) - MAX_LIST} more entries]" if len(entries) > MAX_LIST else ""
-    return head + "\n" + "\n".join(shown) + more
+    return head + "\n" + "\n".join(shown) + more + left_out
 
 
 def file_search(ctx: ToolContext, args: dict[str, Any]) -> str:
@@ -148,16 +176,19 @@ def file_search(ctx: ToolContext, args: dict[str, Any]) -> str:
     limit = min(int(args.get("max_results") or MAX_FILES), MAX_FILES * 5)
     matches: list[str] = []
     root = ctx.root.resolve()
-    for f in _walk(base):
+    private = _Private(ctx)
+    for f in _walk(base, private):
         if match(f.relative_to(base).as_posix()):
             matches.append(_display(ctx, f) if is_inside(f, root) else str(f))
     matches.sort()
     total = len(matches)
     found = matches[:limit]
+    left_out = f" [skipped: {private.note()}]" if private.count else ""
     if not found:
-        return f"no files match '{pattern}' under {_display(ctx, base) or '.'}"
+        return f"no files match '{pattern}' under {_display(ctx, base) or '.'}{left_out}"
     more = f"\n[... {total - len(found)} more; narrow the pattern]" if total > len(found) else ""
-    return f"{plural(total, 'file')} match{'es' if total == 1 else ''} '{pattern}'\n" + "\n".join(found) + more
+    head = f"{plural(total, 'file')} match{'es' if total == 1 else ''} '{pattern}'"
+    return head + "\n" + "\n".join(found) + more + (f"\n{left_out.strip()}" if left_out else "")
 
 
 @dataclass
@@ -165,6 +196,7 @@ class _Skipped:
     """What a grep left out, and why: told with the result so that "no matches" is the truth."""
 
     binary: int = 0
+    private: str = ""  # what of clio's own folder and the credential stores was left out
     symlinks: int = 0
     special: int = 0
     unreadable: int = 0
@@ -180,6 +212,7 @@ class _Skipped:
             _count(self.unsearched, "file")
             + (f" not searched (the search stops after reading {size_text(MAX_GREP_TOTAL)})" if self.unsearched else ""),
         ]
+        parts.append(self.private)
         said = [p for p in parts if p] + [f"{name} searched only in part: {why}" for name, why in self.partly]
         return "; ".join(said)
 
@@ -213,7 +246,8 @@ def grep_search(ctx: ToolContext, args: dict[str, Any]) -> str:
     include = args.get("include")
     match = _matcher(include) if isinstance(include, str) and include.strip() else None
     limit = max(1, min(int(args.get("max_results") or 50), MAX_GREP))
-    files = [base] if base.is_file() else _walk(base)
+    private = _Private(ctx)
+    files = [base] if base.is_file() else _walk(base, private)
     hits: list[str] = []
     skipped = _Skipped()
     capped = False
@@ -251,6 +285,7 @@ def grep_search(ctx: ToolContext, args: dict[str, Any]) -> str:
         if read < st.st_size:
             why = f"its first {size_text(read)} of {size_text(st.st_size)}"
             skipped.partly.append((name, why + (" (the limit for one file)" if budget == MAX_GREP_FILE else "")))
+    skipped.private = private.note()
     left_out = skipped.text()
     where = _display(ctx, base) or "."
     if not hits:

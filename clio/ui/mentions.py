@@ -13,8 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clio.wording import plural
+
+if TYPE_CHECKING:
+    from clio.safety.hide import Private
 
 MENTION = re.compile(r'(?<![\w@])@(?:"([^"\n]+)"|([^\s"]+))')
 SHARE = 0.25  # of the window's characters, for all attachments of one message
@@ -38,14 +42,21 @@ def mentions(text: str) -> list[str]:
     return out
 
 
-def attach(text: str, root: Path, cwd: Path, budget_chars: int) -> Attached:
+def attach(text: str, root: Path, cwd: Path, budget_chars: int, private: Private | None = None) -> Attached:
+    """``private``: what is never attached ($CLIO_HOME, the credential stores; clio.safety.hide):
+    the message goes to the model, and a pasted ``@~/.clio/memory.key`` would carry the key."""
     result = Attached(text)
     left = max(MIN_CHARS, budget_chars)
     blocks: list[str] = []
+    forms = private.forms() if private is not None else []
     for raw in mentions(text):
         p = Path(raw).expanduser()
         p = p if p.is_absolute() else cwd / p
         shown = _shown(p, root)
+        refused = private.reason(p, forms) if private is not None else None
+        if refused is not None:
+            result.notes.append(f"@{raw}: not attached, {refused}")
+            continue
         if not p.is_file():
             if p.exists() or "/" in raw or "." in raw:  # a path-like word that is not a file
                 result.notes.append(f"@{raw}: {'not a file' if p.exists() else 'no such file'}; not attached")

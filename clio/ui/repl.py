@@ -262,7 +262,7 @@ def _with_attachments(app: App, line: str, out: Console) -> tuple[str, dict[str,
     """The message with the files it mentions (@path) attached, saying what was attached."""
     if "@" not in line:
         return line, None
-    done = mentions.attach(line, app.paths.root, app.paths.cwd, app.window.shares.attachment_chars())
+    done = mentions.attach(line, app.paths.root, app.paths.cwd, app.window.shares.attachment_chars(), app.private)
     for note in done.notes:
         out.print(visible(note, "dim"))
     return done.text, ({"attached": done.paths} if done.paths else None)

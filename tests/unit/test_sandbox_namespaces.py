@@ -228,17 +228,24 @@ def test_without_namespaces_the_line_says_what_is_missing(monkeypatch: pytest.Mo
         isolation.cache_clear()
 
 
-def test_sandbox_hide_is_the_users_setting(tmp_path: Path) -> None:
+def test_credential_stores_are_the_users_setting_and_sandbox_hide_still_adds_to_them(tmp_path: Path) -> None:
     from clio.config import load_settings
 
     home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
     home.mkdir()
     clio_dir.mkdir(parents=True)
-    (home / "config.yaml").write_text("sandbox_hide: [~/work/secrets, /srv/keys]\n")
-    (clio_dir / "config.yaml").write_text("sandbox_hide: [/]\n")  # a project may not choose what is hidden
-    settings, _ = load_settings(home, clio_dir, {}, env={})
-    assert settings.sandbox_hide == ["~/work/secrets", "/srv/keys"]
-    assert settings.project is not None and "sandbox_hide" in settings.project.ignored
+    (home / "config.yaml").write_text("credential_stores: [~/work/secrets]\nsandbox_hide: [/srv/keys]\n")
+    # a project may not choose what is private: not even when trusted
+    (clio_dir / "config.yaml").write_text("sandbox_hide: [/]\ncredential_stores: [/proj]\n")
+    settings, warnings = load_settings(home, clio_dir, {}, env={})
+    assert settings.credential_stores == ["~/work/secrets", "/srv/keys"]
+    assert settings.project is not None and set(settings.project.refused) == {"sandbox_hide", "credential_stores"}
+    assert not settings.project.risky  # nothing to trust: it is refused outright
+    assert sum("ignored: which paths are your credential stores is yours" in w for w in warnings) == 2, warnings
+    assert not any("unknown setting" in w for w in warnings), warnings
+    trusted, _ = load_settings(home, clio_dir, {}, env={}, trusted_digest=settings.project.digest)
+    assert trusted.project is not None and trusted.project.trusted
+    assert trusted.credential_stores == ["~/work/secrets", "/srv/keys"]
     (home / "config.yaml").write_text("sandbox_hide: ~/one-path\n")
     settings, warnings = load_settings(home, None, {}, env={})
-    assert settings.sandbox_hide == [] and any("sandbox_hide must be a list of paths" in w for w in warnings)
+    assert settings.credential_stores == [] and any("sandbox_hide must be a list of paths" in w for w in warnings)

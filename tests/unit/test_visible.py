@@ -251,3 +251,22 @@ def _interrupt_mid_print() -> None:
         assert out.fired
         stream.update(text, final=True)  # what the UI does after an interrupt
     assert _ANSI.sub("", out.getvalue()).count("ALPHA line one.") == 1
+
+
+def test_as_seen_folds_what_looks_the_same() -> None:
+    from clio.safety.visible import as_seen
+
+    assert as_seen("\uff03\uff03 Notes") == "## Notes"  # fullwidth: NFKC
+    assert as_seen("a\u00a0b\u2009c\u3000d\u202fe") == "a b c d e"  # spaces
+    assert as_seen("pro\u200bject\u2060-fi\u00adle\ufeff\u202e") == "project-file"  # format characters dropped
+    assert as_seen("\u2039/project\u2010file\u203a") == "</project-file>"
+    assert as_seen("\u0440r\u043eject") == "project"  # Cyrillic р, о
+    assert as_seen("plain ASCII, tabs\tand\nlines") == "plain ASCII, tabs\tand\nlines"  # ASCII as it is
+    assert as_seen("caf\u00e9 na\u00efve \u65e5\u672c") == "caf\u00e9 na\u00efve \u65e5\u672c"  # ordinary text stays
+
+
+def test_defuse_leaves_ordinary_text_byte_identical() -> None:
+    from clio.safety.visible import defuse
+
+    text = "## Build\n<file>x</file>\n</project>\nnon\u00a0breaking\n\u2039quoted\u203a\n"
+    assert defuse(text, ("notes from earlier sessions",), ("project-file",)) == text
