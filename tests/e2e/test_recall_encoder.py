@@ -10,6 +10,7 @@ imports nothing heavy: the model lives in the helper, not in clio.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sqlite3
@@ -54,6 +55,17 @@ def sent(server: FakeServer, start: str) -> str:
     raise AssertionError(f"no request for {start!r}")
 
 
+def stop_helper(home: Path) -> None:
+    import json
+    import socket
+
+    with contextlib.suppress(OSError, ValueError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(2)
+        s.connect(str(socket_path(home)))
+        s.sendall(b'{"op": "ping"}\n')
+        os.kill(int(json.loads(s.recv(4096))["pid"]), signal.SIGTERM)
+
+
 def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) -> None:
     project, home = tmp_path / "proj", tmp_path / "home"
     project.mkdir()
@@ -93,16 +105,55 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
             assert "<recalled_context>" not in sent(server, small_talk)
     finally:
         server.stop()
-        with contextlib.suppress(OSError, ValueError):
-            import json
-            import socket
+        stop_helper(home)
 
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                s.settimeout(2)
-                s.connect(str(sock))
-                s.sendall(b'{"op": "ping"}\n')
-                pid = int(json.loads(s.recv(4096))["pid"])
-            os.kill(pid, signal.SIGTERM)
+
+def filler(i: int) -> str:
+    return f"[fill{i:02d}] Review item {i} of the page layout. " + " ".join(
+        f"Consider spacing, typography, contrast and motion for element {j} of section {i}." for j in range(12)
+    )
+
+
+def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path: Path) -> None:
+    """The same, for a fact of the running session that trims pushed out of the window."""
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+
+    def reply(body: dict[str, Any]) -> Reply:
+        text, _ = latest_user(body)
+        if text.startswith(ASKED):
+            return Reply(text=FACT)
+        if text.startswith("[fill"):
+            return Reply(text="Noted. " + " ".join("The layout review continues with the next element." for _ in range(10)))
+        return Reply(text="ok")
+
+    server = FakeServer(reply).start()
+    on = {"CLIO_RECALL_ENCODER": None}
+
+    def clio(text: str, *args: str) -> Any:
+        r = run_clio(
+            ["--model", "fake-model", "--context-window", "6000", *args, "-p", text],
+            server=server, project=project, home=home, env_extra=on,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return r
+
+    try:
+        clio(ASKED)
+        for i in range(10):
+            clio(filler(i), "--resume")  # the first turn leaves the window
+        state = json.loads(next((project / ".clio" / "sessions").iterdir()).joinpath("stm.json").read_text())
+        assert state["summary"]["trims"] >= 1
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not ready(project):
+            time.sleep(0.2)
+        clio(REWORDED, "--resume")
+        message = sent(server, REWORDED)
+        assert "<recalled_context>" in message and "allkeys-lru" in message, message
+        assert "this session" in message.split("<recalled_context>", 1)[1]
+    finally:
+        server.stop()
+        stop_helper(home)
 
 
 def ready(project: Path) -> bool:
