@@ -51,9 +51,12 @@ def run_one_shot(
     )
     ui = json_ui or OneShotUI(out, err)
     ask = _tty_ask if (sys.stdin.isatty() and sys.stderr.isatty() and not settings.yes) else None
-    app = App.start(settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask)
+    slash = text.lstrip().startswith("/")  # may send nothing: the model is settled when something is sent
+    app = App.start(
+        settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask, settle_model=not slash
+    )
     try:
-        if text.lstrip().startswith("/"):
+        if slash:
             try:
                 spent = dict(app.session.info.usage) if app.session is not None else {}
                 if not run_slash(app, text.strip()):
@@ -91,9 +94,10 @@ def run_one_shot(
 
 def _say_usage(err: Console, settings: Settings, usage: dict[str, int]) -> Price | None:
     """The one line a run that sent requests ends with: tokens and, where the price is known, cost."""
-    price = price_for(settings.model, settings.prices)
+    endpoint = settings.endpoint()
+    price = price_for(settings.model, settings.prices, endpoint)
     if usage.get("requests"):
-        err.print(f"clio: usage: {describe(usage, settings.model, price)}", markup=False, highlight=False)
+        err.print(f"clio: usage: {describe(usage, settings.model, price, endpoint)}", markup=False, highlight=False)
     return price
 
 
