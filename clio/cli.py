@@ -189,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         return mcp_main(argv[1:])
     args = build_parser().parse_args(argv)
     color = not (args.no_color or os.environ.get("NO_COLOR"))
+    if args.print_input is not None or (args.input is not None and args.exit):
+        from clio.ui.prefixed import prefix_stderr
+
+        prefix_stderr()  # a one-shot run: every line on stderr starts with "clio: " (scripts read it)
     # soft_wrap: a message is one line however long (scripts read stderr line by line)
     err = Console(file=sys.stderr, no_color=not color, highlight=False, soft_wrap=True)
     out = stdout_console(color)

@@ -14,7 +14,6 @@ operations at the end of this module).
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from rich.console import Console
@@ -299,8 +298,10 @@ class App:
         try:
             listing = choose_served_model(self.settings)
         except ConfigError:
-            self.model_pending = not strict
-            raise
+            if strict:
+                raise
+            self.model_pending = True  # decided when something is sent (and stops the run then)
+            return
         self.window.listing = listing
         name = self.settings.model
         if name != self.client.model and self.session is not None:
@@ -419,8 +420,7 @@ class App:
         self._attach(self.session)
 
     def list_models(self) -> list[str]:
-        with contextlib.suppress(ConfigError):  # several models: listed below, none chosen yet
-            self.settle_model(strict=False)
+        self.settle_model(strict=False)  # several models: listed, none chosen yet
         return self.client.list_models()
 
     def trim_now(self) -> TrimReport:

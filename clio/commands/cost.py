@@ -36,6 +36,7 @@ def turn_usage(messages: list[Message]) -> list[tuple[str, dict[str, int]]]:
 
 
 def cost_figures(app: CommandContext) -> dict[str, Any]:
+    app.settle_model(strict=False)  # a one-shot run with no model chosen: the endpoint's one
     session = app.session
     model = app.settings.model
     price = price_for(model, app.settings.prices, app.settings.endpoint())

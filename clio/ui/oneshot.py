@@ -75,7 +75,7 @@ def run_one_shot(
         except LLMError as exc:
             if json_ui is None:
                 raise
-            err.print(str(exc), markup=False)
+            err.print(f"clio: {exc}", markup=False)
             json_ui.finish(
                 json_ui.result(session_id=_sid(app), usage=[], stop_reason="error", exit_code=exc.exit_code, error=str(exc))
             )
@@ -120,6 +120,12 @@ def _outcome(app: App, result: TurnResult, err: Console) -> tuple[int, str, str 
         return 3, "max_iterations", f"the turn stopped at max_iterations ({app.settings.max_iterations})"
     if result.stuck:
         return 5, "stuck", result.stuck
+    unanswered = app.approvals.unanswered
+    if unanswered:  # a slash command's question (/session delete...): no means no, said and coded
+        more = f" (and {len(unanswered) - 1} more)" if len(unanswered) > 1 else ""
+        why = f"not done: nobody was there to answer {unanswered[0]!r}{more}"
+        err.print(f"clio: {why}; rerun with --yes to answer yes (or run it in the REPL).", markup=False)
+        return 4, "refused", why
     refused = app.tool_ctx.refused if app.tool_ctx is not None else []
     if refused:
         more = f" and {len(refused) - 1} more" if len(refused) > 1 else ""
