@@ -128,6 +128,17 @@ def _sweep(paths: Paths, err: Console) -> None:
         err.print(f"clio: removed {len(swept)} temp file(s) an interrupted write left: {names}", markup=False)
 
 
+PIPE_WIDTH = 100_000  # columns of stdout when it is no terminal: lines are never wrapped
+
+
+def stdout_console(color: bool) -> Console:
+    """stdout's console: a terminal's width; to a pipe or a file, lines as long as they are (a
+    script reads `clio -p /context | cat` whole, never cut at 80 columns, whatever COLUMNS says)."""
+    if sys.stdout.isatty():
+        return Console(file=sys.stdout, no_color=not color, highlight=False)
+    return Console(file=sys.stdout, no_color=not color, highlight=False, soft_wrap=True, width=PIPE_WIDTH)
+
+
 def fail(err: Console, message: str, code: int = 1) -> int:
     err.print(f"clio: {message}", markup=False, highlight=False, soft_wrap=True)
     return code
@@ -178,9 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         return mcp_main(argv[1:])
     args = build_parser().parse_args(argv)
     color = not (args.no_color or os.environ.get("NO_COLOR"))
+    if args.print_input is not None or (args.input is not None and args.exit):
+        from clio.ui.prefixed import prefix_stderr
+
+        prefix_stderr()  # a one-shot run: every line on stderr starts with "clio: " (scripts read it)
     # soft_wrap: a message is one line however long (scripts read stderr line by line)
     err = Console(file=sys.stderr, no_color=not color, highlight=False, soft_wrap=True)
-    out = Console(file=sys.stdout, no_color=not color, highlight=False)
+    out = stdout_console(color)
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="%(name)s: %(message)s")
 

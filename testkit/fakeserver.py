@@ -85,6 +85,7 @@ class FakeServer:
         api_key: str | None = None,
         validate: bool = True,
         model_info: dict[str, Any] | None = None,
+        models: list[str] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         tls: ssl.SSLContext | None = None,
@@ -100,6 +101,8 @@ class FakeServer:
         # extra fields of the model in /v1/models, e.g. {"meta": {"n_ctx": 2048}} (llama-server) or
         # {"max_model_len": 8192} (vLLM)
         self.model_info = dict(model_info or {})
+        # the models /v1/models lists (model_info joins each); None: just ``model``, [] lists none
+        self.models = None if models is None else list(models)
         self.requests: list[Recorded] = []
         self.dropped: list[int] = []  # indexes into requests of streams the client hung up on
         self._host, self._port = host, port
@@ -271,13 +274,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(200, {"status": "ok"})
         if fake.api_key is not None and headers.get("authorization") != f"Bearer {fake.api_key}":
             return self._fail(Fail.unauthorized())
+        served = [fake.model] if fake.models is None else fake.models
         if method == "GET" and path == "/v1/models":
             return self._json(
-                200, {"object": "list", "data": [{**_model_obj(fake.model), **fake.model_info}]}
+                200, {"object": "list", "data": [{**_model_obj(name), **fake.model_info} for name in served]}
             )
         if method == "GET" and path.startswith("/v1/models/"):
             name = path[len("/v1/models/") :]
-            if name == fake.model:
+            if name in served:
                 return self._json(200, _model_obj(name))
             return self._fail(Fail.not_found_model(name))
         if method == "POST" and path == "/v1/chat/completions":

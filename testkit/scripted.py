@@ -164,6 +164,7 @@ class AppFactory:
         from clio.config import Settings
 
         s = Settings(base_url=self.server.base_url, api_key="k", model="fake-model")
+        s.sources["model"] = "the test"  # chosen, as by --model: the endpoint's list is not asked for one
         s.context_window = 16_000 if context_window is _UNSET else context_window
         if s.context_window is not None:
             s.sources["context_window"] = "the test"

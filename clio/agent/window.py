@@ -20,7 +20,7 @@ from clio.config import DEFAULT_CONTEXT_WINDOW
 from clio.context.budget import Budget, Shares
 from clio.context.tokens import TokenEstimator
 from clio.llm.encoding import load_encoding
-from clio.llm.window import probe_window
+from clio.llm.window import probe_window, stated_window
 from clio.store.model_state import ModelStateStore
 from clio.tools.registry import REGISTRY
 from clio.tools.spec import PROFILES
@@ -62,6 +62,9 @@ class Window:
         self._full_fixed: FullFixed | None = None
         self._pinned: tuple[str, int] | None = None  # (profile, window size) a resumed session sent
         self._listeners: list[Listener] = []
+        # the endpoint's /v1/models reply when it was read at start (clio.app.served_model): the
+        # probe reads the window from it instead of asking again
+        self.listing: object = None
         self.load(settings.model)
 
     # -- the size and its sources ------------------------------------------------------------------
@@ -121,7 +124,10 @@ class Window:
             return
         self.probe_pending = False
         s = self.settings
-        stated = probe_window(s.endpoint(), s.api_key, s.model)
+        if self.listing is not None:
+            stated = stated_window(self.listing, s.model)
+        else:
+            stated = probe_window(s.endpoint(), s.api_key, s.model)
         if stated is None:
             return
         if stated == self.size:

@@ -32,6 +32,7 @@ from clio.app.figures import context_figures
 from clio.app.mcp_servers import McpSession
 from clio.app.memory import MemoryService
 from clio.app.recall import LazyRecall, carried
+from clio.app.served_model import choose_served_model, needs_choice
 from clio.app.undo import undo
 from clio.config import ConfigError, Settings
 from clio.context.engine import ContextEngine
@@ -112,6 +113,15 @@ class App:
         self.tool_ctx: ToolContext | None = None
         self.redacted_total = 0
         self._ranked_on_task = False
+        self.model_pending = False  # the endpoint's model list is still to decide the model (settle_model)
+        compactor = self.services.ltm_compactor
+        if compactor is not None:  # /memory compact asks the model: settled first
+
+            def settled_compactor(group: list[Any]) -> dict[str, Any] | None:
+                self.settle_model()
+                return compactor(group)
+
+            self.services.ltm_compactor = settled_compactor
         # a stdio server is a program clio runs: clio's own folder is out of its reach, as for commands
         self.mcp = McpSession(s.mcp_servers, paths.root, REGISTRY.copy(), hidden_paths(paths.home, False))
         self.registry: Registry = self.mcp.registry  # the built-in tools, plus the MCP servers'
@@ -130,10 +140,17 @@ class App:
         err: Console,
         ui: TurnUI,
         ask: Any = None,
+        settle_model: bool = True,
     ) -> App:
         """Build the app and open its session: ``resume`` None starts a new one, "" resumes the
-        most recent, anything else names one (id, prefix or name)."""
+        most recent, anything else names one (id, prefix or name). With a base URL and no model
+        chosen, the endpoint's model list decides it first (:mod:`clio.app.served_model`); with
+        ``settle_model`` False (a one-shot slash command, which may send nothing), only when
+        something is about to be sent (:meth:`settle_model`)."""
+        listing = choose_served_model(settings) if settle_model else None
         app = cls(settings, paths, interactive=interactive, console=console, err=err, ui=ui, ask=ask)
+        app.window.listing = listing
+        app.model_pending = not settle_model and needs_choice(settings)
         try:
             if resume is None:
                 app.open_session()
@@ -275,9 +292,32 @@ class App:
         if self.tool_ctx is not None:
             self.tool_ctx.result_chars = shares.result_chars()
 
+    def settle_model(self, *, strict: bool = True) -> None:
+        """Before the first request of a run that started without it: the model the endpoint's
+        list decides (:func:`clio.app.served_model.choose_served_model`), switched to. ``strict``
+        False (listing the models, /model): a server serving several leaves the model as it is,
+        to be decided later, instead of stopping."""
+        if not self.model_pending:
+            return
+        self.model_pending = False
+        try:
+            listing = choose_served_model(self.settings)
+        except ConfigError:
+            if strict:
+                raise
+            self.model_pending = True  # decided when something is sent (and stops the run then)
+            return
+        self.window.listing = listing
+        name = self.settings.model
+        if name != self.client.model and self.session is not None:
+            if not self.session.messages:
+                self.session.info.model = name
+            self.switch_model(name)
+
     # -- a turn ------------------------------------------------------------------------------------
     def run_turn(self, text: str, meta: dict[str, Any] | None = None) -> TurnResult:
         """One turn; ``meta`` goes with the user's message (``attached``: the @file paths)."""
+        self.settle_model()
         start = len(self.session.messages) if self.session is not None else 0
         skills = self.memory.skills
         skills.begin_turn(text, start)  # before any note is added: the user's words
@@ -385,12 +425,14 @@ class App:
         self._attach(self.session)
 
     def list_models(self) -> list[str]:
+        self.settle_model(strict=False)  # several models: listed, none chosen yet
         return self.client.list_models()
 
     def trim_now(self) -> TrimReport:
         return self.agent.trim_now()
 
     def compact(self, focus: str) -> TrimReport | None:
+        self.settle_model()
         return self.agent.compact(focus)
 
     def clear_window(self) -> None:
@@ -426,6 +468,7 @@ class App:
     def consolidate(self, *, force: bool = False) -> Outcome | None:
         """Read the running session back into long-term memory (REPL exit, /memory consolidate);
         None when consolidation is off here (incognito, --no-ltm, ``consolidate: false``)."""
+        self.settle_model()
         return self.memory.consolidate(self.session, force=force) if self.session is not None else None
 
     def upkeep(self) -> int:

@@ -8,7 +8,8 @@ The app's one :class:`clio.tools.registry.Approver`. In order:
 - ``--yes`` and an ``allow`` policy (``approvals:`` in the config; ``shell`` and ``mcp`` are
   always asked under ``--sandbox``) let the others through;
 - with nobody to ask (a one-shot run without a terminal) the action is refused and noted for
-  the run's exit code;
+  the run's exit code (4), and so is a slash command's question (``confirm``: deleting a
+  session...) unless ``--yes`` answered it;
 - otherwise the user is asked ``[y/n/a/d]``: yes, no, *always* (this kind of action for the rest
   of the session, never remembered beyond it) or, for a file change, *diff* (the whole change,
   then the question again; an action without a diff is not offered one). A file change shows its diff above the question (the first
@@ -53,10 +54,14 @@ class Approvals:
         self.always: set[str] = set()  # kinds the user allowed for this session ('a')
         self.on_answer = on_answer  # the user's answer to a tool action (a signal for behaviours)
         self.allowed: Callable[[str], bool] = lambda tool: False  # --allow-tools (clio.tools.policy)
+        self.unanswered: list[str] = []  # questions answered no because nobody was there (one-shot: exit 4)
 
     def confirm(self, question: str) -> bool:
-        """A yes/no question (default no); in a one-shot run ``--yes`` answers yes."""
+        """A yes/no question (default no); in a one-shot run ``--yes`` answers yes, and without it
+        the question is noted as unanswered (the run then exits 4, saying ``--yes`` is needed)."""
         if self.ask is None:
+            if not self.settings.yes:
+                self.unanswered.append(" ".join(question.split()))
             return self.settings.yes
         answer = self.ask(f"{question} [y/N] ")
         return answer is not None and answer.strip().lower() in ("y", "yes")

@@ -28,6 +28,7 @@ from clio.memory import skills as S
 from clio.memory.behaviours import Behaviours
 from clio.memory.json_reply import first_json_object
 from clio.memory.ltm import Entry
+from clio.memory.ltm_file import imported
 from clio.memory.ltm_store import LtmStore
 from clio.memory.meaning import Meaning
 from clio.memory.notes import NoteStore
@@ -120,7 +121,7 @@ class MemoryService:
 
     def foreign_in_prompt(self) -> bool:
         """Whether the prompt carries memory not written by clio here (it taints every turn)."""
-        return any(e.foreign for e in self.injected.entries)
+        return any(e.foreign or imported(e) for e in self.injected.entries)
 
     # -- after a turn, at the end ----------------------------------------------------------------
     def reinforce(self, turn: list[Message]) -> None:

@@ -47,11 +47,13 @@ def model_cmd(app: CommandContext, arg: str) -> None:
     if len(names) > 1:
         raise CommandError("Usage: /model [name] [--force]")
     if not names:
-        app.console.print(f"model: [bold]{app.settings.model}[/bold] at {app.settings.endpoint()}")
-        try:
-            models = app.list_models()
+        try:  # first: with no model chosen, the endpoint's one model becomes the model
+            models, failed = app.list_models(), None
         except Exception as exc:  # the listing is a courtesy; the endpoint may not offer it
-            app.err.print(f"could not list the endpoint's models: {exc}", markup=False)
+            models, failed = [], exc
+        app.console.print(f"model: [bold]{app.settings.model}[/bold] at {app.settings.endpoint()}")
+        if failed is not None:
+            app.err.print(f"could not list the endpoint's models: {failed}", markup=False)
             return
         if models:
             app.console.print("available: " + ", ".join(models))

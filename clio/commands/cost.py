@@ -4,7 +4,8 @@ session and per turn.
 The session's totals are the ones ``session.json`` keeps (every request: turns, /compact,
 consolidation, memory upkeep), so they cover a resumed session from its start. Per turn: the
 usage each assistant message keeps in its meta, summed per user message. Money uses the price
-of the session's current model (clio.llm.prices: the user's ``prices:``, else the dated table).
+of the session's current model (clio.llm.prices: the user's ``prices:``, else the dated table where
+the endpoint bills list prices; none for a server on this machine or another endpoint).
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ def turn_usage(messages: list[Message]) -> list[tuple[str, dict[str, int]]]:
 
 
 def cost_figures(app: CommandContext) -> dict[str, Any]:
+    app.settle_model(strict=False)  # a one-shot run with no model chosen: the endpoint's one
     session = app.session
     model = app.settings.model
-    price = price_for(model, app.settings.prices)
+    price = price_for(model, app.settings.prices, app.settings.endpoint())
     usage = dict(session.info.usage) if session is not None else {}
     usage = {k: int(usage.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")}
     turns = turn_usage(session.messages) if session is not None else []
@@ -65,9 +67,9 @@ def cost_cmd(app: CommandContext, arg: str) -> None:
     if "--json" in arg.split():
         app.console.file.write(json.dumps(figures) + "\n")
         return
-    model = figures["model"]
-    price = price_for(model, app.settings.prices)
-    app.console.print(escape(f"session: {describe(figures['session'], model, price)}"), soft_wrap=True)
+    model, endpoint = figures["model"], app.settings.endpoint()
+    price = price_for(model, app.settings.prices, endpoint)
+    app.console.print(escape(f"session: {describe(figures['session'], model, price, endpoint)}"), soft_wrap=True)
     turns = figures["turns"]
     if not turns:
         app.console.print("No request has been sent in this session yet.")

@@ -2,7 +2,7 @@
 
 /memory add <text>   /memory list [type|tainted|pinned|learned|notes]   /memory search <query>   /memory stats
 /memory prune [days]   /memory pin <id>   /memory unpin <id>   /memory compact
-/memory consolidate    /memory forget <id>    /memory clear
+/memory consolidate    /memory forget <id>    /memory adopt <id>|all    /memory adopt-clio    /memory clear
 /memory team [ignore|unignore|drop <author>]   (a shared memory: :mod:`clio.commands.team_memory`)
 
 ``/memory compact`` lists the groups of old, faded entries on one topic that compaction
@@ -15,6 +15,9 @@ consolidation wrote, from which session.
 
 ``/memory add TEXT`` (and ``# TEXT`` typed at the REPL's prompt) stores the user's own words as a
 rule, provenance ``by: user`` (never tainted), secrets redacted first, deduplicated like any entry.
+
+``/memory adopt-clio`` makes the entries read from CLIO's memory (:mod:`clio.memory.clio_perl`)
+the user's own: provenance ``by: user``, adopted from CLIO, no longer a note to verify.
 
 Listings show each entry's provenance: which session wrote it and whether that turn had
 read untrusted content (file contents, command output...), so the user can drop it.
@@ -34,13 +37,14 @@ from rich.markup import escape
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
 from clio.commands.team_memory import team
 from clio.memory import lifecycle, ltm, ltm_rank, provenance
+from clio.memory.ltm_file import imported
 from clio.memory.ltm_stats import day, format_stats
 from clio.memory.ltm_store import LtmStore
 from clio.memory.notes import NoteStore
 
 USAGE = (
-    "/memory add <text> | list [type|tainted|foreign|pinned|learned|notes] | search <query> | stats | prune [days] | "
-    "pin <id> | unpin <id> | compact | consolidate | forget <id> | adopt <id>|all | clear | team [ignore|unignore|drop <author>]"
+    "/memory add <text> | list [type|tainted|foreign|pinned|learned|imported|notes] | search <query> | stats | prune [days] | "
+    "pin <id> | unpin <id> | compact | consolidate | forget <id> | adopt <id>|all | adopt-clio | clear | team [ignore|unignore|drop <author>]"
 )
 SUBCOMMANDS = (
     "add",
@@ -54,10 +58,11 @@ SUBCOMMANDS = (
     "consolidate",
     "forget",
     "adopt",
+    "adopt-clio",
     "clear",
     "team",
 )
-FILTERS = ("tainted", "foreign", "pinned", "learned")
+FILTERS = ("tainted", "foreign", "pinned", "learned", "imported")
 
 PLURALS = {"discoveries": "discovery", **{t + "s": t for t in ltm.TYPES}}
 OFF = "Long-term memory is off in this session (incognito): nothing is read or stored."
@@ -79,6 +84,8 @@ def _summary(e: ltm.Entry) -> str:
 def origin(e: ltm.Entry) -> str:
     """Who wrote an entry, for people: 'tainted: after reading ... · session X', 'clean turn · ...'."""
     p = e.provenance
+    if imported(e) and p is not None:
+        return p.describe()  # imported from CLIO: a note to verify; /memory adopt-clio
     if e.foreign:
         return "FOREIGN: not written by clio on this machine (repository or elsewhere); /memory adopt " + e.id
     if p is None:
@@ -131,7 +138,8 @@ def _list(app: CommandContext, arg: str) -> None:
     wanted = PLURALS.get(kind, kind)
     if wanted and wanted not in ltm.TYPES and wanted not in FILTERS:
         raise CommandError(
-            f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, 'tainted', 'foreign', 'pinned', 'learned' or 'notes'."
+            f"Unknown type {kind!r}. Types: {', '.join(ltm.TYPES)}, 'tainted', 'foreign', 'pinned', 'learned', "
+            "'imported' or 'notes'."
         )
     store = _ltm(app)
     if store is None:
@@ -142,6 +150,8 @@ def _list(app: CommandContext, arg: str) -> None:
         rows = [e for e in store.all() if e.foreign]
     elif wanted == "pinned":
         rows = [e for e in store.all() if e.pinned]
+    elif wanted == "imported":
+        rows = [e for e in store.all() if imported(e)]
     elif wanted == "learned":
         rows = [e for e in store.all() if e.provenance is not None and e.provenance.by == "consolidation"]
     else:
@@ -332,6 +342,27 @@ def _adopt(app: CommandContext, arg: str) -> None:
         app.console.print("They are now clio's own notes, as they were written (a pin included).")
 
 
+def _adopt_clio(app: CommandContext, arg: str) -> None:
+    """The entries read from CLIO's memory (the Perl agent's .clio/ltm.json) made the user's own:
+    from notes to verify to what the user knows, each listed; the user's explicit act."""
+    if arg.strip():
+        raise CommandError("Usage: /memory adopt-clio (/memory list imported shows what it adopts)")
+    store = _ltm(app)
+    if store is None:
+        return
+    session = app.session
+    adopted = store.adopt_imported(session.id if session is not None else None)
+    if not adopted:
+        app.console.print("No entries imported from CLIO's memory are waiting to be adopted.")
+        return
+    for e in adopted:
+        app.console.print(f"Adopted {escape(e.id)} ({e.type}): {escape(_summary(e)[:120])}", soft_wrap=True)
+    app.console.print(
+        f"{len(adopted)} entr{'y' if len(adopted) == 1 else 'ies'} from CLIO are now yours: no longer marked "
+        "as notes to verify (/memory forget <id> drops one)."
+    )
+
+
 def _clear(app: CommandContext, arg: str) -> None:
     store = _ltm(app)
     if store is None:
@@ -359,6 +390,7 @@ HANDLERS = {
     "consolidate": _consolidate,
     "forget": _forget,
     "adopt": _adopt,
+    "adopt-clio": _adopt_clio,
     "clear": _clear,
     "team": team,
 }

@@ -31,6 +31,7 @@ def session_cmd(app: CommandContext, arg: str) -> None:
 def show(app: CommandContext, rest: str) -> None:
     from rich.table import Table  # ~15 ms: only when a table is shown
 
+    app.settle_model(strict=False)  # a one-shot run with no model chosen: the endpoint's one
     s = app.session
     assert s is not None
     u = s.info.usage

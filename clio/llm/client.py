@@ -240,8 +240,8 @@ class LLMClient:
             )
         if status == 404:
             return ModelNotFound(
-                f"Model '{self.model}' was not found at {self.base_url} (404): pick one with --model "
-                "or /model (clio --input '/model' lists them)."
+                f"Model '{self.model}' was not found at {self.base_url} (404): pick one with --model NAME "
+                "(clio -p /model lists the endpoint's models; /model NAME switches in the REPL)."
             )
         if status == 429:
             return RateLimited(

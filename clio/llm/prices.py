@@ -4,8 +4,12 @@ Prices are US dollars per million tokens: input (prompt tokens not read from the
 cache), output (completion tokens) and cached input. A model matches a table entry by name,
 after any provider prefix (``openai/gpt-4o`` -> ``gpt-4o``), or with a date or version suffix
 (``gpt-4o-2024-08-06``, ``claude-sonnet-4-20250514``); the longest entry wins (``gpt-4o-mini``
-before ``gpt-4o``). A model neither table knows has no price: clio then shows tokens only,
-never a guess. The user's ``prices:`` (``$CLIO_HOME/config.yaml``) wins over the table::
+before ``gpt-4o``). The table holds providers' list prices, so it applies only where requests go
+to a provider that charges them (:data:`PRICED_HOSTS`: OpenAI, the default endpoint, Anthropic,
+DeepSeek, OpenRouter): a server on this machine (``llama-server --alias gpt-4o-mini``) or any other
+endpoint gets no price from it. A model neither table covers has no price: clio then shows tokens
+only, never a guess. The user's ``prices:`` (``$CLIO_HOME/config.yaml``) wins over the table, on
+any endpoint::
 
     prices:
       my-model: {input: 0.5, output: 1.5, cached: 0.05}
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 PRICES_DATE = "2025-08"  # when the built-in list prices were read from the providers' pages
 
@@ -38,6 +43,21 @@ BUILTIN: dict[str, tuple[float, float, float]] = {
     "claude-3-5-haiku": (0.80, 4.0, 0.08),
     "deepseek-chat": (0.27, 1.10, 0.07),
 }
+
+
+# hosts (and their subdomains) whose bills follow the built-in list prices
+PRICED_HOSTS = ("api.openai.com", "api.anthropic.com", "api.deepseek.com", "openrouter.ai")
+
+
+def lists_prices(endpoint: str | None) -> bool:
+    """Whether the built-in table applies to requests sent to ``endpoint`` (None: the default, OpenAI)."""
+    if endpoint is None:
+        return True
+    try:
+        host = (urlsplit(endpoint.strip()).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return False
+    return any(host == h or host.endswith("." + h) for h in PRICED_HOSTS)
 
 
 @dataclass(frozen=True)
@@ -81,9 +101,10 @@ def _number(spec: dict[str, Any], *keys: str) -> float | None:
     return None
 
 
-def price_for(model: str, configured: dict[str, Any] | None = None) -> Price | None:
-    """The price of ``model``: the user's ``prices:`` first, then the built-in table; None when
-    neither knows it (a configured entry without input and output prices counts as unknown)."""
+def price_for(model: str, configured: dict[str, Any] | None = None, endpoint: str | None = None) -> Price | None:
+    """The price of ``model`` at ``endpoint`` (None: the default, OpenAI): the user's ``prices:``
+    first, then the built-in table where the endpoint bills list prices (:func:`lists_prices`);
+    None otherwise (a configured entry without input and output prices counts as unknown)."""
     found = _lookup(model, configured or {})
     if found is not None and isinstance(found[1], dict):
         spec = found[1]
@@ -91,6 +112,8 @@ def price_for(model: str, configured: dict[str, Any] | None = None) -> Price | N
         if inp is not None and out is not None:
             cached = _number(spec, "cached", "cached_input")
             return Price(inp, out, inp if cached is None else cached, "configured")
+    if not lists_prices(endpoint):
+        return None
     built = _lookup(model, BUILTIN)
     if built is None:
         return None
@@ -111,8 +134,9 @@ def money(dollars: float) -> str:
     return f"${dollars:.4f}" if dollars < 1 else f"${dollars:,.2f}"
 
 
-def describe(usage: dict[str, int], model: str, price: Price | None) -> str:
-    """One line: tokens in (cached, and their share), out, requests, and the cost when the price is known."""
+def describe(usage: dict[str, int], model: str, price: Price | None, endpoint: str | None = None) -> str:
+    """One line: tokens in (cached, and their share), out, requests, and the cost when the price is
+    known (``endpoint``: where the requests went, to say why there is none)."""
     n = int(usage.get("requests") or 0)
     prompt, cached = int(usage.get("prompt_tokens") or 0), int(usage.get("cached_tokens") or 0)
     pct = f", {100 * cached / prompt:.0f}%" if cached and prompt else ""
@@ -121,5 +145,16 @@ def describe(usage: dict[str, int], model: str, price: Price | None) -> str:
         f"{int(usage.get('completion_tokens') or 0):,} out, {n} request{'s' if n != 1 else ''}"
     )
     if price is None:
-        return f"{line}; no price known for {model} (set prices: in your config)"
+        where = "" if lists_prices(endpoint) else f" at {_host(endpoint)}"
+        return f"{line}; no price known for {model}{where} (set prices: in your config)"
     return f"{line}; {money(price.cost(usage))} ({model}, {price.source})"
+
+
+def _host(endpoint: str | None) -> str:
+    """The endpoint's host and port (never a user or password the URL may carry)."""
+    try:
+        parts = urlsplit((endpoint or "").strip())
+        host = parts.hostname or "the endpoint"
+        return f"{host}:{parts.port}" if parts.port else host
+    except ValueError:
+        return "the endpoint"

@@ -8,18 +8,23 @@ milliseconds and spares the user a rejection (or, worse, a window assumed far to
 large). Ollama and LM Studio do not state it there; for them the configured value, the window
 learned from a rejection, or the default applies.
 
-The client's own HTTP path (:class:`clio.llm.http.Transport`) with a short timeout, no proxies and
-a capped body: a server that does not answer costs at most the timeout and is then left to the
-chat request to report.
+The same list names the models a server serves (:func:`served_models`): when the user chose no
+model and a base URL is set, the app reads it once at start (:mod:`clio.app.served_model`) and
+hands the listing on, so the window is then read from it without a second request.
+
+The client's own HTTP path (:class:`clio.llm.http.Transport`) with a short timeout, no proxies for
+a local server and a capped body: a server that does not answer costs at most the timeout and is
+then left to the chat request to report.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from clio.llm.errors import LLMError
 from clio.llm.http import ConnectFailed, HTTPStatus, StreamFailed, Transport
 
-__all__ = ["probe_window", "stated_window"]
+__all__ = ["fetch_models", "probe_window", "served_models", "stated_window"]
 
 _KEYS = ("n_ctx", "max_model_len", "context_length", "context_window", "max_context_length")
 MAX_BODY = 4 << 20
@@ -51,10 +56,23 @@ def stated_window(listing: Any, model: str) -> int | None:
     return _window_of(entries[0]) if len(entries) == 1 else None
 
 
+def served_models(listing: Any) -> list[str]:
+    """The ids of the models ``listing`` (a ``/v1/models`` reply) names, in its order, once each."""
+    if not isinstance(listing, dict) or not isinstance(listing.get("data"), list):
+        return []
+    ids = (e.get("id") for e in listing["data"] if isinstance(e, dict))
+    return list(dict.fromkeys(i for i in ids if isinstance(i, str) and i.strip()))
+
+
+def fetch_models(base_url: str, api_key: str | None, *, proxies: bool = False, timeout: float = 2.0) -> Any:
+    """The endpoint's ``GET /models`` reply as JSON; None when it cannot be had (unreachable, an
+    error status, not JSON, too large): the chat request then reports the endpoint as it would."""
+    try:
+        return Transport(base_url, api_key, timeout, proxies=proxies).get_json("/models", MAX_BODY)
+    except (ConnectFailed, HTTPStatus, StreamFailed, LLMError):
+        return None
+
+
 def probe_window(base_url: str, api_key: str | None, model: str, timeout: float = 2.0) -> int | None:
     """Ask the endpoint's ``/models`` for ``model``'s window; None when it does not say (or fails)."""
-    try:
-        listing = Transport(base_url, api_key, timeout, proxies=False).get_json("/models", MAX_BODY)
-    except (ConnectFailed, HTTPStatus, StreamFailed):
-        return None
-    return stated_window(listing, model)
+    return stated_window(fetch_models(base_url, api_key, timeout=timeout), model)

@@ -6,6 +6,9 @@ several agents in one project never lose each other's entries. A file that does 
 parse is quarantined by ``read_json`` (and reported); a single stored entry that does
 not parse is kept in the file untouched and left out of ``all()``.
 
+The file's shape, and CLIO's read as imported entries (the original kept beside as
+``ltm.clio-perl.json`` before clio first writes its own shape), are :mod:`clio.memory.ltm_file`'s.
+
 Lifecycle (:mod:`clio.memory.lifecycle`): ``reinforce`` after a recall or a turn that used
 entries, ``pin``/``unpin``, ``prune``, ``compact`` (a group replaced by one summary entry),
 ``decide`` (the model's decision on an ambiguous pair, :mod:`clio.memory.dedup`).
@@ -19,54 +22,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clio.memory import dedup, lifecycle, ltm, ltm_rank, ltm_stats
+from clio.memory import clio_perl, dedup, lifecycle, ltm, ltm_rank, ltm_stats
 from clio.memory.ltm import Entry
+from clio.memory.ltm_file import Raw, empty, imported, join, keep_clio_perl, split, valid
 from clio.memory.ltm_stats import LtmStats
-from clio.memory.provenance import Provenance
+from clio.memory.provenance import Provenance, adopted_from_clio
 from clio.store.json_doc import JsonDocument
 from clio.store.signing import Signer
-
-VERSION = 1
-
-Raw = dict[str, Any]
-
-
-def _empty() -> Raw:
-    return {"version": VERSION, "entries": []}
-
-
-def _valid(data: Any) -> bool:
-    return isinstance(data, dict) and isinstance(data.get("entries"), list)
-
-
-def _split(data: Raw, signer: Signer | None = None) -> tuple[list[Entry], list[Any]]:
-    """(parsed entries, raw items that are not valid entries -- kept as they are).
-
-    With a ``signer``, an entry not signed by this machine's clio is ``foreign``: marked in the
-    prompt and ``/memory list``, and a pin it claims is not honoured (it can be pruned)."""
-    good: list[Entry] = []
-    bad: list[Any] = []
-    for item in data.get("entries", []):
-        try:
-            e = Entry.from_dict(item)
-        except ltm.LtmError:
-            bad.append(item)
-            continue
-        if signer is not None and not signer.valid(item):
-            e.foreign = True
-        good.append(e)
-    return good, bad
-
-
-def _join(data: Raw, entries: list[Entry], bad: list[Any], signer: Signer | None = None) -> Raw:
-    out = {k: v for k, v in data.items() if k not in ("version", "entries")}
-    items = []
-    for e in entries:
-        item = e.to_dict()
-        if signer is not None and not e.foreign:
-            item["sig"] = signer.sign(item)
-        items.append(item)
-    return {"version": VERSION, **out, "entries": items + bad}
 
 
 class LtmStore:
@@ -78,26 +40,37 @@ class LtmStore:
         self.path = Path(path) if path is not None else None
         self.clock = clock
         self.signer = signer  # None: every entry counts as clio's own (no check)
-        self._doc: JsonDocument[Raw] = JsonDocument(self.path, _empty, validate=_valid)
+        self._doc: JsonDocument[Raw] = JsonDocument(self.path, empty, validate=valid)
 
     @property
     def enabled(self) -> bool:
         return self.path is not None
+
+    def _write(self, apply: Callable[[Raw], Raw]) -> None:
+        """Replace the document by ``apply(current)`` under the lock; CLIO's file is copied aside
+        first, once (:data:`CLIO_PERL_COPY`), since clio then writes its own shape."""
+
+        def keeping(data: Raw) -> Raw:
+            if clio_perl.is_clio_perl(data) and self.path is not None:
+                keep_clio_perl(self.path)
+            return apply(data)
+
+        self._doc.replace(keeping)
 
     def _update(self, change: Callable[[list[Entry]], list[Entry]]) -> None:
         """Apply ``change`` to the entries on disk, under the lock."""
         assert self.path is not None
 
         def apply(data: Raw) -> Raw:
-            entries, bad = _split(data, self.signer)
-            return _join(data, change(entries), bad, self.signer)
+            entries, bad = split(data, self.signer, self.clock())
+            return join(data, change(entries), bad, self.signer)
 
-        self._doc.replace(apply)
+        self._write(apply)
 
     def all(self) -> list[Entry]:
         if self.path is None:
             return []
-        return _split(self._doc.read(), self.signer)[0]
+        return split(self._doc.read(), self.signer, self.clock())[0]
 
     def adopt(self, entry_ids: Iterable[str] | None = None, *, legacy_only: bool = False) -> list[str]:
         """Make foreign entries clio's own (signed): those of ``entry_ids``, or all of them
@@ -107,19 +80,56 @@ class LtmStore:
         if self.path is None or self.signer is None:
             return []
         wanted = None if entry_ids is None else set(entry_ids)
+
+        def chosen(data: Raw) -> tuple[list[Entry], list[Any], set[str]]:
+            legacy = {str(i.get("id")) for i in data.get("entries", []) if isinstance(i, dict) and "sig" not in i}
+            entries, bad = split(data, self.signer, self.clock())
+            ids = {
+                e.id
+                for e in entries
+                if e.foreign and (wanted is None or e.id in wanted)
+                # CLIO's entries are never a clio's from before signing: /memory adopt-clio adopts them
+                and (not legacy_only or (e.id in legacy and not imported(e)))
+            }
+            return entries, bad, ids
+
+        if not chosen(self._doc.read())[2]:
+            return []  # nothing to adopt: the file is left as it is
         adopted: list[str] = []
 
         def apply(data: Raw) -> Raw:
-            legacy = {str(i.get("id")) for i in data.get("entries", []) if isinstance(i, dict) and "sig" not in i}
-            entries, bad = _split(data, self.signer)
+            entries, bad, ids = chosen(data)
             for e in entries:
-                if e.foreign and (wanted is None or e.id in wanted) and (not legacy_only or e.id in legacy):
+                if e.id in ids:
                     e.foreign = False  # adopted as it was written, pin included
                     adopted.append(e.id)
-            return _join(data, entries, bad, self.signer)
+            return join(data, entries, bad, self.signer)
 
-        self._doc.replace(apply)
+        self._write(apply)
         return adopted
+
+    def adopt_imported(self, session_id: str | None = None) -> list[Entry]:
+        """The entries imported from CLIO's memory made the user's own (``/memory adopt-clio``):
+        provenance ``by: user``, adopted from CLIO, no longer tainted, signed. Returns them."""
+        if self.path is None:
+            return []
+        if not any(imported(e) for e in self.all()):
+            return []
+        now = self.clock()
+        done: list[list[Entry]] = []
+
+        def change(entries: list[Entry]) -> list[Entry]:
+            out = [
+                dataclasses.replace(e, provenance=adopted_from_clio(session_id, now), foreign=False)
+                if imported(e)
+                else e
+                for e in entries
+            ]
+            done.append([e for e, old in zip(out, entries, strict=True) if imported(old)])
+            return out
+
+        self._update(change)
+        return done[-1]
 
     def get(self, entry_id: str) -> Entry | None:
         return next((e for e in self.all() if e.id == entry_id), None)
@@ -171,10 +181,10 @@ class LtmStore:
         count: list[int] = []
 
         def wipe(data: Raw) -> Raw:
-            count.append(len(data.get("entries", [])))
-            return _empty()
+            count.append(len(split(data)[0]) if clio_perl.is_clio_perl(data) else len(data.get("entries", [])))
+            return empty()
 
-        self._doc.replace(wipe)
+        self._write(wipe)
         return count[-1]
 
     def prune(

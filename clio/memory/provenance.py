@@ -105,8 +105,12 @@ def turn_tainted(messages: Sequence[Message], outside: Outside = everything_outs
 
 
 BY_MODEL, BY_MCP, BY_CONSOLIDATION, BY_USER = "model", "mcp", "consolidation", "user"
-WRITERS = (BY_MODEL, BY_MCP, BY_CONSOLIDATION, BY_USER)  # clio's model (a memory tool call), an MCP
-# client of `clio mcp`, consolidation (a session read back at its end), or the user (/memory add, #)
+BY_CLIO_PERL = "clio-perl"
+WRITERS = (BY_MODEL, BY_MCP, BY_CONSOLIDATION, BY_USER, BY_CLIO_PERL)  # clio's model (a memory tool
+# call), an MCP client of `clio mcp`, consolidation (a session read back at its end), the user
+# (/memory add, #), or CLIO, the Perl agent, whose .clio/ltm.json clio read (clio.memory.clio_perl)
+CLIO_PERL_SOURCE = "CLIO's .clio/ltm.json"  # the source of an imported entry
+ADOPTED_FROM_CLIO = "adopted from CLIO"  # the source of an imported entry the user made their own
 
 
 @dataclass(frozen=True)
@@ -154,7 +158,10 @@ class Provenance:
         if self.by == BY_MCP:
             return "written by " + (", ".join(self.sources) or "an mcp client")
         if self.by == BY_USER:
-            return f"written by you · session {self.session or '?'}"
+            how = "adopted by you from CLIO" if ADOPTED_FROM_CLIO in self.sources else "written by you"
+            return f"{how} · session {self.session or '?'}"
+        if self.by == BY_CLIO_PERL:
+            return "imported from CLIO (the Perl agent): a note to verify; /memory adopt-clio makes it yours"
         what = "after reading " + ", ".join(self.sources) if self.sources else "untrusted content"
         head = what if self.tainted else "clean turn"
         if self.by == BY_CONSOLIDATION:
@@ -199,3 +206,15 @@ def from_user(session_id: str | None, now: float) -> Provenance:
     """The provenance of what the user typed with ``/memory add`` (or ``#`` in the REPL): the
     user's own words, never tainted, whatever the turn read before."""
     return Provenance(session_id, now, False, (), BY_USER)
+
+
+def from_clio_perl(at: float) -> Provenance:
+    """The provenance of an entry read from CLIO's ``ltm.json`` (:mod:`clio.memory.clio_perl`):
+    another agent's notes, not the user's words, so tainted like file content until the user
+    adopts them (:func:`adopted_from_clio`)."""
+    return Provenance(None, at, True, (CLIO_PERL_SOURCE,), BY_CLIO_PERL)
+
+
+def adopted_from_clio(session_id: str | None, now: float) -> Provenance:
+    """The provenance of an imported CLIO entry the user made their own (``/memory adopt-clio``)."""
+    return Provenance(session_id, now, False, (ADOPTED_FROM_CLIO,), BY_USER)

@@ -51,9 +51,12 @@ def run_one_shot(
     )
     ui = json_ui or OneShotUI(out, err)
     ask = _tty_ask if (sys.stdin.isatty() and sys.stderr.isatty() and not settings.yes) else None
-    app = App.start(settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask)
+    slash = text.lstrip().startswith("/")  # may send nothing: the model is settled when something is sent
+    app = App.start(
+        settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask, settle_model=not slash
+    )
     try:
-        if text.lstrip().startswith("/"):
+        if slash:
             try:
                 spent = dict(app.session.info.usage) if app.session is not None else {}
                 if not run_slash(app, text.strip()):
@@ -72,7 +75,7 @@ def run_one_shot(
         except LLMError as exc:
             if json_ui is None:
                 raise
-            err.print(str(exc), markup=False)
+            err.print(f"clio: {exc}", markup=False)
             json_ui.finish(
                 json_ui.result(session_id=_sid(app), usage=[], stop_reason="error", exit_code=exc.exit_code, error=str(exc))
             )
@@ -91,9 +94,10 @@ def run_one_shot(
 
 def _say_usage(err: Console, settings: Settings, usage: dict[str, int]) -> Price | None:
     """The one line a run that sent requests ends with: tokens and, where the price is known, cost."""
-    price = price_for(settings.model, settings.prices)
+    endpoint = settings.endpoint()
+    price = price_for(settings.model, settings.prices, endpoint)
     if usage.get("requests"):
-        err.print(f"clio: usage: {describe(usage, settings.model, price)}", markup=False, highlight=False)
+        err.print(f"clio: usage: {describe(usage, settings.model, price, endpoint)}", markup=False, highlight=False)
     return price
 
 
@@ -116,6 +120,12 @@ def _outcome(app: App, result: TurnResult, err: Console) -> tuple[int, str, str 
         return 3, "max_iterations", f"the turn stopped at max_iterations ({app.settings.max_iterations})"
     if result.stuck:
         return 5, "stuck", result.stuck
+    unanswered = app.approvals.unanswered
+    if unanswered:  # a slash command's question (/session delete...): no means no, said and coded
+        more = f" (and {len(unanswered) - 1} more)" if len(unanswered) > 1 else ""
+        why = f"not done: nobody was there to answer {unanswered[0]!r}{more}"
+        err.print(f"clio: {why}; rerun with --yes to answer yes (or run it in the REPL).", markup=False)
+        return 4, "refused", why
     refused = app.tool_ctx.refused if app.tool_ctx is not None else []
     if refused:
         more = f" and {len(refused) - 1} more" if len(refused) > 1 else ""

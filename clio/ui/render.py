@@ -251,8 +251,9 @@ class OneShotUI:
             elif content:  # a pipe or a file: the answer byte for byte
                 self.out.file.write(content if content.endswith("\n") else content + "\n")
                 self.out.file.flush()
-        elif content.strip():
-            self.err.print(visible(content.strip(), "dim"))
+        elif content.strip():  # the model's words beside its tool calls: each line clio's prefix
+            said = "\n".join(f"clio: {line}" for line in content.strip().splitlines())
+            self.err.print(visible(said, "dim"))
         if interrupted:
             self.err.print(Text("interrupted", style="yellow"))
 

@@ -1,7 +1,8 @@
 """Cost and usage (issue 27) through the installed clio: the one-shot run's usage line on stderr,
 ``usage`` in ``--output json`` with cached tokens and dollars, ``/cost`` per session and per turn,
-kept with the session so that ``/cost`` after ``--resume`` covers the whole of it, with the
-built-in price of a known model and a price the user configured."""
+kept with the session so that ``/cost`` after ``--resume`` covers the whole of it, with a price the
+user configured (the built-in table's list prices never apply to a server on this machine, where
+the fake server is: tests/e2e/test_local_server.py; tests/unit/test_prices.py for the table)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,14 @@ def test_one_shot_line_json_usage_and_cost_after_resume(fake_server: FakeServer,
         Reply(text="first", usage=make_usage(1_000_000, 100_000, 400_000)),
         Reply(text="second", usage=make_usage(2_000, 1_000, 1_000)),
     )
+    (home / "config.yaml").write_text(  # gpt-4o-mini's list prices, as the user's own
+        "prices:\n  gpt-4o-mini: {input: 0.15, output: 0.60, cached: 0.075}\n", encoding="utf-8"
+    )
     r = run_clio(["--model", "gpt-4o-mini", "-p", "count the lines"], server=fake_server, project=project, home=home)
     assert r.returncode == 0, r.stderr
     line = next(ln for ln in r.stderr.splitlines() if ln.startswith("clio: usage: "))
     # 600k uncached * 0.15 + 400k cached * 0.075 + 100k out * 0.60 per million = 0.09 + 0.03 + 0.06
-    assert "1,000,000 tokens in (400,000 cached, 40%), 100,000 out, 1 request; $0.1800 (gpt-4o-mini, built-in price of" in line
+    assert "1,000,000 tokens in (400,000 cached, 40%), 100,000 out, 1 request; $0.1800 (gpt-4o-mini, configured)" in line
 
     j = run_clio(
         ["--model", "gpt-4o-mini", "--resume", "--output", "json", "-p", "and the words"],
@@ -51,7 +55,7 @@ def test_one_shot_line_json_usage_and_cost_after_resume(fake_server: FakeServer,
 def test_configured_price_and_an_unknown_model(fake_server: FakeServer, project: Path, home: Path) -> None:
     fake_server.script(Reply(text="a", usage=make_usage(10_000, 1_000, 0)), Reply(text="b", usage=make_usage(10, 1, 0)))
     r = run_clio(["--model", "fake-model", "-p", "hello"], server=fake_server, project=project, home=home)
-    assert "no price known for fake-model (set prices: in your config)" in r.stderr
+    assert "no price known for fake-model at 127.0.0.1:" in r.stderr and "(set prices: in your config)" in r.stderr
     (home / "config.yaml").write_text("model: fake-model\nprices:\n  fake-model: {input: 1, output: 10}\n", encoding="utf-8")
     c = run_clio(["--resume", "-p", "/cost"], server=fake_server, project=project, home=home)
     assert c.returncode == 0, c.stderr

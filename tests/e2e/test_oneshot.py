@@ -168,8 +168,8 @@ def test_tool_loop_parallel_calls_and_bad_calls(fake_server: FakeServer, project
     assert results["call_badjson"].startswith("Error:") and "JSON" in results["call_badjson"]
     # stderr carries one line per tool call, failures marked
     lines = stderr_lines(r)
-    assert sum(ln.startswith("✓ file_operations read_file") for ln in lines) == 2
-    assert sum(ln.startswith("✗ ") for ln in lines) == 2
+    assert sum(ln.startswith("clio: ✓ file_operations read_file") for ln in lines) == 2
+    assert sum(ln.startswith("clio: ✗ ") for ln in lines) == 2
 
 
 def test_iteration_cap_stops_with_notice(fake_server: FakeServer, project: Path, home: Path) -> None:
@@ -524,7 +524,7 @@ def test_a_model_repeating_the_same_call_is_told_then_stopped(
     assert "return a + b" in results[0]
     assert results[1].startswith("[Repeated call: the same file_operations call") and "return a + b" in results[1]
     assert results[2].startswith("Repeated call: file_operations") and "return a + b" not in results[2]
-    stops = [ln for ln in stderr_lines(r) if ln.startswith("Stopped: the model repeated the same call")]
+    stops = [ln for ln in stderr_lines(r) if ln.startswith("clio: Stopped: the model repeated the same call")]
     assert len(stops) == 1 and "read_file calc.py" in stops[0]
     # one-shot wording: nobody can "send another message" here (issue 27)
     assert stops[0].endswith("Rerun with a rephrased or narrower request, or go on in the REPL with: clio --resume")
@@ -548,7 +548,7 @@ def test_an_action_refused_for_lack_of_approval_exits_4_with_whole_words(
     lines = stderr_lines(r)
     refused = [ln for ln in lines if ln.startswith("clio: refused for lack of approval: write:")]
     assert len(refused) == 1 and "out.txt" in refused[0] and "--yes" in refused[0]
-    tool_line = next(ln for ln in lines if ln.startswith("✗ file_operations"))
+    tool_line = next(ln for ln in lines if ln.startswith("clio: ✗ file_operations"))
     assert "No user is present to approve it" in tool_line  # the reason in whole words
 
     fake_server.script(
@@ -558,8 +558,9 @@ def test_an_action_refused_for_lack_of_approval_exits_4_with_whole_words(
     ok = run_clio(["--yes", "-p", "Write out.txt"], server=fake_server, project=project, home=home)
     assert ok.returncode == 0, ok.stderr
     assert (project / "out.txt").read_text(encoding="utf-8") == "hello\n"
-    # nobody was asked: the change is shown after the fact, as a diff on stderr
-    assert "--- /dev/null\n+++ b/out.txt\n@@ -0,0 +1 @@\n+hello\n" in ok.stderr
+    # nobody was asked: the change is shown after the fact, as a diff on stderr (each line with
+    # clio's prefix, like every line there)
+    assert "clio: --- /dev/null\nclio: +++ b/out.txt\nclio: @@ -0,0 +1 @@\nclio: +hello\n" in ok.stderr
     # and kept with the result, so the export shows it
     export = project / "export.html"
     shown = run_clio(["--resume", "-p", f"/session export {export}"], server=fake_server, project=project, home=home)

@@ -83,7 +83,7 @@ def test_session_commands(fake_server: FakeServer, tmp_path: Path) -> None:
         clio("-p", f"/session delete {id1}"),
         clio("-p", "/session trim 0"),
     )
-    for r in (show, listed, export, delete_no, trim_no):
+    for r in (show, listed, export):
         assert r.returncode == 0, r.stderr
     # show: id, name, model, message count of the resumed session
     assert id1 in show.stdout and first in show.stdout
@@ -106,9 +106,14 @@ def test_session_commands(fake_server: FakeServer, tmp_path: Path) -> None:
     assert "<script" not in html.lower()
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html, re.I)
     assert "@import" not in html
-    # delete and trim without --yes in one-shot: nobody confirmed, both kept
+    # delete and trim without --yes in one-shot: nobody confirmed, both kept, and the run says so
+    # and fails (exit 4: nobody was there to approve; issue 35, it was "Kept." and 0)
     assert "Kept" in delete_no.stdout and s1.is_dir()
     assert "Kept" in trim_no.stdout and s2.is_dir()
+    for r in (delete_no, trim_no):
+        assert r.returncode == 4, r.stderr
+        (line,) = stderr_lines(r)
+        assert line.startswith("clio: not done: nobody was there to answer 'Delete ") and "rerun with --yes" in line
     assert len(fake_server.chat_requests) == requests  # slash commands make no chat request
     assert session_dirs(project) == [s1, s2] or session_dirs(project) == [s2, s1]
 

@@ -68,11 +68,11 @@ def test_export_to_a_missing_folder_or_a_folder(
     r = run_clio(["-p", f"/session export {target}"], server=fake_server, project=project, home=home)
     assert r.returncode == 1
     assert stderr_lines(r) == [
-        f"No folder {target.parent}: create it first, or name a file in an existing folder."
+        f"clio: No folder {target.parent}: create it first, or name a file in an existing folder."
     ]
     assert not target.parent.exists()
     r = run_clio(["-p", f"/session export {tmp_path}"], server=fake_server, project=project, home=home)
-    assert r.returncode == 1 and stderr_lines(r)[0].startswith(f"{tmp_path} is a folder: name the file")
+    assert r.returncode == 1 and stderr_lines(r)[0].startswith(f"clio: {tmp_path} is a folder: name the file")
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ def test_unknown_arguments_to_a_command_get_its_usage(
 ) -> None:
     r = run_clio(["-p", line], server=fake_server, project=project, home=home)
     assert r.returncode == 1
-    assert stderr_lines(r) == [f"Usage: {usage}"]
+    assert stderr_lines(r) == [f"clio: Usage: {usage}"]
 
 
 def test_a_config_typo_gets_a_did_you_mean(fake_server: FakeServer, project: Path, home: Path) -> None:
@@ -105,7 +105,7 @@ def test_model_typo_is_refused_against_the_endpoints_list(
     r = run_clio(["-p", "/model fake-modle"], server=fake_server, project=project, home=home)
     assert r.returncode == 1
     assert stderr_lines(r) == [
-        "The endpoint has no model 'fake-modle'; did you mean fake-model? (/model fake-modle --force uses it anyway)."
+        "clio: The endpoint has no model 'fake-modle'; did you mean fake-model? (/model fake-modle --force uses it anyway)."
     ]
 
 
@@ -115,7 +115,7 @@ def test_a_redaction_notice_says_a_user_message(fake_server: FakeServer, project
     token = "ghp_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2"
     r = run_clio(["-p", f"my token is {token}"], server=fake_server, project=project, home=home)
     assert r.returncode == 0, r.stderr
-    assert "redacted 1 secret from a user message" in stderr_lines(r)
+    assert "clio: redacted 1 secret from a user message" in stderr_lines(r)
 
 
 # ---------------------------------------------------------------- flags (issue 27)

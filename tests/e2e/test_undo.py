@@ -97,5 +97,5 @@ def test_undo_without_a_change_and_bad_arguments(fake_server: FakeServer, projec
     assert r.returncode == 0 and "Nothing to undo" in r.stdout
     bad = run_clio(["-p", "/undo two"], server=fake_server, project=project, home=home)
     assert bad.returncode == 1 and stderr_lines(bad) == [
-        "Usage: /undo [N] (N: how many turns back, 1 by default)"
+        "clio: Usage: /undo [N] (N: how many turns back, 1 by default)"
     ]

@@ -33,6 +33,30 @@ def test_unknown_models_have_no_price(model: str) -> None:
     assert price_for(model) is None
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "priced"),
+    [
+        (None, True),  # the default endpoint: OpenAI
+        ("https://api.openai.com/v1", True),
+        ("https://openrouter.ai/api/v1", True),
+        ("https://api.deepseek.com/v1", True),
+        ("http://127.0.0.1:8080/v1", False),  # llama-server --alias gpt-4o-mini on this machine
+        ("http://localhost:11434/v1", False),
+        ("http://[::1]:8000/v1", False),
+        ("https://llm.internal.example.com/v1", False),  # somebody's gateway: its bill is not the list
+        ("https://api.openai.com.evil.example/v1", False),
+        ("https://user:secret@proxy.example/v1", False),
+    ],
+)
+def test_the_built_in_table_applies_only_where_list_prices_are_billed(endpoint: str | None, priced: bool) -> None:
+    price = price_for("gpt-4o-mini", None, endpoint)
+    assert (price is not None) == priced
+    mine = price_for("gpt-4o-mini", {"gpt-4o-mini": {"input": 1, "output": 2}}, endpoint)
+    assert mine is not None and mine.source == "configured"  # the user's prices: on any endpoint
+    line = describe({"requests": 1}, "gpt-4o-mini", price, endpoint)
+    assert ("$" in line) == priced and "secret" not in line
+
+
 def test_configured_prices_win_and_cached_defaults_to_input() -> None:
     mine = price_for("gpt-4o-mini", {"gpt-4o-mini": {"input": 1, "output": 2}})
     assert mine is not None and (mine.input, mine.output, mine.cached, mine.source) == (1.0, 2.0, 1.0, "configured")
