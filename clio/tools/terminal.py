@@ -8,7 +8,8 @@ Every command goes through ``ctx.approve("shell", ...)``; destructive ones are f
 Every command gets an environment without clio's credentials (``scrub_env``). Under
 ``--sandbox`` every command runs inside the OS sandbox (clio/safety/containment.py): writes
 only beneath the project root and a private temp folder (``TMPDIR``), no network unless
-``ctx.sandbox_network``. Where the kernel cannot sandbox, every command asks, even with
+``ctx.sandbox_network``; git settings and hooks it plants for the user's later git commands are
+undone afterwards (clio/safety/git_plant.py). Where the kernel cannot sandbox, every command asks, even with
 ``--yes``, and one-shot runs refuse them.
 """
 
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from clio import actions as A
+from clio.safety import git_plant
 from clio.safety.containment import availability, landlock_abi, scrub_env
 from clio.safety.readonly import readonly_reason
 from clio.safety.sandbox import destructive_reason
@@ -46,6 +48,8 @@ TAIL_BYTES = 15_000
 EXIT_GRACE = 1.0  # seconds to keep reading after the shell exits (background children may hold the pipe)
 PLAN_READ_ONLY = ("plan mode: this command ran in a read-only sandbox and could not write anything "
                   "(files, the project, git); nothing was changed. Put what writes in your plan.")
+PLANTED = ("clio: the command left git settings or hooks that would run code in the user's own later git "
+           "commands, outside the sandbox; undone: ")
 _DENIED = re.compile(r"Permission denied|Read-only file system|Operation not permitted")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
@@ -132,11 +136,16 @@ def run_command(
                             pinned=pinned, namespaces=isolated)  # fmt: skip
     elif hidden and landlock_abi() >= 1:
         argv = wrap_command(argv, [], hidden=hidden, only_hide=True, namespaces=guards_writes())
+    known = git_plant.before(str(cwd)) if contained and not read_only else None
     try:
-        return _run(argv, cwd, timeout, env)
+        res = _run(argv, cwd, timeout, env)
     finally:
         if private_tmp is not None:
             shutil.rmtree(private_tmp, ignore_errors=True)
+        undone = git_plant.after(str(cwd), known) if known is not None else []
+    if undone:  # git settings and hooks that would run in the user's own later git commands
+        res.output = res.output.rstrip("\n") + "\n" + PLANTED + "; ".join(undone) + "\n"
+    return res
 
 
 def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str]) -> CommandResult:
