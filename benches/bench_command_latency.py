@@ -6,7 +6,7 @@ Five ways: plain bash (no wrapper: a kernel without Landlock), hide only (every 
 ``--sandbox`` where user namespaces are off: the wrapper keeps ``$CLIO_HOME`` from being read),
 hide and guard (every command without ``--sandbox`` where they are on: ``$CLIO_HOME`` also a
 read-only mount in the command's own user and mount namespaces), the sandbox without namespaces,
-the sandbox with its own namespaces (``--sandbox`` where the kernel allows). Prints p50/p95 wall time per way and
+the sandbox with its own namespaces (``--sandbox`` where the kernel allows), plan mode's read-only sandbox. Prints p50/p95 wall time per way and
 the load average; no asserts.
 """
 
@@ -46,6 +46,7 @@ def main() -> None:
             "hide and guard (no --sandbox: the default)": {"hidden": [str(clio_home)], "ns": True},
             "--sandbox, no namespaces": {"contained": True, "hidden": [str(clio_home)], "ns": False},
             "--sandbox, own namespaces": {"contained": True, "hidden": [str(clio_home)], "ns": True},
+            "--plan (read-only sandbox), own namespaces": {"read_only": True, "hidden": [str(clio_home)], "ns": True},
         }
         print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; namespaces: {isolation()[0]}\n")
         print("| way | p50 | p95 |\n|---|---|---|")

@@ -203,6 +203,7 @@ class App:
             ask_user=self.questions.ask_user,
             sandbox=s.sandbox,
             sandbox_network=s.sandbox_network,
+            plan=s.plan,
             hidden=hidden_paths(self.paths.home, s.sandbox, s.credential_stores),
             private=self.private,
             prompt_sources=self._prompt_sources,
@@ -454,6 +455,8 @@ class App:
         if on == self.policy.plan:
             return
         self.policy.plan = self.settings.plan = on
+        if self.tool_ctx is not None:
+            self.tool_ctx.plan = on
         if self.prompt is not None:
             self.prompt.set_note(load_prompt("plan.md").strip() if on else "")
         if not on and self.session is not None and self.session.messages:

@@ -11,7 +11,7 @@ import re
 from clio.lazy_re import lazy
 from clio.safety.shell_words import has_short, opts_and_args
 
-__all__ = ["check_git"]
+__all__ = ["check_git", "git_setting"]
 
 _GIT_GLOBAL_ARG = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
 
@@ -26,7 +26,7 @@ _GIT_COMMAND_KEYS = lazy(
 )
 
 
-def _git_setting(key: str, value: str | None) -> str | None:
+def git_setting(key: str, value: str | None) -> str | None:
     key = key.strip()
     if key.lower().startswith("alias."):
         return (
@@ -48,7 +48,7 @@ def check_git(args: list[str]) -> str | None:
             return "git --config-env takes settings from the environment (cannot be checked)"
         if value is not None:
             key, eq, val = value.partition("=")
-            why = _git_setting(key, val if eq else None)
+            why = git_setting(key, val if eq else None)
             if why:
                 return f"git -c: {why}"
         i += 2 if opt in _GIT_GLOBAL_ARG else 1
@@ -99,7 +99,7 @@ def check_git(args: list[str]) -> str | None:
     elif sub == "config":
         keys = pos[1:] if pos[:1] in (["set"], ["--add"]) else pos
         if len(keys) >= 2:
-            why = _git_setting(keys[0], keys[1])
+            why = git_setting(keys[0], keys[1])
             if why:
                 return f"git config: {why}"
     return None

@@ -103,6 +103,7 @@ class ToolContext:
     ask_user: Asker = _nobody
     sandbox: bool = False  # confine file and git operations to root; shell commands in the OS sandbox
     sandbox_network: bool = False  # the user allows network use to sandboxed shell commands
+    plan: bool = False  # plan mode: shell commands run in the read-only kernel sandbox (terminal.py)
     hidden: tuple[str, ...] = ()  # paths no shell command may read ($CLIO_HOME; sandboxed: credential stores)
     # what no tool reads or writes, sandbox or not: $CLIO_HOME and the credential stores (tools/paths.py)
     private: Private = field(default_factory=Private.default)

@@ -6,7 +6,7 @@
   destructive command still needs ``--yes`` (clio.app.approvals).
 - plan mode (``--plan``, ``/plan``): read-only. The file tool's reading operations, read-only git
   operations, todos, memory, questions to the user and shell commands that pass
-  :func:`clio.safety.readonly.readonly_reason` run; everything else is refused with a tool error
+  :func:`clio.safety.readonly.readonly_reason` run, in the read-only kernel sandbox (clio.tools.terminal); everything else is refused with a tool error
   saying plan mode is on. MCP tools are refused: clio cannot tell what they change.
 
 What runs in plan mode is read from each operation's declared effect (:class:`clio.tools.spec.Op`).

@@ -8,7 +8,8 @@ Every command goes through ``ctx.approve("shell", ...)``; destructive ones are f
 Every command gets an environment without clio's credentials (``scrub_env``). Under
 ``--sandbox`` every command runs inside the OS sandbox (clio/safety/containment.py): writes
 only beneath the project root and a private temp folder (``TMPDIR``), no network unless
-``ctx.sandbox_network``. Where the kernel cannot sandbox, every command asks, even with
+``ctx.sandbox_network``; git settings and hooks it plants for the user's later git commands are
+undone afterwards (clio/safety/git_plant.py). Where the kernel cannot sandbox, every command asks, even with
 ``--yes``, and one-shot runs refuse them.
 """
 
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from clio import actions as A
+from clio.safety import git_plant
 from clio.safety.containment import availability, landlock_abi, scrub_env
 from clio.safety.readonly import readonly_reason
 from clio.safety.sandbox import destructive_reason
@@ -44,6 +46,11 @@ MAX_TIMEOUT = 600
 HEAD_BYTES = 15_000
 TAIL_BYTES = 15_000
 EXIT_GRACE = 1.0  # seconds to keep reading after the shell exits (background children may hold the pipe)
+PLAN_READ_ONLY = ("plan mode: this command ran in a read-only sandbox and could not write anything "
+                  "(files, the project, git); nothing was changed. Put what writes in your plan.")
+PLANTED = ("clio: the command left git settings or hooks that would run code in the user's own later git "
+           "commands, outside the sandbox; undone: ")
+_DENIED = re.compile(r"Permission denied|Read-only file system|Operation not permitted")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 
@@ -96,6 +103,7 @@ def run_command(
     timeout: float,
     *,
     contained: bool = False,
+    read_only: bool = False,
     network: bool = False,
     hidden: Sequence[str] = (),
 ) -> CommandResult:
@@ -104,25 +112,40 @@ def run_command(
     ``contained``: inside the OS sandbox, writable only beneath ``cwd`` and a private temp folder
     (removed afterwards), in its own namespaces where the kernel allows; ``network`` leaves the
     network open in there. ``hidden``: paths the command can neither read nor write (clio's own
-    folder; under the sandbox also the credential stores), sandbox or not, where Landlock exists."""
+    folder; under the sandbox also the credential stores), sandbox or not, where Landlock exists.
+    ``read_only`` (plan mode; implies ``contained``): the project is not writable either, only the
+    private temp folder is."""
     env = scrub_env(os.environ)
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", TERM="dumb")
     argv = ["bash", "-c", command]
     private_tmp: str | None = None
-    if contained:
+    if contained or read_only:
         private_tmp = tempfile.mkdtemp(prefix="clio-shell-")
         env.update(TMPDIR=private_tmp, TMP=private_tmp, TEMP=private_tmp, TEMPDIR=private_tmp)
         isolated = isolation()[0]
-        readonly, pinned = protected_in_project(cwd) if isolated else ([], [])
-        argv = wrap_command(argv, [cwd, private_tmp], network=network, hidden=hidden, readonly=readonly,
+        writable: list[str | Path] = [private_tmp]
+        readonly: list[str] = []
+        pinned: list[str] = []
+        if read_only:  # git status & co. then skip refreshing the index (a write they may skip)
+            env["GIT_OPTIONAL_LOCKS"] = "0"
+        else:
+            writable.insert(0, cwd)
+            if isolated:
+                readonly, pinned = protected_in_project(cwd)
+        argv = wrap_command(argv, writable, network=network, hidden=hidden, readonly=readonly,
                             pinned=pinned, namespaces=isolated)  # fmt: skip
     elif hidden and landlock_abi() >= 1:
         argv = wrap_command(argv, [], hidden=hidden, only_hide=True, namespaces=guards_writes())
+    known = git_plant.before(str(cwd)) if contained and not read_only else None
     try:
-        return _run(argv, cwd, timeout, env)
+        res = _run(argv, cwd, timeout, env)
     finally:
         if private_tmp is not None:
             shutil.rmtree(private_tmp, ignore_errors=True)
+        undone = git_plant.after(str(cwd), known) if known is not None else []
+    if undone:  # git settings and hooks that would run in the user's own later git commands
+        res.output = res.output.rstrip("\n") + "\n" + PLANTED + "; ".join(undone) + "\n"
+    return res
 
 
 def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str]) -> CommandResult:
@@ -219,22 +242,35 @@ def _execute(ctx: ToolContext, args: dict[str, Any]) -> str:
         raise declined(ctx, f"running `{command}`")
     network = ctx.sandbox_network  # a user-only setting: never from a project config
     snapshots = ctx.services.snapshots
-    scan = shell_undo.before(ctx.root) if snapshots is not None and snapshots.current is not None else None
+    keep = snapshots is not None and snapshots.current is not None and not ctx.plan  # plan: nothing changes
+    scan = shell_undo.before(ctx.root) if keep else None
     try:
-        res = run_command(command, ctx.root, timeout, contained=contained, network=network, hidden=ctx.hidden)
+        res = run_command(command, ctx.root, timeout, contained=contained, read_only=ctx.plan, network=network,
+                          hidden=ctx.hidden)  # fmt: skip
     finally:  # what the command changed under the project can be undone (also after a Ctrl-C)
         if scan is not None and snapshots is not None:
             shell_undo.record(scan, ctx.root, snapshots)
     out = res.output.rstrip("\n")
     body = out if out else "(no output)"
+    if ctx.plan and _DENIED.search(out):
+        body += f"\n{PLAN_READ_ONLY}"
     if res.timed_out:
         return f"{body}\ntimed out after {timeout} s (the process group was killed)"
     return f"{body}\nexit code: {res.exit_code}"
 
 
 def _plan_check(args: dict[str, Any]) -> str | None:
-    """Plan mode runs a command only when it reads (clio.safety.readonly); else why it was not run."""
+    """Plan mode runs a command only in the read-only kernel sandbox, so never where the kernel has
+    none; the word check (clio.safety.readonly) refuses early, with a helpful sentence, what plainly
+    writes. None: it runs; else why it was not run."""
     command = str(args.get("command") or "")
+    sandbox = availability()
+    if not sandbox.available:
+        return (
+            f"`{command}` was not run: plan mode runs shell commands only in a read-only kernel sandbox and "
+            f"there is none here ({sandbox.reason.removeprefix('no OS sandbox: ').split(';')[0]}). "
+            "Use the file tools to read, and put what you would run in your plan."
+        )
     why = readonly_reason(command)
     if why is None:
         return None
