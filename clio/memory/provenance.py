@@ -148,13 +148,15 @@ class Provenance:
             by=by if by in WRITERS else BY_MODEL,
         )
 
-    def describe(self) -> str:
+    def describe(self, who: str = "you") -> str:
         """One short line for people: 'after reading file_operations.read_file · session X', or
-        'written by mcp client NAME' for a write through ``clio mcp``."""
+        'written by mcp client NAME' for a write through ``clio mcp``. ``who``: the person whose
+        words a ``by: user`` entry holds, as the reader calls them ('you'; a teammate's name in a
+        shared memory: :meth:`clio.memory.ltm_store.LtmStore.writer`)."""
         if self.by == BY_MCP:
             return "written by " + (", ".join(self.sources) or "an mcp client")
         if self.by == BY_USER:
-            return f"written by you · session {self.session or '?'}"
+            return f"written by {who} · session {self.session or '?'}"
         what = "after reading " + ", ".join(self.sources) if self.sources else "untrusted content"
         head = what if self.tainted else "clean turn"
         if self.by == BY_CONSOLIDATION:
