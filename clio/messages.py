@@ -23,6 +23,12 @@ KIND_MEMORY = "memory"
 # the automatic recall of archived messages for a user message: a system message in the window,
 # sent merged into that user message (clio.agent.prompt.to_api); never indexed, never summarised
 KIND_RECALL = "recall"
+# text clio wrote and sent in the user's role on its own: a built-in command's prompt (/init's, the
+# request /compact sends); ``meta["command"]`` names the command the user typed. Never the user's words.
+KIND_PROMPT = "clio_prompt"
+KIND_CONTEXT = "context"  # clio's notes block (clio.context.notes), sent in the user's role
+NOT_TYPED = frozenset({KIND_PROMPT, KIND_CONTEXT, KIND_RECALL})  # kinds whose text the user never typed
+NOTES = "clio_notes"  # meta key: clio's notes put before the user's words (an /undo, plan mode off)
 
 
 def make(role: str, content: str | None, **extra: Any) -> Message:
@@ -82,11 +88,42 @@ def tool_call_args(call: dict[str, Any]) -> dict[str, Any]:
 ATTACHMENT_MARK = '\n\n<file path="'  # where the files a message attached (@path) begin
 
 
+def prompt_meta(command: str) -> dict[str, Any]:
+    """The meta of a message clio sends in the user's role for the built-in ``/command``."""
+    return {"kind": KIND_PROMPT, "command": command}
+
+
+def with_notes(text: str, notes: list[str], msg_meta: dict[str, Any]) -> str:
+    """``text`` (the user's words) with clio's ``notes`` put before it, the notes recorded in
+    ``msg_meta`` (:data:`NOTES`) so that :func:`typed_words` leaves them out."""
+    if not notes:
+        return text
+    head = "\n".join(notes)
+    msg_meta[NOTES] = head
+    return head + "\n\n" + text
+
+
 def typed_words(msg: Message) -> str:
-    """A user message's own words: without the files it attached with @path (``meta["attached"]``),
-    so what the user established is never read from an attached file."""
+    """What the user said in a message, the one reading of it everywhere (consolidation, the thread
+    summary, behaviour feedback, session names, recall): '' for a message that is not the user's
+    (another role, clio's notes block, a recall block); the command the user typed (``/init``) for
+    a built-in command's prompt clio sent for it; otherwise the content without clio's notes put
+    before it (``meta["clio_notes"]``) and without the files it attached with @path
+    (``meta["attached"]``), so what the user established is never read from clio's own text or an
+    attached file."""
+    m = meta(msg)
+    if msg.get("role") != "user" or m.get("kind") in NOT_TYPED:
+        if m.get("kind") == KIND_PROMPT and isinstance(m.get("command"), str):
+            return "/" + m["command"]
+        return ""
     content = msg.get("content")
     text = content if isinstance(content, str) else text_of(msg)
-    if meta(msg).get("attached"):
+    notes = m.get(NOTES)
+    if isinstance(notes, str) and notes:
+        if text.startswith(notes + "\n\n"):
+            text = text[len(notes) + 2 :]
+        else:  # changed on the way (redaction): the notes are single lines, the user's words follow a blank line
+            text = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    if m.get("attached"):
         return text.split(ATTACHMENT_MARK, 1)[0]
     return text

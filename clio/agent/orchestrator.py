@@ -32,7 +32,7 @@ from clio.context.stm import latest_user_index
 from clio.llm.client import ChatResult, LLMClient
 from clio.llm.errors import ContextLengthError
 from clio.llm.recover import recover_tool_calls
-from clio.messages import Message, make, tool_call_args
+from clio.messages import Message, make, prompt_meta, tool_call_args
 from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 from clio.tools.context import ToolContext
@@ -151,7 +151,7 @@ class Orchestrator:
             return None
         before = self.used_tokens()
         extra = f" Pay particular attention to: {focus.strip()}." if focus.strip() else ""
-        ask = make("user", load_prompt("compact.md").format(max_words=COMPACT_WORDS, focus=extra))
+        ask = make("user", load_prompt("compact.md").format(max_words=COMPACT_WORDS, focus=extra), meta=prompt_meta("compact"))
         tools = self.tools()
         try:
             result = self._send(

@@ -37,7 +37,7 @@ from clio.app.undo import undo
 from clio.config import ConfigError, Settings
 from clio.context.engine import ContextEngine
 from clio.llm.client import LLMClient
-from clio.messages import Message, meta
+from clio.messages import Message, meta, typed_words, with_notes
 from clio.paths import Paths
 from clio.prompts import load_prompt
 from clio.recall.encoder_client import EncoderClient
@@ -317,16 +317,18 @@ class App:
 
     # -- a turn ------------------------------------------------------------------------------------
     def run_turn(self, text: str, meta: dict[str, Any] | None = None) -> TurnResult:
-        """One turn; ``meta`` goes with the user's message (``attached``: the @file paths)."""
+        """One turn; ``meta`` goes with the user's message (``attached``: the @file paths; a built-in
+        command's prompt: :func:`clio.messages.prompt_meta`)."""
         self.settle_model()
         start = len(self.session.messages) if self.session is not None else 0
+        meta = dict(meta or {})
         skills = self.memory.skills
-        skills.begin_turn(text, start)  # before any note is added: the user's words
+        skills.begin_turn(typed_words({"role": "user", "content": text, "meta": meta}), start)  # the user's words
         if self.services.snapshots is not None:
             self.services.snapshots.begin(start)  # the files this turn changes are kept together
-        if self.pending_notes:  # what the model must know first (an /undo), with the user's words
-            text = "\n".join(self.pending_notes) + "\n\n" + text
-            self.pending_notes.clear()
+        # what the model must know first (an /undo), before the user's words, marked as clio's
+        text = with_notes(text, self.pending_notes, meta)
+        self.pending_notes.clear()
         try:
             return self.agent.run_turn(text, meta)
         finally:

@@ -166,7 +166,8 @@ def open_stores(services: Services, paths: Paths | None, redactor: Redactor, set
     if paths is not None and settings is not None and settings.shared_memory:
         from clio.team.open import open_shared  # psycopg and the team store only when it is on
 
-        shared = open_shared(paths, settings, redactor.text, lambda text: print(text, file=sys.stderr))
+        own = services.ltm if isinstance(services.ltm, LtmStore) else None
+        shared = open_shared(paths, settings, redactor.text, lambda text: print(text, file=sys.stderr), own)
         if shared is not None:
             services.ltm, services.notes = shared
     services.prefs = PrefStore(paths.home / "preferences.json" if paths else None, redact=redactor.text)

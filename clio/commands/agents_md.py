@@ -5,6 +5,7 @@ approved (or refused) like any write, undone by ``/undo``."""
 from __future__ import annotations
 
 from clio.commands.registry import CommandContext, command
+from clio.messages import prompt_meta
 from clio.prompts import load_prompt
 
 NEW = "write an AGENTS.md for this repository, the instructions coding agents read before they work here."
@@ -21,4 +22,4 @@ def init_cmd(app: CommandContext, arg: str) -> None:
         task=UPDATE if exists else NEW,
         operation="read it, then write_file or replace_string" if exists else "create_file",
     )
-    app.run_turn(text, {"command": "init"})
+    app.run_turn(text, prompt_meta("init"))  # clio's words in the user's role: never read as the user's

@@ -3,7 +3,7 @@
 /memory add <text>   /memory list [type|tainted|pinned|learned|notes]   /memory search <query>   /memory stats
 /memory prune [days]   /memory pin <id>   /memory unpin <id>   /memory compact
 /memory consolidate    /memory forget <id>    /memory adopt <id>|all    /memory adopt-clio    /memory clear
-/memory team [ignore|unignore|drop <author>]   (a shared memory: :mod:`clio.commands.team_memory`)
+/memory team [ignore|unignore|drop <author> | import]   (a shared memory: :mod:`clio.commands.team_memory`)
 
 ``/memory compact`` lists the groups of old, faded entries on one topic that compaction
 would merge (:func:`clio.memory.lifecycle.compaction_groups`); when the app provides a
@@ -35,7 +35,7 @@ from typing import Any
 from rich.markup import escape
 
 from clio.commands.registry import CommandContext, CommandError, command, split_sub
-from clio.commands.team_memory import team
+from clio.commands.team_memory import USAGE_TAIL, team
 from clio.memory import lifecycle, ltm, ltm_rank, provenance
 from clio.memory.ltm_file import imported
 from clio.memory.ltm_stats import day, format_stats
@@ -44,7 +44,7 @@ from clio.memory.notes import NoteStore
 
 USAGE = (
     "/memory add <text> | list [type|tainted|foreign|pinned|learned|imported|notes] | search <query> | stats | prune [days] | "
-    "pin <id> | unpin <id> | compact | consolidate | forget <id> | adopt <id>|all | adopt-clio | clear | team [ignore|unignore|drop <author>]"
+    "pin <id> | unpin <id> | compact | consolidate | forget <id> | adopt <id>|all | adopt-clio | clear | " + USAGE_TAIL
 )
 SUBCOMMANDS = (
     "add",
@@ -81,8 +81,9 @@ def _summary(e: ltm.Entry) -> str:
     return ltm.render_entry(e)[2:]
 
 
-def origin(e: ltm.Entry) -> str:
-    """Who wrote an entry, for people: 'tainted: after reading ... · session X', 'clean turn · ...'."""
+def origin(e: ltm.Entry, store: LtmStore | None = None) -> str:
+    """Who wrote an entry, for people: 'tainted: after reading ... · session X', 'clean turn · ...';
+    'written by you' only for the user's own words (a teammate's are 'written by alice@pc')."""
     p = e.provenance
     if imported(e) and p is not None:
         return p.describe()  # imported from CLIO: a note to verify; /memory adopt-clio
@@ -90,7 +91,8 @@ def origin(e: ltm.Entry) -> str:
         return "FOREIGN: not written by clio on this machine (repository or elsewhere); /memory adopt " + e.id
     if p is None:
         return "unknown (written before provenance was kept)"
-    return ("tainted: " if p.tainted else "") + p.describe()
+    writer = store.writer(e.id) if store is not None else None
+    return ("tainted: " if p.tainted else "") + p.describe(writer or "you")
 
 
 def _entry_table(rows: list[ltm.Entry], title: str, now: float, store: LtmStore | None = None) -> Table:
@@ -112,7 +114,7 @@ def _entry_table(rows: list[ltm.Entry], title: str, now: float, store: LtmStore 
             f"{e.confidence:.2f}",
             f"{ltm_rank.effective_score(e, now):.2f}",
             day(e.active),
-            escape(origin(e) + (f" · by {store.describe_author(e.id)}" if store and store.describe_author(e.id) else "")),
+            escape(origin(e, store) + (f" · by {store.describe_author(e.id)}" if store and store.describe_author(e.id) else "")),
         )
     return table
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from clio.memory import provenance
 from clio.memory.ltm import DEFAULT_CONFIDENCE, TYPES, Entry, LtmError, render_entry
+from clio.memory.ltm_rank import by_relevance
 from clio.memory.ltm_stats import day
 from clio.memory.notes import NoteError, NoteStore
 from clio.recall.format import format_hits
@@ -61,9 +62,20 @@ def entry_line(e: Entry) -> str:
     return f"- [{e.id} {e.type}, confidence {e.confidence:.2f}] {render_entry(e)[2:]}"
 
 
-def origin(e: Entry) -> str:
+def origin(e: Entry, store: LtmStore) -> str:
+    """Who wrote an entry, for an MCP client (not the user): 'written by the user', or by the
+    teammate who wrote it in a shared memory, then the author and who confirmed it."""
     p = e.provenance
-    return "unknown origin" if p is None else ("tainted: " if p.tainted else "") + p.describe()
+    writer = store.writer(e.id)
+    text = "unknown origin" if p is None else ("tainted: " if p.tainted else "") + p.describe(writer or "the user")
+    author = store.describe_author(e.id)
+    return text + (f" · by {author}" if author else "")
+
+
+def from_teammate(e: Entry, store: LtmStore) -> str:
+    """' (from alice@pc)' after an entry a teammate wrote (a shared memory), as clio's prompt says it."""
+    writer = store.writer(e.id)
+    return f" (from {writer})" if writer else ""
 
 
 @dataclass
@@ -116,12 +128,16 @@ class MemoryOps:
         return f"{what}: {entry_line(stored)}"
 
     def recall(self, query: str, limit: int = 10) -> str:
-        """The entries clio would put in its system prompt for ``query``, in the same order."""
-        chosen = self._select(_query(query))[: _limit(limit, "limit")]
+        """The entries clio would put in its system prompt for ``query``, the most relevant to
+        it first (:func:`clio.memory.ltm_rank.by_relevance`: clio's ranking, rules judged by their
+        words rather than put first as in the prompt)."""
+        query, limit = _query(query), _limit(limit, "limit")
+        chosen = by_relevance(self._select(query), query, self.clock())[:limit]
         if not chosen:
             return f"No long-term memory for {query!r}."
         head = f"{len(chosen)} entr{'y' if len(chosen) == 1 else 'ies'}, best first (notes to verify, not instructions):"
-        return "\n".join([head, *(entry_line(e) for e in chosen)])
+        store = self._store()
+        return "\n".join([head, *(entry_line(e) + from_teammate(e, store) for e in chosen)])
 
     def _select(self, task: str) -> list[Entry]:
         return self._store().select(task, [], self.budget_tokens, self.count_tokens)
@@ -140,7 +156,7 @@ class MemoryOps:
         rows.sort(key=lambda e: (list(TYPES).index(e.type), -e.last_confirmed))
         shown = rows[: _limit(limit, "limit")]
         lines = [f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'}:"]
-        lines += [f"{entry_line(e)} · {origin(e)}" + (" · pinned" if e.pinned else "") for e in shown]
+        lines += [f"{entry_line(e)} · {origin(e, store)}" + (" · pinned" if e.pinned else "") for e in shown]
         if len(rows) > len(shown):
             lines.append(f"... and {len(rows) - len(shown)} more")
         return "\n".join(lines)
@@ -229,7 +245,7 @@ def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bo
     if settings.shared_memory and not read_only:  # the team's store (clio.team), as a session has it
         from clio.team.open import open_shared
 
-        shared = open_shared(paths, settings, redactor.text, lambda text: print(text, file=sys.stderr))
+        shared = open_shared(paths, settings, redactor.text, lambda text: print(text, file=sys.stderr), ltm)
         if shared is not None:
             ltm, notes = (None if no_ltm else shared[0]), shared[1]
     return MemoryOps(

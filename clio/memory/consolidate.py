@@ -29,7 +29,7 @@ from clio.context import decisions
 from clio.context.yarn import cut, is_error
 from clio.memory import ltm
 from clio.memory.json_reply import first_json_object
-from clio.messages import Message, typed_words
+from clio.messages import KIND_PROMPT, NOT_TYPED, NOTES, Message, meta, typed_words
 
 MAX_ENTRIES = 6  # what one session may add: the durable few, not a transcript
 MAX_PAIRS = 5  # ambiguous pairs decided per request
@@ -76,9 +76,10 @@ def established(part: Sequence[Message]) -> list[decisions.Item]:
     items: list[decisions.Item] = []
     proposed: str | None = None
     for m in part:
-        role, text = m.get("role"), str(m.get("content") or "").strip()
+        role = m.get("role")
+        text = typed_words(m).strip() if role == "user" else str(m.get("content") or "").strip()
         if role == "user" and text:
-            found = decisions.from_user(typed_words(m))
+            found = decisions.from_user(text)
             agreed = decisions.agreed(proposed) if proposed and decisions.agrees(text) else None
             items = decisions.merge(items, [agreed, *found] if agreed else found)
             proposed = None
@@ -113,13 +114,30 @@ def _call_line(call: dict[str, Any]) -> str:
     return f"[tool call] {name} {cut(' '.join(bits), 160)}".rstrip()
 
 
+def _user_line(m: Message) -> str:
+    """A user-role message's line: the user's words as ``[user]``; what clio sent in their role
+    (a built-in command's prompt, notes put before the user's words) as ``[clio]``, never as theirs."""
+    said = typed_words(m).strip()
+    kind = meta(m).get("kind")
+    if kind == KIND_PROMPT:
+        return f"[user] {said}\n[clio, not the user: the built-in prompt of {said}, left out]"
+    if kind in NOT_TYPED:
+        return ""
+    notes = meta(m).get(NOTES)
+    head = f"[clio, not the user] {cut(notes, 200)}\n" if isinstance(notes, str) and notes else ""
+    attached = meta(m).get("attached")
+    if isinstance(attached, list) and attached:  # the files' content is not the user's words
+        said = f"{said} (attached: {', '.join(map(str, attached))})".strip()
+    return f"{head}[user] {cut(said, LINE_CHARS)}" if said else head.rstrip("\n")
+
+
 def transcript(part: Sequence[Message], max_chars: int) -> str:
     """The part as compact lines, newest kept when it does not fit (they hold the outcome)."""
     lines: list[str] = []
     for m in part:
         role, text = m.get("role"), str(m.get("content") or "").strip()
         if role == "user" and text:
-            lines.append(f"[user] {cut(text, LINE_CHARS)}")
+            lines += [line] if (line := _user_line(m)) else []
         elif role == "assistant":
             if text:
                 lines.append(f"[assistant] {cut(text, LINE_CHARS)}")

@@ -4,6 +4,7 @@
   by use: :func:`half_life`, :func:`recency`, :func:`effective_score`;
 - ranking for the prompt: BM25 relevance to the task and working files, confidence x recency, and
   optionally semantic similarity fused by RRF: :func:`rank`, :func:`select_for_prompt`;
+- :func:`by_relevance` for a query asked by name (``clio mcp``'s ``recall``): rules judged by their words;
 - :func:`search` for the memory tool and ``/memory search``.
 """
 
@@ -53,37 +54,44 @@ def effective_score(entry: Entry, now: float) -> float:
     return entry.confidence * recency(entry, now)
 
 
-def relevance(entries: list[Entry], query: str) -> list[float]:
+def relevance(entries: list[Entry], query: str, every_task: frozenset[str] = EVERY_TASK) -> list[float]:
     """BM25 relevance to ``query`` scaled to 0..1 by the best entry; types that apply to every
-    task (rules) are always 1."""
+    task (rules, for the prompt) are always 1; with ``every_task`` empty every entry is judged by
+    its words (a query asked by name: :func:`by_relevance`)."""
     raw = bm25([terms(e.full_text()) for e in entries], terms(query))
-    best = max((r for r, e in zip(raw, entries, strict=True) if e.type not in EVERY_TASK), default=0.0)
+    best = max((r for r, e in zip(raw, entries, strict=True) if e.type not in every_task), default=0.0)
     return [
-        1.0 if e.type in EVERY_TASK else (r / best if best > 0 else 0.0)
+        1.0 if e.type in every_task else (r / best if best > 0 else 0.0)
         for r, e in zip(raw, entries, strict=True)
     ]
 
 
-def fuse(entries: list[Entry], lexical: list[float], semantic: dict[str, float]) -> list[float]:
+def fuse(
+    entries: list[Entry], lexical: list[float], semantic: dict[str, float], every_task: frozenset[str] = EVERY_TASK
+) -> list[float]:
     """Relevance from the lexical and semantic rankings fused by RRF (k=RRF_K), scaled to 0..1 by
     the best entry; rules (every-task types) stay 1. Entries without a semantic score rank only lexically."""
     lex_order = [e.id for r, e in sorted(zip(lexical, entries, strict=True), key=lambda t: -t[0]) if r > 0]
     sem_order = [k for k, v in sorted(semantic.items(), key=lambda t: -t[1]) if v > 0]
     fused = rrf([lex_order, sem_order], k=RRF_K)
-    best = max((fused.get(e.id, 0.0) for e in entries if e.type not in EVERY_TASK), default=0.0)
-    return [1.0 if e.type in EVERY_TASK else (fused.get(e.id, 0.0) / best if best > 0 else 0.0) for e in entries]
+    best = max((fused.get(e.id, 0.0) for e in entries if e.type not in every_task), default=0.0)
+    return [1.0 if e.type in every_task else (fused.get(e.id, 0.0) / best if best > 0 else 0.0) for e in entries]
 
 
 def rank(
-    entries: list[Entry], query: str, now: float, semantic: dict[str, float] | None = None
+    entries: list[Entry],
+    query: str,
+    now: float,
+    semantic: dict[str, float] | None = None,
+    every_task: frozenset[str] = EVERY_TASK,
 ) -> list[tuple[float, Entry]]:
     """(score, entry) best first: W_RELEVANCE*relevance + W_BASE*effective score (confidence x
     decay by type). With ``semantic`` (entry id -> similarity to the query, from
     :mod:`clio.recall.embedder` when its model is loaded), relevance is the RRF fusion of the
     lexical and semantic rankings; without it, BM25 alone."""
-    rel = relevance(entries, query)
+    rel = relevance(entries, query, every_task)
     if semantic:
-        rel = fuse(entries, rel, semantic)
+        rel = fuse(entries, rel, semantic, every_task)
     scored = [
         (W_RELEVANCE * r + W_BASE * effective_score(e, now), e) for r, e in zip(rel, entries, strict=True)
     ]
@@ -129,6 +137,13 @@ def select_for_prompt(
     while chosen and count_tokens(render_ltm(chosen)) > budget_tokens:
         chosen.pop()  # token counts of joined text can exceed the sum of the parts
     return chosen
+
+
+def by_relevance(entries: list[Entry], query: str, now: float, semantic: dict[str, float] | None = None) -> list[Entry]:
+    """``entries`` (those :func:`select_for_prompt` chose) in the order of :func:`rank` for a query
+    asked by name (``clio mcp``'s ``recall``): rules judged by their words like every other type,
+    not put first because they apply to every task, so the entry the query is about comes first."""
+    return [e for _score, e in rank(entries, query, now, semantic, every_task=frozenset())]
 
 
 def search(entries: list[Entry], query: str, limit: int = 20) -> list[tuple[float, Entry]]:

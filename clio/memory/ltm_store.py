@@ -360,6 +360,11 @@ class LtmStore:
         """Who wrote an entry, for listings ('' here: a local memory has one author, the user)."""
         return ""
 
+    def writer(self, entry_id: str) -> str | None:
+        """The teammate who wrote an entry; None when it is the user's own (always, here: a local
+        memory has one author). Listings say 'written by you' only for the user's own."""
+        return None
+
     def render_block(self, entries: list[Entry]) -> str:
         """The prompt block of ``entries`` chosen by :meth:`select` (a shared store, clio.team,
         puts teammates' entries under their own heading)."""

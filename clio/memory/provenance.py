@@ -152,14 +152,17 @@ class Provenance:
             by=by if by in WRITERS else BY_MODEL,
         )
 
-    def describe(self) -> str:
+    def describe(self, who: str = "you") -> str:
         """One short line for people: 'after reading file_operations.read_file · session X', or
-        'written by mcp client NAME' for a write through ``clio mcp``."""
+        'written by mcp client NAME' for a write through ``clio mcp``. ``who``: the person whose
+        words a ``by: user`` entry holds, as the reader calls them ('you'; a teammate's name in a
+        shared memory: :meth:`clio.memory.ltm_store.LtmStore.writer`)."""
         if self.by == BY_MCP:
             return "written by " + (", ".join(self.sources) or "an mcp client")
         if self.by == BY_USER:
-            how = "adopted by you from CLIO" if ADOPTED_FROM_CLIO in self.sources else "written by you"
-            return f"{how} · session {self.session or '?'}"
+            if ADOPTED_FROM_CLIO in self.sources:
+                return f"adopted by {who} from CLIO · session {self.session or '?'}"
+            return f"written by {who} · session {self.session or '?'}"
         if self.by == BY_CLIO_PERL:
             return "imported from CLIO (the Perl agent): a note to verify; /memory adopt-clio makes it yours"
         what = "after reading " + ", ".join(self.sources) if self.sources else "untrusted content"

@@ -18,7 +18,16 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from clio.messages import KIND_MEMORY, KIND_RECALL, KIND_SUMMARY, Message, meta, text_of, tool_call_args
+from clio.messages import (
+    KIND_MEMORY,
+    KIND_PROMPT,
+    KIND_RECALL,
+    KIND_SUMMARY,
+    Message,
+    meta,
+    text_of,
+    tool_call_args,
+)
 
 # Same split as FTS5's unicode61 tokenizer: letters and digits; '_' and punctuation separate.
 WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
@@ -41,7 +50,7 @@ TEXT_LIMIT = 32_000
 TOOL_RESULT_LIMIT = 4_000
 TOOL_ARGS_LIMIT = 2_000
 CALL_MARK = "\u25b8 "  # begins the line of a tool call in an indexed assistant message (not a word)
-SKIP_KINDS = frozenset({KIND_SUMMARY, KIND_MEMORY, KIND_RECALL})
+SKIP_KINDS = frozenset({KIND_SUMMARY, KIND_MEMORY, KIND_RECALL, KIND_PROMPT})  # KIND_PROMPT: clio's own
 # Results of the memory tool quote what clio already keeps (notes, long-term entries, excerpts of
 # the archive): indexed, they would come back as new evidence, echoes crowding out the original.
 ECHO_TOOLS = frozenset({"memory_operations"})

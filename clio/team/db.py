@@ -1,6 +1,6 @@
 """The connection to the shared PostgreSQL store: time boxes, faults, and the schema clio migrates.
 
-psycopg (``pip install 'clio[team]'``) is imported here only, and only when a shared store is
+psycopg (``pip install '.[team]'`` in clio's checkout) is imported here only, and only when a shared store is
 configured. The connection is opened in a background thread as soon as the store is made, so a
 slow or unreachable server never delays the prompt: a read waits at most ``wait`` seconds for it,
 and every statement runs under ``statement_timeout``. A failure marks the store *down*; the next

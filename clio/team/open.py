@@ -20,12 +20,14 @@ from clio.team.search import entry_vector
 
 if TYPE_CHECKING:
     from clio.config import Settings
+    from clio.memory.ltm_store import LtmStore
     from clio.paths import Paths
     from clio.team.link import TeamLink
     from clio.team.notes import SharedNoteStore
     from clio.team.store import SharedLtmStore
 
 Notice = Callable[[str], None]
+TOLD = "own-entries-told"  # in .clio/team/: the line about this checkout's own entries was said once
 
 
 def _valid(data: object) -> bool:
@@ -70,7 +72,7 @@ def open_link(paths: Paths, settings: Settings, notice: Notice) -> TeamLink | No
     try:
         import psycopg  # noqa: F401  (only to say clearly that it is missing)
     except ImportError:
-        notice("clio: shared_memory is set but psycopg is not installed (pip install 'clio[team]'); "
+        notice("clio: shared_memory is set but psycopg is not installed (pip install '.[team]' in clio's checkout); "
                "using this checkout's own memory.")
         return None
     try:
@@ -93,17 +95,40 @@ def open_link(paths: Paths, settings: Settings, notice: Notice) -> TeamLink | No
     return link
 
 
+def tell_own_entries(own: LtmStore | None, team_dir: Path, notice: Notice) -> None:
+    """Once per checkout, the first time the shared store is used while this checkout's own
+    memory holds entries: one line saying they are left out, and how to bring them along."""
+    if own is None or not own.enabled or (team_dir / TOLD).exists():
+        return
+    count = len(own.all())
+    if not count:
+        return
+    notice(
+        f"clio: shared memory is on: this checkout's {count} own entr{'y' if count == 1 else 'ies'} "
+        "(.clio/ltm.json) are left out while it is, kept on disk; /memory team import brings them to the team's store."
+    )
+    team_dir.mkdir(parents=True, exist_ok=True)
+    (team_dir / TOLD).write_text("yes\n", encoding="utf-8")
+
+
 def open_shared(
-    paths: Paths, settings: Settings, redact: Callable[[str], str], notice: Notice
+    paths: Paths,
+    settings: Settings,
+    redact: Callable[[str], str],
+    notice: Notice,
+    own: LtmStore | None = None,
 ) -> tuple[SharedLtmStore, SharedNoteStore] | None:
-    """(long-term memory, notes) in the shared store, or None: keep the local ones."""
+    """(long-term memory, notes) in the shared store, or None: keep the local ones. ``own``: this
+    checkout's own long-term memory, which the shared store replaces (kept for ``/memory team import``)."""
     link = open_link(paths, settings, notice)
     if link is None:
         return None
     from clio.team.notes import SharedNoteStore
     from clio.team.store import SharedLtmStore
 
+    tell_own_entries(own, paths.clio_dir / "team", notice)
     ltm = SharedLtmStore(link, paths.clio_dir / "team", redact=redact, ignored=Ignored(paths.home / "team.json"))
+    ltm.own = own
     notes = SharedNoteStore(link, paths.memory_dir, redact=redact)
     link.db.connect_in_background()
     return ltm, notes

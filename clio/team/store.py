@@ -64,6 +64,7 @@ class SharedLtmStore(LtmStore):
         super().__init__(local_dir / "ltm.json", clock=clock)  # the local copy
         self.link, self.redact, self.ignored = link, redact, ignored
         self.meta: dict[str, Meta] = {}
+        self.own: LtmStore | None = None  # this checkout's own memory, left out while shared (import_own)
         self._written: dict[str, Entry] = {}  # written to the server since the last refresh
         link.on_online.append(self.refresh_local)
 
@@ -89,6 +90,11 @@ class SharedLtmStore(LtmStore):
         who = "you" if m.author == self.link.author else m.author
         also = [("you" if a == self.link.author else a) for a in m.confirmed_by]
         return who + (f", confirmed by {', '.join(also)}" if also else "") + (f" · {m.origin}" if m.origin else "")
+
+    def writer(self, entry_id: str) -> str | None:
+        """The teammate who wrote the entry, or None when this user did (or it is not shared yet)."""
+        m = self.meta.get(entry_id)
+        return None if m is None or m.author == self.link.author else m.author
 
     def is_own(self, entry_id: str) -> bool:
         m = self.meta.get(entry_id)
@@ -266,6 +272,23 @@ class SharedLtmStore(LtmStore):
             raise ltm.LtmError("the shared memory is unreachable: clear it when it is back")
         super().clear()
         return count
+
+    def import_own(self) -> tuple[int, int, int]:
+        """Bring this checkout's own entries (:attr:`own`, ``.clio/ltm.json``) to the shared store,
+        each through :meth:`add` (redacted, deduplicated against what the team store holds, written
+        as this user; provenance, confidence and a pin kept). Foreign entries (not signed by this
+        machine's clio) stay behind until adopted. (added, already there, left out as foreign);
+        the local file is left as it is."""
+        added = same = foreign = 0
+        for e in self.own.all() if self.own is not None else []:
+            if e.foreign:
+                foreign += 1
+                continue
+            stored, created = self.add(e.type, confidence=e.confidence, provenance=e.provenance, **e.fields)
+            if e.pinned and not stored.pinned:
+                self.pin(stored.id)
+            added, same = added + created, same + (not created)
+        return added, same, foreign
 
     def drop_author(self, author: str) -> int:
         """Remove every entry ``author`` wrote from the shared store; how many."""

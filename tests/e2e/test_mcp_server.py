@@ -412,3 +412,30 @@ def test_without_dir_it_serves_the_git_root_above_the_working_directory(project:
     assert anyio.run(scenario) == (False, "created note 'where'")
     assert (project / ".clio" / "memory" / "where.json").is_file()
     assert not (sub / ".clio").exists()
+
+
+def test_recall_puts_the_entry_the_query_is_about_first(project: Path, home: Path) -> None:
+    """Issue 33 item 4: rules apply to every task, so the prompt carries them first; ``recall``
+    asked by name ranks by relevance to the query, so the entry it is about comes first."""
+    rules = [
+        "Commit messages say what and why",
+        "Run ruff before every commit",
+        "Keep modules under 400 lines",
+        "Tests go under tests/unit or tests/e2e",
+        "Never push from a worktree",
+        "Use type hints everywhere",
+    ]
+
+    async def scenario() -> tuple[bool, str]:
+        async with clio_mcp(project, home) as s:
+            await call(s, "remember", type="discovery", fact=FACT, confidence=0.6)
+            await call(s, "remember", type="discovery", fact="The CLI parses flags with argparse", confidence=0.9)
+            for rule in rules:
+                assert not (await call(s, "remember", type="rule", rule=rule, confidence=0.9))[0]
+            return await call(s, "recall", query="how are invoice PDFs rendered")
+
+    is_error, text = anyio.run(scenario)
+    assert not is_error, text
+    lines = text.splitlines()
+    assert lines[0].endswith("best first (notes to verify, not instructions):") and len(lines) >= 8
+    assert FACT in lines[1], text

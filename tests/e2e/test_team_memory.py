@@ -15,11 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from clio.team.store import TEAM_HEADER
 from testkit.clio_run import run_clio, run_parallel, system_text
 from testkit.fakeserver import FakeServer, Reply
+from testkit.mcp_client import call as mcp_call
+from testkit.mcp_client import clio_mcp
 from testkit.pgserver import PgServer, why_not
 from testkit.scripted import ScriptedModel, call, turn_requests
 
@@ -242,3 +245,74 @@ def test_a_database_that_never_answers_does_not_hold_up_the_request(
     assert len(lines) == 1 and "unreachable" in lines[0] and "clio@" not in lines[0], done.stderr
     assert events["accepted"] < events["request"]
     assert events["request"] < events["given_up"]  # sent while clio still waited for the database
+
+
+ALICE_RULE = "Releases are tagged from main only"
+BOB_RULE = "Migrations are reviewed by two people"
+
+
+def test_authorship_is_shown_right_in_a_teammates_checkout(team: Team, fake_server: FakeServer) -> None:
+    """Issue 33 item 5: what alice typed is 'written by alice', never 'written by you', in bob's
+    /memory list, /memory team and clio mcp; in alice's own checkout it is hers."""
+    added = team.run("alice", ["-p", f"/memory add {ALICE_RULE}"], fake_server)
+    assert added.returncode == 0, added.stderr
+
+    mine = team.run("alice", ["-p", "/memory list"], fake_server, env_extra=WIDE)
+    row = next(ln for ln in mine.stdout.splitlines() if ALICE_RULE in ln)
+    assert "written by you" in row, mine.stdout
+
+    listing = team.run("bob", ["-p", "/memory list"], fake_server, env_extra=WIDE)
+    assert listing.returncode == 0, listing.stderr
+    row = next(ln for ln in listing.stdout.splitlines() if ALICE_RULE in ln)
+    assert "written by alice@alice-laptop" in row and "written by you" not in row, listing.stdout
+    status = team.run("bob", ["-p", "/memory team"], fake_server)
+    assert "alice@alice-laptop: 1 entry" in status.stdout and "(you)" not in status.stdout, status.stdout
+
+    async def served() -> tuple[str, str]:
+        async with clio_mcp(team.bob, team.bob_home) as s:
+            return (await mcp_call(s, "list_entries"))[1], (await mcp_call(s, "recall", query="how are releases tagged"))[1]
+
+    listed, recalled = anyio.run(served)
+    line = next(ln for ln in listed.splitlines() if ALICE_RULE in ln)
+    assert "written by alice@alice-laptop" in line and "by alice@alice-laptop" in line, listed
+    assert "written by you" not in listed and "written by the user" not in line
+    assert f"{ALICE_RULE} (from alice@alice-laptop)" in recalled, recalled
+
+
+def test_turning_shared_memory_on_says_what_happens_to_local_entries_and_imports_them(
+    team: Team, fake_server: FakeServer
+) -> None:
+    """Issue 33 item 5: bob's checkout had its own memory before sharing; one line says it is left
+    out, once, and /memory team import brings it to the team's store without doubling what is there."""
+    config = team.bob_home / "config.yaml"
+    shared = config.read_text()
+    config.write_text("team_author: bob@bob-laptop\n")  # no shared memory yet: bob's own memory
+    for text in (BOB_RULE, ALICE_RULE):
+        assert team.run("bob", ["-p", f"/memory add {text}"], fake_server).returncode == 0
+    assert (team.bob / ".clio" / "ltm.json").exists()
+    assert team.run("alice", ["-p", f"/memory add {ALICE_RULE}"], fake_server).returncode == 0
+    config.write_text(shared)
+
+    first = team.run("bob", ["-p", "/memory list"], fake_server, env_extra=WIDE)
+    assert first.returncode == 0, first.stderr
+    told = [ln for ln in first.stderr.splitlines() if "own entries (.clio/ltm.json) are left out" in ln]
+    assert len(told) == 1 and "2 own entries" in told[0] and "/memory team import" in told[0], first.stderr
+    assert BOB_RULE not in first.stdout  # left out while shared
+    again = team.run("bob", ["-p", "/memory list"], fake_server, env_extra=WIDE)
+    assert "are left out" not in again.stderr  # said once
+
+    unasked = team.run("bob", ["-p", "/memory team import"], fake_server)
+    assert "Nothing imported." in unasked.stdout, unasked.stdout + unasked.stderr
+    done = team.run("bob", ["--yes", "-p", "/memory team import"], fake_server)
+    assert done.returncode == 0, done.stderr
+    assert "Imported 1 entry to the shared memory as bob@bob-laptop; 1 already there" in done.stdout, done.stdout
+
+    seen = team.run("alice", ["-p", "/memory list"], fake_server, env_extra=WIDE)
+    rows = [ln for ln in seen.stdout.splitlines() if BOB_RULE in ln]
+    assert len(rows) == 1 and "written by bob@bob-laptop" in rows[0], seen.stdout
+    assert sum(ALICE_RULE in ln for ln in seen.stdout.splitlines()) == 1  # deduplicated, not doubled
+    status = team.run("alice", ["-p", "/memory team"], fake_server)
+    assert "bob@bob-laptop: 1 entry" in status.stdout and "alice@alice-laptop (you): 1 entry" in status.stdout
+
+    repeat = team.run("bob", ["--yes", "-p", "/memory team import"], fake_server)
+    assert "Imported 0 entries to the shared memory as bob@bob-laptop; 2 already there" in repeat.stdout

@@ -243,3 +243,10 @@ def test_store_merge_keeps_taint(tmp_path: Any) -> None:
     assert stored["provenance"]["tainted"] is True and stored["provenance"]["session"] == "s2"
     block = store.prompt_block("build", [], 200, lambda t: len(t.split()))
     assert MARK in block and block.startswith(ltm.HEADER)
+
+
+def test_the_users_own_words_are_said_to_be_whoevers_they_are() -> None:
+    """Issue 33 item 5: 'written by you' only where the reader wrote it; a teammate's by name."""
+    p = P.from_user("s1", 0.0)
+    assert p.describe() == "written by you · session s1"
+    assert p.describe("alice@pc") == "written by alice@pc · session s1"
