@@ -110,8 +110,19 @@ class Service:
         return out
 
     def fill_worker(self) -> None:
+        """Embeds archives in the background, on its own single-threaded model session at the
+        lowest CPU priority (Linux keeps niceness per thread): a big archive's first fill uses
+        one core that the user's own work always takes first."""
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        encoder: Encoder | None = None
         while True:
             cache_path, index = self.jobs.get()
+            if encoder is None:
+                try:
+                    encoder = Encoder(threads=1)
+                except Exception:
+                    encoder = self.encoder
             self.filling = True
             try:
                 while self.busy.is_set():
@@ -124,7 +135,7 @@ class Service:
                 cache = VectorCache(cache_path.resolve())  # its own connection: a search goes on beside it
                 try:
                     while True:  # paused by a search, it carries on after it (the pass is incremental)
-                        cache.fill_from_index(index, self.encoder, FILL_LIMIT, self.busy.is_set)
+                        cache.fill_from_index(index, encoder, FILL_LIMIT, self.busy.is_set)
                         if not self.busy.is_set():
                             break
                         while self.busy.is_set():
