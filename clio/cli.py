@@ -43,10 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--new", action="store_true", help="start a new session (the default)")
     p.add_argument(
         "--resume",
+        "-c",
+        "--continue",
         nargs="?",
         const="",
         metavar="ID|NAME",
-        help="resume a session (the most recent one if no argument)",
+        help="resume a session (the most recent one if no argument; -c/--continue: the same)",
     )
     p.add_argument("--sessions", action="store_true", help="list this project's sessions and exit")
     p.add_argument("--model", help="model name (env CLIO_MODEL)")
