@@ -137,8 +137,10 @@ def stdout_console(color: bool) -> Console:
     """stdout's console: a terminal's width; to a pipe or a file, lines as long as they are (a
     script reads `clio -p /context | cat` whole, never cut at 80 columns, whatever COLUMNS says)."""
     if sys.stdout.isatty():
-        return Console(file=sys.stdout, no_color=not color, highlight=False)
-    return Console(file=sys.stdout, no_color=not color, highlight=False, soft_wrap=True, width=PIPE_WIDTH)
+        return Console(file=sys.stdout, no_color=not color, highlight=False, emoji=False)
+    return Console(
+        file=sys.stdout, no_color=not color, highlight=False, emoji=False, soft_wrap=True, width=PIPE_WIDTH
+    )
 
 
 def fail(err: Console, message: str, code: int = 1) -> int:
@@ -196,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
 
         prefix_stderr()  # a one-shot run: every line on stderr starts with "clio: " (scripts read it)
     # soft_wrap: a message is one line however long (scripts read stderr line by line)
-    err = Console(file=sys.stderr, no_color=not color, highlight=False, soft_wrap=True)
+    # emoji=False: text is printed as it is (a model's ":x:" stays so), and rich's emoji table (~5 ms) stays unloaded
+    err = Console(file=sys.stderr, no_color=not color, highlight=False, soft_wrap=True, emoji=False)
     out = stdout_console(color)
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="%(name)s: %(message)s")

@@ -8,8 +8,6 @@ from rich.console import Console
 
 from clio.agent.turn import TurnResult
 from clio.app.app import App
-from clio.commands.dispatch import run_slash
-from clio.commands.registry import ExitRequested
 from clio.config import Settings
 from clio.llm.errors import LLMError
 from clio.llm.prices import Price, describe, price_for, total
@@ -57,6 +55,9 @@ def run_one_shot(
     )
     try:
         if slash:
+            from clio.commands.dispatch import run_slash  # the commands (~20 modules): only for a slash run
+            from clio.commands.registry import ExitRequested
+
             try:
                 spent = dict(app.session.info.usage) if app.session is not None else {}
                 if not run_slash(app, text.strip()):

@@ -169,6 +169,8 @@ def _warm_up() -> None:
     library, the markdown renderer, the regular expressions compiled on first use)."""
     importlib.import_module("urllib3")
     importlib.import_module("rich.markdown")
+    importlib.import_module("rich.live")
+    importlib.import_module("rich.spinner")
     lazy_re.warm()
 
 
