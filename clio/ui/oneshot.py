@@ -41,6 +41,13 @@ def run_one_shot(
     """One turn; returns the exit code (README: 0 done, 1 a slash command failed, 2 usage,
     3 max_iterations, 4 refused for lack of approval, 5 stuck, 6 the endpoint could not be used,
     130 interrupted)."""
+    if text.lstrip().startswith("!"):  # the REPL's `!command`: a script runs its commands itself
+        err.print(
+            "clio: !command runs a shell command in the REPL only; in a script run it yourself "
+            "(its output can go in with --input -), or ask the model to run it.",
+            markup=False,
+        )
+        return 2
     redactor = Redactor(settings.redaction)
     json_ui = (
         JsonUI(out.file, stream=output == "stream-json", redact_obj=lambda v: redactor.redact_obj(v)[0])

@@ -1,7 +1,8 @@
 """The interactive REPL: prompt-toolkit for input, rich for output.
 
 Enter sends, Alt-Enter (or Esc then Enter) inserts a newline, Ctrl-C interrupts a running
-answer or clears the line, Ctrl-D exits. Slash commands and paths complete with Tab.
+answer or clears the line, Ctrl-D exits. Slash commands and paths complete with Tab. A line
+starting with ``!`` runs a shell command (clio/app/user_shell.py), ``#`` adds to memory.
 """
 
 from __future__ import annotations
@@ -231,6 +232,8 @@ def run_repl(
                     continue
                 if line.lstrip().startswith("/"):
                     run_slash(app, line.strip())
+                elif line.lstrip().startswith("!"):  # `!ls`: the user's own command, the model sees it
+                    _bang(app, line.lstrip()[1:], out, err)
                 elif remembered(line) is not None:  # `# always use tabs`: to memory, not the model
                     run_slash(app, "/memory add " + str(remembered(line)))
                 else:
@@ -249,6 +252,20 @@ def run_repl(
         return 0
     finally:
         app.close()
+
+
+def _bang(app: App, command: str, out: Console, err: Console) -> None:
+    """``!command``: run it now (no question: the user typed it), show its output, and keep it for
+    the model's next request (clio/app/user_shell.py)."""
+    from clio.app.user_shell import run_bang
+
+    with quiet_terminal():
+        ran, shown = run_bang(app, command)
+    if not ran:
+        err.print(visible(f"! {shown}", "red"), soft_wrap=True)
+        return
+    out.print(visible(shown, ""), soft_wrap=True)
+    out.print(Text("(the model sees this command and its output with your next message)", style="dim"))
 
 
 def remembered(line: str) -> str | None:
