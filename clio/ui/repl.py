@@ -28,7 +28,6 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.shortcuts import prompt as pt_prompt
 from rich.console import Console
 from rich.text import Text
 
@@ -40,6 +39,7 @@ from clio.config import Settings
 from clio.llm.errors import LLMError
 from clio.paths import Paths
 from clio.ui import mentions, resume_view
+from clio.ui.asking import ReplAsk
 from clio.ui.history import RedactingFileHistory
 from clio.ui.render import ReplUI, visible
 from clio.wording import plural
@@ -175,10 +175,6 @@ def _warm_up() -> None:
     lazy_re.warm()
 
 
-def _ask(question: str) -> str | None:
-    return pt_prompt(question)
-
-
 def run_repl(
     settings: Settings,
     paths: Paths,
@@ -190,7 +186,7 @@ def run_repl(
 ) -> int:
     _interruptible()
     ui = ReplUI(out)
-    app = App.start(settings, paths, resume=resume, interactive=True, console=out, err=err, ui=ui, ask=_ask)
+    app = App.start(settings, paths, resume=resume, interactive=True, console=out, err=err, ui=ui, ask=ReplAsk())
     try:
         history: History = InMemoryHistory()
         if app.writes:
