@@ -75,6 +75,11 @@ def test_consolidation_reads_the_command_not_its_output_as_the_users() -> None:
     assert typed_words(msg) == "!cat notes"
     lines = transcript([msg], 10_000)
     assert "[user] ran !cat notes" in lines and "tabs" not in lines
+    from clio.recall.query import TOOL_RESULT_LIMIT, document_text
+
+    long = make("user", "output line\n" * 2_000, meta={"kind": KIND_USER_SHELL, "command": "seq"})
+    indexed = document_text(long)
+    assert indexed is not None and len(indexed) <= TOOL_RESULT_LIMIT + 100  # clipped as a tool result
 
 
 def test_one_shot_refuses_a_bang_command(fake_server: FakeServer, tmp_path: Path) -> None:
