@@ -27,7 +27,10 @@ KIND_RECALL = "recall"
 # request /compact sends); ``meta["command"]`` names the command the user typed. Never the user's words.
 KIND_PROMPT = "clio_prompt"
 KIND_CONTEXT = "context"  # clio's notes block (clio.context.notes), sent in the user's role
-NOT_TYPED = frozenset({KIND_PROMPT, KIND_CONTEXT, KIND_RECALL})  # kinds whose text the user never typed
+# a shell command the user ran with ``!command`` in the REPL, and its output: the user's action, sent in
+# their role; ``meta["command"]`` is what they typed. The output is the command's, never the user's words.
+KIND_USER_SHELL = "user_shell"
+NOT_TYPED = frozenset({KIND_PROMPT, KIND_CONTEXT, KIND_RECALL, KIND_USER_SHELL})  # kinds whose text the user never typed
 NOTES = "clio_notes"  # meta key: clio's notes put before the user's words (an /undo, plan mode off)
 
 
@@ -107,7 +110,7 @@ def typed_words(msg: Message) -> str:
     """What the user said in a message, the one reading of it everywhere (consolidation, the thread
     summary, behaviour feedback, session names, recall): '' for a message that is not the user's
     (another role, clio's notes block, a recall block); the command the user typed (``/init``) for
-    a built-in command's prompt clio sent for it; otherwise the content without clio's notes put
+    a built-in command's prompt clio sent for it, and ``!ls`` for a shell command the user ran (not its output); otherwise the content without clio's notes put
     before it (``meta["clio_notes"]``) and without the files it attached with @path
     (``meta["attached"]``), so what the user established is never read from clio's own text or an
     attached file."""
@@ -115,6 +118,8 @@ def typed_words(msg: Message) -> str:
     if msg.get("role") != "user" or m.get("kind") in NOT_TYPED:
         if m.get("kind") == KIND_PROMPT and isinstance(m.get("command"), str):
             return "/" + m["command"]
+        if m.get("kind") == KIND_USER_SHELL and isinstance(m.get("command"), str):
+            return "!" + m["command"]  # what the user typed; the output is the command's
         return ""
     content = msg.get("content")
     text = content if isinstance(content, str) else text_of(msg)
