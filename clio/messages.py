@@ -29,6 +29,8 @@ KIND_PROMPT = "clio_prompt"
 KIND_CONTEXT = "context"  # clio's notes block (clio.context.notes), sent in the user's role
 NOT_TYPED = frozenset({KIND_PROMPT, KIND_CONTEXT, KIND_RECALL})  # kinds whose text the user never typed
 NOTES = "clio_notes"  # meta key: clio's notes put before the user's words (an /undo, plan mode off)
+# put after an answer the user cut off with Ctrl-C (meta "interrupted") in every request that carries it
+INTERRUPTED_NOTE = "[interrupted by the user]"
 
 
 def make(role: str, content: str | None, **extra: Any) -> Message:
@@ -101,6 +103,17 @@ def with_notes(text: str, notes: list[str], msg_meta: dict[str, Any]) -> str:
     head = "\n".join(notes)
     msg_meta[NOTES] = head
     return head + "\n\n" + text
+
+
+def notes_of(msg: Message) -> list[str]:
+    """clio's notes put before the user's words in a user message (:func:`with_notes`), one a line."""
+    notes = meta(msg).get(NOTES)
+    return [ln for ln in notes.splitlines() if ln.strip()] if isinstance(notes, str) else []
+
+
+def interrupted(msg: Message) -> bool:
+    """An answer the user cut off (Ctrl-C) before it was complete."""
+    return msg.get("role") == "assistant" and bool(meta(msg).get("interrupted"))
 
 
 def typed_words(msg: Message) -> str:

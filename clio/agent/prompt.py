@@ -26,7 +26,7 @@ from typing import Any
 
 from clio.context.notes import KIND_CONTEXT, extend_block
 from clio.memory.types import storable_nouns
-from clio.messages import KIND_MEMORY, KIND_RECALL, Message, api_view, meta
+from clio.messages import INTERRUPTED_NOTE, KIND_MEMORY, KIND_RECALL, Message, api_view, interrupted, meta
 from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 from clio.safety.visible import defuse
@@ -192,7 +192,8 @@ def to_api(messages: list[Message]) -> list[dict[str, Any]]:
     message, or other leading system messages, framed here) follow it, joined to the first user
     message when one follows (several chat templates want user and assistant turns to alternate,
     and accept one system message only); a recall block (``KIND_RECALL``) is appended to the user
-    message it was recalled for, and left out when that message is not in the request."""
+    message it was recalled for, and left out when that message is not in the request; an answer
+    the user cut off carries :data:`INTERRUPTED_NOTE` after its text (the same bytes every time)."""
     out: list[dict[str, Any]] = []
     blocks: list[str] = []
     loose: list[str] = []
@@ -220,7 +221,7 @@ def to_api(messages: list[Message]) -> list[dict[str, Any]]:
             out.append({"role": "user", "content": block})
     for m in messages[i:]:
         if not _recalled(m):
-            out.append(api_view(m))
+            out.append(_sent(m))
             continue
         recall = str(m.get("content") or "")
         prev = out[-1] if out else None
@@ -231,6 +232,15 @@ def to_api(messages: list[Message]) -> list[dict[str, Any]]:
             prev["content"] = [*content, {"type": "text", "text": recall}]
         else:
             prev["content"] = f"{content or ''}\n\n{recall}"
+    return out
+
+
+def _sent(msg: Message) -> dict[str, Any]:
+    """A window message as sent: an interrupted answer says so after its text."""
+    out = api_view(msg)
+    if interrupted(msg):
+        text = out.get("content") if isinstance(out.get("content"), str) else ""
+        out["content"] = f"{text.rstrip()}\n\n{INTERRUPTED_NOTE}" if text.strip() else INTERRUPTED_NOTE
     return out
 
 
