@@ -239,7 +239,8 @@ def _sent(msg: Message) -> dict[str, Any]:
     """A window message as sent: an interrupted answer says so after its text."""
     out = api_view(msg)
     if interrupted(msg):
-        text = out.get("content") if isinstance(out.get("content"), str) else ""
+        content = out.get("content")
+        text = content if isinstance(content, str) else ""
         out["content"] = f"{text.rstrip()}\n\n{INTERRUPTED_NOTE}" if text.strip() else INTERRUPTED_NOTE
     return out
 
