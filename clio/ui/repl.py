@@ -295,7 +295,7 @@ def _banner(app: App, out: Console) -> None:
             ("/help for commands, Alt-Enter for a newline, Ctrl-D to exit", "dim"),
         )
     )
-    for line, style in resume_view.render(app.session.messages):
+    for line, style in resume_view.render(app.session.messages, out.width):
         out.print(visible(line, style), soft_wrap=True)
 
 
