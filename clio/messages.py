@@ -111,6 +111,25 @@ def notes_of(msg: Message) -> list[str]:
     return [ln for ln in notes.splitlines() if ln.strip()] if isinstance(notes, str) else []
 
 
+def note_text(note: str) -> str:
+    """One of clio's notes as a screen shows it beside "clio:" (without its ``[clio: …]`` frame)."""
+    note = note.strip()
+    if note.startswith("[clio:") and note.endswith("]"):
+        note = note[len("[clio:") : -1].strip()
+    return note
+
+
+def without_notes(msg: Message, text: str) -> str:
+    """``text`` (a user message's content) without clio's notes put before the user's words."""
+    notes = meta(msg).get(NOTES)
+    if not isinstance(notes, str) or not notes:
+        return text
+    if text.startswith(notes + "\n\n"):
+        return text[len(notes) + 2 :]
+    # changed on the way (redaction): the notes are single lines, the user's words follow a blank line
+    return text.split("\n\n", 1)[1] if "\n\n" in text else ""
+
+
 def interrupted(msg: Message) -> bool:
     """An answer the user cut off (Ctrl-C) before it was complete."""
     return msg.get("role") == "assistant" and bool(meta(msg).get("interrupted"))
@@ -130,13 +149,7 @@ def typed_words(msg: Message) -> str:
             return "/" + m["command"]
         return ""
     content = msg.get("content")
-    text = content if isinstance(content, str) else text_of(msg)
-    notes = m.get(NOTES)
-    if isinstance(notes, str) and notes:
-        if text.startswith(notes + "\n\n"):
-            text = text[len(notes) + 2 :]
-        else:  # changed on the way (redaction): the notes are single lines, the user's words follow a blank line
-            text = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    text = without_notes(msg, content if isinstance(content, str) else text_of(msg))
     if m.get("attached"):
         return text.split(ATTACHMENT_MARK, 1)[0]
     return text

@@ -15,7 +15,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from clio.messages import Message, interrupted, meta, notes_of, tool_call_args, typed_words
+from clio.messages import Message, interrupted, meta, note_text, notes_of, tool_call_args, typed_words
 from clio.tools.describe import summarize_args
 from clio.ui.text import cut_words
 
@@ -75,7 +75,7 @@ def exchanges(messages: Sequence[Message], count: int = EXCHANGES) -> tuple[list
         ]
         out.append(
             {
-                "notes": [_note(n) for n in notes_of(messages[start])],
+                "notes": [note_text(n) for n in notes_of(messages[start])],
                 "user": _typed(messages[start]),
                 "calls": calls,
                 "answer": str(answers[-1].get("content") or "") if answers else "",
@@ -83,14 +83,6 @@ def exchanges(messages: Sequence[Message], count: int = EXCHANGES) -> tuple[list
             }
         )
     return out, (picked[0] if picked else len(messages))
-
-
-def _note(note: str) -> str:
-    """One of clio's notes as shown after "clio: " (without its ``[clio: …]`` frame)."""
-    note = note.strip()
-    if note.startswith("[clio:") and note.endswith("]"):
-        note = note[len("[clio:") : -1].strip()
-    return note
 
 
 def wrap(line: str, width: int) -> list[str]:
