@@ -70,6 +70,7 @@ class Snapshots:
         self.folder = folder
         self.redactor = redactor
         self.memory: dict[str, bytes] = {}  # blobs held in memory only
+        self.undone: list[int] = []  # the turns /undo put back, oldest first (forgotten, but counted)
         self.turns: list[Turn] = self._load()
         self.current: int | None = None
 
@@ -138,8 +139,20 @@ class Snapshots:
 
     # -- undo ------------------------------------------------------------------------------------
     def last(self, n: int) -> list[Turn]:
-        """The last ``n`` turns that changed files, newest first."""
-        return [t for t in reversed(self.turns) if t.files][:n]
+        """Of the last ``n`` turns that changed files (those /undo put back counted too, so that
+        ``/undo`` twice never reaches further back than the last turn), the ones still kept,
+        newest first."""
+        kept = {t.turn: t for t in self.turns if t.files}
+        recent = sorted({*kept, *self.undone}, reverse=True)[:n]
+        return [kept[turn] for turn in recent if turn in kept]
+
+    def already_undone(self, n: int) -> tuple[int, bool]:
+        """How many of the last ``n`` turns that changed files /undo put back already, and whether
+        an earlier turn's changes are still kept (what ``/undo n+1`` would reach)."""
+        kept = {t.turn for t in self.turns if t.files}
+        recent = sorted({*kept, *self.undone}, reverse=True)
+        done = sum(1 for turn in recent[:n] if turn not in kept)
+        return done, any(turn in kept for turn in recent[n:])
 
     def changed_since(self, kept: Kept) -> bool:
         """Whether someone changed the file after clio's last change to it in that turn."""
@@ -174,8 +187,10 @@ class Snapshots:
         return self._blob(kept) if kept.existed else None
 
     def forget(self, turn: Turn) -> None:
-        """Drop an undone turn (its files are back)."""
+        """Drop an undone turn (its files are back); it is remembered as undone."""
         self.turns = [t for t in self.turns if t is not turn]
+        if turn.files and turn.turn not in self.undone:
+            self.undone = [*self.undone, turn.turn][-KEPT_TURNS:]
         self._save()
 
     # -- storage ---------------------------------------------------------------------------------
@@ -214,13 +229,19 @@ class Snapshots:
         for t in data.get("turns", []):
             files = [Kept(**{k: f[k] for k in Kept.__dataclass_fields__ if k in f}) for f in t.get("files", [])]
             turns.append(Turn(int(t.get("turn", 0)), files))
+        undone = data.get("undone")
+        if isinstance(undone, list):
+            self.undone = [int(n) for n in undone if isinstance(n, int) and not isinstance(n, bool)]
         return turns
 
     def _save(self) -> None:
         self._bound()
         if self.folder is None:
             return
-        data = {"turns": [{"turn": t.turn, "files": [k.to_dict() for k in t.files]} for t in self.turns]}
+        data = {
+            "turns": [{"turn": t.turn, "files": [k.to_dict() for k in t.files]} for t in self.turns],
+            "undone": self.undone,
+        }
         atomic_write_json(self.folder / "index.json", data)
 
     def _bound(self) -> None:
