@@ -300,7 +300,7 @@ def _banner(app: App, out: Console) -> None:
 
 
 def _toolbar(app: App) -> HTML:
-    used = app.orchestrator.used_tokens() if app.orchestrator is not None else 0
+    used = app.orchestrator.shown_tokens() if app.orchestrator is not None else 0
     window = app.window.size
     name = app.session.info.name if app.session else ""
     return HTML(
