@@ -5,7 +5,8 @@ the first time the file tool is about to change a path it keeps what the path he
 or that it did not exist); after each change it notes the hash of what clio left there, so an
 undo can tell a file someone changed since (then it asks, or skips).
 
-Where: ``<session>/snapshots/index.json`` (the turns and their files) and ``blobs/<sha256>``
+Where: ``<session>/snapshots/index.json`` (the turns and their files, and the turns /undo put back,
+which ``/undo N`` still counts) and ``blobs/<sha256>``
 (content-addressed bytes), written atomically. Bounds: a file over :data:`MAX_FILE_BYTES` is
 not kept (its undo says so); past :data:`MAX_TOTAL_BYTES` the oldest turns are dropped.
 Secrets: a before-image in which the redactor finds a secret is kept in memory only, never
