@@ -310,12 +310,12 @@ def _banner(app: App, out: Console) -> None:
             ("/help for commands, Alt-Enter for a newline, Ctrl-D to exit", "dim"),
         )
     )
-    for line, style in resume_view.render(app.session.messages):
+    for line, style in resume_view.render(app.session.messages, out.width):
         out.print(visible(line, style), soft_wrap=True)
 
 
 def _toolbar(app: App) -> HTML:
-    used = app.orchestrator.used_tokens() if app.orchestrator is not None else 0
+    used = app.orchestrator.shown_tokens() if app.orchestrator is not None else 0
     window = app.window.size
     name = app.session.info.name if app.session else ""
     return HTML(
