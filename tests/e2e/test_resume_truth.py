@@ -11,7 +11,7 @@ from pathlib import Path
 
 from testkit.clio_run import run_clio
 from testkit.fakeserver import FakeServer, Reply
-from tests.e2e.test_repl_pty import Spawn, project, screen_of, spawn  # noqa: F401  (fixtures)
+from tests.e2e.test_repl_pty import Spawn, project, spawn, wait_screen  # noqa: F401  (fixtures)
 from tests.e2e.test_undo import change_three_files, setup_files
 
 LONG = " ".join(["configuration", "editing", "loader", "override", "behaviour", "consistently"] * 8)
@@ -49,8 +49,9 @@ def test_resume_after_undo_plan_toggles_and_ctrl_c(
 
     again = spawn("--resume")
     again.expect(r"where you were")
-    again.prompt()
-    shown = screen_of(again)
+    # the view's own lines start with the prompt's mark ("› fix add…"): wait for the toolbar, which
+    # only the prompt shows, so the screen is read once the whole view is printed
+    shown = wait_screen(again, " tokens (")
     view = shown[shown.index("where you were") :]
     rows = view.splitlines()
     assert any(
