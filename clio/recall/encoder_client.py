@@ -266,7 +266,10 @@ class Pending:
         self.done = True
         try:
             with self.conn:
-                self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
+                try:
+                    self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the helper answered the query line already (an error) and closed: read it
                 got = client._reply(self.conn, client.timeout_s)
         except (OSError, ValueError) as exc:
             timeout = isinstance(exc, TimeoutError)
