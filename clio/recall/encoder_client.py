@@ -126,6 +126,10 @@ class EncoderClient:
             conn.sendall(json.dumps(req).encode() + b"\n")
             return self._reply(conn, timeout) if reply else {}
 
+    def ping(self, timeout: float = 1.0) -> int:
+        """The running helper's pid (raises OSError or ValueError when none answers)."""
+        return int(self._request({"op": "ping"}, timeout)["pid"])
+
     # -- what clio asks --------------------------------------------------------------------------
     def score(self, query: str, units: list[list[str]]) -> list[float] | None:
         """Each unit's best cosine with ``query``, or None (told in :attr:`state`)."""
@@ -170,7 +174,7 @@ class EncoderClient:
         if self._why_not is not None:
             return
         try:
-            self._request({"op": "ping"}, 1.0)
+            self.ping()
             self.fill()
         except (FileNotFoundError, ConnectionRefusedError):
             self.start()
