@@ -7,7 +7,7 @@ window), opened lazily so that starting clio never waits for a rebuild. The memo
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,7 @@ class LazyRecall:
         with_text: bool = False,
         skip_quoted: bool = False,
         lexical: bool = False,
+        nearby: Callable[[], Sequence[int]] | None = None,
     ) -> list[dict[str, Any]]:
         skip = self.carried(skip_quoted)
         hits = best_first(
@@ -76,6 +77,7 @@ class LazyRecall:
             skip=skip,
             with_text=with_text,
             mode="lexical" if lexical else "hybrid",
+            nearby=nearby,
         )
         note = self._index.take_semantic_note()  # why recall is lexical only: said once
         say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
