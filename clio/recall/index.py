@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from clio.recall.hybrid import AUTO, SemanticSide, fuse_rows, run_beside
 from clio.recall.lexical import LexicalSide
 from clio.recall.query import (
+    MEANING_WEIGHT,
     NEAR_RESULTS,
     POSTINGS_BUDGET,
     RRF_K,
@@ -126,6 +127,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         refine: bool = True,
         nearby: Callable[[], Sequence[int]] | None = None,
         nearby_results: int = NEAR_RESULTS,
+        fuse_nearby: bool = False,
     ) -> list[dict[str, Any]]:
         """The best-matching archived messages for ``query`` (plain words, any characters).
 
@@ -138,7 +140,9 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         expansion included). ``with_text``: each result also carries the message's indexed text.
         ``nearby()``: row ids of messages found by meaning elsewhere (the encoder helper's scan),
         asked once the words' search is done; up to ``nearby_results`` units of them that the
-        words did not find follow the words' results (``"found": "meaning"``).
+        words did not find follow the words' results (``"found": "meaning"``); with
+        ``fuse_nearby``, they are fused into the ranking instead, as a third list beside bm25 and
+        the static table's cosines (the memory tool).
         """
         terms = query_terms(query)
         if not terms or max_sessions < 1 or max_results < 1:
@@ -162,7 +166,12 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             else:
                 lexical = self._lexical(terms, exclude_session, limit)
                 near = scan() if scan is not None else []
-            fused = fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT) if near else lexical
+            meaning = list(nearby())[:50] if nearby is not None and fuse_nearby else []
+            fused = (
+                fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT, [(meaning, MEANING_WEIGHT)])
+                if near or meaning
+                else lexical
+            )
 
             def keep(sid: str, seq: int) -> bool:
                 return sid != exclude_session and (sid, int(seq)) not in skipped
@@ -175,7 +184,9 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
             units = self._guarded(self._units, rows, keep, max_sessions, max_results)
             extra = (
-                self._guarded(self._near_units, nearby, keep, nearby_results, units) if nearby is not None else []
+                self._guarded(self._near_units, nearby, keep, nearby_results, units)
+                if nearby is not None and not fuse_nearby
+                else []
             )
         return shape_units(units, names, terms, with_text) + [
             dict(r, found="meaning") for r in shape_units(extra, names, terms, with_text)

@@ -76,6 +76,7 @@ POSTINGS_BUDGET = 4_000
 RRF_K = 10
 VECTOR_WEIGHT = 0.3
 NEAR_RESULTS = 3  # units found by the encoder helper's scan alone, after the words' (automatic recall)
+MEANING_WEIGHT = 1.0  # the encoder helper's nearest messages as a list fused beside bm25 (the memory tool)
 SYNC_BUDGET_S = 2.0
 
 _SUFFIXES = (
