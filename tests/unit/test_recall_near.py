@@ -125,3 +125,19 @@ def test_units_found_by_meaning_follow_the_words_results(store: SessionStore) ->
     assert not [h for h in index.search("staging", mode="lexical", nearby=lambda: []) if h.get("found")]
     none = index.search("staging", mode="lexical", nearby=nearby, nearby_results=0)
     assert not [h for h in none if h.get("found")]
+
+
+def test_the_memory_tool_fuses_what_is_found_by_meaning_into_its_ranking(store: SessionStore) -> None:
+    near_misses = [add_session(store, [f"the staging database port {i} is documented in the wiki", "ok"]) for i in range(6)]
+    fact = "Invalid events go to the dead-letter topic events.invalid.v2."
+    meaning = add_session(store, ["where do the events that fail validation end up?", fact])
+    index = RecallIndex(None, store)
+    index.refresh()
+    alone = index.search("staging database port", max_results=3, mode="lexical")
+    assert meaning not in {h["session_id"] for h in alone}
+    fused = index.search(
+        "staging database port", max_results=3, mode="lexical", nearby=lambda: [row_id(index, fact)], fuse_nearby=True
+    )
+    assert meaning in {h["session_id"] for h in fused[:3]}  # ranked in, not appended
+    assert not [h for h in fused if h.get("found")]
+    assert len(fused) == 3 and {h["session_id"] for h in fused} <= {meaning, *near_misses}
