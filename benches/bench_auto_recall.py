@@ -311,9 +311,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
+    ap.add_argument("--sets", default=",".join(SET_NAMES), help="the sets to run, comma-separated (empty: none)")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
     args = ap.parse_args()
-    for name in SET_NAMES:
+    for name in [n for n in args.sets.split(",") if n]:
         if not (SETS / f"{name}.json").is_file():
             print(f"{name}: not found in {SETS}")
             continue

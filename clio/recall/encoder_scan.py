@@ -87,6 +87,12 @@ class NearScan:
         finally:
             src.close()
 
+    def warm(self, cache: VectorCache) -> None:
+        """Bring the matrix up to date and assemble it (the helper does this after a fill, so
+        the next search pays neither the first read of the index nor the copy)."""
+        self.refresh(cache)
+        self._view()
+
     def _add(self, cache: VectorCache, rows: dict[int, bytes]) -> None:
         import numpy as np
 

@@ -88,9 +88,9 @@ class Service:
         still find their candidates)."""
         try:
             scan = self.scan(cache_path, Path(str(near.get("index", ""))))
-            with self.cache_lock:
+            with self.cache_lock:  # the fill thread warms scans under it too
                 scan.refresh(cache)
-            return [list(p) for p in scan.nearest(q, max(0, min(int(near.get("k", 0)), 50)))]
+                return [list(p) for p in scan.nearest(q, max(0, min(int(near.get("k", 0)), 50)))]
         except (ValueError, OSError, TypeError):
             return []
 
@@ -169,6 +169,8 @@ class Service:
                             break
                         while self.busy.is_set():
                             time.sleep(0.005)
+                    with self.cache_lock:  # the scan made ready now, not at the next search
+                        self.scan(cache_path, index).warm(cache)
                 finally:
                     cache.close()
             except Exception:  # a damaged index or cache: the next search embeds what it needs
