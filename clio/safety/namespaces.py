@@ -19,6 +19,7 @@ Landlock, applied after this, forbids the command any further mount or unmount.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -27,11 +28,12 @@ from collections.abc import Sequence
 
 from clio.safety.hide import hidden_set
 
-__all__ = ["NamespaceError", "enter", "guard"]
+__all__ = ["NamespaceError", "enter", "guard", "hold", "join"]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+PR_SET_DUMPABLE = 4
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
@@ -128,6 +130,51 @@ def guard(folders: Sequence[str]) -> None:
     for real in sorted(hidden_set(folders)):  # real paths that exist, never "/"
         if os.path.isdir(real):
             _bind_readonly(libc, real)
+
+
+def hold(folders: Sequence[str]) -> tuple[int, int]:
+    """The namespaces :func:`guard` makes, made once and held open: (user, mount) namespace file
+    descriptors that :func:`join` enters (the command launcher, clio/safety/launcher.py, so that
+    each command does not pay for new namespaces). Made in a forked child that is gone when this
+    returns; the namespaces live as long as the descriptors. Raises NamespaceError."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            _libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # dumpable: its uid_map is written through /proc/self
+            try:
+                guard(folders)
+                os.write(w, b"ok")
+                code = 0
+            except OSError as exc:
+                os.write(w, str(exc).encode()[:500])
+            if code == 0:
+                signal.pause()  # until killed, once the descriptors are open
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        said = os.read(r, 600)
+        if said != b"ok":
+            raise NamespaceError(0, said.decode(errors="replace") or "the namespace holder died")
+        return (os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC),
+                os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC))  # fmt: skip
+    finally:
+        os.close(r)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def join(held: tuple[int, int]) -> None:
+    """Enter namespaces :func:`hold` made (what :func:`guard` does, without making new ones). The
+    working folder is then the namespace's root: the caller changes into its own again."""
+    libc = _libc()
+    _check(libc.setns(held[0], CLONE_NEWUSER), "setns (user)")
+    _check(libc.setns(held[1], CLONE_NEWNS), "setns (mount)")
 
 
 def enter(readonly: Sequence[str], pinned: Sequence[str] = ()) -> None:
