@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from clio.safety.containment import EXIT_SETUP_FAILED, make_undumpable
-from clio.safety.hide import hidden_set
+from clio.safety.hide import Grant, hidden_set, unchanged, walk
 from clio.safety.namespaces import guard, hold, join
 from clio.safety.wrapper import SETUP_FAILED, confine, parse
 
@@ -133,6 +133,35 @@ class Held:
         self.sets.clear()
 
 
+class Walks:
+    """What Landlock grants around each set of hidden paths (clio/safety/hide.py ``walk``: ~2 ms of
+    path resolving), kept while the folders leading to them are unchanged; each command's child
+    still checks every path is the same file before granting it. A walk made less than a second
+    after a change to one of those folders is not kept (a change in the same clock tick would not
+    show in the folder's time)."""
+
+    MAX = 8
+
+    def __init__(self) -> None:
+        self.walks: dict[tuple[str, ...], tuple[list[Grant], list[tuple[str, int, int]]]] = {}
+
+    def get(self, hidden: list[str]) -> list[Grant]:
+        key = tuple(hidden)
+        kept = self.walks.get(key)
+        if kept is not None and unchanged(kept[1]):
+            return kept[0]
+        import time
+
+        started = time.time_ns()
+        grants, stamps = walk(hidden)
+        self.walks.pop(key, None)
+        if all(mtime < started - 1_000_000_000 for _f, _i, mtime in stamps):
+            if len(self.walks) >= self.MAX:
+                self.walks.pop(next(iter(self.walks)))
+            self.walks[key] = (grants, stamps)
+        return grants
+
+
 def _guard_with(held: tuple[int, int] | None, cwd: str) -> Callable[[Sequence[str]], None]:
     def enter_held(folders: Sequence[str]) -> None:
         if held is None:
@@ -163,7 +192,8 @@ def _child(request: dict[str, object], fds: list[int], held: tuple[int, int] | N
         lists, flags, argv = parsed
         try:
             os.chdir(cwd)
-            confine(lists, flags, guard=_guard_with(held, cwd))
+            walked = request.get("walked")
+            confine(lists, flags, guard=_guard_with(held, cwd), walked=walked if isinstance(walked, list) else None)
         except OSError as exc:
             print(SETUP_FAILED.format(exc), file=sys.stderr)
             return
@@ -230,14 +260,17 @@ def _wait_for_request(sock: socket.socket) -> None:
 
 
 def _start(request: dict[str, object], fds: list[int], running: dict[int, socket.socket], held: Held,
-           spare: list[Spare]) -> None:  # fmt: skip
+           walks: Walks, spare: list[Spare]) -> None:  # fmt: skip
     """Hand a request to the spare (forking one when there is none) and report its pid."""
     reply = socket.socket(fileno=fds[3])
     args = request.get("args")
     ns = None
-    if isinstance(args, list) and "--only-hide" in args and "--ns" in args:
-        parsed = parse([str(a) for a in args])
-        ns = held.get(parsed[0]["hide"]) if parsed is not None else None
+    parsed = parse([str(a) for a in args]) if isinstance(args, list) else None
+    if parsed is not None:
+        if "--only-hide" in parsed[1] and "--ns" in parsed[1]:
+            ns = held.get(parsed[0]["hide"])
+        with contextlib.suppress(OSError):
+            request["walked"] = walks.get(parsed[0]["hide"])
     pid = 0
     try:
         for _attempt in range(2):
@@ -290,6 +323,7 @@ def serve(control: socket.socket) -> None:
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     running: dict[int, socket.socket] = {}
     held = Held()
+    walks = Walks()
     spare = [Spare()]
     with open("/proc/self/mounts", "rb") as mounts:  # exceptional when the mount table changes
         while True:
@@ -301,6 +335,7 @@ def serve(control: socket.socket) -> None:
                 continue
             if changed:  # the mount table changed: new namespaces, and a spare that holds none of the old
                 held.drop()
+                walks.walks.clear()
                 for old in spare:
                     old.discard()
                 spare[:] = [Spare()]
@@ -314,7 +349,7 @@ def serve(control: socket.socket) -> None:
                 got = _receive(control)
                 if got is None:
                     return  # clio is gone
-                _start(*got, running, held, spare)
+                _start(*got, running, held, walks, spare)
                 _reap(running)  # a child that ended at once
 
 

@@ -173,26 +173,31 @@ def parse(args: Sequence[str]) -> tuple[dict[str, list[str]], set[str], list[str
 
 
 def confine(
-    lists: dict[str, list[str]], flags: set[str], *, guard: Callable[[Sequence[str]], None] | None = None
+    lists: dict[str, list[str]],
+    flags: set[str],
+    *,
+    guard: Callable[[Sequence[str]], None] | None = None,
+    walked: Sequence[Sequence[object]] | None = None,
 ) -> None:
     """Restrict the calling process as the options ask (:func:`parse`); what the wrapper and the
     command launcher's child do before ``exec``. Raises OSError when a step fails: the caller
     must then not run the command. With ``--ns`` under the sandbox the caller returns as PID 1 of
     the new PID namespace (the process that called it stays behind, waiting). ``guard``: what
     makes the read-only mounts of ``--only-hide --ns`` (the launcher joins namespaces it holds);
-    by default :func:`clio.safety.namespaces.guard`."""
+    by default :func:`clio.safety.namespaces.guard`. ``walked``: what to grant around the hidden
+    paths, as an earlier walk found it (clio/safety/hide.py ``walk``; checked before use)."""
     if "--only-hide" in flags:
         if "--ns" in flags:
             from clio.safety.namespaces import guard as own_namespaces
 
             (guard or own_namespaces)(lists["hide"])
-        hide(lists["hide"])
+        hide(lists["hide"], walked)
     else:
         if "--ns" in flags:
             from clio.safety.namespaces import enter
 
             enter(lists["ro"], lists["pin"])
-        contain(lists["write"], network="--net" in flags, hidden=lists["hide"])
+        contain(lists["write"], network="--net" in flags, hidden=lists["hide"], walked=walked)
 
 
 SETUP_FAILED = "clio sandbox: cannot confine the command, not running it ({})"
