@@ -8,6 +8,7 @@ where the kernel allows them, as clio runs them).
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import threading
@@ -19,7 +20,9 @@ from pathlib import Path
 import pytest
 
 from clio.safety import launch
-from clio.safety.containment import EXIT_SETUP_FAILED, landlock_abi
+from clio.safety.containment import EXIT_SETUP_FAILED, hide, landlock_abi
+from clio.safety.hide import Grant, walk
+from clio.safety.launcher import Walks
 from clio.safety.wrapper import guards_writes, isolation, wrapper_options
 from clio.tools.terminal import run_command
 
@@ -201,3 +204,57 @@ def test_the_probes_go_through_the_launcher_too(secret_home: Path) -> None:
     finally:
         isolation.cache_clear()
         guards_writes.cache_clear()
+
+
+def _read_in_confined_child(hidden: list[str], walked: list[Grant] | None, path: Path) -> str:
+    """In a forked child confined as every command is without --sandbox (``hide``), given the walk:
+    what reading ``path`` gives."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            hide(hidden, walked)
+            try:
+                said = "read " + path.read_text(encoding="utf-8")
+            except OSError as exc:
+                said = f"refused {exc.errno}"
+            os.write(w, said.encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        out = f.read().decode()
+    os.waitpid(pid, 0)
+    return out
+
+
+def test_a_kept_walk_never_grants_a_link_swapped_in_toward_a_hidden_folder(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    secret = home / ".clio"
+    secret.mkdir(parents=True)
+    (secret / "memory.key").write_text("KEY", encoding="utf-8")
+    (home / "work").mkdir()
+    (home / "work" / "memory.key").write_text("harmless", encoding="utf-8")
+    walked, _stamps = walk([str(secret)])
+    assert any(g[0] == str(home / "work") for g in walked)
+    assert _read_in_confined_child([str(secret)], walked, home / "work" / "memory.key") == "read harmless"
+    # the granted folder is swapped for a link to the hidden one after the walk was kept
+    (home / "work" / "memory.key").unlink()
+    (home / "work").rmdir()
+    (home / "work").symlink_to(secret)
+    assert _read_in_confined_child([str(secret)], walked, home / "work" / "memory.key") == f"refused {errno.EACCES}"
+    assert _read_in_confined_child([str(secret)], walked, secret / "memory.key") == f"refused {errno.EACCES}"
+
+
+def test_a_kept_walk_is_walked_again_when_a_leading_folder_changes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".clio").mkdir(parents=True)
+    walks = Walks()
+    hidden = [str(home / ".clio")]
+    first = walks.get(hidden)
+    (home / "new.txt").write_text("new", encoding="utf-8")  # an entry of a leading folder
+    second = walks.get(hidden)
+    assert str(home / "new.txt") not in [g[0] for g in first]
+    assert str(home / "new.txt") in [g[0] for g in second]
+    assert _read_in_confined_child(hidden, second, home / "new.txt") == "read new"
