@@ -143,12 +143,13 @@ class Walks:
     MAX = 8
 
     def __init__(self) -> None:
-        self.walks: dict[tuple[str, ...], tuple[list[Grant], list[tuple[str, int, int]]]] = {}
+        self.walks: dict[tuple[str, ...], tuple[list[Grant], list[tuple[str, int, int]], tuple[int, ...]]] = {}
 
     def get(self, hidden: list[str]) -> list[Grant]:
         key = tuple(hidden)
+        there = self.there(hidden)
         kept = self.walks.get(key)
-        if kept is not None and unchanged(kept[1]):
+        if kept is not None and kept[2] == there and unchanged(kept[1]):
             return kept[0]
         import time
 
@@ -158,8 +159,20 @@ class Walks:
         if all(mtime < started - 1_000_000_000 for _f, _i, mtime in stamps):
             if len(self.walks) >= self.MAX:
                 self.walks.pop(next(iter(self.walks)))
-            self.walks[key] = (grants, stamps)
+            self.walks[key] = (grants, stamps, there)
         return grants
+
+    @staticmethod
+    def there(hidden: list[str]) -> tuple[int, ...]:
+        """Each hidden path's inode, 0 where there is none: a credential store made since (in a
+        folder the walk granted whole, as it had nothing to hide then) means a new walk."""
+        out = []
+        for path in hidden:
+            try:
+                out.append(os.lstat(path).st_ino)
+            except OSError:
+                out.append(0)
+        return tuple(out)
 
 
 def _guard_with(held: tuple[int, int] | None, cwd: str) -> Callable[[Sequence[str]], None]:

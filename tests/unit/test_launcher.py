@@ -258,3 +258,21 @@ def test_a_kept_walk_is_walked_again_when_a_leading_folder_changes(tmp_path: Pat
     assert str(home / "new.txt") not in [g[0] for g in first]
     assert str(home / "new.txt") in [g[0] for g in second]
     assert _read_in_confined_child(hidden, second, home / "new.txt") == "read new"
+
+
+def test_a_kept_walk_is_walked_again_when_a_credential_store_appears(tmp_path: Path) -> None:
+    """A store that did not exist had nothing to hide: the folder it is made in was granted whole.
+    Made later, it must be hidden from the next command all the same."""
+    home = tmp_path / "home"
+    (home / ".clio").mkdir(parents=True)
+    (home / ".config").mkdir()
+    store = home / ".config" / "gcloud"
+    hidden = [str(home / ".clio"), str(store)]
+    walks = Walks()
+    first = walks.get(hidden)
+    assert str(home / ".config") in [g[0] for g in first]  # nothing to hide in it yet
+    store.mkdir()
+    (store / "token").write_text("TOKEN", encoding="utf-8")
+    second = walks.get(hidden)
+    assert str(home / ".config") not in [g[0] for g in second]
+    assert _read_in_confined_child(hidden, second, store / "token") == f"refused {errno.EACCES}"
