@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 
 from clio.safety.containment import EXIT_SETUP_FAILED, make_undumpable
 from clio.safety.hide import Grant, hidden_set, unchanged, walk
-from clio.safety.namespaces import guard, hold, join
+from clio.safety.namespaces import guard, hold, inside, join, prepare, wait_and_exit
 from clio.safety.wrapper import SETUP_FAILED, confine, parse
 
 __all__ = ["MAX_REQUEST", "main", "serve"]
@@ -186,11 +186,13 @@ def _guard_with(held: tuple[int, int] | None, cwd: str) -> Callable[[Sequence[st
     return enter_held
 
 
-def _child(request: dict[str, object], fds: list[int], held: tuple[int, int] | None) -> None:
-    """In the forked child: become the command, confined, or exit (126 when confinement fails)."""
+def _child(request: dict[str, object], fds: list[int], held: tuple[int, int] | None, in_pid_ns: bool = False) -> None:
+    """In the forked child: become the command, confined, or exit (126 when confinement fails).
+    ``in_pid_ns``: PID 1 of namespaces made ahead (its parent leads the session and waits)."""
     code = EXIT_SETUP_FAILED
     try:
-        os.setsid()
+        if not in_pid_ns:
+            os.setsid()
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         import ctypes
@@ -206,7 +208,10 @@ def _child(request: dict[str, object], fds: list[int], held: tuple[int, int] | N
         try:
             os.chdir(cwd)
             walked = request.get("walked")
-            confine(lists, flags, guard=_guard_with(held, cwd), walked=walked if isinstance(walked, list) else None)
+            if in_pid_ns and ("--ns" not in flags or "--only-hide" in flags):
+                raise OSError(0, "a sandbox's namespaces for another kind of command")
+            confine(lists, flags, guard=_guard_with(held, cwd), enter=inside if in_pid_ns else None,
+                    walked=walked if isinstance(walked, list) else None)  # fmt: skip
         except OSError as exc:
             print(SETUP_FAILED.format(exc), file=sys.stderr)
             return
@@ -226,13 +231,14 @@ class Spare:
     """A child forked ahead of the next request, waiting for it on a socket of its own: the fork
     (and the copying of the launcher's pages it costs, ~2-4 ms) is not on the command's way."""
 
-    def __init__(self) -> None:
+    def __init__(self, sandbox: bool = False) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.pid = os.fork()
         if self.pid == 0:
-            _wait_for_request(theirs)  # never returns
+            (_wait_in_namespaces if sandbox else _wait_for_request)(theirs)  # never returns
         theirs.close()
         self.sock = ours
+        self.sandbox = sandbox
 
     def hand(self, request: dict[str, object], fds: list[int]) -> bool:
         """Give it the request: True when it has it (it is then the command)."""
@@ -254,15 +260,58 @@ class Spare:
             os.kill(self.pid, signal.SIGKILL)  # reaped by _reap with the others
 
 
+def _as_new(sock: socket.socket) -> None:
+    """A spare's start: signals as a freshly started program has them, no descriptor of the
+    launcher's but ``sock`` (the control socket, other commands' replies, held namespaces)."""
+    signal.set_wakeup_fd(-1)
+    for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    mine = sock.fileno()
+    os.closerange(3, mine)
+    os.closerange(mine + 1, 1 << 20)
+
+
+def _wait_in_namespaces(sock: socket.socket) -> None:
+    """In a sandbox spare: the sandbox's own user, mount and PID namespaces made ahead, and PID 1
+    forked ahead (clio/safety/namespaces.py ``prepare``); the request goes down to PID 1, which
+    makes its mounts and becomes the command, while this process leads the session and waits
+    (``wait_and_exit``), as ``enter`` has it. Namespaces and a fork are then not on the command's way."""
+    try:
+        _as_new(sock)
+        os.setsid()
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # its uid_map, via /proc/self
+        down, up = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid1 = prepare()
+        if pid1 == 0:
+            sock.close()
+            down.close()
+            got = _receive(up, (3,))
+            if got is not None:
+                _child(*got, None, in_pid_ns=True)  # never returns
+            os._exit(0)
+        up.close()
+        got = _receive(sock, (3, 5))
+        if got is not None:
+            request, fds = got
+            frame = _frame(request)
+            sent = down.sendmsg([frame], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds[:3]))])
+            down.sendall(frame[sent:])
+            _close(fds)
+            down.close()
+            sock.close()
+            wait_and_exit(pid1)  # never returns
+        os.kill(pid1, signal.SIGKILL)
+    except BaseException:
+        pass
+    os._exit(0)  # the launcher is gone or discarded it, or no namespaces: it will not be handed one
+
+
 def _wait_for_request(sock: socket.socket) -> None:
     """In a spare: wait for a request, then become its command (:func:`_child`)."""
     try:
-        signal.set_wakeup_fd(-1)
-        for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)  # as a freshly started program has them
-        mine = sock.fileno()
-        os.closerange(3, mine)  # the control socket, other commands' replies, held namespaces
-        os.closerange(mine + 1, 1 << 20)
+        _as_new(sock)
         got = _receive(sock, (3, 5))
     except BaseException:
         got = None
@@ -284,10 +333,14 @@ def _start(request: dict[str, object], fds: list[int], running: dict[int, socket
             ns = held.get(parsed[0]["hide"])
         with contextlib.suppress(OSError):
             request["walked"] = walks.get(parsed[0]["hide"])
+    sandboxed = parsed is not None and "--ns" in parsed[1] and "--only-hide" not in parsed[1]
     pid = 0
     try:
-        for _attempt in range(2):
-            child = spare.pop() if spare else Spare()
+        for attempt in range(2):
+            ready = [c for c in spare if c.sandbox == sandboxed] if attempt == 0 else []
+            child = ready[0] if ready else Spare()  # a plain spare does all itself (namespaces.enter)
+            if child in spare:
+                spare.remove(child)
             if child.hand(request, fds[:3] + list(ns or ())):
                 pid = child.pid
                 break
@@ -303,10 +356,12 @@ def _start(request: dict[str, object], fds: list[int], running: dict[int, socket
             reply.send(f"pid {pid}".encode())  # else clio gave up on it; its status is still collected
 
 
-def _refill(spare: list[Spare]) -> None:
-    if not spare:
-        with contextlib.suppress(OSError):
-            spare.append(Spare())
+def _refill(spare: list[Spare], sandbox: bool) -> None:
+    """A plain spare ready, and a sandbox one once a sandboxed command was asked for."""
+    for kind in (False, True) if sandbox else (False,):
+        if not any(c.sandbox == kind for c in spare):
+            with contextlib.suppress(OSError):
+                spare.append(Spare(kind))
 
 
 def _reap(running: dict[int, socket.socket]) -> int:
@@ -338,30 +393,34 @@ def serve(control: socket.socket) -> None:
     held = Held()
     walks = Walks()
     spare = [Spare()]
+    sandboxes = False  # whether a sandboxed command was asked for: then a sandbox spare is kept too
     with open("/proc/self/mounts", "rb") as mounts:  # exceptional when the mount table changes
         while True:
             # the next spare is forked once nothing else is to be done: not while a command starts
-            idle = 0.01 if not spare else None
+            idle = 0.01 if len(spare) < (2 if sandboxes else 1) else None
             ready, _, changed = select.select([control.fileno(), wake_r], [], [mounts.fileno()], idle)
             if not (ready or changed):
-                _refill(spare)
+                _refill(spare, sandboxes)
                 continue
             if changed:  # the mount table changed: new namespaces, and a spare that holds none of the old
                 held.drop()
                 walks.walks.clear()
                 for old in spare:
                     old.discard()
-                spare[:] = [Spare()]
+                spare.clear()
+                _refill(spare, sandboxes)
             if wake_r in ready:
                 with contextlib.suppress(BlockingIOError):
                     while os.read(wake_r, 512):
                         pass
                 if _reap(running):
-                    _refill(spare)  # a command ended: its status is out, clio is not waiting on us
+                    _refill(spare, sandboxes)  # a command ended: its status is out, clio is not waiting on us
             if control.fileno() in ready:
                 got = _receive(control)
                 if got is None:
                     return  # clio is gone
+                args = got[0].get("args")
+                sandboxes = sandboxes or (isinstance(args, list) and "--ns" in args and "--only-hide" not in args)
                 _start(*got, running, held, walks, spare)
                 _reap(running)  # a child that ended at once
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from clio.safety.hide import hidden_set
 
-__all__ = ["NamespaceError", "enter", "guard", "hold", "join"]
+__all__ = ["NamespaceError", "enter", "guard", "hold", "inside", "join", "prepare", "wait_and_exit"]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -83,7 +83,8 @@ def _bind_readonly(libc: ctypes.CDLL, path: str) -> None:
     _mount(libc, None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep)
 
 
-def _wait_and_exit(child: int) -> None:
+def wait_and_exit(child: int) -> None:
+    """Wait for ``child`` (a signal to this process kills it) and exit with its status."""
     def forward(signum: int, frame: object) -> None:
         try:
             os.kill(child, signal.SIGKILL)
@@ -182,21 +183,35 @@ def enter(readonly: Sequence[str], pinned: Sequence[str] = ()) -> None:
 
     The calling process becomes the waiting parent and never returns. Raises NamespaceError
     (before forking) when the kernel refuses a step."""
-    libc = _libc()
-    _unshare(libc, CLONE_NEWNS | CLONE_NEWPID)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    child = os.fork()
+    child = prepare()
     if child:
-        _wait_and_exit(child)
+        wait_and_exit(child)
     try:
-        _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        for path in pinned:
-            if os.path.isdir(path):
-                _mount(libc, path, path, None, MS_BIND | MS_REC)
-        for path in readonly:
-            if os.path.lexists(path) and not os.path.islink(path):
-                _bind_readonly(libc, path)
+        inside(readonly, pinned)
     except OSError as exc:
         print(f"clio sandbox: cannot confine the command, not running it ({exc})", file=sys.stderr)
         os._exit(126)
+
+
+def prepare() -> int:
+    """The first half of :func:`enter`: new user, mount and PID namespaces and a fork; returns the
+    child's pid in the caller (which must then :func:`wait_and_exit`), 0 in the child, PID 1 of the
+    new PID namespace (which must then call :func:`inside`). The command launcher does this ahead
+    of a sandboxed command. Raises NamespaceError (before forking)."""
+    _unshare(_libc(), CLONE_NEWNS | CLONE_NEWPID)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return os.fork()
+
+
+def inside(readonly: Sequence[str], pinned: Sequence[str] = ()) -> None:
+    """The second half of :func:`enter`, in PID 1: its own ``/proc``, ``pinned`` folders fixed in
+    place, ``readonly`` paths read-only. Raises NamespaceError."""
+    libc = _libc()
+    _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for path in pinned:
+        if os.path.isdir(path):
+            _mount(libc, path, path, None, MS_BIND | MS_REC)
+    for path in readonly:
+        if os.path.lexists(path) and not os.path.islink(path):
+            _bind_readonly(libc, path)

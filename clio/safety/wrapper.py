@@ -177,6 +177,7 @@ def confine(
     flags: set[str],
     *,
     guard: Callable[[Sequence[str]], None] | None = None,
+    enter: Callable[[Sequence[str], Sequence[str]], None] | None = None,
     walked: Sequence[Sequence[object]] | None = None,
 ) -> None:
     """Restrict the calling process as the options ask (:func:`parse`); what the wrapper and the
@@ -184,7 +185,9 @@ def confine(
     must then not run the command. With ``--ns`` under the sandbox the caller returns as PID 1 of
     the new PID namespace (the process that called it stays behind, waiting). ``guard``: what
     makes the read-only mounts of ``--only-hide --ns`` (the launcher joins namespaces it holds);
-    by default :func:`clio.safety.namespaces.guard`. ``walked``: what to grant around the hidden
+    by default :func:`clio.safety.namespaces.guard`; ``enter``: what makes the sandbox's own
+    namespaces (:func:`clio.safety.namespaces.inside` where the launcher made them ahead), by
+    default :func:`clio.safety.namespaces.enter`. ``walked``: what to grant around the hidden
     paths, as an earlier walk found it (clio/safety/hide.py ``walk``; checked before use)."""
     if "--only-hide" in flags:
         if "--ns" in flags:
@@ -194,9 +197,9 @@ def confine(
         hide(lists["hide"], walked)
     else:
         if "--ns" in flags:
-            from clio.safety.namespaces import enter
+            from clio.safety.namespaces import enter as own_enter
 
-            enter(lists["ro"], lists["pin"])
+            (enter or own_enter)(lists["ro"], lists["pin"])
         contain(lists["write"], network="--net" in flags, hidden=lists["hide"], walked=walked)
 
 
