@@ -150,12 +150,14 @@ def unchanged(stamps: Sequence[Sequence[object]]) -> bool:
     return True
 
 
-def _still(walked: Sequence[Sequence[object]], hidden_paths: Sequence[str | Path]) -> list[Grant] | None:
+def _still(
+    walked: Sequence[Sequence[object]], hidden_paths: Sequence[str | Path], hidden_real: Iterable[str] | None
+) -> list[Grant] | None:
     """The grants of an earlier walk, each checked: still the same file, or (a mount point made
     since, such as a sandbox's own /proc) still a real path outside the hidden ones, as a walk
     would decide it. None: a walk afresh is needed."""
     out: list[Grant] = []
-    hidden: set[str] | None = None
+    hidden: set[str] | None = None if hidden_real is None else set(hidden_real)
     for entry in walked:
         real, isdir, dev, ino = str(entry[0]), bool(entry[1]), entry[2], entry[3]
         try:
@@ -176,17 +178,19 @@ def grant_except(
     hidden_paths: Sequence[str | Path],
     access: int,
     walked: Sequence[Sequence[object]] | None = None,
+    hidden_real: Iterable[str] | None = None,
 ) -> int:
     """Call ``add(path, rights)`` so that ``access`` is granted on everything but ``hidden_paths``.
 
     Folders get ``access``, files ``access & FILE_RIGHTS_MASK``. Symlinks are followed (a rule
     applies to what it resolves to), so a link pointing into a hidden folder grants nothing.
     ``walked``: the grants of an earlier :func:`walk` of the same ``hidden_paths`` (the launcher's);
-    used only if every path is still the very file it was (st_dev, st_ino), else walked afresh.
+    used only if every path is still the very file it was (st_dev, st_ino), else walked afresh;
+    ``hidden_real``: that walk's :func:`hidden_set` of ``hidden_paths``.
     Returns the number of rules added."""
     grants: list[Grant] | None = None
     if walked is not None:
-        grants = _still(walked, hidden_paths)
+        grants = _still(walked, hidden_paths, hidden_real)
     if grants is None:
         grants = walk(hidden_paths)[0]
     count = 0

@@ -143,24 +143,26 @@ class Walks:
     MAX = 8
 
     def __init__(self) -> None:
-        self.walks: dict[tuple[str, ...], tuple[list[Grant], list[tuple[str, int, int]], tuple[int, ...]]] = {}
+        self.walks: dict[tuple[str, ...], tuple[list[Grant], list[tuple[str, int, int]], tuple[int, ...], list[str]]] = {}
 
-    def get(self, hidden: list[str]) -> list[Grant]:
+    def get(self, hidden: list[str]) -> tuple[list[Grant], list[str]]:
+        """What to grant around ``hidden``, and its real paths."""
         key = tuple(hidden)
         there = self.there(hidden)
         kept = self.walks.get(key)
         if kept is not None and kept[2] == there and unchanged(kept[1]):
-            return kept[0]
+            return kept[0], kept[3]
         import time
 
         started = time.time_ns()
         grants, stamps = walk(hidden)
+        real = sorted(hidden_set(hidden))
         self.walks.pop(key, None)
         if all(mtime < started - 1_000_000_000 for _f, _i, mtime in stamps):
             if len(self.walks) >= self.MAX:
                 self.walks.pop(next(iter(self.walks)))
-            self.walks[key] = (grants, stamps, there)
-        return grants
+            self.walks[key] = (grants, stamps, there, real)
+        return grants, real
 
     @staticmethod
     def there(hidden: list[str]) -> tuple[int, ...]:
@@ -207,11 +209,12 @@ def _child(request: dict[str, object], fds: list[int], held: tuple[int, int] | N
         lists, flags, argv = parsed
         try:
             os.chdir(cwd)
-            walked = request.get("walked")
+            walked, real = request.get("walked"), request.get("hidden_real")
             if in_pid_ns and ("--ns" not in flags or "--only-hide" in flags):
                 raise OSError(0, "a sandbox's namespaces for another kind of command")
             confine(lists, flags, guard=_guard_with(held, cwd), enter=inside if in_pid_ns else None,
-                    walked=walked if isinstance(walked, list) else None)  # fmt: skip
+                    walked=walked if isinstance(walked, list) else None,
+                    hidden_real=real if isinstance(real, list) else None)  # fmt: skip
         except OSError as exc:
             print(SETUP_FAILED.format(exc), file=sys.stderr)
             return
@@ -332,7 +335,7 @@ def _start(request: dict[str, object], fds: list[int], running: dict[int, socket
         if "--only-hide" in parsed[1] and "--ns" in parsed[1]:
             ns = held.get(parsed[0]["hide"])
         with contextlib.suppress(OSError):
-            request["walked"] = walks.get(parsed[0]["hide"])
+            request["walked"], request["hidden_real"] = walks.get(parsed[0]["hide"])
     sandboxed = parsed is not None and "--ns" in parsed[1] and "--only-hide" not in parsed[1]
     pid = 0
     try:

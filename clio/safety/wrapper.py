@@ -179,6 +179,7 @@ def confine(
     guard: Callable[[Sequence[str]], None] | None = None,
     enter: Callable[[Sequence[str], Sequence[str]], None] | None = None,
     walked: Sequence[Sequence[object]] | None = None,
+    hidden_real: Sequence[str] | None = None,
 ) -> None:
     """Restrict the calling process as the options ask (:func:`parse`); what the wrapper and the
     command launcher's child do before ``exec``. Raises OSError when a step fails: the caller
@@ -188,19 +189,21 @@ def confine(
     by default :func:`clio.safety.namespaces.guard`; ``enter``: what makes the sandbox's own
     namespaces (:func:`clio.safety.namespaces.inside` where the launcher made them ahead), by
     default :func:`clio.safety.namespaces.enter`. ``walked``: what to grant around the hidden
-    paths, as an earlier walk found it (clio/safety/hide.py ``walk``; checked before use)."""
+    paths, as an earlier walk found it (clio/safety/hide.py ``walk``; checked before use), and
+    ``hidden_real`` the real hidden paths it found."""
     if "--only-hide" in flags:
         if "--ns" in flags:
             from clio.safety.namespaces import guard as own_namespaces
 
             (guard or own_namespaces)(lists["hide"])
-        hide(lists["hide"], walked)
+        hide(lists["hide"], walked, hidden_real)
     else:
         if "--ns" in flags:
             from clio.safety.namespaces import enter as own_enter
 
             (enter or own_enter)(lists["ro"], lists["pin"])
-        contain(lists["write"], network="--net" in flags, hidden=lists["hide"], walked=walked)
+        contain(lists["write"], network="--net" in flags, hidden=lists["hide"], walked=walked,
+                 hidden_real=hidden_real)  # fmt: skip
 
 
 SETUP_FAILED = "clio sandbox: cannot confine the command, not running it ({})"

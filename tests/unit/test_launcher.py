@@ -252,9 +252,9 @@ def test_a_kept_walk_is_walked_again_when_a_leading_folder_changes(tmp_path: Pat
     (home / ".clio").mkdir(parents=True)
     walks = Walks()
     hidden = [str(home / ".clio")]
-    first = walks.get(hidden)
+    first, _ = walks.get(hidden)
     (home / "new.txt").write_text("new", encoding="utf-8")  # an entry of a leading folder
-    second = walks.get(hidden)
+    second, _ = walks.get(hidden)
     assert str(home / "new.txt") not in [g[0] for g in first]
     assert str(home / "new.txt") in [g[0] for g in second]
     assert _read_in_confined_child(hidden, second, home / "new.txt") == "read new"
@@ -269,10 +269,37 @@ def test_a_kept_walk_is_walked_again_when_a_credential_store_appears(tmp_path: P
     store = home / ".config" / "gcloud"
     hidden = [str(home / ".clio"), str(store)]
     walks = Walks()
-    first = walks.get(hidden)
+    first, _ = walks.get(hidden)
     assert str(home / ".config") in [g[0] for g in first]  # nothing to hide in it yet
     store.mkdir()
     (store / "token").write_text("TOKEN", encoding="utf-8")
-    second = walks.get(hidden)
+    second, _ = walks.get(hidden)
     assert str(home / ".config") not in [g[0] for g in second]
     assert _read_in_confined_child(hidden, second, store / "token") == f"refused {errno.EACCES}"
+
+
+def _ticks() -> int:
+    with open("/proc/uptime", encoding="ascii") as f:
+        return int(float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK"))
+
+
+@pytest.mark.skipif(not isolation()[0], reason="no user namespaces here: no sandbox namespaces to make ahead")
+def test_a_sandboxed_command_from_a_spare_made_ahead_is_as_confined(secret_home: Path, project: Path) -> None:
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "config").write_text("", encoding="utf-8")
+    hidden = [str(secret_home)]
+    run_command("true", project, 30, contained=True, hidden=hidden)  # the first: a sandbox spare is then kept
+    time.sleep(1.0)
+    asked = _ticks()
+    res = run_command(
+        "cut -d' ' -f22 /proc/1/stat; ls /proc | grep -c '^[0-9]'; echo x >> .git/config; echo rc=$?; "
+        f"cat {secret_home}/memory.key; (setsid sleep 60 &); echo made > out",
+        project, 30, contained=True, hidden=hidden,
+    )  # fmt: skip
+    started, processes = (int(x) for x in res.output.split()[:2])
+    assert started < asked  # PID 1 was there before the command was asked for: the spare's
+    assert processes <= 4  # its own /proc: bash, its pipeline, nothing of the machine's
+    assert "rc=1" in res.output and "Read-only file system" in res.output
+    assert "Permission denied" in res.output and "KEY-" not in res.output
+    assert (project / "out").read_text() == "made\n"
+    assert (project / ".git" / "config").read_text() == ""
