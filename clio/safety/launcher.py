@@ -359,12 +359,17 @@ def _start(request: dict[str, object], fds: list[int], running: dict[int, socket
             reply.send(f"pid {pid}".encode())  # else clio gave up on it; its status is still collected
 
 
+SANDBOX_SPARES = 2  # one ready while the other is being made, for sandboxed commands that follow each other
+
+
 def _refill(spare: list[Spare], sandbox: bool) -> None:
-    """A plain spare ready, and a sandbox one once a sandboxed command was asked for."""
-    for kind in (False, True) if sandbox else (False,):
-        if not any(c.sandbox == kind for c in spare):
-            with contextlib.suppress(OSError):
+    """A plain spare ready, and sandbox ones once a sandboxed command was asked for."""
+    for kind, want in ((False, 1), (True, SANDBOX_SPARES if sandbox else 0)):
+        while sum(c.sandbox == kind for c in spare) < want:
+            try:
                 spare.append(Spare(kind))
+            except OSError:
+                break
 
 
 def _reap(running: dict[int, socket.socket]) -> int:
@@ -400,7 +405,7 @@ def serve(control: socket.socket) -> None:
     with open("/proc/self/mounts", "rb") as mounts:  # exceptional when the mount table changes
         while True:
             # the next spare is forked once nothing else is to be done: not while a command starts
-            idle = 0.01 if len(spare) < (2 if sandboxes else 1) else None
+            idle = 0.01 if len(spare) < (1 + SANDBOX_SPARES if sandboxes else 1) else None
             ready, _, changed = select.select([control.fileno(), wake_r], [], [mounts.fileno()], idle)
             if not (ready or changed):
                 _refill(spare, sandboxes)
