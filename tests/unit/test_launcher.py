@@ -22,7 +22,7 @@ import pytest
 from clio.safety import launch
 from clio.safety.containment import EXIT_SETUP_FAILED, hide, landlock_abi
 from clio.safety.hide import Grant, walk
-from clio.safety.launcher import Walks
+from clio.safety.kept import Walks
 from clio.safety.wrapper import guards_writes, isolation, wrapper_options
 from clio.tools.terminal import run_command
 
