@@ -180,6 +180,9 @@ class Spare:
 def _as_new(sock: socket.socket) -> None:
     """A spare's start: signals as a freshly started program has them, no descriptor of the
     launcher's but ``sock`` (the control socket, other commands' replies, held namespaces)."""
+    import gc
+
+    gc.disable()  # it execs soon: a collection would only copy the launcher's pages (copy-on-write)
     signal.set_wakeup_fd(-1)
     for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
@@ -350,6 +353,9 @@ def serve(control: socket.socket) -> None:
 def main(args: list[str] | None = None) -> int:
     argv = sys.argv[1:] if args is None else args
     make_undumpable()
+    import gc
+
+    gc.freeze()  # what is imported stays out of collections: forks share those pages instead of copying them
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # clio's Ctrl-C is clio's; commands get their default back
     if len(argv) != 1 or not argv[0].isdigit():
         print("usage: python -m clio.safety.launcher FD", file=sys.stderr)
