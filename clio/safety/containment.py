@@ -264,7 +264,9 @@ def _no_new_privs(libc: ctypes.CDLL) -> None:
 
 
 def _landlock(
-    libc: ctypes.CDLL, abi: int, writable: Sequence[str], network: bool, hidden: Sequence[str] = ()
+    libc: ctypes.CDLL, abi: int, writable: Sequence[str], network: bool, hidden: Sequence[str] = (),
+    walked: Sequence[Sequence[object]] | None = None,
+    hidden_real: Sequence[str] | None = None,
 ) -> None:
     fs = _handled_fs(abi)
     attr = _RulesetAttr(handled_access_fs=fs, handled_access_net=0, scoped=0)
@@ -281,7 +283,7 @@ def _landlock(
         err = ctypes.get_errno()
         raise ContainmentError(err, f"landlock_create_ruleset: {os.strerror(err)}")
     try:
-        grant_except(lambda p, a: _add_path(libc, ruleset_fd, p, a), hidden, _READ & fs)
+        grant_except(lambda p, a: _add_path(libc, ruleset_fd, p, a), hidden, _READ & fs, walked, hidden_real)
         for dev in _DEVICES:
             if os.path.exists(dev):
                 _add_path(libc, ruleset_fd, dev, (FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE) & fs)
@@ -337,12 +339,20 @@ def _seccomp(libc: ctypes.CDLL, machine: str, unix: bool = True) -> None:
         raise ContainmentError(err, f"seccomp: {os.strerror(err)}")
 
 
-def contain(writable: Sequence[str | Path], *, network: bool = False, hidden: Sequence[str] = ()) -> None:
+def contain(
+    writable: Sequence[str | Path],
+    *,
+    network: bool = False,
+    hidden: Sequence[str] = (),
+    walked: Sequence[Sequence[object]] | None = None,
+    hidden_real: Sequence[str] | None = None,
+) -> None:
     """Restrict the calling process (and every process it will start) for good.
 
     ``hidden``: paths it may not read at all. Without ``network`` no socket but AF_NETLINK can be
     made (no TCP, UDP, raw, packet nor unix socket). Raises ContainmentError when the kernel
-    refuses a step; the caller must then not go on."""
+    refuses a step; the caller must then not go on. ``walked``: what an earlier walk of
+    ``hidden`` found to grant (clio/safety/hide.py ``walk``; checked before use)."""
     abi = landlock_abi()
     if abi < 1:
         raise ContainmentError(errno.ENOSYS, "Landlock is not available in this kernel")
@@ -352,10 +362,14 @@ def contain(writable: Sequence[str | Path], *, network: bool = False, hidden: Se
     machine = _machine()
     if not network and machine in _AUDIT_ARCH:
         _seccomp(libc, machine, unix=False)
-    _landlock(libc, abi, paths, network, hidden)
+    _landlock(libc, abi, paths, network, hidden, walked, hidden_real)
 
 
-def hide(hidden: Sequence[str]) -> None:
+def hide(
+    hidden: Sequence[str],
+    walked: Sequence[Sequence[object]] | None = None,
+    hidden_real: Sequence[str] | None = None,
+) -> None:
     """Only keep the calling process from reading the files under ``hidden`` (what every command
     gets without ``--sandbox``): Landlock handles just the file read right (and REFER, which
     Landlock always denies otherwise), granted everywhere else. Writing stays as the user may."""
@@ -372,7 +386,7 @@ def hide(hidden: Sequence[str]) -> None:
         err = ctypes.get_errno()
         raise ContainmentError(err, f"landlock_create_ruleset: {os.strerror(err)}")
     try:
-        grant_except(lambda p, a: _add_path(libc, ruleset_fd, p, a), hidden, fs)
+        grant_except(lambda p, a: _add_path(libc, ruleset_fd, p, a), hidden, fs, walked, hidden_real)
         if _syscall(libc, _SYS_LANDLOCK_RESTRICT_SELF, ruleset_fd, ctypes.c_uint32(0)) < 0:
             err = ctypes.get_errno()
             raise ContainmentError(err, f"landlock_restrict_self: {os.strerror(err)}")

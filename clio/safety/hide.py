@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
-    "CREDENTIAL_STORES", "FILE_RIGHTS_MASK", "Private", "credential_stores", "grant_except", "hidden_paths",
-    "hidden_set",
+    "CREDENTIAL_STORES", "FILE_RIGHTS_MASK", "Grant", "Private", "credential_stores", "grant_except", "hidden_paths",
+    "hidden_set", "unchanged", "walk",
 ]  # fmt: skip
 
 # The user's credential stores, relative to the home folder: hidden from sandboxed commands, and
@@ -97,25 +97,29 @@ def _is_hidden(real: str, hidden: set[str]) -> bool:
     return any(real == h or real.startswith(h + "/") for h in hidden)
 
 
-def grant_except(add: Callable[[str, int], None], hidden_paths: Sequence[str | Path], access: int) -> int:
-    """Call ``add(path, rights)`` so that ``access`` is granted on everything but ``hidden_paths``.
+Grant = tuple[str, bool, int, int]  # a real path to grant, whether a folder, its st_dev and st_ino
 
-    Folders get ``access``, files ``access & FILE_RIGHTS_MASK``. Symlinks are followed (a rule
-    applies to what it resolves to), so a link pointing into a hidden folder grants nothing.
-    Returns the number of rules added."""
+
+def walk(hidden_paths: Sequence[str | Path]) -> tuple[list[Grant], list[tuple[str, int, int]]]:
+    """The paths :func:`grant_except` grants (everything but ``hidden_paths``) and the leading
+    folders with their (st_ino, st_mtime_ns): while those are unchanged, a new walk would find the
+    same entries. What the command launcher keeps between commands (clio/safety/launcher.py)."""
     hidden = hidden_set(hidden_paths)
     if not hidden:
-        add("/", access)
-        return 1
+        st = os.stat("/")
+        return [("/", True, st.st_dev, st.st_ino)], []
     leading = _ancestors(hidden)
-    count = 0
+    grants: list[Grant] = []
+    stamps: list[tuple[str, int, int]] = []
     todo = ["/"]
     while todo:
         folder = todo.pop()
         try:
+            st = os.stat(folder)
             names = os.listdir(folder)
         except OSError:
             continue  # cannot be listed: nothing beneath it is granted (safe side)
+        stamps.append((folder, st.st_ino, st.st_mtime_ns))
         for name in names:
             path = os.path.join(folder, name)
             real = os.path.realpath(path)
@@ -126,11 +130,76 @@ def grant_except(add: Callable[[str, int], None], hidden_paths: Sequence[str | P
                     todo.append(path)
                 continue  # a link to a leading folder: that folder is walked itself
             try:
-                rights = access if os.path.isdir(real) else access & FILE_RIGHTS_MASK
-                add(real, rights)
+                st = os.stat(real)
             except OSError:
-                continue  # vanished or cannot be opened: left without a rule (denied)
-            count += 1
+                continue  # vanished: no rule (denied)
+            grants.append((real, os.path.isdir(real), st.st_dev, st.st_ino))
+    return grants, stamps
+
+
+def unchanged(stamps: Sequence[Sequence[object]]) -> bool:
+    """Whether the leading folders of a :func:`walk` are as they were (no entry added, removed,
+    renamed or replaced in them)."""
+    for folder, ino, mtime in stamps:
+        try:
+            st = os.stat(str(folder))
+        except OSError:
+            return False
+        if (st.st_ino, st.st_mtime_ns) != (ino, mtime):
+            return False
+    return True
+
+
+def _still(
+    walked: Sequence[Sequence[object]], hidden_paths: Sequence[str | Path], hidden_real: Iterable[str] | None
+) -> list[Grant] | None:
+    """The grants of an earlier walk, each checked: still the same file, or (a mount point made
+    since, such as a sandbox's own /proc) still a real path outside the hidden ones, as a walk
+    would decide it. None: a walk afresh is needed."""
+    out: list[Grant] = []
+    hidden: set[str] | None = None if hidden_real is None else set(hidden_real)
+    for entry in walked:
+        real, isdir, dev, ino = str(entry[0]), bool(entry[1]), entry[2], entry[3]
+        try:
+            st = os.stat(real)
+        except OSError:
+            continue  # vanished: no rule, as a walk would have it
+        if (st.st_dev, st.st_ino) != (dev, ino):
+            hidden = hidden_set(hidden_paths) if hidden is None else hidden
+            if os.path.realpath(real) != real or _is_hidden(real, hidden):
+                return None
+            isdir = os.path.isdir(real)
+        out.append((real, isdir, st.st_dev, st.st_ino))
+    return out
+
+
+def grant_except(
+    add: Callable[[str, int], None],
+    hidden_paths: Sequence[str | Path],
+    access: int,
+    walked: Sequence[Sequence[object]] | None = None,
+    hidden_real: Iterable[str] | None = None,
+) -> int:
+    """Call ``add(path, rights)`` so that ``access`` is granted on everything but ``hidden_paths``.
+
+    Folders get ``access``, files ``access & FILE_RIGHTS_MASK``. Symlinks are followed (a rule
+    applies to what it resolves to), so a link pointing into a hidden folder grants nothing.
+    ``walked``: the grants of an earlier :func:`walk` of the same ``hidden_paths`` (the launcher's);
+    used only if every path is still the very file it was (st_dev, st_ino), else walked afresh;
+    ``hidden_real``: that walk's :func:`hidden_set` of ``hidden_paths``.
+    Returns the number of rules added."""
+    grants: list[Grant] | None = None
+    if walked is not None:
+        grants = _still(walked, hidden_paths, hidden_real)
+    if grants is None:
+        grants = walk(hidden_paths)[0]
+    count = 0
+    for real, isdir, _dev, _ino in grants:
+        try:
+            add(real, access if isdir else access & FILE_RIGHTS_MASK)
+        except OSError:
+            continue  # vanished or cannot be opened: left without a rule (denied)
+        count += 1
     return count
 
 

@@ -19,6 +19,7 @@ Landlock, applied after this, forbids the command any further mount or unmount.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -27,11 +28,12 @@ from collections.abc import Sequence
 
 from clio.safety.hide import hidden_set
 
-__all__ = ["NamespaceError", "enter", "guard"]
+__all__ = ["NamespaceError", "enter", "guard", "hold", "inside", "join", "prepare", "wait_and_exit"]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+PR_SET_DUMPABLE = 4
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
@@ -81,7 +83,8 @@ def _bind_readonly(libc: ctypes.CDLL, path: str) -> None:
     _mount(libc, None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep)
 
 
-def _wait_and_exit(child: int) -> None:
+def wait_and_exit(child: int) -> None:
+    """Wait for ``child`` (a signal to this process kills it) and exit with its status."""
     def forward(signum: int, frame: object) -> None:
         try:
             os.kill(child, signal.SIGKILL)
@@ -130,26 +133,85 @@ def guard(folders: Sequence[str]) -> None:
             _bind_readonly(libc, real)
 
 
+def hold(folders: Sequence[str]) -> tuple[int, int]:
+    """The namespaces :func:`guard` makes, made once and held open: (user, mount) namespace file
+    descriptors that :func:`join` enters (the command launcher, clio/safety/launcher.py, so that
+    each command does not pay for new namespaces). Made in a forked child that is gone when this
+    returns; the namespaces live as long as the descriptors. Raises NamespaceError."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            _libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # dumpable: its uid_map is written through /proc/self
+            try:
+                guard(folders)
+                os.write(w, b"ok")
+                code = 0
+            except OSError as exc:
+                os.write(w, str(exc).encode()[:500])
+            if code == 0:
+                signal.pause()  # until killed, once the descriptors are open
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        said = os.read(r, 600)
+        if said != b"ok":
+            raise NamespaceError(0, said.decode(errors="replace") or "the namespace holder died")
+        return (os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC),
+                os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC))  # fmt: skip
+    finally:
+        os.close(r)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def join(held: tuple[int, int]) -> None:
+    """Enter namespaces :func:`hold` made (what :func:`guard` does, without making new ones). The
+    working folder is then the namespace's root: the caller changes into its own again."""
+    libc = _libc()
+    _check(libc.setns(held[0], CLONE_NEWUSER), "setns (user)")
+    _check(libc.setns(held[1], CLONE_NEWNS), "setns (mount)")
+
+
 def enter(readonly: Sequence[str], pinned: Sequence[str] = ()) -> None:
     """Move into new user, mount and PID namespaces; returns in PID 1 of the new PID namespace.
 
     The calling process becomes the waiting parent and never returns. Raises NamespaceError
     (before forking) when the kernel refuses a step."""
-    libc = _libc()
-    _unshare(libc, CLONE_NEWNS | CLONE_NEWPID)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    child = os.fork()
+    child = prepare()
     if child:
-        _wait_and_exit(child)
+        wait_and_exit(child)
     try:
-        _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        for path in pinned:
-            if os.path.isdir(path):
-                _mount(libc, path, path, None, MS_BIND | MS_REC)
-        for path in readonly:
-            if os.path.lexists(path) and not os.path.islink(path):
-                _bind_readonly(libc, path)
+        inside(readonly, pinned)
     except OSError as exc:
         print(f"clio sandbox: cannot confine the command, not running it ({exc})", file=sys.stderr)
         os._exit(126)
+
+
+def prepare() -> int:
+    """The first half of :func:`enter`: new user, mount and PID namespaces and a fork; returns the
+    child's pid in the caller (which must then :func:`wait_and_exit`), 0 in the child, PID 1 of the
+    new PID namespace (which must then call :func:`inside`). The command launcher does this ahead
+    of a sandboxed command. Raises NamespaceError (before forking)."""
+    _unshare(_libc(), CLONE_NEWNS | CLONE_NEWPID)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return os.fork()
+
+
+def inside(readonly: Sequence[str], pinned: Sequence[str] = ()) -> None:
+    """The second half of :func:`enter`, in PID 1: its own ``/proc``, ``pinned`` folders fixed in
+    place, ``readonly`` paths read-only. Raises NamespaceError."""
+    libc = _libc()
+    _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for path in pinned:
+        if os.path.isdir(path):
+            _mount(libc, path, path, None, MS_BIND | MS_REC)
+    for path in readonly:
+        if os.path.lexists(path) and not os.path.islink(path):
+            _bind_readonly(libc, path)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,39 @@ from clio.safety.containment import EXIT_SETUP_FAILED, contain, hide, landlock_a
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["guards_writes", "isolation", "main", "wrap_command"]
+__all__ = ["WRAPPER", "confine", "guards_writes", "isolation", "main", "parse", "wrap_command", "wrapper_options"]
+
+WRAPPER = (sys.executable, "-I", "-m", "clio.safety.wrapper")
+
+
+def wrapper_options(
+    writable: Sequence[str | Path],
+    *,
+    network: bool = False,
+    hidden: Sequence[str | Path] = (),
+    readonly: Sequence[str | Path] = (),
+    pinned: Sequence[str | Path] = (),
+    namespaces: bool = False,
+    only_hide: bool = False,
+) -> list[str]:
+    """The wrapper's options for a confinement (what :func:`confine` reads back): given to the
+    wrapper process on its command line, or to the command launcher (clio/safety/launch.py)."""
+    out: list[str] = []
+    if only_hide:
+        out.append("--only-hide")
+    for p in writable:
+        out += ["--write", str(p)]
+    for p in hidden:
+        out += ["--hide", str(p)]
+    if namespaces:
+        out.append("--ns")
+        for p in readonly:
+            out += ["--ro", str(p)]
+        for p in pinned:
+            out += ["--pin", str(p)]
+    if network:
+        out.append("--net")
+    return out
 
 
 def wrap_command(
@@ -47,22 +79,9 @@ def wrap_command(
 
     ``only_hide``: no sandbox, just ``hidden`` kept out of reach (``writable`` is ignored); with
     ``namespaces``, out of reach of writes too (:func:`guards_writes` says whether it can be)."""
-    out = [sys.executable, "-I", "-m", "clio.safety.wrapper"]
-    if only_hide:
-        out.append("--only-hide")
-    for p in writable:
-        out += ["--write", str(p)]
-    for p in hidden:
-        out += ["--hide", str(p)]
-    if namespaces:
-        out.append("--ns")
-        for p in readonly:
-            out += ["--ro", str(p)]
-        for p in pinned:
-            out += ["--pin", str(p)]
-    if network:
-        out.append("--net")
-    return [*out, "--", *argv]
+    options = wrapper_options(writable, network=network, hidden=hidden, readonly=readonly, pinned=pinned,
+                              namespaces=namespaces, only_hide=only_hide)  # fmt: skip
+    return [*WRAPPER, *options, "--", *argv]
 
 
 @lru_cache(maxsize=1)
@@ -76,15 +95,26 @@ def guards_writes() -> bool:
     if landlock_abi() < 1 or os.environ.get("CLIO_SANDBOX_NO_NAMESPACES"):
         return False
     with tempfile.TemporaryDirectory(prefix="clio-guard-") as probe:
-        return not _fails(wrap_command(["true"], [], hidden=[probe], only_hide=True, namespaces=True))
+        return not _fails(wrapper_options([], hidden=[probe], only_hide=True, namespaces=True))
 
 
-def _fails(argv: list[str]) -> str:
-    """Run a probe through the wrapper: '' when it works, else why not (its last line)."""
+def _fails(options: list[str]) -> str:
+    """Run ``true`` confined as ``options`` say: '' when it works, else why not (its last line).
+    Through the command launcher when it is there (clio/safety/launch.py), else the wrapper."""
     import subprocess
 
+    from clio.safety.launch import spawn
+
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    launched = spawn(options, ["true"], "/", env)
+    if launched is not None:
+        with launched.stdout:
+            out = launched.stdout.read().decode(errors="replace")
+        code = launched.wait()
+        return "" if code == 0 else (out.strip().splitlines() or [f"exit {code}"])[-1]
     try:
-        res = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+        res = subprocess.run([*WRAPPER, *options, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True,
+                             text=True, timeout=20, env=env)  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
         return str(exc)
     if res.returncode == 0:
@@ -103,7 +133,7 @@ def isolation() -> tuple[bool, str]:
         return False, ""
     problem = "turned off (CLIO_SANDBOX_NO_NAMESPACES)" if os.environ.get("CLIO_SANDBOX_NO_NAMESPACES") else ""
     if not problem:
-        problem = _fails(wrap_command(["true"], [], namespaces=True))
+        problem = _fails(wrapper_options([], namespaces=True))
         if not problem:
             return True, (
                 "each command in its own PID namespace (nothing it starts outlives it), "
@@ -120,7 +150,7 @@ _USAGE = ("usage: python -m clio.safety.wrapper [--only-hide] [--ns] [--net] [--
           "[--hide PATH]... [--ro PATH]... [--pin DIR]... -- PROGRAM ARGS...")  # fmt: skip
 
 
-def _parse(args: Sequence[str]) -> tuple[dict[str, list[str]], set[str], list[str]] | None:
+def parse(args: Sequence[str]) -> tuple[dict[str, list[str]], set[str], list[str]] | None:
     """(repeated options, flags, the program's argv), or None for bad usage. By hand: argparse
     alone costs ~10 ms, paid by every shell command."""
     lists: dict[str, list[str]] = {v: [] for v in _REPEATED.values()}
@@ -142,27 +172,53 @@ def _parse(args: Sequence[str]) -> tuple[dict[str, list[str]], set[str], list[st
     return None
 
 
+def confine(
+    lists: dict[str, list[str]],
+    flags: set[str],
+    *,
+    guard: Callable[[Sequence[str]], None] | None = None,
+    enter: Callable[[Sequence[str], Sequence[str]], None] | None = None,
+    walked: Sequence[Sequence[object]] | None = None,
+    hidden_real: Sequence[str] | None = None,
+) -> None:
+    """Restrict the calling process as the options ask (:func:`parse`); what the wrapper and the
+    command launcher's child do before ``exec``. Raises OSError when a step fails: the caller
+    must then not run the command. With ``--ns`` under the sandbox the caller returns as PID 1 of
+    the new PID namespace (the process that called it stays behind, waiting). ``guard``: what
+    makes the read-only mounts of ``--only-hide --ns`` (the launcher joins namespaces it holds);
+    by default :func:`clio.safety.namespaces.guard`; ``enter``: what makes the sandbox's own
+    namespaces (:func:`clio.safety.namespaces.inside` where the launcher made them ahead), by
+    default :func:`clio.safety.namespaces.enter`. ``walked``: what to grant around the hidden
+    paths, as an earlier walk found it (clio/safety/hide.py ``walk``; checked before use), and
+    ``hidden_real`` the real hidden paths it found."""
+    if "--only-hide" in flags:
+        if "--ns" in flags:
+            from clio.safety.namespaces import guard as own_namespaces
+
+            (guard or own_namespaces)(lists["hide"])
+        hide(lists["hide"], walked, hidden_real)
+    else:
+        if "--ns" in flags:
+            from clio.safety.namespaces import enter as own_enter
+
+            (enter or own_enter)(lists["ro"], lists["pin"])
+        contain(lists["write"], network="--net" in flags, hidden=lists["hide"], walked=walked,
+                 hidden_real=hidden_real)  # fmt: skip
+
+
+SETUP_FAILED = "clio sandbox: cannot confine the command, not running it ({})"
+
+
 def main(args: Sequence[str] | None = None) -> int:
-    parsed = _parse(sys.argv[1:] if args is None else args)
+    parsed = parse(sys.argv[1:] if args is None else args)
     if parsed is None or not parsed[2]:
         print(_USAGE, file=sys.stderr)
         return 2
     lists, flags, argv = parsed
     try:
-        if "--only-hide" in flags:
-            if "--ns" in flags:
-                from clio.safety.namespaces import guard
-
-                guard(lists["hide"])
-            hide(lists["hide"])
-        else:
-            if "--ns" in flags:
-                from clio.safety.namespaces import enter
-
-                enter(lists["ro"], lists["pin"])
-            contain(lists["write"], network="--net" in flags, hidden=lists["hide"])
+        confine(lists, flags)
     except OSError as exc:
-        print(f"clio sandbox: cannot confine the command, not running it ({exc})", file=sys.stderr)
+        print(SETUP_FAILED.format(exc), file=sys.stderr)
         return EXIT_SETUP_FAILED
     try:
         os.execvp(argv[0], argv)

@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from clio import actions as A
-from clio.safety import git_plant
+from clio.safety import git_plant, launch
 from clio.safety.containment import availability, landlock_abi, scrub_env
 from clio.safety.readonly import readonly_reason
 from clio.safety.sandbox import destructive_reason
-from clio.safety.wrapper import guards_writes, isolation, wrap_command
+from clio.safety.wrapper import WRAPPER, guards_writes, isolation, wrapper_options
 from clio.tools import shell_undo
 from clio.tools.context import ToolContext, ToolError, declined, need
 from clio.tools.registry import register
@@ -54,6 +54,9 @@ _DENIED = re.compile(r"Permission denied|Read-only file system|Operation not per
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 
+Process = subprocess.Popen[bytes] | launch.Launched  # a started command
+
+
 class CommandResult:
     def __init__(self, output: str, exit_code: int | None, timed_out: bool, cut: int) -> None:
         self.output = output
@@ -62,7 +65,7 @@ class CommandResult:
         self.cut = cut  # bytes left out of the middle
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: Process) -> None:
     """SIGTERM the whole group, then SIGKILL what is left."""
     for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
         try:
@@ -132,13 +135,15 @@ def run_command(
             writable.insert(0, cwd)
             if isolated:
                 readonly, pinned = protected_in_project(cwd)
-        argv = wrap_command(argv, writable, network=network, hidden=hidden, readonly=readonly,
-                            pinned=pinned, namespaces=isolated)  # fmt: skip
+        options: list[str] | None = wrapper_options(writable, network=network, hidden=hidden, readonly=readonly,
+                                                    pinned=pinned, namespaces=isolated)  # fmt: skip
     elif hidden and landlock_abi() >= 1:
-        argv = wrap_command(argv, [], hidden=hidden, only_hide=True, namespaces=guards_writes())
+        options = wrapper_options([], hidden=hidden, only_hide=True, namespaces=guards_writes())
+    else:
+        options = None  # nothing to confine (no Landlock here): plain bash
     known = git_plant.before(str(cwd)) if contained and not read_only else None
     try:
-        res = _run(argv, cwd, timeout, env)
+        res = _run(_start(argv, options, cwd, env), timeout)
     finally:
         if private_tmp is not None:
             shutil.rmtree(private_tmp, ignore_errors=True)
@@ -148,8 +153,16 @@ def run_command(
     return res
 
 
-def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str]) -> CommandResult:
-    proc = subprocess.Popen(
+def _start(argv: list[str], options: list[str] | None, cwd: Path, env: dict[str, str]) -> Process:
+    """The command started: confined (``options``) by the command launcher (clio/safety/launch.py),
+    else through the wrapper process, which does the same at the cost of a Python start; with no
+    ``options``, plain bash. Its own process group, stdin from /dev/null, stdout and stderr merged."""
+    if options is not None:
+        launched = launch.spawn(options, argv, str(cwd), env)
+        if launched is not None:
+            return launched
+        argv = [*WRAPPER, *options, "--", *argv]
+    return subprocess.Popen(
         argv,
         cwd=cwd,
         stdin=subprocess.DEVNULL,
@@ -158,6 +171,9 @@ def _run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str]) -> Com
         start_new_session=True,
         env=env,
     )
+
+
+def _run(proc: Process, timeout: float) -> CommandResult:
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     head = bytearray()
