@@ -151,6 +151,7 @@ def spawn(fake_server: FakeServer, project: Path) -> Iterator[Spawn]:
         *args: str, no_color: bool = True, env: dict[str, str] | None = None, sigint: Any = signal.SIG_DFL
     ) -> Term:
         full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CLIO_"))}
+        full["CLIO_RECALL_ENCODER"] = os.environ.get("CLIO_RECALL_ENCODER", "0")  # no helper per test (tests/conftest.py)
         full.pop("NO_COLOR", None)
         full.update(
             OPENAI_BASE_URL=fake_server.base_url,

@@ -174,6 +174,7 @@ def test_trust_slash_command_revoke_in_one_shot(
 
 def spawn(project: Path, home: Path) -> Term:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CLIO_"))}
+    env["CLIO_RECALL_ENCODER"] = os.environ.get("CLIO_RECALL_ENCODER", "0")  # no helper per test (tests/conftest.py)
     env.pop("NO_COLOR", None)
     env.update(
         OPENAI_API_KEY=KEY,
