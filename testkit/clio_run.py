@@ -243,3 +243,33 @@ def system_text(body: dict[str, Any]) -> str:
     (the ``<clio_context>`` block: memory, thread summary)."""
     context = context_text(body)
     return head_text(body) + ("\n\n" + context if context else "")
+
+
+def background_children(project: Path) -> list[int]:
+    """Pids of clio's detached consolidation children working in ``project`` (clio.app.background)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if b"clio.app.background" in cmd and Path(cwd).resolve() == project.resolve():
+            found.append(int(entry.name))
+    return found
+
+
+def wait_background(project: Path, timeout: float = 60) -> None:
+    """Wait for the project's consolidation children to finish; kill them and fail past ``timeout``
+    (a test leaves nothing running)."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout
+    while (left := background_children(project)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"consolidation children still running after {timeout}s: {left}"

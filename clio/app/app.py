@@ -347,7 +347,6 @@ class App:
         if not self._ranked_on_task and self.session is not None:
             self._ranked_on_task = True
             self.memory.meaning.arm()  # a request is about to be sent: the embedding model may load now
-            self.memory.look_back(self.session.id, self.ui.notice)  # before ranking: what it learns counts
             self._rank_memory(task, working_files(self.session.messages))
         self.memory.skills.turn_sent()
 

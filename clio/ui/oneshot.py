@@ -7,6 +7,7 @@ import sys
 from rich.console import Console
 
 from clio.agent.turn import TurnResult
+from clio.app import background
 from clio.app.app import App
 from clio.commands.dispatch import run_slash
 from clio.commands.registry import ExitRequested
@@ -55,6 +56,7 @@ def run_one_shot(
     app = App.start(
         settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask, settle_model=not slash
     )
+    later: str | None = None  # the session to read back once this run has answered (clio.app.background)
     try:
         if slash:
             try:
@@ -87,9 +89,14 @@ def run_one_shot(
             json_ui.finish(
                 json_ui.result(session_id=_sid(app), usage=result.usage, stop_reason=reason, exit_code=code, error=why)
             )
+        if not result.interrupted and background.pending(app):
+            later = _sid(app)
+            err.print(background.NOTICE, markup=False, highlight=False)
         return code
     finally:
         app.close()
+        if later is not None:  # after close: the child resumes the session this run let go of
+            background.spawn(settings, paths, later)
 
 
 def _say_usage(err: Console, settings: Settings, usage: dict[str, int]) -> Price | None:
