@@ -9,11 +9,12 @@ the parent's exit and a Ctrl-C there. It:
 
 - takes ``.clio/consolidation.lock`` (a ``flock``; the holder's pid in it), one child at a time
   per project, the next one waiting for it;
-- resumes the session it was started for (waiting a few seconds while the parent still holds
-  it: the session's own lock means no two processes ever consolidate the same session), reads
-  it back (:meth:`clio.app.app.App.consolidate`), then the most recent earlier session not yet
-  consolidated (:meth:`clio.app.consolidate.Consolidator.previous`), and, for a REPL session,
-  memory upkeep (compaction of faded topics);
+- reads the session it was started for back, then the most recent earlier session not yet
+  consolidated, and, for a REPL session, does memory upkeep (compaction of faded topics). It
+  reads a session without its lock, so a user resuming it meanwhile is never refused; it takes
+  the lock only to write (entries, marker, usage) and writes nothing if the session changed
+  since it was read (:class:`_Reader`): that part is read back by a later child. With the
+  project lock, no two children ever consolidate the same session;
 - records every request it sends in that session's usage (``session.json`` ``usage``: ``/cost``
   after ``--resume`` and ``clio sessions`` count it), since the run that started it has already
   printed its usage line;
@@ -34,8 +35,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from clio.app.consolidate import LOOK_BACK, NO_ANSWER
 from clio.memory import consolidate as cons
-from clio.store.sessions import SessionBusy
+from clio.store.sessions import SessionBusy, SessionNotFound
 
 if TYPE_CHECKING:
     from clio.app.app import App
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
 
 LOCK_NAME = "consolidation.lock"
 LOG_NAME = "consolidation.log"  # what each child did, one line each
-BUSY_WAIT = 15.0  # seconds the child waits for the parent to let go of its session
+GRACE = 1.0  # seconds the child waits before reading (rapid `clio --resume -p` runs: one read-back, not one each)
 NOTICE = "clio: saving what this session established in the background (/memory list learned shows it)"
 
 
@@ -108,7 +110,9 @@ class _Quiet:
     def diff(self, diff: str, left: int) -> None: ...
 
 
-def _resume(settings: Settings, paths: Paths, session_id: str) -> App | None:
+def _scratch(settings: Settings, paths: Paths) -> App:
+    """An App on a new session that is never written (it sends no turn): the memory service,
+    client and window the read-back needs, holding no session the user could want to resume."""
     from io import StringIO
 
     from rich.console import Console
@@ -116,30 +120,90 @@ def _resume(settings: Settings, paths: Paths, session_id: str) -> App | None:
     from clio.app.app import App
 
     quiet = Console(file=StringIO())
-    deadline = time.monotonic() + BUSY_WAIT
-    while True:
+    return App.start(settings, paths, resume=None, interactive=False, console=quiet, err=quiet, ui=_Quiet())
+
+
+class _Reader:
+    """Reads sessions back without holding their locks while the model answers: a user resuming
+    the session meanwhile is never refused. The lock is taken only to write (store, marker,
+    usage), and only if the session is as it was read; otherwise nothing is written and the
+    session stays marked for a later child."""
+
+    def __init__(self, app: App) -> None:
+        from clio.agent.side import SideRequest
+
+        self.app = app
+        self.spent: list[dict[str, int]] = []
+        self.ask = SideRequest(app.client, app.window, app.redactor, self.spent.append, app.settings.temperature)
+        app.memory.ask = self.ask  # upkeep (compaction) too
+
+    def read_back(self, session_id: str) -> Outcome | None:
+        store = self.app.sessions
         try:
-            return App.start(
-                settings, paths, resume=session_id, interactive=False, console=quiet, err=quiet, ui=_Quiet()
-            )
-        except SessionBusy:
-            if time.monotonic() > deadline:
-                return None  # still open elsewhere: a later run picks it up
-            time.sleep(0.2)
+            os.close(store.take(session_id))  # open in another run now (resumed): its own child reads it
+            session = store.read(session_id)
+            as_read = store.info(session_id)
+        except (SessionBusy, SessionNotFound, OSError):
+            return None
+        held: list[int] = []
+
+        def commit() -> bool:
+            try:
+                fd = store.take(session_id)
+            except (SessionBusy, SessionNotFound, OSError):
+                return False
+            held.append(fd)
+            now = store.info(session_id)
+            return (now.message_count, now.consolidated, now.updated) == (
+                as_read.message_count, as_read.consolidated, as_read.updated,
+            )  # fmt: skip
+
+        try:
+            return self.app.memory.consolidator.run(session, self.ask, commit=commit)
+        finally:
+            for fd in held:
+                os.close(fd)
+
+    def earlier(self, current_id: str) -> Outcome | None:
+        """The most recent earlier session never consolidated (as ``Consolidator.previous``)."""
+        recent = self.app.sessions.recent(LOOK_BACK + 1)
+        for info in [i for i in recent if i.id != current_id and i.message_count > i.consolidated]:
+            outcome = self.read_back(info.id)
+            if outcome is not None and (not outcome.skipped or outcome.skipped == NO_ANSWER):
+                return outcome
+        return None
+
+    def record_usage(self, session_id: str) -> bool:
+        """The child's requests, in the usage of the session it was started for."""
+        if not self.spent:
+            return True
+        try:
+            fd = self.app.sessions.take(session_id)
+        except (SessionBusy, SessionNotFound, OSError):
+            return False
+        try:
+            session = self.app.sessions.read(session_id)
+            for usage in self.spent:
+                session.add_usage(usage)
+        finally:
+            os.close(fd)
+        return True
 
 
 def run(settings: Settings, paths: Paths, session_id: str, upkeep: bool) -> None:
+    time.sleep(GRACE)  # a run resuming the session right away takes it first: that run's child reads it
     fd = _open_lock(paths)
     try:
-        app = _resume(settings, paths, session_id)
-        if app is None:
-            return
+        app = _scratch(settings, paths)
         try:
-            _log(paths, app.consolidate())
-            if app.memory.ask is not None and app.session is not None:
-                _log(paths, app.memory.consolidator.previous(app.session.id, app.memory.ask))
+            app.settle_model()
+            reader = _Reader(app)
+            _log(paths, reader.read_back(session_id))
+            _log(paths, reader.earlier(session_id))
             if upkeep and (done := app.upkeep()):
                 _log(paths, f"compacted {done} faded memory topic(s) into summaries")
+            if not reader.record_usage(session_id):
+                _log(paths, f"{len(reader.spent)} request(s) not recorded in session {session_id}: it was open")
         finally:
             app.close()
     finally:

@@ -38,6 +38,7 @@ Ask = Callable[[str, int], str]
 LOOK_BACK = 5  # earlier sessions a new run looks at for one never consolidated
 SAID_CONFIDENCE = 0.9  # a rule the user stated in so many words
 NO_ANSWER = "the model gave no answer (tried again next time)"
+REOPENED = "the session was opened again meanwhile (read back later)"
 
 
 @dataclass
@@ -97,9 +98,14 @@ class Consolidator:
         self.max_chars = max_chars
         self.clock = clock
 
-    def run(self, session: Session, ask: Ask, *, force: bool = False) -> Outcome:
+    def run(
+        self, session: Session, ask: Ask, *, force: bool = False, commit: Callable[[], bool] = lambda: True
+    ) -> Outcome:
         """Consolidate what ``session`` said since its last consolidation and move its marker.
-        ``force`` (``/memory consolidate``) skips the substance gate, not the emptiness check."""
+        ``force`` (``/memory consolidate``) skips the substance gate, not the emptiness check.
+        ``commit`` is asked before anything is written (a session read without its lock, in
+        clio.app.background: it takes the lock and checks nobody changed the session meanwhile);
+        False leaves memory and the marker as they were."""
         out = Outcome(session.id)
         part = cons.new_part(session.messages, session.info.consolidated)
         if not part or not any(m.get("role") == "user" for m in part):
@@ -107,7 +113,8 @@ class Consolidator:
             return out
         if not force and not cons.worth_it(part):
             out.skipped = "only a question and its answer"
-            self._mark(session)  # judged once: a later continuation is judged on its own
+            if commit():
+                self._mark(session)  # judged once: a later continuation is judged on its own
             return out
         limit = self.max_chars()
         summary = _summary_text(session, limit // 4) if session.info.consolidated == 0 else ""
@@ -117,6 +124,9 @@ class Consolidator:
         reply = ask(prompt, cons.REPLY_TOKENS)
         if not reply:
             out.skipped = NO_ANSWER
+            return out
+        if not commit():
+            out.skipped = REOPENED
             return out
         self._store_said(out, session.id, said)
         self._store(out, session.id, part, cons.parse_reply(reply, pairs))

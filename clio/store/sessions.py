@@ -38,6 +38,10 @@ from clio.store.session_repair import from_damaged, has_archive, id_time, is_num
 CHUNK = 64
 
 
+BRIEF = "brief"  # in a lock file: held for a moment only (SessionStore.take)
+BRIEF_WAIT = 5.0  # seconds an opener waits for such a lock
+
+
 class SessionBusy(Exception):
     """The session is open in another live clio process."""
 
@@ -370,6 +374,21 @@ class SessionStore:
         info.message_count = len(messages)
         return Session(info, messages, lock_fd=fd, redact=self.redact)
 
+    def read(self, session_id: str) -> Session:
+        """The session as it is on disk, without its lock (read only: clio.app.background reads a
+        session back while the user may resume it, and takes the lock only to write)."""
+        info = self.info(session_id)
+        messages = list(self.iter_messages(session_id))
+        info.message_count = len(messages)
+        return Session(info, messages, redact=self.redact)
+
+    def take(self, session_id: str) -> int:
+        """The session's lock for a moment (a file descriptor, released by closing it: an opener
+        meanwhile waits for it); SessionBusy when another process has it."""
+        info = self.info(session_id)
+        assert info.path is not None
+        return self._lock(info.path, brief=True)
+
     def delete(self, session_id: str) -> None:
         info = self.info(session_id)
         assert info.path is not None
@@ -385,21 +404,27 @@ class SessionStore:
             os.close(fd)
 
     @staticmethod
-    def _lock(path: Path) -> int:
+    def _lock(path: Path, *, brief: bool = False) -> int:
+        """The session's lock. ``brief``: held for a moment only (a background read-back writing
+        its result, clio.app.background); whoever finds it held that way waits for it."""
         lock_path = path / "lock"
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        deadline = time.monotonic() + BRIEF_WAIT
+        while True:
             try:
-                pid = os.pread(fd, 32, 0).decode().strip() or "?"
-            finally:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode().strip()
+                if holder.endswith(BRIEF) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
                 os.close(fd)
-            raise SessionBusy(
-                f"session {path.name} is open in another clio process (pid {pid}); "
-                "close it there or start a new session with --new"
-            ) from None
+                raise SessionBusy(
+                    f"session {path.name} is open in another clio process (pid {holder.split()[0] if holder else '?'}); "
+                    "close it there or start a new session with --new"
+                ) from None
         # the kernel drops a flock when its process dies, so a stale lock is simply taken over
         os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        os.pwrite(fd, (f"{os.getpid()} {BRIEF}" if brief else str(os.getpid())).encode(), 0)
         return fd
