@@ -26,6 +26,7 @@ from clio.agent.turn import LoopSettings, TrimReport, TurnResult, TurnUI, workin
 from clio.agent.window import Window
 from clio.app.approvals import Approvals, Questions
 from clio.app.auto_recall import AutoRecall
+from clio.app.background import users_turn
 from clio.app.checkpoint import checkpoint_text
 from clio.app.consolidate import Outcome
 from clio.app.figures import context_figures
@@ -330,7 +331,8 @@ class App:
         text = with_notes(text, self.pending_notes, meta)
         self.pending_notes.clear()
         try:
-            return self.agent.run_turn(text, meta)
+            with users_turn(self.settings, self.paths):  # a local server answers the user first
+                return self.agent.run_turn(text, meta)
         finally:
             self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
             turn = self.session.messages[start + 1 :] if self.session is not None else None
