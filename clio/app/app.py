@@ -26,7 +26,6 @@ from clio.agent.turn import LoopSettings, TrimReport, TurnResult, TurnUI, workin
 from clio.agent.window import Window
 from clio.app.approvals import Approvals, Questions
 from clio.app.auto_recall import AutoRecall
-from clio.app.background import users_turn
 from clio.app.checkpoint import checkpoint_text
 from clio.app.consolidate import Outcome
 from clio.app.figures import context_figures
@@ -34,6 +33,7 @@ from clio.app.mcp_servers import McpSession
 from clio.app.memory import MemoryService
 from clio.app.recall import LazyRecall, carried
 from clio.app.served_model import choose_served_model, needs_choice
+from clio.app.turn_lock import users_turn
 from clio.app.undo import undo
 from clio.config import ConfigError, Settings
 from clio.context.engine import ContextEngine

@@ -19,7 +19,7 @@ the parent's exit and a Ctrl-C there. It:
   after ``--resume`` and ``clio sessions`` count it), since the run that started it has already
   printed its usage line;
 - with a local endpoint (a single-slot server), sends its request only while no run's turn is
-  under way (:func:`users_turn`, around every turn), and a turn that starts meanwhile stops it:
+  under way (:func:`clio.app.turn_lock.users_turn`, around every turn), and a turn that starts meanwhile stops it:
   the user's request goes first, and the session stays marked for a later child;
 - appends what it did to ``.clio/consolidation.log`` (``learned 2 new (r-…) from session …``).
 
@@ -33,15 +33,13 @@ import contextlib
 import fcntl
 import os
 import pickle
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clio.app.consolidate import LOOK_BACK, NO_ANSWER
+from clio.app.turn_lock import childs_request
 from clio.memory import consolidate as cons
 from clio.store.sessions import SessionBusy, SessionNotFound
 
@@ -52,7 +50,6 @@ if TYPE_CHECKING:
     from clio.paths import Paths
 
 LOCK_NAME = "consolidation.lock"
-TURN_LOCK = "turn.lock"  # local endpoints: shared by a run's turn, exclusive by a child's request
 LOG_NAME = "consolidation.log"  # what each child did, one line each
 GRACE = 1.0  # seconds the child waits before reading (rapid `clio --resume -p` runs: one read-back, not one each)
 NOTICE = "clio: saving what this session established in the background (/memory list learned shows it)"
@@ -93,63 +90,6 @@ def spawn(settings: Settings, paths: Paths, session_id: str, *, upkeep: bool = F
     except OSError:
         return None
     return child.pid
-
-
-@contextlib.contextmanager
-def users_turn(settings: Settings, paths: Paths) -> Iterator[None]:
-    """Held around a turn when the endpoint is local (a single-slot server serves one request at a
-    time): a child's consolidation request never starts meanwhile, and one under way is stopped
-    (its session stays marked: read back later). The user's request goes first."""
-    path = paths.clio_dir / TURN_LOCK
-    if not settings.is_local_endpoint() or not path.exists():
-        yield
-        return
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        yield
-        return
-    try:
-        deadline = time.monotonic() + 2.0
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                _stop_child(os.pread(fd, 32, 0).decode().strip())
-                if time.monotonic() > deadline:
-                    break  # never wait long for it: the user's turn goes ahead anyway
-                time.sleep(0.02)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _stop_child(holder: str) -> None:
-    """SIGTERM the consolidation child ``holder`` names, once checked to be one (a pid reused by
-    another program is never signalled; without /proc nothing is)."""
-    if not holder.isdigit():
-        return
-    try:
-        cmd = Path(f"/proc/{holder}/cmdline").read_bytes()
-        if b"clio.app.background" in cmd:
-            os.kill(int(holder), signal.SIGTERM)
-    except OSError:
-        return
-
-
-@contextlib.contextmanager
-def _childs_request(paths: Paths) -> Iterator[None]:
-    """The child's side of :func:`users_turn`: waits for no turn to be under way, then holds it."""
-    fd = os.open(paths.clio_dir / TURN_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-        os.ftruncate(fd, 0)
-    finally:
-        os.close(fd)
 
 
 def _open_lock(paths: Paths) -> int:
@@ -203,7 +143,7 @@ class _Reader:
         def ask(prompt: str, max_tokens: int) -> str:
             if not app.settings.is_local_endpoint():
                 return side(prompt, max_tokens)
-            with _childs_request(app.paths):
+            with childs_request(app.paths):
                 return side(prompt, max_tokens)
 
         self.ask = ask
