@@ -21,12 +21,14 @@ what comes back through the long-term memory store (dedup, provenance, redaction
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from clio.context import decisions
 from clio.context.yarn import cut, is_error
+from clio.lazy_re import lazy
 from clio.memory import ltm
 from clio.memory.json_reply import first_json_object
 from clio.messages import KIND_PROMPT, NOT_TYPED, NOTES, Message, meta, typed_words
@@ -79,13 +81,47 @@ def established(part: Sequence[Message]) -> list[decisions.Item]:
         role = m.get("role")
         text = typed_words(m).strip() if role == "user" else str(m.get("content") or "").strip()
         if role == "user" and text:
-            found = decisions.from_user(text)
+            found = [item for item in (standalone(item, text) for item in decisions.from_user(text)) if item]
             agreed = decisions.agreed(proposed) if proposed and decisions.agrees(text) else None
             items = decisions.merge(items, [agreed, *found] if agreed else found)
             proposed = None
         elif role == "assistant" and text and not m.get("tool_calls"):
             proposed = decisions.proposal(text)
     return items
+
+
+# a word that points outside its sentence ("raise it to 120", "we will use X instead", "stick with
+# that"): "that" only where it is no conjunction, "it" not as in "it is important to"
+_POINTS = lazy(
+    r"\b(?:it|its|they|them|their|this|these|those|instead(?! of\b)|that(?! (?:we|the|a|an|you|i|it|all|"
+    r"every|no|our|there|this|they|is|are|was|will|should|must)\b))\b",
+    re.I,
+)
+_DUMMY_IT = lazy(r"\bit(?:'s| is) \w+ (?:to|that)\b", re.I)
+_LABEL = lazy(r"^[\w ]{1,24}:\s+")  # "Note for later: ..."
+STANDALONE_CHARS = 400
+
+
+def points_outside(sentence: str) -> bool:
+    """Whether ``sentence`` names something only the text around it says (a pronoun, "instead")."""
+    return bool(_POINTS.search(_DUMMY_IT.sub("", sentence)))
+
+
+def standalone(item: decisions.Item, text: str) -> decisions.Item | None:
+    """``item`` as an entry that reads correctly with nothing around it: as stated when it names
+    what it is about; with the sentence before it in the same message when it points outside
+    itself ("we decided to raise it to 120" after "the Redis TTL is set to 37 seconds"); None
+    when the message has no such sentence (a question is none: it decides nothing)."""
+    kind, key, statement = item
+    if not points_outside(statement):
+        return item
+    said = decisions.sentences(text)
+    at = next((i for i, sentence in enumerate(said) if decisions.cut(sentence) == statement), -1)
+    if at <= 0 or said[at - 1].rstrip().endswith("?"):
+        return None
+    before = _LABEL.sub("", said[at - 1]).rstrip(" ;,.")
+    whole = f"{before}; {said[at]}"
+    return [kind, key, whole] if len(whole) <= STANDALONE_CHARS else None
 
 
 def stated(part: Sequence[Message]) -> int:
