@@ -64,6 +64,9 @@ def run_one_shot(
                 if not run_slash(app, text.strip()):
                     return 1
                 _usage_line(app, settings, err, spent)  # /init, /compact, /memory consolidate ask the model
+                if background.pending(app):  # /init's turn, a resumed session: read back after it
+                    later = _sid(app)
+                    err.print(background.NOTICE, markup=False, highlight=False)
                 return _outcome(app, TurnResult(), err)[0]  # /init's turn may have had a write refused (4)
             except ExitRequested:  # `clio -p /exit`: nothing left to do
                 return 0
