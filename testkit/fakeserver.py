@@ -182,11 +182,13 @@ class FakeServer:
 
     def _next_item(self, body: dict[str, Any]) -> Reply | Fail:
         with self._lock:
-            if self._queue:
+            # clio's read-back of a finished session runs in the background, whenever it does: it
+            # never takes an item scripted for a turn (the responder, if any, answers it)
+            if self._queue and not _is_read_back(body):
                 return self._queue.popleft()
         if self.responder is not None:
             return self.responder(body)
-        return Reply(text="ok")
+        return Reply(text='{"entries": [], "pairs": []}') if _is_read_back(body) else Reply(text="ok")
 
     def _gate(self, body: dict[str, Any] | None) -> Fail | None:
         """Checks made before a scripted item is consumed: body, stream_options, shape, length."""
@@ -228,6 +230,14 @@ class FakeServer:
             computed = make_usage(prompt, count_completion_tokens(item, self.chars_per_token), cached)
             usage = item.usage if item.usage is not None else computed
         return item, usage, meta
+
+
+READ_BACK_MARK = "A coding session in this project has ended."  # clio/prompts/consolidate.md
+
+
+def _is_read_back(body: dict[str, Any]) -> bool:
+    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    return bool(users) and str(users[-1].get("content") or "").startswith(READ_BACK_MARK)
 
 
 class _Server(ThreadingHTTPServer):

@@ -20,7 +20,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from testkit.clio_run import CLIO, typed, user_texts
+from testkit.clio_run import CLIO, typed, user_texts, wait_background
 from testkit.fakeserver import FakeServer, Reply
 
 ROWS, COLS = 40, 120
@@ -136,11 +136,12 @@ def wait_screen(term: Term, needle: str, timeout: float = TIMEOUT) -> str:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path) -> Iterator[Path]:
     proj = tmp_path / "proj"
     proj.mkdir()
     (tmp_path / "home").mkdir()
-    return proj
+    yield proj
+    wait_background(proj, timeout=30)  # a read-back a REPL's exit left (clio.app.background)
 
 
 @pytest.fixture
