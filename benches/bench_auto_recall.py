@@ -32,7 +32,6 @@ import math
 import os
 import random
 import signal
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -45,6 +44,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit; clio as in
 from clio.app.auto_recall import SEARCH_RESULTS, SEARCH_SESSIONS  # noqa: E402
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
+from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import best_first  # noqa: E402
@@ -188,7 +188,7 @@ def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
     client.start()
     for _ in range(600):
         try:
-            client._request({"op": "ping"}, 1.0)
+            client.ping()
             return client
         except OSError:
             time.sleep(0.1)
@@ -197,7 +197,7 @@ def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
 
 def stop_helper(client: EncoderClient) -> None:
     with contextlib.suppress(OSError, ValueError):
-        os.kill(int(client._request({"op": "ping"}, 1.0)["pid"]), signal.SIGTERM)
+        os.kill(client.ping(), signal.SIGTERM)
 
 
 def sweep(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> None:
@@ -212,16 +212,6 @@ def sweep(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> None
                   f"false blocks {r['unrelated'][0]}/{r['unrelated'][1]}")
     finally:
         R.THRESHOLD = saved
-
-
-def filled(clio_dir: Path) -> bool:
-    """Whether the helper has embedded every text the index holds."""
-    try:
-        with sqlite3.connect(clio_dir / "recall.sqlite") as idx, sqlite3.connect(clio_dir / "recall-vectors.sqlite") as vec:
-            bodies = len({b for (b,) in idx.execute("SELECT body FROM msgs")})
-            return int(vec.execute("SELECT count(*) FROM vecs").fetchone()[0]) >= bodies
-    except sqlite3.Error:
-        return False
 
 
 def scale(workdir: Path, repeat: int, encoder: bool = False) -> None:

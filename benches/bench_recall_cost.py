@@ -19,7 +19,6 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
+from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from testkit.clio_run import CLIO, write_archive  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
@@ -94,12 +94,10 @@ def wait_for_helper(home: Path, clio_dir: Path, seconds: float = 300.0) -> int:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            pid = int(client._request({"op": "ping"}, 1.0)["pid"])
-            with sqlite3.connect(clio_dir / "recall.sqlite") as idx, sqlite3.connect(clio_dir / "recall-vectors.sqlite") as vec:
-                bodies = len({b for (b,) in idx.execute("SELECT body FROM msgs")})
-                if vec.execute("SELECT count(*) FROM vecs").fetchone()[0] >= bodies:
-                    return pid
-        except (OSError, ValueError, sqlite3.Error):
+            pid = client.ping()
+            if filled(clio_dir):
+                return pid
+        except (OSError, ValueError):
             pass
         time.sleep(0.5)
     print("the encoder helper did not get ready: 'on' runs are words only")

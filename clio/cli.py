@@ -43,10 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--new", action="store_true", help="start a new session (the default)")
     p.add_argument(
         "--resume",
+        "-c",
+        "--continue",
         nargs="?",
         const="",
         metavar="ID|NAME",
-        help="resume a session (the most recent one if no argument)",
+        help="resume a session (the most recent one if no argument; -c/--continue: the same)",
     )
     p.add_argument("--sessions", action="store_true", help="list this project's sessions and exit")
     p.add_argument("--model", help="model name (env CLIO_MODEL)")
@@ -135,8 +137,10 @@ def stdout_console(color: bool) -> Console:
     """stdout's console: a terminal's width; to a pipe or a file, lines as long as they are (a
     script reads `clio -p /context | cat` whole, never cut at 80 columns, whatever COLUMNS says)."""
     if sys.stdout.isatty():
-        return Console(file=sys.stdout, no_color=not color, highlight=False)
-    return Console(file=sys.stdout, no_color=not color, highlight=False, soft_wrap=True, width=PIPE_WIDTH)
+        return Console(file=sys.stdout, no_color=not color, highlight=False, emoji=False)
+    return Console(
+        file=sys.stdout, no_color=not color, highlight=False, emoji=False, soft_wrap=True, width=PIPE_WIDTH
+    )
 
 
 def fail(err: Console, message: str, code: int = 1) -> int:
@@ -194,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
 
         prefix_stderr()  # a one-shot run: every line on stderr starts with "clio: " (scripts read it)
     # soft_wrap: a message is one line however long (scripts read stderr line by line)
-    err = Console(file=sys.stderr, no_color=not color, highlight=False, soft_wrap=True)
+    # emoji=False: text is printed as it is (a model's ":x:" stays so), and rich's emoji table (~5 ms) stays unloaded
+    err = Console(file=sys.stderr, no_color=not color, highlight=False, soft_wrap=True, emoji=False)
     out = stdout_console(color)
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="%(name)s: %(message)s")

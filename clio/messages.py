@@ -27,8 +27,13 @@ KIND_RECALL = "recall"
 # request /compact sends); ``meta["command"]`` names the command the user typed. Never the user's words.
 KIND_PROMPT = "clio_prompt"
 KIND_CONTEXT = "context"  # clio's notes block (clio.context.notes), sent in the user's role
-NOT_TYPED = frozenset({KIND_PROMPT, KIND_CONTEXT, KIND_RECALL})  # kinds whose text the user never typed
+# a shell command the user ran with ``!command`` in the REPL, and its output: the user's action, sent in
+# their role; ``meta["command"]`` is what they typed. The output is the command's, never the user's words.
+KIND_USER_SHELL = "user_shell"
+NOT_TYPED = frozenset({KIND_PROMPT, KIND_CONTEXT, KIND_RECALL, KIND_USER_SHELL})  # kinds whose text the user never typed
 NOTES = "clio_notes"  # meta key: clio's notes put before the user's words (an /undo, plan mode off)
+# put after an answer the user cut off with Ctrl-C (meta "interrupted") in every request that carries it
+INTERRUPTED_NOTE = "[interrupted by the user]"
 
 
 def make(role: str, content: str | None, **extra: Any) -> Message:
@@ -103,11 +108,41 @@ def with_notes(text: str, notes: list[str], msg_meta: dict[str, Any]) -> str:
     return head + "\n\n" + text
 
 
+def notes_of(msg: Message) -> list[str]:
+    """clio's notes put before the user's words in a user message (:func:`with_notes`), one a line."""
+    notes = meta(msg).get(NOTES)
+    return [ln for ln in notes.splitlines() if ln.strip()] if isinstance(notes, str) else []
+
+
+def note_text(note: str) -> str:
+    """One of clio's notes as a screen shows it beside "clio:" (without its ``[clio: …]`` frame)."""
+    note = note.strip()
+    if note.startswith("[clio:") and note.endswith("]"):
+        note = note[len("[clio:") : -1].strip()
+    return note
+
+
+def without_notes(msg: Message, text: str) -> str:
+    """``text`` (a user message's content) without clio's notes put before the user's words."""
+    notes = meta(msg).get(NOTES)
+    if not isinstance(notes, str) or not notes:
+        return text
+    if text.startswith(notes + "\n\n"):
+        return text[len(notes) + 2 :]
+    # changed on the way (redaction): the notes are single lines, the user's words follow a blank line
+    return text.split("\n\n", 1)[1] if "\n\n" in text else ""
+
+
+def interrupted(msg: Message) -> bool:
+    """An answer the user cut off (Ctrl-C) before it was complete."""
+    return msg.get("role") == "assistant" and bool(meta(msg).get("interrupted"))
+
+
 def typed_words(msg: Message) -> str:
     """What the user said in a message, the one reading of it everywhere (consolidation, the thread
     summary, behaviour feedback, session names, recall): '' for a message that is not the user's
     (another role, clio's notes block, a recall block); the command the user typed (``/init``) for
-    a built-in command's prompt clio sent for it; otherwise the content without clio's notes put
+    a built-in command's prompt clio sent for it, and ``!ls`` for a shell command the user ran (not its output); otherwise the content without clio's notes put
     before it (``meta["clio_notes"]``) and without the files it attached with @path
     (``meta["attached"]``), so what the user established is never read from clio's own text or an
     attached file."""
@@ -115,15 +150,11 @@ def typed_words(msg: Message) -> str:
     if msg.get("role") != "user" or m.get("kind") in NOT_TYPED:
         if m.get("kind") == KIND_PROMPT and isinstance(m.get("command"), str):
             return "/" + m["command"]
+        if m.get("kind") == KIND_USER_SHELL and isinstance(m.get("command"), str):
+            return "!" + m["command"]  # what the user typed; the output is the command's
         return ""
     content = msg.get("content")
-    text = content if isinstance(content, str) else text_of(msg)
-    notes = m.get(NOTES)
-    if isinstance(notes, str) and notes:
-        if text.startswith(notes + "\n\n"):
-            text = text[len(notes) + 2 :]
-        else:  # changed on the way (redaction): the notes are single lines, the user's words follow a blank line
-            text = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    text = without_notes(msg, content if isinstance(content, str) else text_of(msg))
     if m.get("attached"):
         return text.split(ATTACHMENT_MARK, 1)[0]
     return text

@@ -120,11 +120,20 @@ def sessions_dir(project: Path) -> Path:
 
 
 def session_dirs(project: Path) -> list[Path]:
-    """The project's session folders, oldest first (ids sort by creation time)."""
+    """The project's session folders, oldest first: by the time each was created (an id sorts by
+    its second only: two sessions made within one second differ by a random suffix)."""
     d = sessions_dir(project)
     if not d.is_dir():
         return []
-    return sorted(p for p in d.iterdir() if p.is_dir() and (p / "session.json").exists())
+    found = [p for p in d.iterdir() if p.is_dir() and (p / "session.json").exists()]
+
+    def created(p: Path) -> tuple[float, str]:
+        try:
+            return float(session_meta(p).get("created") or 0.0), p.name
+        except (ValueError, OSError, AssertionError):
+            return 0.0, p.name
+
+    return sorted(found, key=created)
 
 
 def session_meta(session_dir: Path) -> dict[str, Any]:

@@ -72,6 +72,7 @@ class Orchestrator:
         self.events: TurnEvents = events or NoEvents()
         self.redactor = redactor  # the safety net on outgoing text (messages were redacted when archived)
         self.limits = limits or LoopSettings()
+        self._shown = 0  # the highest count shown since the window last shrank (shown_tokens)
 
     @property
     def profile(self) -> str:
@@ -110,6 +111,15 @@ class Orchestrator:
         """Estimated prompt tokens of the next request as things stand (no trimming)."""
         return self.engine.used_tokens(self.prompt.system(), self.tools())
 
+    def shown_tokens(self) -> int:
+        """:meth:`used_tokens` for a screen (the REPL toolbar): never lower than a figure shown
+        before while the conversation only grew. Before the first reply the estimate counts with a
+        default characters-per-token ratio; the endpoint's first usage teaches the real one, which
+        would make the count drop although nothing left the window. A trim, /compact or /clear
+        (the window truly shrank) starts again from the estimate."""
+        self._shown = max(self._shown, self.used_tokens())
+        return self._shown
+
     def latest_task(self) -> str:
         """The latest user request of the session ("" before the first)."""
         msgs = self.session.messages
@@ -124,6 +134,7 @@ class Orchestrator:
     def _after_trim(self, iteration: int) -> None:
         """After any trim: checkpoint, a new thread in the archive, memory re-ranked."""
         task = self.latest_task()
+        self._shown = 0  # the window shrank: the count may drop
         self.events.trimming(iteration, task)
         self.session.new_thread()
         self.events.trimmed(task, self.working_files())
@@ -175,6 +186,7 @@ class Orchestrator:
     def clear(self) -> None:
         """Empty the window and drop the summary (/clear); the archive keeps every message."""
         self.engine.clear()
+        self._shown = 0
         self.save_state()
 
     # -- the loop --------------------------------------------------------------------------------

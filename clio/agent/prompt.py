@@ -26,7 +26,16 @@ from typing import Any
 
 from clio.context.notes import KIND_CONTEXT, extend_block
 from clio.memory.types import storable_nouns
-from clio.messages import KIND_MEMORY, KIND_RECALL, Message, api_view, meta
+from clio.messages import (
+    INTERRUPTED_NOTE,
+    KIND_MEMORY,
+    KIND_RECALL,
+    KIND_USER_SHELL,
+    Message,
+    api_view,
+    interrupted,
+    meta,
+)
 from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 from clio.safety.visible import defuse
@@ -192,7 +201,9 @@ def to_api(messages: list[Message]) -> list[dict[str, Any]]:
     message, or other leading system messages, framed here) follow it, joined to the first user
     message when one follows (several chat templates want user and assistant turns to alternate,
     and accept one system message only); a recall block (``KIND_RECALL``) is appended to the user
-    message it was recalled for, and left out when that message is not in the request."""
+    message it was recalled for, and left out when that message is not in the request; a user
+    message right after a ``!command``'s (``KIND_USER_SHELL``) is joined to it; an answer the user
+    cut off carries :data:`INTERRUPTED_NOTE` after its text (the same bytes every time)."""
     out: list[dict[str, Any]] = []
     blocks: list[str] = []
     loose: list[str] = []
@@ -218,9 +229,15 @@ def to_api(messages: list[Message]) -> list[dict[str, Any]]:
             i += 1
         else:
             out.append({"role": "user", "content": block})
+    shell = i > 0 and meta(messages[i - 1]).get("kind") == KIND_USER_SHELL  # the first one was joined
     for m in messages[i:]:
         if not _recalled(m):
-            out.append(api_view(m))
+            view = _sent(m)
+            if shell and view.get("role") == "user" and out and _joinable(out[-1], view):
+                out[-1]["content"] = f"{out[-1]['content']}\n\n{view['content']}"  # a `!command`, then words
+            else:
+                out.append(view)
+            shell = meta(m).get("kind") == KIND_USER_SHELL
             continue
         recall = str(m.get("content") or "")
         prev = out[-1] if out else None
@@ -231,6 +248,22 @@ def to_api(messages: list[Message]) -> list[dict[str, Any]]:
             prev["content"] = [*content, {"type": "text", "text": recall}]
         else:
             prev["content"] = f"{content or ''}\n\n{recall}"
+    return out
+
+
+def _joinable(prev: dict[str, Any], view: dict[str, Any]) -> bool:
+    """Whether ``view`` (a user message after a ``!command``'s) can be joined to it: user turns and
+    assistant turns alternate for chat templates that want it."""
+    return prev.get("role") == "user" and isinstance(prev.get("content"), str) and isinstance(view.get("content"), str)
+
+
+def _sent(msg: Message) -> dict[str, Any]:
+    """A window message as sent: an interrupted answer says so after its text."""
+    out = api_view(msg)
+    if interrupted(msg):
+        content = out.get("content")
+        text = content if isinstance(content, str) else ""
+        out["content"] = f"{text.rstrip()}\n\n{INTERRUPTED_NOTE}" if text.strip() else INTERRUPTED_NOTE
     return out
 
 

@@ -88,6 +88,8 @@ class App:
             on_answer=lambda granted: self.memory.skills.approval(granted),  # learned behaviours
         )
         self.approvals.allowed = self.policy.allowed
+        if getattr(ask, "one_key", None) is not None:  # the REPL on a terminal: y/n/a/d without Enter
+            self.approvals.ask_key = self.questions.key
         self.redactor = Redactor(s.redaction)  # the one redactor: archive, requests, tools
         self.sessions = SessionStore(paths.sessions_dir if self.writes else None, redact=self.redactor.text)
         self.client = LLMClient(s.client_endpoint())

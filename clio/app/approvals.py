@@ -10,7 +10,8 @@ The app's one :class:`clio.tools.registry.Approver`. In order:
 - with nobody to ask (a one-shot run without a terminal) the action is refused and noted for
   the run's exit code (4), and so is a slash command's question (``confirm``: deleting a
   session...) unless ``--yes`` answered it;
-- otherwise the user is asked ``[y/n/a/d]``: yes, no, *always* (this kind of action for the rest
+- otherwise the user is asked ``[y/n/a/d]`` (in the REPL on a terminal one key answers, no Enter;
+  Enter alone is the default, no): yes, no, *always* (this kind of action for the rest
   of the session, never remembered beyond it) or, for a file change, *diff* (the whole change,
   then the question again; an action without a diff is not offered one). A file change shows its diff above the question (the first
   :data:`clio.tools.diffs.SHOWN_LINES` lines).
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from clio.tools.diffs import Change
 
 Ask = Callable[[str], "str | None"]
+AskKey = Callable[[str, str], "str | None"]  # (question, the keys that answer): one key read, "" for Enter alone
 ShowDiff = Callable[[str, int], None]  # (diff text, lines left out)
 
 CHOICES = "[y]es / [n]o / [a]lways {kind} this session"
@@ -55,6 +57,7 @@ class Approvals:
         self.on_answer = on_answer  # the user's answer to a tool action (a signal for behaviours)
         self.allowed: Callable[[str], bool] = lambda tool: False  # --allow-tools (clio.tools.policy)
         self.unanswered: list[str] = []  # questions answered no because nobody was there (one-shot: exit 4)
+        self.ask_key: AskKey | None = None  # one key answers, no Enter (the REPL on a terminal)
 
     def confirm(self, question: str) -> bool:
         """A yes/no question (default no); in a one-shot run ``--yes`` answers yes, and without it
@@ -63,8 +66,15 @@ class Approvals:
             if not self.settings.yes:
                 self.unanswered.append(" ".join(question.split()))
             return self.settings.yes
-        answer = self.ask(f"{question} [y/N] ")
+        answer = self._ask(f"{question} [y/N] ", "yn")
         return answer is not None and answer.strip().lower() in ("y", "yes")
+
+    def _ask(self, question: str, keys: str) -> str | None:
+        """The answer: one of ``keys`` pressed (Enter alone: "", the default) where a key can be
+        read alone, else a line."""
+        if self.ask_key is not None:
+            return self.ask_key(question, keys)
+        return self.ask(question) if self.ask is not None else None
 
     def __call__(self, kind: str, summary: str, *, destructive: bool = False) -> bool:
         s = self.settings
@@ -98,7 +108,7 @@ class Approvals:
         choices = CHOICES.format(kind=kind) + (DIFF_CHOICE if change is not None else "")
         question = f"{kind}: {summary}\nAllow? {choices} "
         while True:
-            answer = self.ask(question) if self.ask is not None else None
+            answer = self._ask(question, "ynad" if change is not None else "yna")
             word = (answer or "").strip().lower()
             if word in ("y", "yes"):
                 return True
@@ -148,6 +158,19 @@ class Questions:
         self.pause()
         try:
             answer = self.ask(question)
+            return str(answer) if answer is not None else None
+        except (EOFError, KeyboardInterrupt):
+            return None
+
+    def key(self, question: str, keys: str) -> str | None:
+        """A question one key answers, through ``ask.one_key(question, keys)`` (the REPL's, on a
+        terminal); None: no answer."""
+        one_key = getattr(self.ask, "one_key", None)
+        if one_key is None:
+            return self.prompt(question)
+        self.pause()
+        try:
+            answer = one_key(question, keys)
             return str(answer) if answer is not None else None
         except (EOFError, KeyboardInterrupt):
             return None

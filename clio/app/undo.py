@@ -41,6 +41,17 @@ def undo_turns(snapshots: Snapshots, turns: int, confirm: Callable[[str], bool],
     return results
 
 
+def nothing_undone(snapshots: Snapshots | None, turns: int) -> str:
+    """What to tell the user when ``/undo turns`` found nothing to put back."""
+    done, earlier = snapshots.already_undone(turns) if snapshots is not None else (0, False)
+    if not done:
+        return "Nothing to undo: no file was changed through clio's file tool in this session."
+    which = "The last turn's changes were" if turns == 1 else f"The last {turns} turns' changes were"
+    before = "it" if turns == 1 else "them"
+    more = f"; /undo {turns + 1} for the turn before" if earlier else f"; no turn before {before} changed files"
+    return f"{which} already undone{more}."
+
+
 def undo_note(results: list[Restored], root: Path) -> str:
     done = [f"{shown_path(r.path, root)} ({r.outcome})" for r in results]
     return (

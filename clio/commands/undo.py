@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from clio.app.undo import shown_path
+from clio.app.undo import nothing_undone, shown_path
 from clio.commands.registry import CommandContext, CommandError, command
 
 
@@ -15,7 +15,7 @@ def undo_cmd(app: CommandContext, arg: str) -> None:
         raise CommandError("Usage: /undo [N] (N: how many turns back, 1 by default)")
     results = app.undo(int(word) if word else 1)
     if not results:
-        app.console.print("Nothing to undo: no file was changed through clio's file tool in this session.")
+        app.console.print(nothing_undone(app.services.snapshots, int(word) if word else 1))
         return
     for r in results:
         app.console.print(f"  {escape(shown_path(r.path, app.paths.root))}: {escape(r.outcome)}")

@@ -50,12 +50,12 @@ header.session {
 }
 header.session .app { margin: 0 0 2px; color: var(--muted); font-size: 13px;
   letter-spacing: .06em; text-transform: uppercase; }
-header.session h1 { margin: 0 0 12px; font-size: 24px; line-height: 1.25; overflow-wrap: anywhere; }
+header.session h1 { margin: 0 0 12px; font-size: 24px; line-height: 1.25; overflow-wrap: break-word; }
 header.session dl {
   display: grid; grid-template-columns: max-content 1fr; gap: 4px 18px; margin: 0; font-size: 14.5px;
 }
 header.session dt { color: var(--muted); }
-header.session dd { margin: 0; overflow-wrap: anywhere; }
+header.session dd { margin: 0; overflow-wrap: break-word; }
 header.session .when { color: inherit; margin: 0; }
 article.msg {
   background: var(--card); border: 1px solid var(--line); border-left: 4px solid var(--tool);
@@ -87,7 +87,11 @@ article.summary {
   border: 2px dashed var(--summary); border-left: 6px solid var(--summary); background: var(--summary-bg);
 }
 article.summary .role { color: var(--summary); }
-.content { overflow-wrap: anywhere; }
+.content { overflow-wrap: break-word; }
+.clio-notes { margin: 2px 0 6px; color: var(--muted); font-size: 13.5px; overflow-wrap: break-word; }
+.clio-notes p { margin: 2px 0; }
+.clio-notes .who { font-weight: 700; margin-right: 6px; }
+.cut { color: var(--danger); font-size: 13px; margin: 6px 0 0; }
 .content > :first-child { margin-top: 4px; }
 .content > :last-child { margin-bottom: 2px; }
 .content p { margin: 8px 0; }
@@ -127,7 +131,7 @@ pre {
 .toolcall .label .callid, .result .label .callid { margin-left: auto; color: var(--muted); font-size: 11.5px; }
 .label .note { color: var(--danger); font-size: 12px; }
 .toolcall pre, .result pre { font-size: 12.5px; max-height: 340px; overflow: auto; white-space: pre-wrap;
-  overflow-wrap: anywhere; }
+  overflow-wrap: break-word; }
 .result { border: 1px solid var(--line); border-radius: 6px; overflow: hidden; margin-top: 4px; }
 .diff .add { color: #1a7f37; } .diff .del { color: #cf222e; } .diff .hunk { color: #0969da; }
 .diff .file { font-weight: 700; }

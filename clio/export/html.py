@@ -97,10 +97,15 @@ def _int(value: object) -> int | None:
 
 
 def truncate(text: str, limit: int) -> tuple[str, int]:
-    """The first ``limit`` characters and how many were left out."""
+    """At most the first ``limit`` characters, cut after the last whitespace in their second half
+    (never inside a word, unless one word is that long), and how many were left out."""
     if len(text) <= limit:
         return text, 0
-    return text[:limit], len(text) - limit
+    head = text[:limit]
+    space = max(head.rfind(" "), head.rfind("\n"))
+    if space >= limit // 2 and not text[limit].isspace():
+        head = head[: space + 1]
+    return head, len(text) - len(head)
 
 
 def _truncated_pre(text: str, limit: int) -> str:
@@ -217,6 +222,8 @@ def _tool_calls(msg: M.Message, calls: dict[str, tuple[str, str | None]]) -> str
 
 def _badges(meta: dict[str, Any]) -> str:
     out: list[str] = []
+    if meta.get("kind") in M.NOT_TYPED:
+        out.append('<span class="badge info">clio\'s text, sent as the user</span>')
     if meta.get("kind") == M.KIND_SUMMARY:
         out.append('<span class="badge summary">Thread summary</span>')
         thread = _int(meta.get("thread"))
@@ -257,8 +264,12 @@ class _Renderer:
         classes = ["msg", role if role in ROLES else "other"] + (["summary"] if is_summary else [])
         seq = _int(meta.get("seq"))
         anchor = f"m{seq if seq is not None else index}"
-        head = f'<span class="role">{esc(role)}</span>{_badges(meta)}{self.when(meta.get("ts"))}'
+        shown_role = "clio" if role == "user" and meta.get("kind") in M.NOT_TYPED else role
+        head = f'<span class="role">{esc(shown_role)}</span>{_badges(meta)}{self.when(meta.get("ts"))}'
         text = _content_text(msg.get("content"))
+        notes = M.notes_of(msg) if role == "user" else []
+        if notes:  # clio's notes before the user's words: shown as clio's, apart
+            text = M.without_notes(msg, text)
         if role == "tool":
             body = self._tool_result(msg, text)
         else:
@@ -268,6 +279,11 @@ class _Renderer:
             body += _tool_calls(msg, self.calls)
             if not body:
                 body = '<p class="empty">(empty)</p>'
+            if notes:
+                said = "".join(f'<p><span class="who">clio:</span>{esc(M.note_text(n))}</p>' for n in notes)
+                body = f'<div class="clio-notes">{said}</div>' + body
+            if M.interrupted(msg):
+                body += '<p class="cut">⏹ interrupted: the user cut this answer off here</p>'
         return f'<article class="{" ".join(classes)}" id="{anchor}"><div class="head">{head}</div>{body}</article>\n'
 
     def _tool_result(self, msg: M.Message, text: str) -> str:

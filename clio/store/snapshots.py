@@ -5,7 +5,8 @@ the first time the file tool is about to change a path it keeps what the path he
 or that it did not exist); after each change it notes the hash of what clio left there, so an
 undo can tell a file someone changed since (then it asks, or skips).
 
-Where: ``<session>/snapshots/index.json`` (the turns and their files) and ``blobs/<sha256>``
+Where: ``<session>/snapshots/index.json`` (the turns and their files, and the turns /undo put back,
+which ``/undo N`` still counts) and ``blobs/<sha256>``
 (content-addressed bytes), written atomically. Bounds: a file over :data:`MAX_FILE_BYTES` is
 not kept (its undo says so); past :data:`MAX_TOTAL_BYTES` the oldest turns are dropped.
 Secrets: a before-image in which the redactor finds a secret is kept in memory only, never
@@ -70,6 +71,7 @@ class Snapshots:
         self.folder = folder
         self.redactor = redactor
         self.memory: dict[str, bytes] = {}  # blobs held in memory only
+        self.undone: list[int] = []  # the turns /undo put back, oldest first (forgotten, but counted)
         self.turns: list[Turn] = self._load()
         self.current: int | None = None
 
@@ -138,8 +140,20 @@ class Snapshots:
 
     # -- undo ------------------------------------------------------------------------------------
     def last(self, n: int) -> list[Turn]:
-        """The last ``n`` turns that changed files, newest first."""
-        return [t for t in reversed(self.turns) if t.files][:n]
+        """Of the last ``n`` turns that changed files (those /undo put back counted too, so that
+        ``/undo`` twice never reaches further back than the last turn), the ones still kept,
+        newest first."""
+        kept = {t.turn: t for t in self.turns if t.files}
+        recent = sorted({*kept, *self.undone}, reverse=True)[:n]
+        return [kept[turn] for turn in recent if turn in kept]
+
+    def already_undone(self, n: int) -> tuple[int, bool]:
+        """How many of the last ``n`` turns that changed files /undo put back already, and whether
+        an earlier turn's changes are still kept (what ``/undo n+1`` would reach)."""
+        kept = {t.turn for t in self.turns if t.files}
+        recent = sorted({*kept, *self.undone}, reverse=True)
+        done = sum(1 for turn in recent[:n] if turn not in kept)
+        return done, any(turn in kept for turn in recent[n:])
 
     def changed_since(self, kept: Kept) -> bool:
         """Whether someone changed the file after clio's last change to it in that turn."""
@@ -174,8 +188,10 @@ class Snapshots:
         return self._blob(kept) if kept.existed else None
 
     def forget(self, turn: Turn) -> None:
-        """Drop an undone turn (its files are back)."""
+        """Drop an undone turn (its files are back); it is remembered as undone."""
         self.turns = [t for t in self.turns if t is not turn]
+        if turn.files and turn.turn not in self.undone:
+            self.undone = [*self.undone, turn.turn][-KEPT_TURNS:]
         self._save()
 
     # -- storage ---------------------------------------------------------------------------------
@@ -214,13 +230,19 @@ class Snapshots:
         for t in data.get("turns", []):
             files = [Kept(**{k: f[k] for k in Kept.__dataclass_fields__ if k in f}) for f in t.get("files", [])]
             turns.append(Turn(int(t.get("turn", 0)), files))
+        undone = data.get("undone")
+        if isinstance(undone, list):
+            self.undone = [int(n) for n in undone if isinstance(n, int) and not isinstance(n, bool)]
         return turns
 
     def _save(self) -> None:
         self._bound()
         if self.folder is None:
             return
-        data = {"turns": [{"turn": t.turn, "files": [k.to_dict() for k in t.files]} for t in self.turns]}
+        data = {
+            "turns": [{"turn": t.turn, "files": [k.to_dict() for k in t.files]} for t in self.turns],
+            "undone": self.undone,
+        }
         atomic_write_json(self.folder / "index.json", data)
 
     def _bound(self) -> None:

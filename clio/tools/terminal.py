@@ -39,7 +39,7 @@ from clio.tools.context import ToolContext, ToolError, declined, need
 from clio.tools.registry import register
 from clio.tools.spec import Lean, Op, ToolSpec
 
-__all__ = ["SPEC", "CommandResult", "run_command"]
+__all__ = ["SPEC", "CommandResult", "run_command", "run_typed"]
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -240,6 +240,27 @@ def _execute(ctx: ToolContext, args: dict[str, Any]) -> str:
                 f"which was not given.{hint} Find a safer way or ask the user."
             )
         raise declined(ctx, f"running `{command}`")
+    return _run_in(ctx, command, timeout, contained)
+
+
+def run_typed(ctx: ToolContext, command: str) -> str:
+    """A command the user typed (``!command`` in the REPL): the model's path without the question
+    (the user asked for it, destructive or not; /undo can take back what it changed in the
+    project): scrubbed environment, under --sandbox in the OS sandbox, in plan mode in the
+    read-only one. Where the kernel cannot sandbox, --sandbox and plan mode refuse it (ToolError)."""
+    if not command.strip():
+        raise ToolError("nothing to run: type !command (e.g. !git status)")
+    contained = False
+    if ctx.sandbox or ctx.plan:
+        sandbox = availability()
+        if not sandbox.available:
+            why = "plan mode runs commands only in a read-only sandbox" if ctx.plan else "--sandbox is on"
+            raise ToolError(f"not run: {why}, and {sandbox.reason.removeprefix('no OS sandbox: ')}")
+        contained = True
+    return _run_in(ctx, command, DEFAULT_TIMEOUT, contained)
+
+
+def _run_in(ctx: ToolContext, command: str, timeout: int, contained: bool) -> str:
     network = ctx.sandbox_network  # a user-only setting: never from a project config
     snapshots = ctx.services.snapshots
     keep = snapshots is not None and snapshots.current is not None and not ctx.plan  # plan: nothing changes

@@ -9,8 +9,6 @@ from rich.console import Console
 from clio.agent.turn import TurnResult
 from clio.app import background
 from clio.app.app import App
-from clio.commands.dispatch import run_slash
-from clio.commands.registry import ExitRequested
 from clio.config import Settings
 from clio.llm.errors import LLMError
 from clio.llm.prices import Price, describe, price_for, total
@@ -44,6 +42,13 @@ def run_one_shot(
     """One turn; returns the exit code (README: 0 done, 1 a slash command failed, 2 usage,
     3 max_iterations, 4 refused for lack of approval, 5 stuck, 6 the endpoint could not be used,
     130 interrupted)."""
+    if text.lstrip().startswith("!"):  # the REPL's `!command`: a script runs its commands itself
+        err.print(
+            "clio: !command runs a shell command in the REPL only; in a script run it yourself "
+            "(its output can go in with --input -), or ask the model to run it.",
+            markup=False,
+        )
+        return 2
     redactor = Redactor(settings.redaction)
     json_ui = (
         JsonUI(out.file, stream=output == "stream-json", redact_obj=lambda v: redactor.redact_obj(v)[0])
@@ -59,6 +64,9 @@ def run_one_shot(
     later: str | None = None  # the session to read back once this run has answered (clio.app.background)
     try:
         if slash:
+            from clio.commands.dispatch import run_slash  # the commands (~20 modules): only for a slash run
+            from clio.commands.registry import ExitRequested
+
             try:
                 spent = dict(app.session.info.usage) if app.session is not None else {}
                 if not run_slash(app, text.strip()):

@@ -17,16 +17,17 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.live import Live
-from rich.spinner import Spinner
 from rich.text import Text
 
 from clio.safety.visible import escape_invisible, split_invisible
 from clio.tools.describe import summarize_args
 from clio.ui.text import cut_words
+
+if TYPE_CHECKING:
+    from rich.live import Live
 
 LIVE_LINES = 6
 MIN_INTERVAL = 0.08  # seconds between re-renders
@@ -145,6 +146,12 @@ def diff_text(diff: str, left: int = 0) -> Text:
     return out
 
 
+def _spinner(text: Text) -> Any:
+    from rich.spinner import Spinner  # imports rich.table: loaded with the first spinner shown
+
+    return Spinner("dots", text=text)
+
+
 class ReplUI:
     """Streams answers and tool lines to a terminal console."""
 
@@ -156,6 +163,8 @@ class ReplUI:
 
     def _start(self, renderable: Any) -> Live:
         if self._live is None:
+            from rich.live import Live  # with rich.table (spinners): the first live region, not every start
+
             self._live = Live(renderable, console=self.console, refresh_per_second=12, transient=True)
             self._live.start()
         else:
@@ -173,7 +182,7 @@ class ReplUI:
             self._live = None
 
     def waiting(self) -> None:
-        self._start(Spinner("dots", text=Text("thinking…", style="dim")))
+        self._start(_spinner(Text("thinking…", style="dim")))
 
     def text(self, delta: str) -> None:
         if self._md is None:
@@ -190,7 +199,7 @@ class ReplUI:
     def tool_start(self, name: str, args: dict[str, Any]) -> None:
         self.pause()
         self._label = f"{name} {summarize_args(name, args)}"
-        self._start(Spinner("dots", text=visible(self._label, "dim")))
+        self._start(_spinner(visible(self._label, "dim")))
 
     def tool_done(self, name: str, ok: bool, result: str) -> None:
         self.pause()

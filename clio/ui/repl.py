@@ -1,7 +1,8 @@
 """The interactive REPL: prompt-toolkit for input, rich for output.
 
 Enter sends, Alt-Enter (or Esc then Enter) inserts a newline, Ctrl-C interrupts a running
-answer or clears the line, Ctrl-D exits. Slash commands and paths complete with Tab.
+answer or clears the line, Ctrl-D exits. Slash commands and paths complete with Tab. A line
+starting with ``!`` runs a shell command (clio/app/user_shell.py), ``#`` adds to memory.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.shortcuts import prompt as pt_prompt
 from rich.console import Console
 from rich.text import Text
 
@@ -40,6 +40,7 @@ from clio.config import Settings
 from clio.llm.errors import LLMError
 from clio.paths import Paths
 from clio.ui import mentions, resume_view
+from clio.ui.asking import ReplAsk
 from clio.ui.history import RedactingFileHistory
 from clio.ui.render import ReplUI, visible
 from clio.wording import plural
@@ -170,11 +171,9 @@ def _warm_up() -> None:
     library, the markdown renderer, the regular expressions compiled on first use)."""
     importlib.import_module("urllib3")
     importlib.import_module("rich.markdown")
+    importlib.import_module("rich.live")
+    importlib.import_module("rich.spinner")
     lazy_re.warm()
-
-
-def _ask(question: str) -> str | None:
-    return pt_prompt(question)
 
 
 def run_repl(
@@ -188,7 +187,7 @@ def run_repl(
 ) -> int:
     _interruptible()
     ui = ReplUI(out)
-    app = App.start(settings, paths, resume=resume, interactive=True, console=out, err=err, ui=ui, ask=_ask)
+    app = App.start(settings, paths, resume=resume, interactive=True, console=out, err=err, ui=ui, ask=ReplAsk())
     later: str | None = None  # the session read back after exit (clio.app.background)
     try:
         history: History = InMemoryHistory()
@@ -231,6 +230,8 @@ def run_repl(
                     continue
                 if line.lstrip().startswith("/"):
                     run_slash(app, line.strip())
+                elif line.lstrip().startswith("!"):  # `!ls`: the user's own command, the model sees it
+                    _bang(app, line.lstrip()[1:], out, err)
                 elif remembered(line) is not None:  # `# always use tabs`: to memory, not the model
                     run_slash(app, "/memory add " + str(remembered(line)))
                 else:
@@ -251,6 +252,20 @@ def run_repl(
         app.close()
         if later is not None:
             background.spawn(settings, paths, later, upkeep=True)
+
+
+def _bang(app: App, command: str, out: Console, err: Console) -> None:
+    """``!command``: run it now (no question: the user typed it), show its output, and keep it for
+    the model's next request (clio/app/user_shell.py)."""
+    from clio.app.user_shell import run_bang
+
+    with quiet_terminal():
+        ran, shown = run_bang(app, command)
+    if not ran:
+        err.print(visible(f"! {shown}", "red"), soft_wrap=True)
+        return
+    out.print(visible(shown, ""), soft_wrap=True)
+    out.print(Text("(the model sees this command and its output with your next message)", style="dim"))
 
 
 def remembered(line: str) -> str | None:
@@ -296,12 +311,12 @@ def _banner(app: App, out: Console) -> None:
             ("/help for commands, Alt-Enter for a newline, Ctrl-D to exit", "dim"),
         )
     )
-    for line, style in resume_view.render(app.session.messages):
+    for line, style in resume_view.render(app.session.messages, out.width):
         out.print(visible(line, style), soft_wrap=True)
 
 
 def _toolbar(app: App) -> HTML:
-    used = app.orchestrator.used_tokens() if app.orchestrator is not None else 0
+    used = app.orchestrator.shown_tokens() if app.orchestrator is not None else 0
     window = app.window.size
     name = app.session.info.name if app.session else ""
     return HTML(

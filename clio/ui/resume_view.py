@@ -2,15 +2,20 @@
 
 Pure: messages in, lines out (the REPL prints them after the banner). Each exchange is the
 user's message (its first line), the tool calls that followed (counted, the first few named) and
-the last answer (its first lines); older messages are counted, not shown.
+the last answer (its first lines, marked when the user cut it off); older messages are counted,
+not shown. clio's notes put before the user's words (an /undo, plan mode turned off:
+``meta["clio_notes"]``) are shown apart, as dim ``clio:`` lines, never as what the user typed.
+Given the terminal's width, long lines are wrapped at spaces (never inside a word), each
+continuation indented under its line.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from clio.messages import Message, meta, tool_call_args, typed_words
+from clio.messages import Message, interrupted, meta, note_text, notes_of, tool_call_args, typed_words
 from clio.tools.describe import summarize_args
 from clio.ui.text import cut_words
 
@@ -66,22 +71,45 @@ def exchanges(messages: Sequence[Message], count: int = EXCHANGES) -> tuple[list
             if isinstance(c, dict) and isinstance(c.get("function"), dict)
         ]
         answers = [
-            str(m.get("content") or "")
-            for m in part
-            if m.get("role") == "assistant" and str(m.get("content") or "").strip()
+            m for m in part if m.get("role") == "assistant" and (str(m.get("content") or "").strip() or interrupted(m))
         ]
         out.append(
             {
+                "notes": [note_text(n) for n in notes_of(messages[start])],
                 "user": _typed(messages[start]),
                 "calls": calls,
-                "answer": answers[-1] if answers else "",
+                "answer": str(answers[-1].get("content") or "") if answers else "",
+                "interrupted": any(interrupted(m) for m in part),
             }
         )
     return out, (picked[0] if picked else len(messages))
 
 
-def render(messages: Sequence[Message]) -> list[tuple[str, str]]:
-    """(text, style) lines: the resume view; empty for a session without messages."""
+def wrap(line: str, width: int) -> list[str]:
+    """``line`` in lines of at most ``width`` characters, broken at spaces only (a word longer
+    than a line stays whole), continuations indented under the line's text."""
+    if len(line) <= width:
+        return [line]
+    body = line.lstrip(" ")
+    lead = len(line) - len(body)
+    if body.startswith(("› ", "clio: ")):
+        lead += body.index(" ") + 1
+    indent = " " * min(lead, width // 2)
+    return textwrap.wrap(
+        line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    ) or [line]
+
+
+def render(messages: Sequence[Message], width: int | None = None) -> list[tuple[str, str]]:
+    """(text, style) lines: the resume view; empty for a session without messages. With
+    ``width``, no line is longer (but for a single word that is): wrapped at spaces."""
+    lines = _lines(messages)
+    if width is None or width < 20:
+        return lines
+    return [(part, style) for text, style in lines for part in wrap(text, width)]
+
+
+def _lines(messages: Sequence[Message]) -> list[tuple[str, str]]:
     shown, earlier = exchanges(messages)
     if not shown:
         return []
@@ -94,6 +122,8 @@ def render(messages: Sequence[Message]) -> list[tuple[str, str]]:
         )
     ]
     for ex in shown:
+        for note in ex["notes"]:
+            lines.append((f"  clio: {_one_line(note, USER_CHARS)}", "dim"))
         lines.append((f"› {_one_line(ex['user'], USER_CHARS)}", "bold"))
         calls = ex["calls"]
         if calls:
@@ -101,6 +131,8 @@ def render(messages: Sequence[Message]) -> list[tuple[str, str]]:
                 f", +{len(calls) - NAMED_CALLS} more" if len(calls) > NAMED_CALLS else ""
             )
             lines.append((f"  ({len(calls)} tool call{'s' if len(calls) != 1 else ''}: {named})", "dim"))
-        for ln in _answer(ex["answer"]) or ["(no answer)"]:
+        for ln in _answer(ex["answer"]) or ([] if ex["interrupted"] else ["(no answer)"]):
             lines.append((f"  {ln}", ""))
+        if ex["interrupted"]:
+            lines.append(("  ⏹ interrupted (cut off by the user)", "yellow"))
     return lines

@@ -23,7 +23,6 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,7 +30,7 @@ from clio.safety.containment import landlock_abi
 from clio.safety.wrapper import guards_writes
 from testkit.clio_run import CLIO, clio_env, tool_results
 from testkit.fakeserver import FakeServer, Reply
-from testkit.unprivileged import User, UserTree, ordinary_user, run_clio_as, user_tree
+from testkit.unprivileged import User, UserTree, run_clio_as
 
 PROBE = Path(__file__).resolve().parents[2] / "testkit" / "key_probe.py"
 CREDENTIAL_FILES = {
@@ -43,21 +42,6 @@ CREDENTIAL_FILES = {
     ".docker/config.json": '{{"auths": {{"r.example.com": {{"auth": "{}"}}}}}}\n',
     ".config/gh/hosts.yml": "github.com:\n  oauth_token: {}\n",
 }
-
-
-@pytest.fixture
-def user() -> User:
-    found = ordinary_user()
-    if isinstance(found, str):
-        pytest.skip(found)
-    return found
-
-
-@pytest.fixture
-def tree(user: User) -> Any:
-    t = user_tree(user)
-    yield t
-    t.remove()
 
 
 def _secret(tag: str) -> str:

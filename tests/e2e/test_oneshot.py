@@ -369,7 +369,7 @@ def test_resume_sessions_by_recency_prefix_and_name(
     (r,) = runs(["--resume", "-p", "dates"])
     assert r.returncode == 0, r.stderr
     assert last_users() == ["apples question", "cherries", "dates"]
-    assert session_dirs(project) == sorted([a_dir, b_dir])  # resuming made no new session
+    assert sorted(session_dirs(project)) == sorted([a_dir, b_dir])  # resuming made no new session
     assert [m["content"] for m in archive_messages(a_dir) if m["role"] == "user"] == [
         "apples question",
         "cherries",

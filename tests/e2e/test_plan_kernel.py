@@ -22,7 +22,7 @@ from clio.safety.readonly import readonly_reason
 from clio.tools.terminal import PLAN_READ_ONLY
 from testkit.clio_run import run_clio, tool_results
 from testkit.fakeserver import FakeServer, Reply
-from testkit.unprivileged import User, UserTree, ordinary_user, run_clio_as, user_tree
+from testkit.unprivileged import User, UserTree, run_clio_as
 
 pytestmark = pytest.mark.skipif(landlock_abi() < 1, reason="this kernel has no Landlock")
 
@@ -106,21 +106,6 @@ def test_plan_mode_writes_nothing(tmp_path: Path, home: Path, project: Path, san
     finally:
         server.stop()
         tmp_target.unlink(missing_ok=True)
-
-
-@pytest.fixture
-def user() -> User:
-    found = ordinary_user()
-    if isinstance(found, str):
-        pytest.skip(found)
-    return found
-
-
-@pytest.fixture
-def tree(user: User) -> Any:
-    t = user_tree(user)
-    yield t
-    t.remove()
 
 
 def test_plan_mode_writes_nothing_as_an_ordinary_user(user: User, tree: UserTree) -> None:

@@ -20,22 +20,7 @@ import pytest
 
 from testkit.clio_run import tool_results
 from testkit.fakeserver import FakeServer, Reply
-from testkit.unprivileged import User, UserTree, ordinary_user, run_clio_as, user_tree
-
-
-@pytest.fixture
-def user() -> User:
-    found = ordinary_user()
-    if isinstance(found, str):
-        pytest.skip(found)
-    return found
-
-
-@pytest.fixture
-def tree(user: User) -> Any:
-    t = user_tree(user)
-    yield t
-    t.remove()
+from testkit.unprivileged import User, UserTree, run_clio_as
 
 
 def _call(cid: str, **args: Any) -> dict[str, Any]:

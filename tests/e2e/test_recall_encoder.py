@@ -13,14 +13,14 @@ import contextlib
 import json
 import os
 import signal
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from clio.recall.encoder_client import installed, socket_path
+from clio.recall.encoder_cache import filled
+from clio.recall.encoder_client import EncoderClient, installed, socket_path
 from testkit.clio_run import run_clio
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import latest_user
@@ -56,14 +56,8 @@ def sent(server: FakeServer, start: str) -> str:
 
 
 def stop_helper(home: Path) -> None:
-    import json
-    import socket
-
-    with contextlib.suppress(OSError, ValueError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(2)
-        s.connect(str(socket_path(home)))
-        s.sendall(b'{"op": "ping"}\n')
-        os.kill(int(json.loads(s.recv(4096))["pid"]), signal.SIGTERM)
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(EncoderClient(home, home).ping(2.0), signal.SIGTERM)
 
 
 def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) -> None:
@@ -158,10 +152,4 @@ def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path
 
 def ready(project: Path) -> bool:
     """Every indexed message has its vectors in the project's cache."""
-    clio_dir = project / ".clio"
-    try:
-        with sqlite3.connect(clio_dir / "recall.sqlite") as idx, sqlite3.connect(clio_dir / "recall-vectors.sqlite") as vec:
-            bodies = {b for (b,) in idx.execute("SELECT body FROM msgs")}
-            return bool(bodies) and vec.execute("SELECT count(*) FROM vecs").fetchone()[0] >= len(bodies)
-    except sqlite3.Error:
-        return False
+    return filled(project / ".clio")

@@ -57,3 +57,30 @@ def test_ctrl_c_right_after_enter_is_never_lost(spawn: Spawn, fake_server: FakeS
     assert "SENT-ANYWAY" not in term.text
     term.child.sendeof()
     assert term.wait_exit() == 0
+
+
+def test_the_next_request_says_the_answer_was_cut_off(spawn: Spawn, fake_server: FakeServer, project: Path) -> None:  # noqa: F811
+    """Issue 35 item 4: the partial answer goes back to the model marked as cut off by the user,
+    the same bytes in every later request (the prompt cache holds)."""
+    fake_server.script(Reply(text=PARTIAL, chunk_chars=4, delay=0.03), Reply(text="OK ONE"), Reply(text="OK TWO"))
+    term = spawn()
+    term.prompt()
+    term.type("tell me")
+    term.expect(r"CHARLIE line three")
+    term.child.sendintr()
+    term.expect(r"⏹ interrupted")
+    term.prompt()
+    term.type("go on")
+    term.expect(r"OK ONE")
+    term.prompt()
+    term.type("and again")
+    term.expect(r"OK TWO")
+    term.prompt()
+    later = fake_server.chat_requests[1:]
+    assert len(later) == 2
+    cut = [[m for m in b["messages"] if m.get("role") == "assistant"][0] for b in later]
+    assert cut[0]["content"].startswith("ALPHA line one")
+    assert cut[0]["content"].endswith("\n\n[interrupted by the user]"), cut[0]["content"][-80:]
+    assert cut[0] == cut[1]  # byte-stable across requests
+    term.child.sendeof()
+    assert term.wait_exit() == 0

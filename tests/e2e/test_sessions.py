@@ -309,3 +309,22 @@ def test_user_message_is_on_disk_before_the_request_even_when_the_endpoint_fails
     assert r.stdout == "recovered\n"
     assert seen == [True]
     assert user_texts(fake_server.chat_requests[-1]) == [typed, "try again"]
+
+
+def test_dash_c_continues_the_most_recent_session(fake_server: FakeServer, tmp_path: Path) -> None:
+    """``-c``/``--continue`` (as ``claude -c``) is ``--resume`` without a name: the latest session."""
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    fake_server.responder = lambda body: Reply(text=f"answer to: {latest_user(body)}")
+    for text in ("older work on the parser", "newer work on the changelog"):
+        assert run_clio(["-p", text], server=fake_server, project=project, home=home).returncode == 0
+        time.sleep(0.05)  # distinct update times
+    newer = session_with(project, "newer work on the changelog")
+    for flag in ("-c", "--continue"):
+        done = run_clio([flag, "-p", f"go on ({flag})"], server=fake_server, project=project, home=home)
+        assert done.returncode == 0, done.stderr
+        body = turn_requests(fake_server, f"go on ({flag})")[0]
+        assert "newer work on the changelog" in json.dumps(body["messages"])
+        assert "older work on the parser" not in json.dumps(body["messages"])
+    assert len(session_dirs(project)) == 2  # no third session: both runs went on with the newer one
+    assert "go on (-c)" in json.dumps(archive_messages(newer))

@@ -58,7 +58,34 @@ def test_undo_in_the_next_run_puts_the_turn_back_and_tells_the_model(
     assert (project / "old.txt").read_text() == "old but precious\n" and not (project / "notes.md").exists()
 
     again = run_clio(["--resume", "-p", "/undo"], server=fake_server, project=project, home=home)
-    assert "Nothing to undo" in again.stdout  # the undone turn is gone
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "The last turn's changes were already undone; no turn before it changed files."
+
+
+def test_a_second_undo_says_the_last_turn_was_undone_already(fake_server: FakeServer, project: Path, home: Path) -> None:
+    """Issue 35 item 4: a second /undo never reaches past the last turn unasked, and says why
+    nothing happened; /undo 2 then puts back the turn before."""
+    (project / "a.txt").write_text("A0\n", encoding="utf-8")
+    (project / "b.txt").write_text("B0\n", encoding="utf-8")
+    for name, new in (("a.txt", "A1"), ("b.txt", "B1")):
+        fake_server.script(
+            Reply(tool_calls=[call("file_operations", operation="write_file", path=name, content=new + "\n")]),
+            Reply(text="Done."),
+        )
+        flags = ["--resume"] if name == "b.txt" else []
+        r = run_clio([*flags, "--yes", "-p", f"change {name}"], server=fake_server, project=project, home=home)
+        assert r.returncode == 0, r.stderr
+    assert (project / "a.txt").read_text() == "A1\n" and (project / "b.txt").read_text() == "B1\n"
+
+    first = run_clio(["--resume", "-p", "/undo"], server=fake_server, project=project, home=home)
+    assert "b.txt: restored" in first.stdout and (project / "b.txt").read_text() == "B0\n"
+    second = run_clio(["--resume", "-p", "/undo"], server=fake_server, project=project, home=home)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "The last turn's changes were already undone; /undo 2 for the turn before."
+    assert (project / "a.txt").read_text() == "A1\n"  # the turn before is left alone
+    two = run_clio(["--resume", "-p", "/undo 2"], server=fake_server, project=project, home=home)
+    assert "a.txt: restored" in two.stdout and (project / "a.txt").read_text() == "A0\n"
+    assert (project / "b.txt").read_text() == "B0\n"
 
 
 def test_undo_tells_the_model_with_the_next_message_in_the_same_repl(

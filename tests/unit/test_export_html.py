@@ -434,3 +434,38 @@ def test_style_block_cannot_be_closed_from_content() -> None:
     html, _ = hostile_page()
     assert html.count("</style>") == 1 and html.count("<style>") == 1
     assert html.count("<script") == 0 and html.count("<!--") == 0
+
+
+def test_clios_notes_are_clios_and_an_interrupted_answer_is_marked() -> None:
+    """Issue 35 item 4: an /undo's note is shown as clio's, apart from the user's words; clio's
+    own prompt sent in the user's role is labelled clio's; a cut-off answer says so."""
+    from clio.messages import make, prompt_meta, with_notes
+
+    meta: dict[str, Any] = {}
+    text = with_notes("rename it", ["[clio: the user ran /undo; a.py (restored).]"], meta)
+    msgs = [
+        make("user", text, meta=meta),
+        make("assistant", "half of the answ", meta={"interrupted": True}),
+        make("user", "Write the project's instructions file.", meta=prompt_meta("init")),
+    ]
+    page = render_html({"id": "s1"}, msgs)
+    articles = re.findall(r"<article .*?</article>", page, re.S)
+    user, answer, prompt = articles
+    notes = re.search(r'<div class="clio-notes">(.*?)</div>', user, re.S)
+    assert notes and "clio:" in notes.group(1) and "the user ran /undo; a.py (restored)." in notes.group(1)
+    content = re.search(r'<div class="content">(.*?)</div>', user, re.S)
+    assert content and "rename it" in content.group(1) and "undo" not in content.group(1)
+    assert "interrupted: the user cut this answer off here" in answer
+    assert '<span class="role">clio</span>' in prompt and "sent as the user" in prompt
+    assert '<span class="role">user</span>' in user
+
+
+def test_long_text_is_cut_between_words_and_never_wrapped_inside_one() -> None:
+    from clio.export.css import stylesheet
+    from clio.export.html import truncate
+
+    text = "editing " * 400
+    shown, more = truncate(text, 2001)
+    assert shown.endswith("editing ") and len(shown) + more == len(text)
+    assert truncate("x" * 3000, 2000) == ("x" * 2000, 1000)  # one word that long: cut where it must
+    assert "overflow-wrap: anywhere" not in stylesheet()  # a word is broken only when alone too wide

@@ -263,7 +263,7 @@ def test_an_interrupted_answer_is_archived_and_the_next_turn_carries_it(
     assert app.run_turn("So?").content == "Friday."
     last = fake_server.chat_requests[-1]
     assert roles(last) == ["system", "user", "assistant", "tool", "assistant", "user"]
-    assert last["messages"][4]["content"] == "We ship "
+    assert last["messages"][4]["content"] == "We ship\n\n[interrupted by the user]"  # said to be cut off
 
 
 def test_ctrl_c_while_tool_calls_stream_answers_every_call_received(

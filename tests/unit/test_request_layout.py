@@ -108,3 +108,22 @@ def test_a_resumed_session_keeps_its_profile_while_the_window_keeps_its_size(tmp
     w.keep_profile(None, None)
     w.use(6000, "test")
     assert w.profile == "full"
+
+
+def test_an_interrupted_answer_is_sent_marked_as_cut_off() -> None:
+    """Issue 35 item 4: the model hears that the user cut the answer off; the same bytes each time."""
+    window = [
+        make("system", "HEAD"),
+        make("user", "tell me"),
+        make("assistant", "half an answ  ", meta={"interrupted": True}),
+        make("assistant", None, tool_calls=[{"id": "c1", "function": {"name": "x", "arguments": "{}"}}], meta={"interrupted": True}),
+        make("assistant", "a whole answer"),
+    ]
+    sent = to_api(window)
+    assert [m["content"] for m in sent[2:]] == [
+        "half an answ\n\n[interrupted by the user]",
+        "[interrupted by the user]",
+        "a whole answer",
+    ]
+    assert to_api(window) == sent
+    assert "interrupted" not in str(window[2]["content"])  # the archive keeps the answer as it was

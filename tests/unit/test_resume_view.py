@@ -61,3 +61,40 @@ def test_a_session_is_named_from_the_typed_words_only(tmp_path: Any) -> None:
     session = SessionStore(tmp_path / "sessions").create("m")
     session.append(make("user", 'fix @a.py please\n\n<file path="a.py">\nFILEBODY\n</file>', meta={"attached": ["a.py"]}))
     assert session.info.name == "fix @a.py please"
+
+
+def test_clios_notes_are_shown_as_clios_and_the_users_words_as_the_users() -> None:
+    """Issue 35 item 4: an /undo's or plan mode's note is a dim clio: line, not the user's text."""
+    from clio.messages import with_notes
+
+    meta: dict[str, Any] = {}
+    notes = ["[clio: the user ran /undo; these file changes of yours were reverted: a.py (restored).]",
+             "[clio: the user turned plan mode off: you may now make changes.]"]
+    text = with_notes("now rename it", notes, meta)
+    shown = render([make("user", text, meta=meta), make("assistant", "renamed")])
+    assert ("› now rename it", "bold") in shown
+    assert ("  clio: the user ran /undo; these file changes of yours were reverted: a.py (restored).", "dim") in shown
+    assert ("  clio: the user turned plan mode off: you may now make changes.", "dim") in shown
+    assert not any(t.startswith("›") and "clio" in t for t, _ in shown)
+
+
+def test_an_answer_cut_off_by_the_user_is_marked() -> None:
+    shown = render([make("user", "tell me"), make("assistant", "half of it", meta={"interrupted": True})])
+    assert [t for t, _ in shown][-2:] == ["  half of it", "  ⏹ interrupted (cut off by the user)"]
+    empty = render([make("user", "tell me"), make("assistant", "", meta={"interrupted": True})])
+    assert [t for t, _ in empty][-1] == "  ⏹ interrupted (cut off by the user)"
+    whole = render([make("user", "tell me"), make("assistant", "all of it")])
+    assert not any("interrupted" in t for t, _ in whole)
+
+
+def test_long_lines_wrap_at_spaces_never_inside_a_word() -> None:
+    answer = "I am editing the configuration loader so that it reads the override file first and then " * 2
+    user = "please look at the editing code in the loader and make the override behaviour consistent"
+    shown = [t for t, _ in render([make("user", user), make("assistant", answer)], width=40)]
+    assert all(len(t) <= 40 for t in shown), shown
+    words = set((user + " " + answer).split())
+    for t in shown[1:]:
+        for w in t.split():
+            assert w.strip("…") in words or w in ("›",), (w, shown)
+    first = shown.index("› please look at the editing code in the")
+    assert shown[first + 1] == "  loader and make the override behaviour"  # continuation under the text

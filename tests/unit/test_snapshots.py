@@ -110,3 +110,25 @@ def test_old_turns_are_dropped_past_the_bound(tmp_path: Path, monkeypatch: pytes
         s.after(f)
     assert [t.turn for t in s.turns] == [2, 3, 4]
     assert len(list((tmp_path / "snaps" / "blobs").iterdir())) == 3
+
+
+def test_undone_turns_still_count_so_a_second_undo_goes_no_further(tmp_path: Path) -> None:
+    """Issue 35 item 4: /undo N counts the turns that changed files, undone ones included, across runs."""
+    from clio.app.undo import nothing_undone
+
+    proj, store = tmp_path / "p", tmp_path / "snaps"
+    proj.mkdir()
+    s = Snapshots(store, Redactor())
+    for turn, name in ((2, "a.txt"), (6, "b.txt")):
+        s.begin(turn)
+        s.keep(proj / name)
+        (proj / name).write_text(name)
+        s.after(proj / name)
+    assert [r.outcome for r in undo_turns(s, 1, lambda q: True, proj)] == ["deleted"]
+    again = Snapshots(store, Redactor())  # the next run
+    assert again.last(1) == [] and again.already_undone(1) == (1, True)
+    assert nothing_undone(again, 1) == "The last turn's changes were already undone; /undo 2 for the turn before."
+    assert [t.turn for t in again.last(2)] == [2]
+    undo_turns(again, 2, lambda q: True, proj)
+    assert nothing_undone(again, 2) == "The last 2 turns' changes were already undone; no turn before them changed files."
+    assert nothing_undone(Snapshots(None), 1).startswith("Nothing to undo: no file was changed")

@@ -18,6 +18,10 @@ from clio import lazy_re
 from testkit.clio_run import CLIO, clio_env
 from testkit.fakeserver import FakeServer, Reply
 
+PINNED = Path(__file__).with_name("startup_modules.txt")
+ONE_SHOT_MODULES = frozenset(
+    line.strip() for line in PINNED.read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")
+)
 NEVER_AT_START = ("openai", "git", "yaml", "numpy", "tokenizers", "tiktoken", "mcp", "httpx", "pydantic", "psycopg")
 
 
@@ -56,6 +60,14 @@ def test_a_one_shot_answer_loads_the_http_library_but_not_git_yaml_or_openai(
     assert sorted(m for m in imported if m.split(".")[0] in NEVER_AT_START) == []
     assert not any(m.startswith("clio.team") for m in imported)  # no shared memory configured
     assert "rich.markdown" not in imported  # the answer went to a pipe: printed as it is
+    # the set is pinned: a new module of clio's or rich's on this path fails here, named
+    new = sorted(m for m in imported if m.split(".")[0] in ("clio", "rich") and m not in ONE_SHOT_MODULES)
+    assert new == [], f"new on every one-shot run (make lazy, or add to {PINNED.name}): {new}"
+    for lazy in ("rich.live", "rich.spinner", "rich.table", "rich._emoji_codes"):
+        assert lazy not in imported  # a spinner, a table, emoji codes: not here
+    assert not any(m.startswith("clio.commands") for m in imported)  # only a slash run needs them
+    third_party = {m.split(".")[0] for m in imported} & {"rich", "urllib3", "prompt_toolkit", "pexpect", "certifi"}
+    assert third_party == {"rich", "urllib3"}
 
 
 def test_a_slash_command_only_run_never_loads_the_model_client(fake_server: FakeServer, tmp_path: Path) -> None:
