@@ -63,10 +63,14 @@ def run_clio(
     stdin: str | None = None,
     env_extra: Mapping[str, str | None] | None = None,
     timeout: float = 60,
+    background: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``clio ARGS`` in ``project`` (the working directory) and return what it did.
 
     stdin is closed (empty) unless given. Fails the test if clio printed a traceback.
+    The consolidation child the run may leave (clio.app.background) is waited for before this
+    returns, so the next run, and what the test reads, never race it; ``background=True`` returns
+    as soon as clio exits (the tests of that child itself, which wait with :func:`wait_background`).
     """
     home.mkdir(parents=True, exist_ok=True)
     result = subprocess.run(
@@ -79,6 +83,8 @@ def run_clio(
         timeout=timeout,
     )
     assert "Traceback" not in result.stderr, f"clio printed a traceback:\n{result.stderr}"
+    if not background:
+        wait_background(project)
     return result
 
 

@@ -128,6 +128,12 @@ class FakeServer:
             if r.method == "POST" and r.path.rstrip("/") == "/v1/chat/completions" and r.body is not None
         ]
 
+    @property
+    def turn_requests(self) -> list[dict[str, Any]]:
+        """The chat requests runs sent for their turns: clio's read-backs of finished sessions
+        (clio.app.background, a detached process of its own after the run) left out."""
+        return [b for b in self.chat_requests if not _is_read_back(b)]
+
     def script(self, *items: Reply | Fail) -> None:
         """Queue replies/failures; each chat request takes the next one."""
         with self._lock:

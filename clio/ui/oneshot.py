@@ -69,10 +69,14 @@ def run_one_shot(
 
             try:
                 spent = dict(app.session.info.usage) if app.session is not None else {}
+                had = len(app.session.messages) if app.session is not None else 0
                 if not run_slash(app, text.strip()):
                     return 1
                 _usage_line(app, settings, err, spent)  # /init, /compact, /memory consolidate ask the model
-                if background.pending(app):  # /init's turn, a resumed session: read back after it
+                # /init's turn is read back after it; a command that ran no turn (/memory list)
+                # starts nothing and says nothing
+                turned = app.session is not None and len(app.session.messages) > had
+                if turned and background.pending(app):
                     later = _sid(app)
                     err.print(background.NOTICE, markup=False, highlight=False)
                 return _outcome(app, TurnResult(), err)[0]  # /init's turn may have had a write refused (4)
