@@ -33,7 +33,9 @@ from testkit.clio_run import (
     background_children,
     run_clio,
     session_dirs,
+    session_meta,
     system_text,
+    user_texts,
     wait_background,
 )
 from testkit.fakeserver import Fail, FakeServer, Reply
@@ -177,6 +179,33 @@ def test_on_a_local_server_the_users_turn_stops_a_read_back_under_way(
     wait_background(project, timeout=60)  # the next run's child reads the session back
     assert len(consolidation_requests(server)) == 2
     assert {DECISION, RULE} <= rules(project)
+
+
+def test_a_read_back_never_makes_a_session_the_most_recent(
+    slow: SlowConsolidation, server: FakeServer, project: Path, home: Path
+) -> None:
+    """Session A (a decision) is read back after session B was used: writing A's marker leaves A
+    as old as the user left it, so ``--resume`` alone still continues B."""
+    one_shot(server, project, home, DECISION)  # A
+    sent_by_child(server)
+    one_shot(server, project, home, TASK)  # B: its turn stops A's read-back; its child reads A back
+    deadline = time.monotonic() + 30
+    while len(consolidation_requests(server)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(consolidation_requests(server)) == 2, "B's child never read A back"
+    a_dir, b_dir = sorted(session_dirs(project), key=lambda d: session_meta(d)["created"])
+    a_stamp = (a_dir / "session.json").stat().st_mtime_ns
+    a_updated = session_meta(a_dir)["updated"]
+    assert session_meta(a_dir)["consolidated"] == 0
+
+    slow.release.set()
+    wait_background(project, timeout=60)
+    assert {DECISION, RULE} <= rules(project)
+    assert session_meta(a_dir)["consolidated"] == 2  # A read back, its marker moved...
+    assert (a_dir / "session.json").stat().st_mtime_ns == a_stamp  # ...and A no more recent than it was
+    assert session_meta(a_dir)["updated"] == a_updated
+    run_clio(["--resume", "-p", "and three plus three?"], server=server, project=project, home=home)
+    assert user_texts(server.turn_requests[-1]) == [TASK, "and three plus three?"]  # B continued
 
 
 def test_ctrl_d_exits_at_once_and_the_session_is_saved_after(
