@@ -129,7 +129,7 @@ class Consolidator:
             out.skipped = REOPENED
             return out
         self._store_said(out, session.id, said)
-        self._store(out, session.id, part, cons.parse_reply(reply, pairs))
+        self._store(out, session.id, part, cons.anchored(cons.parse_reply(reply, pairs), part))
         self._mark(session)
         return out
 

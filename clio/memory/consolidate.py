@@ -116,12 +116,51 @@ def standalone(item: decisions.Item, text: str) -> decisions.Item | None:
     if not points_outside(statement):
         return item
     said = decisions.sentences(text)
-    at = next((i for i, sentence in enumerate(said) if decisions.cut(sentence) == statement), -1)
+    whole = _with_before(said, next((i for i, sentence in enumerate(said) if decisions.cut(sentence) == statement), -1))
+    return [kind, key, whole] if whole else None
+
+
+def _with_before(said: list[str], at: int) -> str | None:
+    """Sentence ``at`` of ``said`` led by the one before it (the referent), or None: no such
+    sentence (the first, or a question before it), or too long together."""
     if at <= 0 or said[at - 1].rstrip().endswith("?"):
         return None
     before = _LABEL.sub("", said[at - 1]).rstrip(" ;,.")
     whole = f"{before}; {said[at]}"
-    return [kind, key, whole] if len(whole) <= STANDALONE_CHARS else None
+    return whole if len(whole) <= STANDALONE_CHARS else None
+
+
+_MAIN_FIELD = {"rule": "rule", "discovery": "fact"}  # what a rule or a fact says, read alone
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def anchored(learned: Learned, part: Sequence[Message]) -> Learned:
+    """The model's rules and facts held to what :func:`standalone` asks of the user's words: one
+    that points outside itself ("We decided to raise it to 120.", copied from the session) is
+    kept only as a copy of a sentence the user wrote, led by the sentence before it in the same
+    message; otherwise it is dropped (counted in ``rejected``): read later with nothing around
+    it, it would say nothing true. Other types and self-contained entries pass as they are."""
+    said = [decisions.sentences(typed_words(m)) for m in part if m.get("role") == "user"]
+    kept: list[tuple[str, dict[str, Any], float]] = []
+    for type_, fields, confidence in learned.entries:
+        key = _MAIN_FIELD.get(type_)
+        text = str(fields.get(key) or "") if key else ""
+        if not key or not points_outside(text):
+            kept.append((type_, fields, confidence))
+            continue
+        want = _words(text)
+        whole = next(
+            (_with_before(sentences, i) for sentences in said for i, s in enumerate(sentences) if _words(s) == want), None
+        )
+        if whole is None:
+            learned.rejected += 1
+            continue
+        kept.append((type_, {**fields, key: whole}, confidence))
+    learned.entries = kept
+    return learned
 
 
 def stated(part: Sequence[Message]) -> int:
