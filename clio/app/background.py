@@ -32,8 +32,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import pickle
-import subprocess
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -70,6 +68,9 @@ def pending(app: App) -> bool:
 
 def spawn(settings: Settings, paths: Paths, session_id: str, *, upkeep: bool = False) -> int | None:
     """Start the detached child for ``session_id``; its pid (None when it could not start)."""
+    import pickle  # only a run that leaves something to read back pays for these
+    import subprocess
+
     payload = pickle.dumps((settings, paths, session_id, upkeep))
     try:
         child = subprocess.Popen(
@@ -233,6 +234,8 @@ def _log(paths: Paths, outcome: Outcome | str | None) -> None:
 
 
 def main() -> int:
+    import pickle
+
     settings, paths, session_id, upkeep = pickle.loads(sys.stdin.buffer.read())  # from the parent, through a pipe
     args: tuple[Any, ...] = (settings, paths, str(session_id), bool(upkeep))
     with contextlib.suppress(Exception, KeyboardInterrupt):
