@@ -1,12 +1,12 @@
 """Automatic recall: whether the block it injects quotes the fact a message needs, how often a
 message that needs nothing gets one, and what it costs per message.
 
-The data are the two labelled sets of ``benches/recall_dev/`` (written for clio by hand, no public
-data): two imaginary projects, each with 14 sessions that settle a fact among 30 sessions of other
+The data are the four labelled sets of ``benches/recall_dev/`` (written for clio by hand, no public
+data): four imaginary projects, each with 14 sessions that settle a fact among 30 sessions of other
 work (tool calls and results, everyday turns, near-miss topics), and 24 new messages: 6 that need a
 fact in the same key words, 6 reworded, 12 unrelated (5 everyday short messages, 7 new tasks, some
 sharing words with the archive). Set A is the dev half (``--sweep`` shows the decision's
-threshold chosen on it), set B is reported. For each message the product's path runs in-process: RecallIndex.search
+threshold chosen on it); sets B, C and D are reported only (C and D by another author). For each message the product's path runs in-process: RecallIndex.search
 (lexical, units) -> clio.recall.auto (features, score, block).
 
 Figures (printed; docs/memory.md keeps them), per set:
@@ -17,10 +17,14 @@ Figures (printed; docs/memory.md keeps them), per set:
   the fact's session;
 - the fact among the candidates (before the decision), and latency p50/p95 of the whole step.
 
+``--tool`` also measures the memory tool's ``recall_sessions`` on the related messages: the fact's
+unit in its top 3 and first, hybrid as shipped and (with ``--encoder``) with the helper's nearest
+messages fused in.
+
 ``--scale DIR`` also times the per-message step over a corpus built by ``benches/recall_scale.py
 --workdir DIR`` (200,000 messages by default), with queries drawn from that corpus.
 
-    python benches/bench_auto_recall.py [--sweep] [--misses] [--scale DIR] [--repeat N]
+    python benches/bench_auto_recall.py [--encoder] [--tool] [--sweep] [--misses] [--scale DIR] [--repeat N]
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit; clio as installed
 
-from clio.app.auto_recall import SEARCH_RESULTS, SEARCH_SESSIONS  # noqa: E402
+from clio.app.auto_recall import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS  # noqa: E402
+from clio.app.recall import TOOL_NEAR  # noqa: E402
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
 from clio.recall.encoder_cache import filled  # noqa: E402
@@ -53,6 +58,7 @@ from testkit.clio_run import write_archive  # noqa: E402
 
 T0 = 1_763_000_000.0
 SETS = Path(__file__).resolve().parent / "recall_dev"
+SET_NAMES = ("set_a", "set_b", "set_c", "set_d")  # a is the dev half; b, c and d are reported only
 BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens
 
 
@@ -101,10 +107,16 @@ def step(
     clio.app.auto_recall does; else words only."""
     if not R.own_words(text):
         return [], [], ""
-    pending = encoder.begin(text) if encoder is not None else None
+    pending = encoder.begin(text, near=NEAR_ASKED) if encoder is not None else None
     try:
         results = best_first(
-            index.search, text, SEARCH_RESULTS, max_sessions=SEARCH_SESSIONS, with_text=True, mode="lexical"
+            index.search,
+            text,
+            SEARCH_RESULTS,
+            max_sessions=SEARCH_SESSIONS,
+            with_text=True,
+            mode="lexical",
+            nearby=pending.near if pending is not None else None,
         )
         similarity = pending.finish if pending is not None else None
         hits = auto.score_hits(text, results, None, index.frequencies, similarity) if results else []
@@ -143,7 +155,11 @@ def evaluate(
         sid = ids[p["session"]]
         out["candidates"][1] += 1
         out["candidates"][0] += any(h.session_id == sid and has(h.text, p["needles"]) for h in hits)
-        ok = bool(block) and has(block, p["needles"])
+        # the fact counts when a quoted unit of its own session holds a needle and the block shows it
+        # (a needle that also occurs in another session's quoted unit does not count)
+        ok = bool(block) and has(block, p["needles"]) and any(
+            h.session_id == sid and has(h.text, p["needles"]) for h in chosen
+        )
         out[kind][0] += ok
         if block:
             blocks += 1
@@ -179,6 +195,38 @@ def sweep_encoder(index: RecallIndex, data: dict[str, Any], ids: dict[str, str],
             print(f"  ask {ask:.2f} (same/reworded/false): " + "; ".join(row))
     finally:
         R.COSINE_ASK, R.COSINE_TASK = saved
+
+
+def tool_figures(name: str, data: dict[str, Any], ids: dict[str, str], root: Path, encoder: EncoderClient | None) -> None:
+    """The memory tool's recall_sessions on the set's related messages: the fact's unit in the top
+    3 and first, hybrid as shipped (bm25 and the static table), and with the helper's nearest
+    messages fused in when ``encoder``."""
+    index = RecallIndex(root / "recall-tool.sqlite", SessionStore(root / "sessions"))
+    index.refresh()
+    index.sync_vectors(None)
+    arms: dict[str, list[int]] = {}
+    for p in data["probes"]:
+        if p["kind"] == "unrelated":
+            continue
+        sid = ids[p["session"]]
+        for arm in ("hybrid", "hybrid and the helper") if encoder is not None else ("hybrid",):
+            pending = encoder.begin(p["text"], near=TOOL_NEAR) if encoder is not None and arm != "hybrid" else None
+            try:
+                hits = best_first(
+                    index.search, p["text"], 3, max_sessions=10, with_text=True, mode="hybrid",
+                    nearby=pending.near if pending is not None else None, fuse_nearby=pending is not None,
+                )  # fmt: skip
+            finally:
+                if pending is not None:
+                    pending.close()
+            at = [h["session_id"] == sid and has(str(h.get("text", "")), p["needles"]) for h in hits]
+            counts = arms.setdefault(arm, [0, 0, 0])
+            counts[0] += any(at[:3])
+            counts[1] += any(at[:1])
+            counts[2] += 1
+    for arm, (top3, top1, n) in arms.items():
+        print(f"{name} recall_sessions, {arm}: fact in the top 3 {top3}/{n}, first {top1}/{n}")
+    index.close()
 
 
 def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
@@ -225,12 +273,16 @@ def scale(workdir: Path, repeat: int, encoder: bool = False) -> None:
     if encoder:  # the helper embeds the whole index first (the steady state of a project it knows)
         if workdir.resolve().name != ".clio":
             raise SystemExit("--scale with --encoder needs a corpus made with --workdir SOMEWHERE/.clio")
-        client = encoder_helper(workdir.parent / "encoder-home", workdir)
-        client.fill()
         t = time.perf_counter()
-        while not filled(workdir):
-            time.sleep(2)
-        print(f"scale: the helper embedded the index in {time.perf_counter() - t:.0f} s")
+        if not filled(workdir):  # the helper's own fill, run here on both cores (the helper's is niced)
+            from clio.recall.encoder import Encoder
+            from clio.recall.encoder_cache import VectorCache
+
+            cache = VectorCache(workdir / "recall-vectors.sqlite")
+            cache.fill_from_index(workdir / "recall.sqlite", Encoder(threads=2), 10**9, lambda: False)
+            cache.close()
+            print(f"scale: the archive embedded in {time.perf_counter() - t:.0f} s")
+        client = encoder_helper(workdir.parent / "encoder-home", workdir)
         client.timeout_s = 0.25
     rng = random.Random(3)
     every = max(7, count // 400)
@@ -259,8 +311,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
+    ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
     args = ap.parse_args()
-    for name in ("set_a", "set_b"):
+    for name in SET_NAMES:
         if not (SETS / f"{name}.json").is_file():
             print(f"{name}: not found in {SETS}")
             continue
@@ -272,6 +325,10 @@ def main() -> None:
             index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(Path(tmp) / "sessions"), embedder=None)
             index.refresh()
             client = encoder_helper(Path(tmp) / "home", clio_dir) if args.encoder else None
+            if client is not None:  # measured in the steady state: the helper has embedded the archive
+                client.fill()
+                while not filled(clio_dir):
+                    time.sleep(0.2)
             if args.sweep:
                 print(f"{name}: the threshold swept")
                 if client is not None:
@@ -283,6 +340,10 @@ def main() -> None:
             if client is not None:
                 client.timeout_s = 0.25  # measured as clio asks: within 250 ms, else words only
             r = evaluate(index, data, ids, client)
+            if args.tool:
+                if client is not None:
+                    client.timeout_s = 5.0  # the tool's figures, not its latency
+                tool_figures(name, data, ids, Path(tmp), client)
             if client is not None:
                 stop_helper(client)
             print(

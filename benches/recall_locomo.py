@@ -17,6 +17,7 @@ The data is read where it lies; it is never copied into the repository.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -117,7 +118,49 @@ MODES: dict[str, Literal["lexical", "semantic", "hybrid"]] = {
     "clio": "lexical",
     "clio-sem": "semantic",
     "clio-hyb": "hybrid",
+    "clio-hyb+enc": "hybrid",  # the memory tool with the encoder helper: its nearest messages fused in
+    "clio+enc": "lexical",  # bm25 and the helper's nearest, no static table
 }
+ENCODER_NEAR = 30  # as the memory tool asks the helper (clio.app.recall.TOOL_NEAR)
+
+
+class Nearest:
+    """The encoder helper's scan, in process: every indexed message's chunks embedded with the
+    helper's model (clio.recall.encoder), the nearest messages by their best chunk's cosine."""
+
+    def __init__(self, index: RecallIndex) -> None:
+        import numpy as np
+
+        from clio.recall.encoder import chunks
+        from clio.recall.encoder_scan import MIN_COSINE
+
+        self.np, self.floor = np, MIN_COSINE
+        rows = index._conn.execute("SELECT id, body FROM msgs").fetchall()
+        pieces = [(int(rid), c) for rid, body in rows for c in (chunks(str(body)) or [""])]
+        self.owners = np.array([rid for rid, _ in pieces], dtype=np.int64)
+        self.matrix = encoder().embed([c for _, c in pieces])
+
+    def __call__(self, query: str, k: int = ENCODER_NEAR) -> list[int]:
+        np = self.np
+        sims = self.matrix @ encoder().embed([query])[0]
+        out: dict[int, None] = {}
+        for j in np.argsort(-sims):
+            if sims[j] < self.floor or len(out) >= k:
+                break
+            out.setdefault(int(self.owners[j]), None)
+        return list(out)
+
+
+_encoder: Any = None
+
+
+def encoder() -> Any:
+    global _encoder
+    if _encoder is None:
+        from clio.recall.encoder import Encoder
+
+        _encoder = Encoder(threads=2)
+    return _encoder
 BEFORE = "-fused"  # an engine name ending so: the fused ranking alone, no refine stages
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -204,12 +247,14 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
         src = LocomoSessions(rec["conversation"], DOCS[doc_name])
         t0 = time.perf_counter()
         index: RecallIndex | PlainFts5
+        nearest: Nearest | None = None
         if engine.startswith("clio"):
             index = RecallIndex(
-                None, src, embedder=None if base == "clio" else embedder(), sync_budget_s=None
+                None, src, embedder=None if base in ("clio", "clio+enc") else embedder(), sync_budget_s=None
             )
             index.refresh()
             index.sync_vectors()
+            nearest = Nearest(index) if base.endswith("+enc") else None
         else:
             index = PlainFts5(src)
         build_s += time.perf_counter() - t0
@@ -222,12 +267,18 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
             # the same question without the stages, just before: the pair's cost
             if isinstance(index, RecallIndex) and product and refine:
                 t0 = time.perf_counter()
-                index.search(q, max_sessions=1000, max_results=10, mode=MODES[base], refine=False)
+                index.search(
+                    q, max_sessions=1000, max_results=10, mode=MODES[base], refine=False,
+                    nearby=functools.partial(nearest, q) if nearest is not None else None, fuse_nearby=nearest is not None,
+                )  # fmt: skip
                 fused_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             if isinstance(index, RecallIndex) and product:
                 mode = MODES[base]  # the product's own path
-                hits = index.search(q, max_sessions=1000, max_results=10, mode=mode, refine=refine)
+                near = functools.partial(nearest, q) if nearest is not None else None
+                hits = index.search(
+                    q, max_sessions=1000, max_results=10, mode=mode, refine=refine, nearby=near, fuse_nearby=near is not None
+                )
             else:
                 match = build(q)
                 hits = index.search_match(match, query_terms(q, STOPWORDS), 1000, 10) if match else []
@@ -314,6 +365,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--nprobe", type=int, default=None, help="override the IVF lists scanned per query")
     ap.add_argument("--only", default=None, help="comma-separated engines to run (e.g. clio-hyb)")
     ap.add_argument("--parts", type=int, default=None, help="override the messages of a recall unit (1: single messages)")
+    ap.add_argument("--meaning-weight", type=float, default=None, help="override the weight of the helper's nearest list")
     ap.add_argument("--stages", action="store_true", help="each refine stage's gain per half and category (lexical)")
     ap.add_argument("--half", type=int, choices=(0, 1), default=None, help="only conversations 0,2,4.. (0) or 1,3,5.. (1)")
     args = ap.parse_args(argv)
@@ -321,6 +373,8 @@ def main(argv: list[str] | None = None) -> None:
         units_mod.MAX_PARTS = args.parts
     if args.rrf_k is not None:
         recall_index_mod.RRF_K = args.rrf_k
+    if args.meaning_weight is not None:
+        recall_index_mod.MEANING_WEIGHT = args.meaning_weight
     if args.min_cosine is not None:
         vectors_mod.MIN_COSINE = args.min_cosine
     if args.ivf_min_rows is not None:
@@ -341,7 +395,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         "engines: plain-fts5 (reference), clio (bm25, lexical), clio-sem (cosine only, "
-        "static table distilled from all-MiniLM-L6-v2), clio-hyb (bm25 + cosine fused by RRF: the default); "
+        "static table distilled from all-MiniLM-L6-v2), clio-hyb (bm25 + cosine fused by RRF: the default), "
+        "clio-hyb+enc / clio+enc (with / without the static table, the encoder helper's 30 nearest messages fused in: the memory tool with the helper); "
         f"NAME{BEFORE}: the fused ranking alone (before the refine stages)"
     )
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -1,4 +1,5 @@
-"""Writes set_a.json and set_b.json from the sessions below (hand-written for clio; no public data).
+"""Writes set_a.json .. set_d.json from the sessions in sets_a.py .. sets_d.py (hand-written for
+clio; no public data).
 
 Shorthand: ("u", text) a user message; ("c", tool, {args}) an assistant tool call, followed by
 ("r", result) its result; ("a", text) an assistant reply. Run: python benches/recall_dev/make_sets.py
@@ -31,7 +32,11 @@ def write(name: str, project: str, fact: list[dict[str, Any]], other: list[dict[
 
 from sets_a import A_FACT, A_OTHER, A_PROBES  # noqa: E402
 from sets_b import B_FACT, B_OTHER, B_PROBES  # noqa: E402
+from sets_c import C_FACT, C_OTHER, C_PROBES  # noqa: E402
+from sets_d import D_FACT, D_OTHER, D_PROBES  # noqa: E402
 
 if __name__ == "__main__":
     write("set_a", "invoicing SaaS: Django, Celery, PostgreSQL, Redis, React", A_FACT, A_OTHER, A_PROBES)
     write("set_b", "event pipeline: Go services, Kafka, ClickHouse, Terraform, Kubernetes", B_FACT, B_OTHER, B_PROBES)
+    write("set_c", "ML training repo: PyTorch Lightning, Airflow, MLflow, DVC, Slurm, Triton", C_FACT, C_OTHER, C_PROBES)
+    write("set_d", "thermostat firmware: Rust no_std on ESP32-C3 (esp-hal, embassy), MQTT, thermoctl CLI", D_FACT, D_OTHER, D_PROBES)

@@ -108,6 +108,7 @@ class App:
         recall.carried = self._carried  # the window's messages are not recalled
         self.services.recall = recall
         encoder = EncoderClient(paths.home, paths.clio_dir) if s.recall_encoder and self.writes else None
+        recall.encoder = encoder
         self.auto_recall = AutoRecall(self.services, self.window, s, encoder)
         self.session: Session | None = None
         self.pending_notes: list[str] = []  # told to the model with the user's next message

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 SEARCH_RESULTS = 8  # candidate units scored per message
 SEARCH_SESSIONS = 5
+NEAR_ASKED = 8  # messages nearest by meaning asked of the encoder helper (their units: after the words')
 SHORT_QUERY_WORDS = 3  # a message with fewer own words is searched together with the task
 
 
@@ -92,7 +93,7 @@ class AutoRecall:
         if has_archive is not None and not has_archive():
             self.last = {"state": "skipped", "why": "nothing archived outside the window yet"}
             return None
-        pending = self.encoder.begin(query) if self.encoder is not None else None  # embedded while we search
+        pending = self.encoder.begin(query, near=NEAR_ASKED) if self.encoder is not None else None  # embedded while we search
         try:
             results = recall.search(
                 query,
@@ -101,6 +102,7 @@ class AutoRecall:
                 with_text=True,
                 skip_quoted=True,
                 lexical=True,
+                nearby=pending.near if pending is not None else None,
             )
             current = self.services.session.id if self.services.session is not None else None
             similarity = pending.finish if pending is not None else None

@@ -7,15 +7,18 @@ window), opened lazily so that starting clio never waits for a rebuild. The memo
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from clio.memory.meaning import say_once
 from clio.messages import Message, meta
+from clio.recall.encoder_client import EncoderClient
 from clio.recall.query import best_first
 from clio.store.sessions import SessionStore
 from clio.tools.context import Services
+
+TOOL_NEAR = 30  # messages nearest by meaning fused into the memory tool's ranking (the encoder helper)
 
 
 class LazyRecall:
@@ -25,7 +28,11 @@ class LazyRecall:
     are no longer in the window. ``carried(quoted)`` names what the request holds already, by
     session and sequence number: the window's messages (left out of every search) and, with
     ``quoted``, the messages its recall blocks quote (left out of the automatic recall, which would
-    only repeat them; the tool still finds them). The app sets it once the window exists."""
+    only repeat them; the tool still finds them). The app sets it once the window exists.
+
+    The memory tool's search (hybrid) also fuses, as a third list beside bm25 and the static
+    table's cosines, the messages the user's encoder helper finds nearest by meaning, when it
+    answers in time (:mod:`clio.recall.encoder_scan`)."""
 
     def __init__(self, db_path: Path | None, sessions: SessionStore, services: Services) -> None:
         self.db_path = db_path
@@ -33,6 +40,7 @@ class LazyRecall:
         self.services = services  # its session is the running one
         self.carried: Callable[[bool], dict[str, set[int]]] = lambda quoted: {}
         self._index: Any = None
+        self.encoder: EncoderClient | None = None  # the user's encoder helper (the app sets it)
         self._archive_seen = False  # some message outside the window exists (sticky)
 
     def has_archive(self) -> bool:
@@ -66,17 +74,27 @@ class LazyRecall:
         with_text: bool = False,
         skip_quoted: bool = False,
         lexical: bool = False,
+        nearby: Callable[[], Sequence[int]] | None = None,
     ) -> list[dict[str, Any]]:
         skip = self.carried(skip_quoted)
-        hits = best_first(
-            self.index().search,
-            query,
-            max_results,
-            max_sessions=max_sessions,
-            skip=skip,
-            with_text=with_text,
-            mode="lexical" if lexical else "hybrid",
-        )
+        pending = None
+        if nearby is None and not lexical and self.encoder is not None:  # the memory tool: meaning fused in
+            pending = self.encoder.begin(query, near=TOOL_NEAR)
+        try:
+            hits = best_first(
+                self.index().search,
+                query,
+                max_results,
+                max_sessions=max_sessions,
+                skip=skip,
+                with_text=with_text,
+                mode="lexical" if lexical else "hybrid",
+                nearby=pending.near if pending is not None else nearby,
+                fuse_nearby=pending is not None,
+            )
+        finally:
+            if pending is not None:
+                pending.close()
         note = self._index.take_semantic_note()  # why recall is lexical only: said once
         say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
         return hits

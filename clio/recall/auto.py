@@ -53,6 +53,7 @@ class Hit:
     new_words: int = MIN_NEW_WORDS  # content words it adds to the query's
     parts: tuple[tuple[int, str, str], ...] = field(default=())  # (seq, role, text) of the unit
     task: bool = False  # the message orders new work (clio.recall.relevance.is_task)
+    meaning: bool = False  # found by the encoder helper's scan alone, not by the words
 
     @property
     def relevant(self) -> bool:
@@ -77,6 +78,8 @@ class Hit:
         parts = [f"score {self.score:.2f}", f"{f.matched}/{f.asked} own word(s), weighted {f.weighted:.2f}"]
         if f.cosine is not None:
             parts.append(f"cosine {f.cosine:.2f}")
+        if self.meaning:
+            parts.append("found by meaning")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -146,6 +149,7 @@ def score_hits(
                 new_words=len(set(R.own_words(text)) - asked),
                 parts=parts[i],
                 task=task,
+                meaning=r.get("found") == "meaning",
             )
         )
     return hits

@@ -136,9 +136,11 @@ class EncoderClient:
         pending = self.begin(query)
         return pending.finish(query, units) if pending is not None else None
 
-    def begin(self, query: str) -> Pending | None:
+    def begin(self, query: str, near: int = 0) -> Pending | None:
         """Send the query now, so the helper embeds it while clio searches; the units follow with
-        :meth:`Pending.finish`. None when the helper cannot be asked (told in :attr:`state`)."""
+        :meth:`Pending.finish`. With ``near``, the helper also finds that many indexed messages
+        nearest to the query (:meth:`Pending.near`). None when the helper cannot be asked (told in
+        :attr:`state`)."""
         if self._why_not is not None:
             self.state = f"off: {self._why_not}"
             return None
@@ -151,12 +153,15 @@ class EncoderClient:
             self.state = f"failed: {exc}"[:200]
             return None
         try:
-            conn.sendall(json.dumps({"op": "score", "cache": str(self.cache), "q": query}).encode() + b"\n")
+            req: dict[str, Any] = {"op": "score", "cache": str(self.cache), "q": query}
+            if near > 0 and self.index.exists():
+                req["near"] = {"index": str(self.index), "k": near}
+            conn.sendall(json.dumps(req).encode() + b"\n")
         except OSError as exc:
             conn.close()
             self.state = f"failed: {exc}"[:200]
             return None
-        return Pending(self, conn)
+        return Pending(self, conn, asked_near="near" in req)
 
     def fill(self) -> None:
         """Have the helper embed the index's messages that have no vector yet (at most once a
@@ -258,15 +263,41 @@ class Pending:
     """A score whose query the helper is embedding; :meth:`finish` sends the units and waits for
     the cosines (at most the client's timeout), :meth:`close` drops it if it was not finished."""
 
-    def __init__(self, client: EncoderClient, conn: socket.socket) -> None:
+    def __init__(self, client: EncoderClient, conn: socket.socket, asked_near: bool = False) -> None:
         self.client = client
         self.conn = conn
         self.done = False
+        self.asked_near = asked_near
+        self.cosines: dict[int, float] = {}  # the nearest messages' cosines, by index row id
+
+    def near(self) -> list[int]:
+        """The index row ids of the messages nearest to the query, best first (empty when not
+        asked, or not told within the client's timeout: the score is then dropped too)."""
+        if not self.asked_near or self.done:
+            return []
+        self.asked_near = False
+        client = self.client
+        try:
+            got = client._reply(self.conn, client.timeout_s)
+            found = [(int(p[0]), float(p[1])) for p in got.get("near") or ()]
+        except (OSError, ValueError, TypeError, IndexError) as exc:
+            timeout = isinstance(exc, TimeoutError)
+            client.state = f"no answer in time ({client.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+            self.close()
+            return []
+        self.cosines = dict(found)
+        return [rid for rid, _ in found]
 
     def finish(self, query: str, units: list[list[str]]) -> list[float] | None:
         """Each unit's best cosine, or None (the signature of a ``similarity`` for
         :func:`clio.recall.auto.score_hits`; ``query`` was sent already)."""
         client = self.client
+        if self.done:
+            return None
+        if self.asked_near:
+            self.near()  # the line before the cosines (not read when the search asked for none)
+            if self.done:
+                return None
         self.done = True
         try:
             with self.conn:

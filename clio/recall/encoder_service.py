@@ -14,7 +14,10 @@ Requests (one JSON object per line):
 - ``{"op": "score", "cache": PATH, "q": TEXT, "units": [[TEXT, ...], ...]}`` -> ``{"cos": [...]}``:
   per unit, the best cosine between the query and any chunk of any of its texts. Without
   ``units``, they come as a second line ``{"units": [...]}``: the helper embeds the query while
-  clio is still searching for the units.
+  clio is still searching for the units. With ``"near": {"index": PATH, "k": N}`` the helper
+  first answers ``{"near": [[row id, cosine], ...]}``: the project's indexed messages nearest to
+  the query (:mod:`clio.recall.encoder_scan`), which clio adds to bm25's candidates before it
+  sends the units.
 - ``{"op": "fill", "cache": PATH, "index": PATH}`` -> ``{"ok": true}`` at once; the indexed
   messages without a vector are embedded in the background, newest first, pausing while a score
   request is served.
@@ -39,6 +42,7 @@ from typing import Any
 
 from clio.recall.encoder import MODEL_ID, Encoder
 from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
+from clio.recall.encoder_scan import NearScan
 
 IDLE_S = 1800.0  # without a request, the helper exits (and frees its ~265 MB)
 MAX_REQUEST = 8 << 20
@@ -55,6 +59,7 @@ class Service:
         self.idle_s = idle_s
         self.last = time.monotonic()
         self.caches: dict[Path, VectorCache] = {}
+        self.scans: dict[Path, NearScan] = {}
         self.cache_lock = threading.Lock()
         self.busy = threading.Event()  # a score request is being served: the fill pauses
         self.jobs: queue.Queue[tuple[Path, Path]] = queue.Queue()
@@ -69,9 +74,30 @@ class Service:
             found = self.caches[path] = VectorCache(path)
         return found
 
-    def handle(self, req: dict[str, Any], more: Any = None) -> dict[str, Any]:
+    def scan(self, cache_path: Path, index: Path) -> NearScan:
+        index = index.resolve()
+        if index.name != INDEX_NAME or index.parent != cache_path.resolve().parent:
+            raise ValueError("the index must sit beside the cache")
+        found = self.scans.get(index)
+        if found is None:
+            found = self.scans[index] = NearScan(index)
+        return found
+
+    def nearest(self, cache: VectorCache, cache_path: Path, near: dict[str, Any], q: Any) -> list[Any]:
+        """The indexed messages nearest to ``q`` (none when the index cannot be read: the words
+        still find their candidates)."""
+        try:
+            scan = self.scan(cache_path, Path(str(near.get("index", ""))))
+            with self.cache_lock:
+                scan.refresh(cache)
+            return [list(p) for p in scan.nearest(q, max(0, min(int(near.get("k", 0)), 50)))]
+        except (ValueError, OSError, TypeError):
+            return []
+
+    def handle(self, req: dict[str, Any], more: Any = None, send: Any = None) -> dict[str, Any]:
         """One request; ``more()`` reads the next line of the same connection (a score whose
-        units follow: the query is embedded while clio still searches)."""
+        units follow: the query is embedded while clio still searches), ``send(obj)`` writes a
+        line before the reply (the nearest messages, which clio searches with)."""
         op = req.get("op")
         if op == "ping":
             return {"ok": True, "model": MODEL_ID, "pid": os.getpid()}
@@ -80,6 +106,9 @@ class Service:
             self.busy.set()
             try:
                 q = self.encoder.embed([str(req.get("q", ""))[:2000]])[0]
+                near = req.get("near")
+                if isinstance(near, dict) and send is not None:
+                    send({"near": self.nearest(cache, Path(str(req["cache"])), near, q)})
                 units = req["units"] if "units" in req else (more() if more is not None else {}).get("units")
                 if not isinstance(units, list):
                     raise ValueError("no units to score")
@@ -189,7 +218,7 @@ class Service:
                 req = line()
                 if not isinstance(req, dict):
                     raise ValueError("a request is a JSON object")
-                reply = self.handle(req, line)
+                reply = self.handle(req, line, lambda obj: conn.sendall(json.dumps(obj).encode() + b"\n"))
             except Exception as exc:  # a bad request gets one line back, never kills the helper
                 reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
             conn.sendall(json.dumps(reply).encode() + b"\n")

@@ -9,7 +9,7 @@ import functools
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from clio.recall.embedder import rrf
@@ -26,12 +26,19 @@ AUTO = "auto"  # RecallIndex's embedder argument: the shared model, loaded at th
 
 
 def fuse_rows(
-    conn: sqlite3.Connection, lexical: list[tuple[Any, ...]], near: list[int], k: int, weight: float = 1.0
+    conn: sqlite3.Connection,
+    lexical: list[tuple[Any, ...]],
+    near: Sequence[int],
+    k: int,
+    weight: float = 1.0,
+    more: Sequence[tuple[Sequence[int], float]] = (),
 ) -> list[tuple[Any, ...]]:
-    """bm25 rows (id, session_id, role, seq, ts, body, rank) and nearest message ids -> rows of
-    the same shape in reciprocal-rank-fusion order, the negated fused score as their rank."""
+    """bm25 rows (id, session_id, role, seq, ts, body, rank) and nearest message ids (and ``more``
+    lists of them, each with its weight) -> rows of the same shape in reciprocal-rank-fusion
+    order, the negated fused score as their rank."""
     by_id = {r[0]: tuple(r[1:6]) for r in lexical}
-    missing = [i for i in near if i not in by_id]
+    lists = [list(near)] + [list(ids) for ids, _ in more]
+    missing = list(dict.fromkeys(i for ids in lists for i in ids if i not in by_id))
     for start in range(0, len(missing), 500):
         chunk = missing[start : start + 500]
         marks = ",".join("?" * len(chunk))
@@ -39,7 +46,11 @@ def fuse_rows(
             f"SELECT id, session_id, role, seq, ts, body FROM msgs WHERE id IN ({marks})", chunk
         ):
             by_id[r[0]] = tuple(r[1:])
-    fused = rrf([[str(r[0]) for r in lexical], [str(i) for i in near]], k, [1.0, weight])
+    fused = rrf(
+        [[str(r[0]) for r in lexical]] + [[str(i) for i in ids] for ids in lists],
+        k,
+        [1.0, weight] + [w for _, w in more],
+    )
     order = sorted(fused.items(), key=lambda kv: -kv[1])
     return [(int(i), *by_id[int(i)], -score) for i, score in order if int(i) in by_id]
 

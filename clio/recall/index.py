@@ -25,13 +25,15 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from clio.recall.hybrid import AUTO, SemanticSide, fuse_rows, run_beside
 from clio.recall.lexical import LexicalSide
 from clio.recall.query import (
+    MEANING_WEIGHT,
+    NEAR_RESULTS,
     POSTINGS_BUDGET,
     RRF_K,
     SYNC_BUDGET_S,
@@ -123,6 +125,9 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         skip: Mapping[str, Collection[int]] | None = None,
         with_text: bool = False,
         refine: bool = True,
+        nearby: Callable[[], Sequence[int]] | None = None,
+        nearby_results: int = NEAR_RESULTS,
+        fuse_nearby: bool = False,
     ) -> list[dict[str, Any]]:
         """The best-matching archived messages for ``query`` (plain words, any characters).
 
@@ -133,6 +138,11 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         ``skip`` leaves out messages by session and sequence number: those a request already
         carries (the running session's window), so only what left it can come back (neighbour
         expansion included). ``with_text``: each result also carries the message's indexed text.
+        ``nearby()``: row ids of messages found by meaning elsewhere (the encoder helper's scan),
+        asked once the words' search is done; up to ``nearby_results`` units of them that the
+        words did not find follow the words' results (``"found": "meaning"``); with
+        ``fuse_nearby``, they are fused into the ranking instead, as a third list beside bm25 and
+        the static table's cosines (the memory tool).
         """
         terms = query_terms(query)
         if not terms or max_sessions < 1 or max_results < 1:
@@ -156,7 +166,12 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             else:
                 lexical = self._lexical(terms, exclude_session, limit)
                 near = scan() if scan is not None else []
-            fused = fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT) if near else lexical
+            meaning = list(nearby())[:50] if nearby is not None and fuse_nearby else []
+            fused = (
+                fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT, [(meaning, MEANING_WEIGHT)])
+                if near or meaning
+                else lexical
+            )
 
             def keep(sid: str, seq: int) -> bool:
                 return sid != exclude_session and (sid, int(seq)) not in skipped
@@ -168,10 +183,38 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
                 rows = [r for r in rows if (r[0], r[2]) not in skipped]
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
             units = self._guarded(self._units, rows, keep, max_sessions, max_results)
-        return shape_units(units, names, terms, with_text)
+            extra = (
+                self._guarded(self._near_units, nearby, keep, nearby_results, units)
+                if nearby is not None and not fuse_nearby
+                else []
+            )
+        return shape_units(units, names, terms, with_text) + [
+            dict(r, found="meaning") for r in shape_units(extra, names, terms, with_text)
+        ]
+
+    def _near_units(
+        self, near: Callable[[], Sequence[int]], keep: Any, count: int, taken: Sequence[tuple[tuple[Any, ...], list[Part]]]
+    ) -> list[tuple[tuple[Any, ...], list[Part]]]:
+        """Units of the messages ``near()`` names, best first, that the words' results ``taken``
+        do not hold already; at most ``count``."""
+        ids = [int(i) for i in near()][:50]
+        if not ids or count < 1:
+            return []
+        marks = ",".join("?" * len(ids))
+        found = {
+            r[0]: (r[1], r[2], r[3], r[4], r[5], 0.0)
+            for r in self._conn.execute(f"SELECT id, session_id, role, seq, ts, body FROM msgs WHERE id IN ({marks})", ids)
+        }
+        rows = [found[i] for i in ids if i in found and keep(found[i][0], int(found[i][2]))]
+        return self._units(rows, keep, len(rows) + 1, count, taken)
 
     def _units(
-        self, rows: list[tuple[Any, ...]], keep: Any, max_sessions: int, max_results: int
+        self,
+        rows: list[tuple[Any, ...]],
+        keep: Any,
+        max_sessions: int,
+        max_results: int,
+        taken: Sequence[tuple[tuple[Any, ...], list[Part]]] = (),
     ) -> list[tuple[tuple[Any, ...], list[Part]]]:
         """Ranked rows -> (row, its unit) best first (:mod:`clio.recall.units`): a row without
         content of its own is no hit; one unit per exchange, at its best-ranked row; units from
@@ -179,8 +222,8 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         carries already left out."""
         out: list[tuple[tuple[Any, ...], list[Part]]] = []
         sessions: set[str] = set()
-        seen: set[tuple[str, int]] = set()
-        passages: set[str] = set()
+        seen: set[tuple[str, int]] = {(row[0], parts[0].seq) for row, parts in taken}
+        passages: set[str] = {passage_key(row[4]) for row, _ in taken}
         for row in rows:
             sid, _role, seq, _ts, body, _rank = row
             key = passage_key(body)

@@ -75,6 +75,8 @@ POSTINGS_BUDGET = 4_000
 # R@10/MRR bm25 0.699/0.493; k=10 w=0.3 0.710/0.482; k=30 w=0.3 0.714/0.468; k=10 w=1.0 0.695/0.414.
 RRF_K = 10
 VECTOR_WEIGHT = 0.3
+NEAR_RESULTS = 3  # units found by the encoder helper's scan alone, after the words' (automatic recall)
+MEANING_WEIGHT = 1.0  # the encoder helper's nearest messages as a list fused beside bm25 (the memory tool)
 SYNC_BUDGET_S = 2.0
 
 _SUFFIXES = (
@@ -291,10 +293,12 @@ def best_first(
 ) -> list[dict[str, Any]]:
     """What a search shows: ``search(query, max_results=..., **options)`` (``RecallIndex.search``)
     asked for :data:`RESTATEMENT_ROOM` more than ``limit``, restatements moved after the answers,
-    cut to ``limit``. The one ordering of clio's recall, for the memory tool, the automatic recall
-    and ``clio mcp`` alike."""
+    cut to ``limit``; the units found by meaning alone (``"found": "meaning"``) follow. The one
+    ordering of clio's recall, for the memory tool, the automatic recall and ``clio mcp`` alike."""
     found = search(query, max_results=limit + RESTATEMENT_ROOM, **options)
-    return answers_first(list(found), query)[:limit]
+    words = [h for h in found if h.get("found") != "meaning"]
+    meaning = [h for h in found if h.get("found") == "meaning"]
+    return answers_first(words, query)[:limit] + answers_first(meaning, query)
 
 
 def answers_first(hits: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:

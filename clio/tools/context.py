@@ -8,7 +8,7 @@ user through it, and reaches the stores it needs through ``ctx.service(name)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -60,10 +60,12 @@ class Recall(Protocol):
         with_text: bool = False,
         skip_quoted: bool = False,
         lexical: bool = False,
+        nearby: Callable[[], Sequence[int]] | None = None,
     ) -> list[dict[str, Any]]:
         """Ranked hits (units, :mod:`clio.recall.units`) from everything archived in the project
         that the request does not carry: past sessions, and the running session's messages that
-        left the window. ``lexical``: bm25 alone (no embedding model loaded)."""
+        left the window. ``lexical``: bm25 alone (no embedding model loaded). ``nearby()``: index
+        row ids found by meaning (the encoder helper), whose units follow the words' results."""
         ...
 
     def frequencies(self, words: list[str]) -> tuple[dict[str, int], int]:

@@ -150,6 +150,69 @@ def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path
         stop_helper(home)
 
 
+def rank_of(result: str) -> int | None:
+    """The place (1-based) of the excerpt that holds the fact in a recall_sessions result."""
+    place = None
+    for line in result.splitlines():
+        head = line.split(".", 1)[0]
+        if head.isdigit():
+            place = int(head)
+        elif "allkeys-lru" in line and place is not None:
+            return place
+    return None
+
+
 def ready(project: Path) -> bool:
     """Every indexed message has its vectors in the project's cache."""
     return filled(project / ".clio")
+
+
+def test_the_memory_tool_ranks_what_the_helper_finds_by_meaning(tmp_path: Path) -> None:
+    """recall_sessions fuses the helper's nearest messages into its ranking: a question that shares
+    no word with the earlier answer, among near misses that share its words, gets the answer among
+    the tool's first two results, above where bm25 and the static table alone put it."""
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    query = REWORDED
+
+    def reply(body: dict[str, Any]) -> Reply:
+        text, rounds = latest_user(body)
+        if text.startswith(ASKED):
+            return Reply(text=FACT)
+        if text.startswith("[tool]") and rounds == 0:
+            args = {"operation": "recall_sessions", "query": query, "max_results": 5}
+            return Reply(tool_calls=[{"name": "memory_operations", "arguments": args}])
+        return Reply(text="Done.")
+
+    server = FakeServer(reply).start()
+    on = {"CLIO_RECALL_ENCODER": None}
+    try:
+        near_misses = [  # the query's own words, about other things: bm25 and the static table rank these first
+            "users keep asking for a dark mode in the prod dashboard",
+            "getting the prod build to run on node 20",
+            "keep the users table sorted by signup date",
+            "users in prod see the old logo after the deploy",
+        ]
+        for text in [ASKED, *OTHER, *near_misses]:
+            r = run_clio(["--model", "fake-model", "-p", text], server=server, project=project, home=home, env_extra=on)
+            assert r.returncode == 0, r.stderr
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not ready(project):
+            time.sleep(0.2)
+        assert ready(project), "the helper did not embed the project's archive"
+        def tool_result(env: dict[str, str | None]) -> str:
+            r = run_clio(
+                ["--model", "fake-model", "--yes", "-p", "[tool] look it up"], server=server, project=project, home=home, env_extra=env
+            )
+            assert r.returncode == 0, r.stderr
+            found = [str(m.get("content")) for m in server.chat_requests[-1]["messages"] if m.get("role") == "tool"]
+            assert found, f"the tool was not called: {r.stderr}"
+            return found[-1]
+
+        words = rank_of(tool_result({"CLIO_RECALL_ENCODER": "0"}))  # bm25 and the static table
+        meaning = rank_of(tool_result(on))
+        assert meaning is not None and meaning <= 2, (words, meaning)
+        assert words is None or words > meaning, (words, meaning)
+    finally:
+        server.stop()
+        stop_helper(home)

@@ -244,3 +244,31 @@ def test_a_helper_that_could_not_start_is_not_started_again_each_run(tmp_path: P
     assert client.score(ASK, [[FACT]]) is None
     assert client.state == "off: reworded recall off: the model at /x fails its sha256 check"
     assert not Path(str(socket_path(home)) + ".lock").exists()  # nothing was started
+
+
+@needs_model
+def test_the_helper_names_the_messages_nearest_by_meaning(helper_home: tuple[Path, Path]) -> None:
+    """A fact that shares no word with the question is found by meaning: the helper's first line
+    names its index row, then the cosines of the units follow as before."""
+    home, clio_dir = helper_home
+    filler = [f"message {i} about the billing service" for i in range(30)]
+    with sqlite3.connect(clio_dir / "recall.sqlite") as db:
+        db.execute("CREATE TABLE msgs(id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, role TEXT, ts REAL, body TEXT)")
+        db.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES ('s', ?, 'user', 0, ?)", enumerate(filler))
+        fact_id = db.execute("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES ('t', 0, 'assistant', 0, ?)", (FACT,)).lastrowid
+    client = EncoderClient(home, clio_dir, timeout_s=30.0)
+    client.start()
+    wait_ready(socket_path(home))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        pending = client.begin(ASK, near=3)
+        assert pending is not None
+        near = pending.near()
+        cos = pending.finish(ASK, [[FACT]])
+        if near:
+            break
+        time.sleep(0.3)  # the fill has not reached the archive yet
+    assert near and near[0] == fact_id, (near, pending.cosines)
+    assert cos is not None and abs(cos[0] - pending.cosines[fact_id]) < 0.02
+    plain = client.begin(ASK)  # a client that asks for no neighbours gets the cosines alone
+    assert plain is not None and plain.near() == [] and plain.finish(ASK, [[FACT]]) == cos
