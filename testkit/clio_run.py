@@ -84,7 +84,7 @@ def run_clio(
     )
     assert "Traceback" not in result.stderr, f"clio printed a traceback:\n{result.stderr}"
     if not background:
-        wait_background(project)
+        wait_background(project, timeout=max(60.0, timeout))  # a real model's read-back takes minutes
     return result
 
 
@@ -111,11 +111,15 @@ def run_parallel(*runs: dict[str, Any]) -> list[subprocess.CompletedProcess[str]
 
 
 USAGE_LINE = "clio: usage: "  # the line a one-shot run that sent requests ends with (tests/e2e/test_cost.py)
+SAVING_LINE = "clio: saving what this session established in the background"  # clio.app.background.NOTICE
 
 
 def stderr_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
-    """stderr's non-empty lines, without the closing usage line (what the run said, not what it cost)."""
-    return [ln for ln in result.stderr.splitlines() if ln.strip() and not ln.startswith(USAGE_LINE)]
+    """stderr's non-empty lines, without the closing usage line and the line saying the session is
+    read back in the background (what the run said about its task, not what it cost or left)."""
+    return [
+        ln for ln in result.stderr.splitlines() if ln.strip() and not ln.startswith((USAGE_LINE, SAVING_LINE))
+    ]
 
 
 # ---------------------------------------------------------------- the session archive on disk
