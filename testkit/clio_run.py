@@ -63,10 +63,14 @@ def run_clio(
     stdin: str | None = None,
     env_extra: Mapping[str, str | None] | None = None,
     timeout: float = 60,
+    background: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``clio ARGS`` in ``project`` (the working directory) and return what it did.
 
     stdin is closed (empty) unless given. Fails the test if clio printed a traceback.
+    The consolidation child the run may leave (clio.app.background) is waited for before this
+    returns, so the next run, and what the test reads, never race it; ``background=True`` returns
+    as soon as clio exits (the tests of that child itself, which wait with :func:`wait_background`).
     """
     home.mkdir(parents=True, exist_ok=True)
     result = subprocess.run(
@@ -79,6 +83,8 @@ def run_clio(
         timeout=timeout,
     )
     assert "Traceback" not in result.stderr, f"clio printed a traceback:\n{result.stderr}"
+    if not background:
+        wait_background(project, timeout=max(60.0, timeout))  # a real model's read-back takes minutes
     return result
 
 
@@ -105,11 +111,15 @@ def run_parallel(*runs: dict[str, Any]) -> list[subprocess.CompletedProcess[str]
 
 
 USAGE_LINE = "clio: usage: "  # the line a one-shot run that sent requests ends with (tests/e2e/test_cost.py)
+SAVING_LINE = "clio: saving what this session established in the background"  # clio.app.background.NOTICE
 
 
 def stderr_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
-    """stderr's non-empty lines, without the closing usage line (what the run said, not what it cost)."""
-    return [ln for ln in result.stderr.splitlines() if ln.strip() and not ln.startswith(USAGE_LINE)]
+    """stderr's non-empty lines, without the closing usage line and the line saying the session is
+    read back in the background (what the run said about its task, not what it cost or left)."""
+    return [
+        ln for ln in result.stderr.splitlines() if ln.strip() and not ln.startswith((USAGE_LINE, SAVING_LINE))
+    ]
 
 
 # ---------------------------------------------------------------- the session archive on disk
@@ -252,3 +262,33 @@ def system_text(body: dict[str, Any]) -> str:
     (the ``<clio_context>`` block: memory, thread summary)."""
     context = context_text(body)
     return head_text(body) + ("\n\n" + context if context else "")
+
+
+def background_children(project: Path) -> list[int]:
+    """Pids of clio's detached consolidation children working in ``project`` (clio.app.background)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if b"clio.app.background" in cmd and Path(cwd).resolve() == project.resolve():
+            found.append(int(entry.name))
+    return found
+
+
+def wait_background(project: Path, timeout: float = 60) -> None:
+    """Wait for the project's consolidation children to finish; kill them and fail past ``timeout``
+    (a test leaves nothing running)."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout
+    while (left := background_children(project)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"consolidation children still running after {timeout}s: {left}"

@@ -128,6 +128,12 @@ class FakeServer:
             if r.method == "POST" and r.path.rstrip("/") == "/v1/chat/completions" and r.body is not None
         ]
 
+    @property
+    def turn_requests(self) -> list[dict[str, Any]]:
+        """The chat requests runs sent for their turns: clio's read-backs of finished sessions
+        (clio.app.background, a detached process of its own after the run) left out."""
+        return [b for b in self.chat_requests if not _is_read_back(b)]
+
     def script(self, *items: Reply | Fail) -> None:
         """Queue replies/failures; each chat request takes the next one."""
         with self._lock:
@@ -182,11 +188,13 @@ class FakeServer:
 
     def _next_item(self, body: dict[str, Any]) -> Reply | Fail:
         with self._lock:
-            if self._queue:
+            # clio's read-back of a finished session runs in the background, whenever it does: it
+            # never takes an item scripted for a turn (the responder, if any, answers it)
+            if self._queue and not _is_read_back(body):
                 return self._queue.popleft()
         if self.responder is not None:
             return self.responder(body)
-        return Reply(text="ok")
+        return Reply(text='{"entries": [], "pairs": []}') if _is_read_back(body) else Reply(text="ok")
 
     def _gate(self, body: dict[str, Any] | None) -> Fail | None:
         """Checks made before a scripted item is consumed: body, stream_options, shape, length."""
@@ -228,6 +236,14 @@ class FakeServer:
             computed = make_usage(prompt, count_completion_tokens(item, self.chars_per_token), cached)
             usage = item.usage if item.usage is not None else computed
         return item, usage, meta
+
+
+READ_BACK_MARK = "A coding session in this project has ended."  # clio/prompts/consolidate.md
+
+
+def _is_read_back(body: dict[str, Any]) -> bool:
+    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    return bool(users) and str(users[-1].get("content") or "").startswith(READ_BACK_MARK)
 
 
 class _Server(ThreadingHTTPServer):

@@ -311,6 +311,10 @@ class Clio:
         self.home = home
         self.window = window
         self.runs: list[subprocess.CompletedProcess[str]] = []
+        # one session resumed run after run, about the window: no background read-back requests
+        # (clio.app.background) among the ones these tests read
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.yaml").write_text("consolidate: false\n", encoding="utf-8")
 
     def __call__(self, text: str, *, resume: bool = True) -> subprocess.CompletedProcess[str]:
         args = ["--model", MODEL, "--context-window", str(self.window), "--yes"]

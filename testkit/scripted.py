@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from testkit.clio_run import without_context
-from testkit.fakeserver import Fail, FakeServer, Reply
+from testkit.fakeserver import READ_BACK_MARK, Fail, FakeServer, Reply
 
 if TYPE_CHECKING:  # imported when an App is built: the end-to-end tests need none of it
     from rich.console import Console
@@ -37,7 +37,7 @@ def latest_user(body: dict[str, Any]) -> tuple[str, int]:
     return without_context(str(msgs[last].get("content"))), rounds
 
 
-CONSOLIDATION_MARK = "A coding session in this project has ended."  # clio/prompts/consolidate.md
+CONSOLIDATION_MARK = READ_BACK_MARK  # clio/prompts/consolidate.md
 
 
 def is_consolidation(body: dict[str, Any]) -> bool:

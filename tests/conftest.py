@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from testkit.clio_run import wait_background
 from testkit.fakeserver import FakeServer
 from testkit.pgserver import PgServer, why_not
 from testkit.scripted import AppFactory
@@ -36,11 +37,13 @@ def fake_server(request: pytest.FixtureRequest) -> Iterator[FakeServer]:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An empty project folder for an end-to-end run."""
+def project(tmp_path: Path) -> Iterator[Path]:
+    """An empty project folder for an end-to-end run; afterwards, any consolidation child clio left
+    working in it (clio.app.background) is waited for, or killed: nothing is left running."""
     p = tmp_path / "proj"
     p.mkdir()
-    return p
+    yield p
+    wait_background(p, timeout=30)
 
 
 @pytest.fixture

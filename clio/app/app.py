@@ -33,6 +33,7 @@ from clio.app.mcp_servers import McpSession
 from clio.app.memory import MemoryService
 from clio.app.recall import LazyRecall, carried
 from clio.app.served_model import choose_served_model, needs_choice
+from clio.app.turn_lock import users_turn
 from clio.app.undo import undo
 from clio.config import ConfigError, Settings
 from clio.context.engine import ContextEngine
@@ -333,7 +334,8 @@ class App:
         text = with_notes(text, self.pending_notes, meta)
         self.pending_notes.clear()
         try:
-            return self.agent.run_turn(text, meta)
+            with users_turn(self.settings, self.paths):  # a local server answers the user first
+                return self.agent.run_turn(text, meta)
         finally:
             self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
             turn = self.session.messages[start + 1 :] if self.session is not None else None
@@ -350,7 +352,6 @@ class App:
         if not self._ranked_on_task and self.session is not None:
             self._ranked_on_task = True
             self.memory.meaning.arm()  # a request is about to be sent: the embedding model may load now
-            self.memory.look_back(self.session.id, self.ui.notice)  # before ranking: what it learns counts
             self._rank_memory(task, working_files(self.session.messages))
         self.memory.skills.turn_sent()
 

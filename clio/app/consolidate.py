@@ -1,11 +1,10 @@
 """Consolidation wiring: when a session ends, one bounded request reads back what it established.
 
-When it runs:
-- at the end of a REPL session (before memory upkeep), for that session;
-- at the first turn of the next run, for the most recent earlier session whose end was never
-  consolidated (one-shot runs, a REPL that was killed), before memory is ranked for the new
-  task, so the new session's first request already carries what was learned;
-- on ``/memory consolidate``, for the running session.
+When it runs (never while the user waits, :mod:`clio.app.background`):
+- after a run has answered (one-shot) or the user has left (REPL exit), in a detached child, for
+  that session, then for the most recent earlier session whose end was never consolidated (a
+  killed REPL, a child that did not finish);
+- on ``/memory consolidate``, for the running session, in the foreground (the user asked).
 
 Never in ``--incognito`` or with ``--no-ltm``; off with ``consolidate: false``. Skipped when
 nothing new happened (:func:`clio.memory.consolidate.worth_it`). What comes back passes through
@@ -23,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from clio.context import decisions, yarn
-from clio.llm.errors import LLMError
 from clio.memory import consolidate as cons
 from clio.memory import ltm, provenance
 from clio.memory.ltm import Entry
@@ -40,6 +38,7 @@ Ask = Callable[[str, int], str]
 LOOK_BACK = 5  # earlier sessions a new run looks at for one never consolidated
 SAID_CONFIDENCE = 0.9  # a rule the user stated in so many words
 NO_ANSWER = "the model gave no answer (tried again next time)"
+REOPENED = "the session was opened again meanwhile (read back later)"
 
 
 @dataclass
@@ -98,11 +97,15 @@ class Consolidator:
         self.redactor = redactor
         self.max_chars = max_chars
         self.clock = clock
-        self.looked_back = False
 
-    def run(self, session: Session, ask: Ask, *, force: bool = False) -> Outcome:
+    def run(
+        self, session: Session, ask: Ask, *, force: bool = False, commit: Callable[[], bool] = lambda: True
+    ) -> Outcome:
         """Consolidate what ``session`` said since its last consolidation and move its marker.
-        ``force`` (``/memory consolidate``) skips the substance gate, not the emptiness check."""
+        ``force`` (``/memory consolidate``) skips the substance gate, not the emptiness check.
+        ``commit`` is asked before anything is written (a session read without its lock, in
+        clio.app.background: it takes the lock and checks nobody changed the session meanwhile);
+        False leaves memory and the marker as they were."""
         out = Outcome(session.id)
         part = cons.new_part(session.messages, session.info.consolidated)
         if not part or not any(m.get("role") == "user" for m in part):
@@ -110,7 +113,8 @@ class Consolidator:
             return out
         if not force and not cons.worth_it(part):
             out.skipped = "only a question and its answer"
-            self._mark(session)  # judged once: a later continuation is judged on its own
+            if commit():
+                self._mark(session)  # judged once: a later continuation is judged on its own
             return out
         limit = self.max_chars()
         summary = _summary_text(session, limit // 4) if session.info.consolidated == 0 else ""
@@ -121,8 +125,11 @@ class Consolidator:
         if not reply:
             out.skipped = NO_ANSWER
             return out
+        if not commit():
+            out.skipped = REOPENED
+            return out
         self._store_said(out, session.id, said)
-        self._store(out, session.id, part, cons.parse_reply(reply, pairs))
+        self._store(out, session.id, part, cons.anchored(cons.parse_reply(reply, pairs), part))
         self._mark(session)
         return out
 
@@ -163,19 +170,6 @@ class Consolidator:
                 out.decided += 1
             except ltm.LtmError:
                 continue
-
-    def look_back(self, current_id: str, ask: Ask, notice: Callable[[str], None]) -> None:
-        """Once per run, at the first turn: :meth:`previous`, saying what it learned in one line.
-        A failing endpoint only skips it (the turn's own request reports the failure)."""
-        if self.looked_back:
-            return
-        self.looked_back = True
-        try:
-            outcome = self.previous(current_id, ask)
-        except LLMError:
-            return
-        if outcome is not None and outcome.stored:
-            notice(outcome.describe())
 
     def previous(self, current_id: str, ask: Ask) -> Outcome | None:
         """Consolidate the most recent earlier session whose end was never consolidated, looking

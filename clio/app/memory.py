@@ -137,11 +137,6 @@ class MemoryService:
         s = self.settings
         return self.writes and s.consolidate and not s.no_ltm and self.ask is not None
 
-    def look_back(self, session_id: str, notice: Callable[[str], None]) -> None:
-        """Before the first ranking of a run: what the last unconsolidated session established."""
-        if self.consolidates and self.ask is not None:
-            self.consolidator.look_back(session_id, self.ask, notice)
-
     def consolidate(self, session: Session, *, force: bool = False) -> Outcome | None:
         """Read ``session`` back into long-term memory (None when consolidation is off here)."""
         if not self.consolidates or self.ask is None:

@@ -299,7 +299,7 @@ def from_user(text: str) -> list[Item]:
         found = classify(sentence)
         if found is not None:
             kind, key = found
-            out.append([kind, key, _cut(sentence)])
+            out.append([kind, key, cut(sentence)])
     return out
 
 
@@ -316,10 +316,10 @@ def agrees(user_text: str) -> bool:
 def agreed(proposal_text: str) -> Item | None:
     """The decision the user agreed to: the proposal, keyed as if the user had said "use ..."."""
     key = _key(proposal_text.lower(), None)
-    return [DECISION, key, _cut(f"agreed: {proposal_text}")] if key else None
+    return [DECISION, key, cut(f"agreed: {proposal_text}")] if key else None
 
 
-def _cut(text: str) -> str:
+def cut(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= ITEM_CHARS else text[: ITEM_CHARS - 1] + "…"
 

@@ -21,12 +21,14 @@ what comes back through the long-term memory store (dedup, provenance, redaction
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from clio.context import decisions
 from clio.context.yarn import cut, is_error
+from clio.lazy_re import lazy
 from clio.memory import ltm
 from clio.memory.json_reply import first_json_object
 from clio.messages import KIND_PROMPT, KIND_USER_SHELL, NOT_TYPED, NOTES, Message, meta, typed_words
@@ -79,13 +81,86 @@ def established(part: Sequence[Message]) -> list[decisions.Item]:
         role = m.get("role")
         text = typed_words(m).strip() if role == "user" else str(m.get("content") or "").strip()
         if role == "user" and text:
-            found = decisions.from_user(text)
+            found = [item for item in (standalone(item, text) for item in decisions.from_user(text)) if item]
             agreed = decisions.agreed(proposed) if proposed and decisions.agrees(text) else None
             items = decisions.merge(items, [agreed, *found] if agreed else found)
             proposed = None
         elif role == "assistant" and text and not m.get("tool_calls"):
             proposed = decisions.proposal(text)
     return items
+
+
+# a word that points outside its sentence ("raise it to 120", "we will use X instead", "stick with
+# that"): "that" only where it is no conjunction, "it" not as in "it is important to"
+_POINTS = lazy(
+    r"\b(?:it|its|they|them|their|this|these|those|instead(?! of\b)|that(?! (?:we|the|a|an|you|i|it|all|"
+    r"every|no|our|there|this|they|is|are|was|will|should|must)\b))\b",
+    re.I,
+)
+_DUMMY_IT = lazy(r"\bit(?:'s| is) \w+ (?:to|that)\b", re.I)
+_LABEL = lazy(r"^[\w ]{1,24}:\s+")  # "Note for later: ..."
+STANDALONE_CHARS = 400
+
+
+def points_outside(sentence: str) -> bool:
+    """Whether ``sentence`` names something only the text around it says (a pronoun, "instead")."""
+    return bool(_POINTS.search(_DUMMY_IT.sub("", sentence)))
+
+
+def standalone(item: decisions.Item, text: str) -> decisions.Item | None:
+    """``item`` as an entry that reads correctly with nothing around it: as stated when it names
+    what it is about; with the sentence before it in the same message when it points outside
+    itself ("we decided to raise it to 120" after "the Redis TTL is set to 37 seconds"); None
+    when the message has no such sentence (a question is none: it decides nothing)."""
+    kind, key, statement = item
+    if not points_outside(statement):
+        return item
+    said = decisions.sentences(text)
+    whole = _with_before(said, next((i for i, sentence in enumerate(said) if decisions.cut(sentence) == statement), -1))
+    return [kind, key, whole] if whole else None
+
+
+def _with_before(said: list[str], at: int) -> str | None:
+    """Sentence ``at`` of ``said`` led by the one before it (the referent), or None: no such
+    sentence (the first, or a question before it), or too long together."""
+    if at <= 0 or said[at - 1].rstrip().endswith("?"):
+        return None
+    before = _LABEL.sub("", said[at - 1]).rstrip(" ;,.")
+    whole = f"{before}; {said[at]}"
+    return whole if len(whole) <= STANDALONE_CHARS else None
+
+
+_MAIN_FIELD = {"rule": "rule", "discovery": "fact"}  # what a rule or a fact says, read alone
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def anchored(learned: Learned, part: Sequence[Message]) -> Learned:
+    """The model's rules and facts held to what :func:`standalone` asks of the user's words: one
+    that points outside itself ("We decided to raise it to 120.", copied from the session) is
+    kept only as a copy of a sentence the user wrote, led by the sentence before it in the same
+    message; otherwise it is dropped (counted in ``rejected``): read later with nothing around
+    it, it would say nothing true. Other types and self-contained entries pass as they are."""
+    said = [decisions.sentences(typed_words(m)) for m in part if m.get("role") == "user"]
+    kept: list[tuple[str, dict[str, Any], float]] = []
+    for type_, fields, confidence in learned.entries:
+        key = _MAIN_FIELD.get(type_)
+        text = str(fields.get(key) or "") if key else ""
+        if not key or not points_outside(text):
+            kept.append((type_, fields, confidence))
+            continue
+        want = _words(text)
+        whole = next(
+            (_with_before(sentences, i) for sentences in said for i, s in enumerate(sentences) if _words(s) == want), None
+        )
+        if whole is None:
+            learned.rejected += 1
+            continue
+        kept.append((type_, {**fields, key: whole}, confidence))
+    learned.entries = kept
+    return learned
 
 
 def stated(part: Sequence[Message]) -> int:

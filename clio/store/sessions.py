@@ -38,6 +38,10 @@ from clio.store.session_repair import from_damaged, has_archive, id_time, is_num
 CHUNK = 64
 
 
+BRIEF = "brief"  # in a lock file: held for a moment only (SessionStore.take)
+BRIEF_WAIT = 5.0  # seconds an opener waits for such a lock
+
+
 class SessionBusy(Exception):
     """The session is open in another live clio process."""
 
@@ -94,6 +98,14 @@ def new_session_id(now: float | None = None) -> str:
     return time.strftime("%Y%m%d-%H%M%S", t) + "-" + secrets.token_hex(2)
 
 
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_atime_ns, st.st_mtime_ns
+
+
 def _is_dict(v: Any) -> bool:
     return isinstance(v, dict)
 
@@ -124,6 +136,7 @@ class Session:
         lock_fd: int | None = None,
         materialized: bool = True,
         redact: Redact | None = None,
+        keep_time: bool = False,
     ) -> None:
         self.info = info
         self.messages = messages  # the whole archive, in order
@@ -132,6 +145,9 @@ class Session:
         self._materialized = materialized  # a new session reaches disk with its first message
         self.transform: Callable[[Message], Message] | None = None  # e.g. secret redaction before disk
         self.redact = redact  # applied to the session's name (None: names kept as given)
+        # a copy read back in the background (SessionStore.read): what it writes (the consolidation
+        # marker, usage) never makes the session look more recently used than it is
+        self.keep_time = keep_time
 
     @property
     def id(self) -> str:
@@ -195,8 +211,13 @@ class Session:
         atomic_write_json(self.dir / "archive" / f"{index:06d}.json", part)
 
     def save_meta(self) -> None:
-        if self._materialized and self.dir is not None:
-            atomic_write_json(self.dir / "session.json", self.info.to_dict())
+        if not (self._materialized and self.dir is not None):
+            return
+        path = self.dir / "session.json"
+        before = _stamp(path) if self.keep_time else None
+        atomic_write_json(path, self.info.to_dict())
+        if before is not None:  # SessionStore.recent orders by this file's mtime: keep it
+            os.utime(path, ns=before)
 
     def save_state(self, state: dict[str, Any]) -> None:
         if self._materialized and self.dir is not None:
@@ -370,6 +391,24 @@ class SessionStore:
         info.message_count = len(messages)
         return Session(info, messages, lock_fd=fd, redact=self.redact)
 
+    def read(self, session_id: str) -> Session:
+        """The session as it is on disk, without its lock (read only: clio.app.background reads a
+        session back while the user may resume it, and takes the lock only to write). What it
+        writes keeps the session's recency: ``updated`` is only moved by a message, and
+        session.json keeps its modification time (the order of :meth:`list` and :meth:`recent`,
+        so ``--resume`` alone, is the user's, never the read-back's)."""
+        info = self.info(session_id)
+        messages = list(self.iter_messages(session_id))
+        info.message_count = len(messages)
+        return Session(info, messages, redact=self.redact, keep_time=True)
+
+    def take(self, session_id: str) -> int:
+        """The session's lock for a moment (a file descriptor, released by closing it: an opener
+        meanwhile waits for it); SessionBusy when another process has it."""
+        info = self.info(session_id)
+        assert info.path is not None
+        return self._lock(info.path, brief=True)
+
     def delete(self, session_id: str) -> None:
         info = self.info(session_id)
         assert info.path is not None
@@ -385,21 +424,27 @@ class SessionStore:
             os.close(fd)
 
     @staticmethod
-    def _lock(path: Path) -> int:
+    def _lock(path: Path, *, brief: bool = False) -> int:
+        """The session's lock. ``brief``: held for a moment only (a background read-back writing
+        its result, clio.app.background); whoever finds it held that way waits for it."""
         lock_path = path / "lock"
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        deadline = time.monotonic() + BRIEF_WAIT
+        while True:
             try:
-                pid = os.pread(fd, 32, 0).decode().strip() or "?"
-            finally:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode().strip()
+                if holder.endswith(BRIEF) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
                 os.close(fd)
-            raise SessionBusy(
-                f"session {path.name} is open in another clio process (pid {pid}); "
-                "close it there or start a new session with --new"
-            ) from None
+                raise SessionBusy(
+                    f"session {path.name} is open in another clio process (pid {holder.split()[0] if holder else '?'}); "
+                    "close it there or start a new session with --new"
+                ) from None
         # the kernel drops a flock when its process dies, so a stale lock is simply taken over
         os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        os.pwrite(fd, (f"{os.getpid()} {BRIEF}" if brief else str(os.getpid())).encode(), 0)
         return fd

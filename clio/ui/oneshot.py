@@ -7,6 +7,7 @@ import sys
 from rich.console import Console
 
 from clio.agent.turn import TurnResult
+from clio.app import background
 from clio.app.app import App
 from clio.config import Settings
 from clio.llm.errors import LLMError
@@ -60,6 +61,7 @@ def run_one_shot(
     app = App.start(
         settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask, settle_model=not slash
     )
+    later: str | None = None  # the session to read back once this run has answered (clio.app.background)
     try:
         if slash:
             from clio.commands.dispatch import run_slash  # the commands (~20 modules): only for a slash run
@@ -67,9 +69,16 @@ def run_one_shot(
 
             try:
                 spent = dict(app.session.info.usage) if app.session is not None else {}
+                had = len(app.session.messages) if app.session is not None else 0
                 if not run_slash(app, text.strip()):
                     return 1
                 _usage_line(app, settings, err, spent)  # /init, /compact, /memory consolidate ask the model
+                # /init's turn is read back after it; a command that ran no turn (/memory list)
+                # starts nothing and says nothing
+                turned = app.session is not None and len(app.session.messages) > had
+                if turned and background.pending(app):
+                    later = _sid(app)
+                    err.print(background.NOTICE, markup=False, highlight=False)
                 return _outcome(app, TurnResult(), err)[0]  # /init's turn may have had a write refused (4)
             except ExitRequested:  # `clio -p /exit`: nothing left to do
                 return 0
@@ -95,9 +104,14 @@ def run_one_shot(
             json_ui.finish(
                 json_ui.result(session_id=_sid(app), usage=result.usage, stop_reason=reason, exit_code=code, error=why)
             )
+        if not result.interrupted and background.pending(app):
+            later = _sid(app)
+            err.print(background.NOTICE, markup=False, highlight=False)
         return code
     finally:
         app.close()
+        if later is not None:  # after close: the child resumes the session this run let go of
+            background.spawn(settings, paths, later)
 
 
 def _say_usage(err: Console, settings: Settings, usage: dict[str, int]) -> Price | None:

@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.text import Text
 
 from clio import __version__, lazy_re
+from clio.app import background
 from clio.app.app import App
 from clio.commands.dispatch import run_slash
 from clio.commands.registry import COMMANDS, ExitRequested
@@ -187,6 +188,7 @@ def run_repl(
     _interruptible()
     ui = ReplUI(out)
     app = App.start(settings, paths, resume=resume, interactive=True, console=out, err=err, ui=ui, ask=ReplAsk())
+    later: str | None = None  # the session read back after exit (clio.app.background)
     try:
         history: History = InMemoryHistory()
         if app.writes:
@@ -244,10 +246,12 @@ def run_repl(
             except LLMError as exc:
                 ui.pause()
                 err.print(Text(str(exc), style="red"))
-        _upkeep(app, err)
+        later = _upkeep(app, err)
         return 0
     finally:
         app.close()
+        if later is not None:
+            background.spawn(settings, paths, later, upkeep=True)
 
 
 def _bang(app: App, command: str, out: Console, err: Console) -> None:
@@ -283,18 +287,15 @@ def _with_attachments(app: App, line: str, out: Console) -> tuple[str, dict[str,
     return done.text, ({"attached": done.paths} if done.paths else None)
 
 
-def _upkeep(app: App, err: Console) -> None:
-    """Memory upkeep when the user leaves: never in the way (Ctrl-C or a failing endpoint skip it).
-    First the session is read back into memory (consolidation), then faded topics are compacted."""
-    try:
-        outcome = app.consolidate()
-        if outcome is not None and outcome.stored:
-            err.print(Text(outcome.describe() + " (/memory list learned)", style="dim"))
-        done = app.upkeep()
-    except (KeyboardInterrupt, LLMError):
-        return
-    if done:
-        err.print(Text(f"compacted {done} faded memory topic(s) into summaries (/memory list)", style="dim"))
+def _upkeep(app: App, err: Console) -> str | None:
+    """Memory upkeep when the user leaves, never in the way: the session to read back (then faded
+    topics compacted) in a detached child once this process has let go of it (clio.app.background);
+    exit is not delayed. None when there is nothing to do."""
+    compact = app.writes and app.memory.ltm.needs_compaction()
+    if app.session is None or not (background.pending(app) or compact):
+        return None
+    err.print(Text(background.NOTICE, style="dim"))
+    return app.session.id
 
 
 def _banner(app: App, out: Console) -> None:

@@ -114,9 +114,9 @@ def test_a_fact_evicted_from_a_long_session_comes_back_without_a_tool_call(env: 
     assert state["summary"]["trims"] >= 5, state["summary"]  # the read left the window long ago
     shutil.copytree(project.parent, project.parent.parent / "copy")  # the same point, asked otherwise
     for ask, where in zip(ASKS, (env, (project.parent.parent / "copy" / "proj", home.parent.parent / "copy" / "home", server)), strict=True):
-        before = len(server.chat_requests)
+        before = len(server.turn_requests)
         clio(where, ask, "--context-window", "6000", "--resume")
-        assert len(server.chat_requests) == before + 1  # answered at once: no tool call
+        assert len(server.turn_requests) == before + 1  # answered at once: no tool call (the read-back after it aside)
         body = first_request(server, ask)
         requests_sent = json.dumps(body["messages"])
         block = recalled_block(body)
@@ -151,10 +151,10 @@ def test_repeated_recalls_leave_the_original_on_top_and_count_no_echo(env: Any) 
     clio(env, "[read] please look at deploy/notes.txt")
     for i in range(5):
         clio(env, f"[recall] staging database port {i}")
-    before = len(server.chat_requests)
+    before = len(server.turn_requests)
     clio(env, "[recall] staging database port")
-    result = next(iter(tool_results(server.chat_requests[-1]).values()))
-    assert len(server.chat_requests) == before + 2
+    result = next(iter(tool_results(server.turn_requests[-1]).values()))
+    assert len(server.turn_requests) == before + 2
     entries = result.split("\n")[1:]
     assert result.count("6543") == 1, result  # the original once, no echo of earlier recalls
     first = result.split("\n2. ")[0]  # the first unit: its heading and its messages
@@ -171,7 +171,7 @@ def test_the_lean_profile_at_a_4k_window_can_still_recall(env: Any) -> None:
     assert "todo_operations" not in names and "memory_operations" in names  # the lean profile
     (memory,) = [t["function"] for t in body["tools"] if t["function"]["name"] == "memory_operations"]
     assert memory["parameters"]["properties"]["operation"]["enum"] == ["recall_sessions"]
-    result = next(iter(tool_results(server.chat_requests[-1]).values()))
+    result = next(iter(tool_results(server.turn_requests[-1]).values()))
     assert "6543" in result, result
     assert "6543" in recalled_block(body)  # and the automatic recall works there too
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from testkit.clio_run import run_clio
+from testkit.clio_run import run_clio, wait_background
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import ScriptedModel, call, consolidation_requests
 
@@ -32,9 +32,11 @@ def test_the_init_prompt_never_becomes_a_remembered_rule(project: Path, home: Pa
         first = run_clio(["--yes", "-p", "/init"], server=server, project=project, home=home)
         assert first.returncode == 0, first.stderr
         assert (project / "AGENTS.md").read_text(encoding="utf-8") == AGENTS
-        nxt = run_clio(["-p", TASK], server=server, project=project, home=home)  # reads the /init session back
-        assert nxt.returncode == 0, nxt.stderr
+        wait_background(project)  # the /init session, read back after its run (clio.app.background)
         asked = consolidation_requests(server)
+        nxt = run_clio(["-p", TASK], server=server, project=project, home=home)
+        assert nxt.returncode == 0, nxt.stderr
+        wait_background(project)
     finally:
         server.stop()
     assert len(asked) == 1  # the /init session was worth reading back (tool calls)

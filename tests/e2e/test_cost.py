@@ -19,9 +19,9 @@ def test_one_shot_line_json_usage_and_cost_after_resume(fake_server: FakeServer,
         Reply(text="first", usage=make_usage(1_000_000, 100_000, 400_000)),
         Reply(text="second", usage=make_usage(2_000, 1_000, 1_000)),
     )
-    (home / "config.yaml").write_text(  # gpt-4o-mini's list prices, as the user's own
-        "prices:\n  gpt-4o-mini: {input: 0.15, output: 0.60, cached: 0.075}\n", encoding="utf-8"
-    )
+    (home / "config.yaml").write_text(  # gpt-4o-mini's list prices, as the user's own; no read-back
+        "prices:\n  gpt-4o-mini: {input: 0.15, output: 0.60, cached: 0.075}\nconsolidate: false\n", encoding="utf-8"
+    )  # (its request, after the answer, would count in the session's usage: test_consolidation.py)
     r = run_clio(["--model", "gpt-4o-mini", "-p", "count the lines"], server=fake_server, project=project, home=home)
     assert r.returncode == 0, r.stderr
     line = next(ln for ln in r.stderr.splitlines() if ln.startswith("clio: usage: "))

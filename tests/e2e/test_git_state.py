@@ -113,7 +113,7 @@ def test_scripted_commit_stages_only_the_right_files(
     )
     r = run_clio(["-p", "Add new.py and commit"], server=fake_server, project=project, home=home)
     assert r.returncode == 4, r.stderr  # the two protected writes were refused: the run says so
-    results = tool_results(fake_server.chat_requests[-1])
+    results = tool_results(fake_server.turn_requests[-1])  # the run's turn (a read-back it left aside)
     assert results["call_create"].startswith("created new.py")
     for key in ("call_gitdir", "call_clio"):
         assert results[key].startswith("Error: refused:"), results[key]

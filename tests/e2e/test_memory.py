@@ -28,6 +28,7 @@ from testkit.clio_run import (
     system_text,
     tool_results,
     user_texts,
+    wait_background,
 )
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import ScriptedModel, call, turn_requests
@@ -82,6 +83,7 @@ def learned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Learned]:
         )
         assert ra.returncode == 0, ra.stderr
         assert rd.returncode == 0, rd.stderr
+        wait_background(project)  # their read-backs, after the answers (clio.app.background)
         assert ra.stdout == "Noted.\n"
         reqs = turn_requests(server, DECISION)
         assert len(reqs) == 2

@@ -59,7 +59,7 @@ def hostile_project(base: Path) -> tuple[Path, Path]:
 
 
 def task_requests(server: FakeServer) -> list[dict[str, Any]]:
-    return [b for b in server.chat_requests if any(TASK in str(m.get("content")) for m in b["messages"])]
+    return [b for b in server.turn_requests if any(TASK in str(m.get("content")) for m in b["messages"])]
 
 
 def stored_prefs(home: Path) -> list[Any]:

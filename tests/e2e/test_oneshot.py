@@ -150,7 +150,7 @@ def test_tool_loop_parallel_calls_and_bad_calls(fake_server: FakeServer, project
     r = run_clio(["-p", "Read my notes"], server=fake_server, project=project, home=home)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "All read.\n"
-    reqs = fake_server.chat_requests
+    reqs = fake_server.turn_requests  # the session's read-back after the run left out
     assert len(reqs) == 3
     # the assembled calls went back in the history exactly as the model sent them
     calls = list(assistant_calls(reqs[1]))
@@ -179,7 +179,7 @@ def test_iteration_cap_stops_with_notice(fake_server: FakeServer, project: Path,
     r = run_clio(["-p", "Loop forever"], server=fake_server, project=project, home=home)
     assert r.returncode == 3, r.stderr  # its own code, not a crash (1) or a usage error (2)
     assert r.stdout == ""
-    assert len(fake_server.chat_requests) == 3
+    assert len(fake_server.turn_requests) == 3  # the session's read-back after the run left out
     assert any("Stopped after 3 tool iterations" in ln for ln in stderr_lines(r))
     # every call that was made got its result, also the last one
     msgs = all_archived(project)
@@ -517,7 +517,7 @@ def test_a_model_repeating_the_same_call_is_told_then_stopped(
     fake_server.responder = lambda body: Reply(tool_calls=[fo("read_file", path="calc.py")])
     r = run_clio(["-p", "Fix calc.py"], server=fake_server, project=project, home=home)
     assert r.returncode == 5, r.stderr
-    reqs = fake_server.chat_requests
+    reqs = fake_server.turn_requests  # the session's read-back after the run left out
     assert len(reqs) == 4  # the first call, then three repeats; no fifth request
     results = [m["content"] for m in reqs[-1]["messages"] if m["role"] == "tool"]
     assert len(results) == 3

@@ -32,7 +32,7 @@ def test_plan_mode_one_shot_reads_and_refuses_changes(fake_server: FakeServer, p
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "Plan: 1. add new.py 2. remove build/"
     assert (project / "build").is_dir() and not (project / "new.py").exists() and not (project / "made.txt").exists()
-    first, second = fake_server.chat_requests
+    first, second = fake_server.turn_requests  # the run's turn (a read-back it left aside)
     assert "## Plan mode (read-only)" in system_text(first)
     results = list(tool_results(second).values())
     assert "print('hi')" in results[0] and "app.py" in results[1]
@@ -80,7 +80,7 @@ def test_deny_tools_are_not_offered_and_refused(fake_server: FakeServer, project
     )
     r = run_clio(["--yes", "--deny-tools", "shell,git", "-p", "touch x"], server=fake_server, project=project, home=home)
     assert r.returncode == 0, r.stderr
-    first, second = fake_server.chat_requests
+    first, second = fake_server.turn_requests  # the run's turn (a read-back it left aside)
     names = tool_names(first)
     assert "terminal_operations" not in names and "version_control" not in names and "file_operations" in names
     (result,) = tool_results(second).values()

@@ -282,7 +282,7 @@ def test_secrets_in_memory_tool_arguments_do_not_land_on_disk(
         ["--yes", "-p", "remember the deploy settings"], server=fake_server, project=project, home=home
     )
     assert r.returncode == 0, r.stderr
-    results = tool_results(fake_server.chat_requests[-1])
+    results = tool_results(fake_server.turn_requests[-1])  # the run's turn (a read-back it left aside)
     assert len(results) == 3 and not any(t.lower().startswith("error") for t in results.values()), results
     sent = b"".join(rec.raw for rec in fake_server.requests)
     files = [p for root in (project / ".clio", home) for p in root.rglob("*") if p.is_file()]

@@ -64,7 +64,7 @@ def test_recall_of_only_common_words_returns_the_newest_rows_holding_them(tmp_pa
         )
         assert r.returncode == 0, r.stderr
         assert r.stdout == "found it\n"
-        last = server.chat_requests[-1]
+        last = server.turn_requests[-1]  # the run's turn (a read-back it left aside)
         (result,) = tool_results(last).values()
         assert "NEWEST-42" in result and "OLDER-7" in result, result
         assert result.index("NEWEST-42") < result.index("OLDER-7")  # newest first

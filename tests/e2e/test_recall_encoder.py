@@ -205,7 +205,7 @@ def test_the_memory_tool_ranks_what_the_helper_finds_by_meaning(tmp_path: Path) 
                 ["--model", "fake-model", "--yes", "-p", "[tool] look it up"], server=server, project=project, home=home, env_extra=env
             )
             assert r.returncode == 0, r.stderr
-            found = [str(m.get("content")) for m in server.chat_requests[-1]["messages"] if m.get("role") == "tool"]
+            found = [str(m.get("content")) for m in server.turn_requests[-1]["messages"] if m.get("role") == "tool"]
             assert found, f"the tool was not called: {r.stderr}"
             return found[-1]
 

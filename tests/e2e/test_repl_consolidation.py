@@ -1,6 +1,6 @@
 """Consolidation in the REPL, through a real pseudo-terminal (issue 14): when the user leaves, the
-session is read back into long-term memory in one request and the next session carries what was
-learned; ``/memory consolidate`` does it on demand and ``/memory list learned`` shows the result.
+session is read back into long-term memory in one request, by a detached child after the REPL has
+exited (clio.app.background), and the next session carries what was learned; ``/memory consolidate`` does it on demand and ``/memory list learned`` shows the result.
 The pty driver is tests/e2e/test_repl_pty.py's; the model is the fake server's ScriptedModel.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from testkit.clio_run import system_text
+from testkit.clio_run import system_text, wait_background
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import ScriptedModel, consolidation_requests, turn_requests
 from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (fixtures)
@@ -46,9 +46,12 @@ def test_leaving_the_repl_consolidates_and_the_next_session_starts_with_it(
     term.prompt()
     assert consolidation_requests(fake_server) == []  # not while the session goes on
     term.child.sendeof()
-    term.expect(r"learned 2 new \(r-[0-9a-f]{6}, r-[0-9a-f]{6}\) from session \S+ \(/memory list learned\)")
+    term.expect(r"saving what this session established in the background")
     assert term.wait_exit() == 0
+    wait_background(project)
     assert len(consolidation_requests(fake_server)) == 1
+    log = (project / ".clio" / "consolidation.log").read_text(encoding="utf-8")
+    assert "learned 2 new" in log
     assert rules(project) == sorted([DECISION, RULE])
 
     term = spawn()
@@ -60,6 +63,7 @@ def test_leaving_the_repl_consolidates_and_the_next_session_starts_with_it(
     assert len(consolidation_requests(fake_server)) == 1  # already read at exit: not again
     term.child.sendeof()
     assert term.wait_exit() == 0  # one question and its answer: nothing asked at exit either
+    wait_background(project)
     assert len(consolidation_requests(fake_server)) == 1
 
 
@@ -89,5 +93,6 @@ def test_memory_consolidate_and_list_learned(
     term.prompt()
     term.child.sendeof()
     assert term.wait_exit() == 0
+    wait_background(project)
     assert len(consolidation_requests(fake_server)) == 1
     assert rules(project) == sorted([DECISION, RULE])

@@ -20,7 +20,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from testkit.clio_run import CLIO, typed, user_texts
+from testkit.clio_run import CLIO, typed, user_texts, wait_background
 from testkit.fakeserver import FakeServer, Reply
 
 ROWS, COLS = 40, 120
@@ -42,8 +42,9 @@ def strip_ansi(raw: str) -> str:
 class Term:
     """A spawned clio in a pty: reads its output, answers cursor-position requests, matches text."""
 
-    def __init__(self, child: pexpect.spawn) -> None:
+    def __init__(self, child: pexpect.spawn, project: Path | None = None) -> None:
         self.child = child
+        self.project = project  # where clio runs: its exit's read-back child is waited for there
         self.raw = ""
         self.pos = 0  # offset in the stripped text up to which expectations have been consumed
         self.answered_cpr = 0
@@ -101,13 +102,17 @@ class Term:
     def prompt(self) -> None:
         self.expect(PROMPT)
 
-    def wait_exit(self, timeout: float = TIMEOUT) -> int | None:
+    def wait_exit(self, timeout: float = TIMEOUT, *, background: bool = False) -> int | None:
+        """Wait for clio to exit, then for the read-back child its exit left (clio.app.background),
+        so the next run and what the test reads never race it; ``background=True``: not for that."""
         deadline = time.monotonic() + timeout
         while not self.eof and time.monotonic() < deadline:
             self._pump(0.1)
         assert self.eof, f"clio did not exit; output:\n{self.text[-2000:]}"
         self.child.close()
         assert self.child.signalstatus is None, f"clio died of signal {self.child.signalstatus}"
+        if self.project is not None and not background:
+            wait_background(self.project, timeout=60)
         return self.child.exitstatus
 
 
@@ -136,11 +141,12 @@ def wait_screen(term: Term, needle: str, timeout: float = TIMEOUT) -> str:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path) -> Iterator[Path]:
     proj = tmp_path / "proj"
     proj.mkdir()
     (tmp_path / "home").mkdir()
-    return proj
+    yield proj
+    wait_background(proj, timeout=30)  # a read-back a REPL's exit left (clio.app.background)
 
 
 @pytest.fixture
@@ -178,7 +184,7 @@ def spawn(fake_server: FakeServer, project: Path) -> Iterator[Spawn]:
             # inherits SIGINT ignored); ``sigint=signal.SIG_IGN`` starts it as such a job would
             preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
         )
-        terms.append(Term(child))
+        terms.append(Term(child, project))
         return terms[-1]
 
     yield start

@@ -33,4 +33,4 @@ def test_damaged_session_json_is_rebuilt_listed_and_resumable(
     r = run_clio(["--resume", sdir.name, "-p", "second task"], server=fake_server, project=project, home=home)
     assert r.returncode == 0, r.stderr
     assert stderr_lines(r) == []
-    assert user_texts(fake_server.chat_requests[-1]) == ["first task about the parser", "second task"]
+    assert user_texts(fake_server.turn_requests[-1]) == ["first task about the parser", "second task"]  # (its read-back aside)

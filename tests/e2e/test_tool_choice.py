@@ -32,7 +32,7 @@ def test_required_applies_to_the_first_request_of_each_turn(
         r = ask(fake_server, project, home, "What does a.txt say?", *(["--resume"] if k else []))
         assert r.returncode == 0, r.stderr
         assert r.stdout.strip() == "It says alpha."
-    choices = [body.get("tool_choice") for body in fake_server.chat_requests]
+    choices = [body.get("tool_choice") for body in fake_server.turn_requests]  # the run's turn (a read-back it left aside)
     assert choices == ["required", "auto", "auto"] * 2
 
 

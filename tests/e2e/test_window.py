@@ -37,7 +37,7 @@ def test_learned_window_is_kept_for_the_next_run(tmp_path: Path) -> None:
         flags = ["--model", "fake-model", "--context-window", "16000"]
         first = run_clio([*flags, "-p", "read the parts"], server=server, project=project, home=home)
         assert first.returncode == 0, first.stderr
-        n_first = len(server.chat_requests)
+        n_first = len(server.turn_requests)  # the run's turn (a read-back it left aside)
         # tool call, the rejected request with the file in it, the retry that fits
         assert n_first == 3
         assert server.prompt_tokens(server.chat_requests[1]) > 6000
@@ -54,7 +54,7 @@ def test_learned_window_is_kept_for_the_next_run(tmp_path: Path) -> None:
         )
         assert second.returncode == 0, second.stderr
         assert "context window is" not in second.stderr  # not rejected again: the window was remembered
-        later = server.chat_requests[n_first:]
+        later = server.turn_requests[n_first:]
         assert len(later) == 2  # the tool call and the answer, no rejected attempt in between
         for body in later:
             assert server.prompt_tokens(body) <= 6000

@@ -298,3 +298,91 @@ def test_previous_skips_a_session_open_in_another_process(stores: tuple[LtmStore
     assert model.prompts == []
     busy.close()
     current.close()
+
+
+# -- entries that stand alone (issue 33 item 2) -------------------------------------------------
+
+
+def _said(text: str) -> list[str]:
+    return [s for _k, _key, s in cons.established([{"role": "user", "content": text}, {"role": "assistant", "content": "OK."}])]
+
+
+def test_a_rule_that_points_outside_itself_keeps_the_sentence_it_points_to() -> None:
+    said = _said(
+        "Note for later: the payments test flakes because the Redis TTL is set to 37 seconds in "
+        "tests/conftest.py; we decided to raise it to 120."
+    )
+    assert said == [
+        "the payments test flakes because the Redis TTL is set to 37 seconds in tests/conftest.py; "
+        "we decided to raise it to 120."
+    ]
+
+
+def test_a_rule_with_nothing_to_point_to_is_not_stored() -> None:
+    assert _said("We will use it.") == []
+    assert _said("No, use httpx instead.") == []
+    assert _said("Should we cache the tokens? We decided to keep them in Redis.") == []  # a question is no referent
+
+
+def test_a_rule_that_names_its_subject_is_stored_as_said() -> None:
+    assert _said("We will use pgbouncer in transaction mode for the billing database.") == [
+        "We will use pgbouncer in transaction mode for the billing database."
+    ]
+    assert _said("It is important that we use UTC everywhere. We decided not to use Celery.") == [
+        "We decided not to use Celery."
+    ]
+    assert not cons.points_outside("We decided that we use UTC.")  # "that" as a conjunction
+    assert cons.points_outside("We will stick with that.")
+
+
+def test_the_standalone_corpus_figures_hold() -> None:
+    from benches.bench_standalone import CORPUS, score, user_words, whole
+
+    cases = json.loads(CORPUS.read_text(encoding="utf-8"))["cases"]
+    r = score(cases, user_words)
+    assert r["precision"] >= 0.9 and r["recall"] >= 0.55, r  # docs/memory.md: 92% and 57% (54% and 33% before)
+    r = score(cases, whole)  # with a fake model that copies the user's sentences
+    assert r["precision"] >= 0.7 and r["recall"] >= 0.95, r  # docs/memory.md: 73% and 100% (33% and 57% before)
+
+
+TTL_NOTE = (
+    "Note for later: the payments test flakes because the Redis TTL is set to 37 seconds in "
+    "tests/conftest.py; we decided to raise it to 120."
+)
+
+
+def test_a_model_entry_copied_from_the_user_that_points_outside_itself_keeps_its_referent_or_is_dropped(
+    stores: tuple[LtmStore, SessionStore],
+) -> None:
+    """The model's rules are held to what the user's words are: "we decided to raise it to 120."
+    copied from the session is never stored alone; one the user never wrote that points outside
+    itself is dropped; a self-contained one is kept as the model wrote it."""
+    ltm_store, sessions = stores
+    s = sessions.create("m")
+    for m in exchange(TTL_NOTE, "Noted."):
+        s.append(m)
+    reply = {"entries": [
+        {"type": "rule", "rule": "We decided to raise it to 120."},
+        {"type": "discovery", "fact": "It flakes because of that."},
+        {"type": "rule", "rule": "The payments test Redis TTL in tests/conftest.py is 120 seconds"},
+    ]}  # fmt: skip
+    out = consolidator(stores).run(s, Model(json.dumps(reply)))
+    texts = [e.fields.get("rule") or e.fields.get("fact") for e in ltm_store.all()]
+    assert "we decided to raise it to 120." not in [t.lower() for t in texts]
+    assert not any(t.lower().startswith(("we decided to raise it", "it flakes")) for t in texts), texts
+    assert all("37 seconds" in t for t in texts if "raise it to 120" in t)
+    assert "The payments test Redis TTL in tests/conftest.py is 120 seconds" in texts
+    assert out.stored and s.info.consolidated == 2
+    s.close()
+
+
+def test_anchored_leaves_other_types_and_self_contained_entries_alone() -> None:
+    part = exchange(TTL_NOTE, "Noted.")
+    learned = cons.Learned(entries=[
+        ("rule", {"rule": "Use ruff for linting"}, 0.8),
+        ("workflow", {"name": "release", "steps": ["tag it", "push it"]}, 0.7),
+    ])  # fmt: skip
+    assert cons.anchored(learned, part).entries == [
+        ("rule", {"rule": "Use ruff for linting"}, 0.8),
+        ("workflow", {"name": "release", "steps": ["tag it", "push it"]}, 0.7),
+    ]
