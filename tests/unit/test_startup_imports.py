@@ -7,6 +7,7 @@ REPL start and a one-shot run load, and that lazily compiled patterns act like c
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -124,3 +125,29 @@ def test_model_names_tiktoken_knows_keep_their_encoding_without_importing_it_for
         assert encoding_name("openai/" + model) is not None, model
     for model in ("qwen2.5-coder:7b", "llama3.1", "fake-model", "mistral-large", "deepseek/deepseek-chat"):
         assert encoding_name(model) is None
+
+
+def test_clio_mcp_over_stdio_loads_neither_the_mcp_sdk_nor_pydantic(tmp_path: Path) -> None:
+    """clio/mcp/stdio.py answers the protocol itself: the SDK's import alone took 1.3-2.7 s."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = clio_env(None, tmp_path / "home")
+    env["PYTHONPROFILEIMPORTTIME"] = "1"
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "note_list", "arguments": {}}},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [str(CLIO), "mcp", "--dir", str(project)],
+        input="".join(json.dumps(m) + "\n" for m in lines), env=env, cwd=project, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2] and replies[1]["result"]["content"][0]["text"] == "No notes."
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "clio.mcp.stdio" in imported  # the probe saw the server's imports
+    sdk = ("mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "httpx", "starlette", "uvicorn")
+    heavy = sorted(m for m in imported if m.split(".")[0] in sdk)
+    assert heavy == []
