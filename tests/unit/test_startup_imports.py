@@ -71,6 +71,25 @@ def test_a_one_shot_answer_loads_the_http_library_but_not_git_yaml_or_openai(
     assert third_party == {"rich", "urllib3"}
 
 
+def test_a_plain_config_file_is_read_without_pyyaml(fake_server: FakeServer, tmp_path: Path) -> None:
+    """Turning automatic recall off takes a config file; a flat one costs no PyYAML import."""
+    fake_server.script(Reply(text="the answer"))
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (home / "config.yaml").write_text("# mine\nauto_recall: false\ntemperature: 0.3\nmax_output_tokens: 321\n", encoding="utf-8")
+    env = clio_env(fake_server, home, {"PYTHONPROFILEIMPORTTIME": "1", "CLIO_MODEL": "fake-model"})
+    done = subprocess.run(
+        [str(CLIO), "-p", "hello"], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "the answer", done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "clio.simple_yaml" in imported and "yaml" not in imported
+    sent = fake_server.chat_requests[0]  # the settings did apply
+    assert sent.get("temperature") == 0.3 and 321 in (sent.get("max_tokens"), sent.get("max_completion_tokens"))
+    assert "unknown setting" not in done.stderr
+
+
 def test_a_slash_command_only_run_never_loads_the_model_client(fake_server: FakeServer, tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
