@@ -1,7 +1,12 @@
 """``clio mcp`` figures: server start to first tool call, and recall latency through MCP.
 
-Run: .venv/bin/python benches/bench_mcp_server.py [--quick]
+Run: .venv/bin/python benches/bench_mcp_server.py [--quick] [--before TREE [--starts N]]
 Prints the figures; docs/benchmarks.md records them.
+
+``--before TREE``: paired starts only: a folder holding another ``clio`` package (e.g. ``git archive
+COMMIT clio | tar -x -C TREE``) is put first on PYTHONPATH for every other start, the installed
+clio serves the rest, alternating which goes first; p50/p95/min of each and of the per-pair
+difference (after minus before).
 
 1. Start: the MCP SDK's stdio client spawns the installed ``clio mcp`` (testkit/mcp_client.py),
    initializes, and calls ``note_list``; wall time from the spawn to that result (median and max
@@ -76,10 +81,37 @@ async def recall_run(
     return writes, reads
 
 
+def paired_starts(before: str, pairs: int) -> None:
+    """Start to first tool result, ``before`` (PYTHONPATH) and the installed clio alternately."""
+    import os
+
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        project, home = Path(tmp) / "proj", Path(tmp) / "home"
+        project.mkdir()
+        for i in range(pairs):
+            for which in ("before", "after") if i % 2 == 0 else ("after", "before"):
+                if which == "before":
+                    os.environ["PYTHONPATH"] = before
+                else:
+                    os.environ.pop("PYTHONPATH", None)
+                times[which].append(anyio.run(start_once, project, home))
+    os.environ.pop("PYTHONPATH", None)
+    for which, xs in times.items():
+        print(f"{which}: p50 {pct(xs, 0.5):.0f} ms, p95 {pct(xs, 0.95):.0f}, min {min(xs):.0f} ({pairs} starts)")
+    diffs = [a - b for a, b in zip(times["after"], times["before"], strict=True)]
+    print(f"after - before, per pair: median {statistics.median(diffs):+.0f} ms, p5..p95 {pct(diffs, 0.05):+.0f}..{pct(diffs, 0.95):+.0f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--before", metavar="TREE", help="paired starts against the clio package in TREE")
+    ap.add_argument("--starts", type=int, default=15, help="pairs with --before")
     args = ap.parse_args()
+    if args.before:
+        paired_starts(args.before, args.starts)
+        return
     starts, entries, queries = (3, 50, 30) if args.quick else (10, 200, 200)
     with tempfile.TemporaryDirectory() as tmp:
         project, home = Path(tmp) / "proj", Path(tmp) / "home"

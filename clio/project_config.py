@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from clio.simple_yaml import parse_flat
 from clio.store.atomic import quarantine
 
 PROJECT_SOURCE = ".clio/config.yaml"
@@ -113,9 +114,12 @@ class YamlProblem(ValueError):
 
 
 def parse_yaml(raw: bytes) -> dict[str, Any]:
+    text = raw.decode("utf-8-sig")
+    flat = parse_flat(text)  # a plain `key: value` file is read without PyYAML (clio/simple_yaml.py)
+    if flat is not None:
+        return flat
     import yaml
 
-    text = raw.decode("utf-8-sig")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -20,7 +20,7 @@ the head, never the head.
 
 from __future__ import annotations
 
-import platform
+import os
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +132,7 @@ class PromptBuilder:
         """The system prompt of ``profile`` with the project instructions (no memory), the
         instructions cut at ``instructions_max_chars`` (default: the builder's cap)."""
         base = load_prompt(PROMPT_FILES[profile]).format(
-            root=self.root, os=f"{platform.system()} {platform.release()}", memory_kinds=storable_nouns()
+            root=self.root, os=_os_name(), memory_kinds=storable_nouns()
         )
         parts = [base.strip()]
         room = self.instructions_max_chars if instructions_max_chars is None else instructions_max_chars
@@ -271,3 +271,14 @@ def _prepend(block: str, content: Any) -> Any:
     if isinstance(content, list):  # multimodal parts: the block as the first text part
         return [{"type": "text", "text": block}, *content]
     return f"{block}\n\n{content or ''}"
+
+
+def _os_name() -> str:
+    """``Linux 6.1.0``: what ``platform.system()`` and ``platform.release()`` give, without importing
+    ``platform`` (nine regular expressions compiled at import) where ``os.uname`` exists."""
+    if hasattr(os, "uname"):
+        u = os.uname()
+        return f"{u.sysname} {u.release}"
+    import platform
+
+    return f"{platform.system()} {platform.release()}"

@@ -3,7 +3,7 @@
 The same stores, locks and dedup as a clio session (``memory/ltm_store.py``, ``memory/notes.py``,
 ``recall/index.py``), the one :class:`clio.safety.redact.Redactor`, and the same ranking
 clio uses to choose the long-term memory of its system prompt. No MCP here: the SDK is imported
-only by :mod:`clio.mcp.server`; every operation takes plain arguments and returns text, or raises
+only by :mod:`clio.mcp.http_server` (the stdio server, :mod:`clio.mcp.stdio`, uses none); every operation takes plain arguments and returns text, or raises
 :class:`Refused` (one clear line, which the server turns into a tool error).
 
 Trust: an MCP client is not the user. Its writes are tainted like file content

@@ -20,6 +20,8 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from clio.lazy_re import lazy
+
 if TYPE_CHECKING:
     import git
 
@@ -58,16 +60,16 @@ _HOOKS_KEY = "core.hooksPath"
 # user's global/system value is kept, else the harmless value. Keys are as ``git config --list``
 # prints them (section and name lower-cased, subsection as written).
 _PROGRAM_KEYS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"filter\..+\.(clean|smudge|process)"), ""),  # an empty driver is skipped
-    (re.compile(r"filter\..+\.required"), "false"),
-    (re.compile(r"diff\..+\.textconv"), "cat"),
-    (re.compile(r"merge\..+\.driver"), "false"),  # a failed merge driver leaves a conflict
-    (re.compile(r"gpg\.(openpgp\.)?program"), "gpg"),
-    (re.compile(r"gpg\.x509\.program"), "gpgsm"),
-    (re.compile(r"gpg\.ssh\.program"), "ssh-keygen"),
-    (re.compile(r"gpg\.ssh\.defaultkeycommand"), ""),
-    (re.compile(r"core\.sshcommand"), "ssh"),
-    (re.compile(r"core\.gitproxy"), ""),
+    (lazy(r"filter\..+\.(clean|smudge|process)"), ""),  # an empty driver is skipped
+    (lazy(r"filter\..+\.required"), "false"),
+    (lazy(r"diff\..+\.textconv"), "cat"),
+    (lazy(r"merge\..+\.driver"), "false"),  # a failed merge driver leaves a conflict
+    (lazy(r"gpg\.(openpgp\.)?program"), "gpg"),
+    (lazy(r"gpg\.x509\.program"), "gpgsm"),
+    (lazy(r"gpg\.ssh\.program"), "ssh-keygen"),
+    (lazy(r"gpg\.ssh\.defaultkeycommand"), ""),
+    (lazy(r"core\.sshcommand"), "ssh"),
+    (lazy(r"core\.gitproxy"), ""),
 )
 _REPO_SCOPES = ("local", "worktree")
 

@@ -16,6 +16,7 @@ import secrets
 from typing import TYPE_CHECKING
 
 from clio.context.budget import RESULT_CHARS
+from clio.lazy_re import lazy
 from clio.store.atomic import atomic_write_text
 from clio.tools.context import ToolContext, ToolError
 
@@ -32,7 +33,7 @@ def page_chars(ctx: ToolContext) -> int:
     return ctx.result_chars * 7 // 8
 
 
-_HANDLE = re.compile(r"^[A-Za-z0-9_]{1,48}-[0-9a-f]{8}$")
+_HANDLE = lazy(r"^[A-Za-z0-9_]{1,48}-[0-9a-f]{8}$")
 
 
 def _new_handle(tool_name: str) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import shutil
 import signal
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from clio import actions as A
+from clio.lazy_re import lazy
 from clio.safety import git_plant, launch
 from clio.safety.containment import availability, landlock_abi, scrub_env
 from clio.safety.readonly import readonly_reason
@@ -50,8 +50,8 @@ PLAN_READ_ONLY = ("plan mode: this command ran in a read-only sandbox and could 
                   "(files, the project, git); nothing was changed. Put what writes in your plan.")
 PLANTED = ("clio: the command left git settings or hooks that would run code in the user's own later git "
            "commands, outside the sandbox; undone: ")
-_DENIED = re.compile(r"Permission denied|Read-only file system|Operation not permitted")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+_DENIED = lazy(r"Permission denied|Read-only file system|Operation not permitted")
+_ANSI = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 
 Process = subprocess.Popen[bytes] | launch.Launched  # a started command

@@ -59,15 +59,18 @@ def test_ranking_and_the_memory_tool_read_the_table() -> None:
 def test_clio_mcp_remember_takes_every_field_of_every_type() -> None:
     import asyncio
 
+    from clio.mcp.http_server import build_server
     from clio.mcp.memory_ops import MemoryOps
-    from clio.mcp.server import build_server
+    from clio.mcp.tools import offered
     from clio.memory.ltm_store import LtmStore
     from clio.memory.notes import NoteStore
     from clio.safety.redact import Redactor
 
     ops = MemoryOps(LtmStore(None), NoteStore(None), lambda: None, Redactor("standard"), True, 500, len, lambda: 0.0)
     tools = {t.name: t for t in asyncio.run(build_server(ops, ltm=True).list_tools())}
-    params = tools["remember"].input_schema["properties"]
+    params = tools["remember"].input_schema["properties"]  # over HTTP (the SDK)
+    stdio_params = offered(ltm=True)["remember"].schema()["properties"]  # over stdio (clio's own)
     for name, t in TYPES.items():
         for field in t.fields:
             assert field in params, f"clio mcp's remember lacks the {name} field {field!r}"
+            assert field in stdio_params, f"clio mcp's remember (stdio) lacks the {name} field {field!r}"

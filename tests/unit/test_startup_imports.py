@@ -7,6 +7,7 @@ REPL start and a one-shot run load, and that lazily compiled patterns act like c
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -70,6 +71,25 @@ def test_a_one_shot_answer_loads_the_http_library_but_not_git_yaml_or_openai(
     assert third_party == {"rich", "urllib3"}
 
 
+def test_a_plain_config_file_is_read_without_pyyaml(fake_server: FakeServer, tmp_path: Path) -> None:
+    """Turning automatic recall off takes a config file; a flat one costs no PyYAML import."""
+    fake_server.script(Reply(text="the answer"))
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (home / "config.yaml").write_text("# mine\nauto_recall: false\ntemperature: 0.3\nmax_output_tokens: 321\n", encoding="utf-8")
+    env = clio_env(fake_server, home, {"PYTHONPROFILEIMPORTTIME": "1", "CLIO_MODEL": "fake-model"})
+    done = subprocess.run(
+        [str(CLIO), "-p", "hello"], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "the answer", done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "clio.simple_yaml" in imported and "yaml" not in imported
+    sent = fake_server.chat_requests[0]  # the settings did apply
+    assert sent.get("temperature") == 0.3 and 321 in (sent.get("max_tokens"), sent.get("max_completion_tokens"))
+    assert "unknown setting" not in done.stderr
+
+
 def test_a_slash_command_only_run_never_loads_the_model_client(fake_server: FakeServer, tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
@@ -124,3 +144,29 @@ def test_model_names_tiktoken_knows_keep_their_encoding_without_importing_it_for
         assert encoding_name("openai/" + model) is not None, model
     for model in ("qwen2.5-coder:7b", "llama3.1", "fake-model", "mistral-large", "deepseek/deepseek-chat"):
         assert encoding_name(model) is None
+
+
+def test_clio_mcp_over_stdio_loads_neither_the_mcp_sdk_nor_pydantic(tmp_path: Path) -> None:
+    """clio/mcp/stdio.py answers the protocol itself: the SDK's import alone took 1.3-2.7 s."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = clio_env(None, tmp_path / "home")
+    env["PYTHONPROFILEIMPORTTIME"] = "1"
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "note_list", "arguments": {}}},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [str(CLIO), "mcp", "--dir", str(project)],
+        input="".join(json.dumps(m) + "\n" for m in lines), env=env, cwd=project, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2] and replies[1]["result"]["content"][0]["text"] == "No notes."
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "clio.mcp.stdio" in imported  # the probe saw the server's imports
+    sdk = ("mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "httpx", "starlette", "uvicorn")
+    heavy = sorted(m for m in imported if m.split(".")[0] in sdk)
+    assert heavy == []
