@@ -192,10 +192,6 @@ def main(argv: list[str] | None = None) -> int:
 
         return mcp_main(argv[1:])
     args = build_parser().parse_args(argv)
-    if not args.sessions:  # the command launcher, before any config or key is read (clio/safety/launch.py)
-        from clio.safety.launch import start as start_launcher
-
-        start_launcher()
     color = not (args.no_color or os.environ.get("NO_COLOR"))
     if args.print_input is not None or (args.input is not None and args.exit):
         from clio.ui.prefixed import prefix_stderr

@@ -1,8 +1,8 @@
 """clio's side of the command launcher (clio/safety/launcher.py): start it, hand it commands.
 
-``start()`` starts the launcher (once per process; clio/cli.py calls it before any key or config
-is read; ``spawn`` starts it too when nothing did) with an empty environment, so it never holds a
-secret whenever it starts. ``spawn(options, argv, cwd, env)`` sends one confined command (the
+``start()`` starts the launcher (once per process: at the first command, ``spawn``; the REPL while
+its prompt is up) with an empty environment and a fresh ``exec``, so it never holds a secret
+whenever it starts. ``spawn(options, argv, cwd, env)`` sends one confined command (the
 wrapper's options, clio/safety/wrapper.py ``wrapper_options``) and returns a :class:`Launched`:
 the command's pid (its own process group), its output (stdout and stderr merged into one pipe)
 and its exit status, as ``subprocess.Popen`` offers them. ``None`` means the launcher is not

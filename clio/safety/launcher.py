@@ -1,7 +1,7 @@
 """The command launcher: one small process per clio that starts every confined shell command.
 
 ``python -I -m clio.safety.launcher FD``, started by clio (clio/safety/launch.py) with an empty
-environment, no terminal and its own session, before any key or config is read. It imports only
+environment (a fresh ``exec``: nothing of clio's memory), no terminal and its own session. It imports only
 the confinement modules (clio/safety/wrapper.py, containment.py, namespaces.py, hide.py) and
 makes itself non-dumpable (its ``/proc/PID/environ``, ``mem`` and ptrace closed to the user's
 other processes). It never holds a key: it only ever sees what the commands themselves get.

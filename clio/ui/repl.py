@@ -168,7 +168,11 @@ def _interruptible() -> None:
 
 def _warm_up() -> None:
     """While the user types: what the first answer needs and the prompt did not (the HTTP
-    library, the markdown renderer, the regular expressions compiled on first use)."""
+    library, the markdown renderer, the regular expressions compiled on first use, the command
+    launcher)."""
+    from clio.safety.launch import start as start_launcher
+
+    start_launcher()  # the first command need not wait for it (clio/safety/launch.py)
     importlib.import_module("urllib3")
     importlib.import_module("rich.markdown")
     importlib.import_module("rich.live")

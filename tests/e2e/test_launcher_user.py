@@ -82,23 +82,30 @@ def _launchers_of(uid: int) -> list[int]:
 
 
 def test_the_users_other_programs_cannot_read_the_launcher(user: User, tree: UserTree) -> None:
-    """While clio runs (a slow answer), the user's own programs find the launcher non-dumpable: its
-    environ and memory closed, like clio's own."""
+    """While clio runs (a command, then a slow answer), the user's own programs find the launcher
+    non-dumpable: its environ and memory closed, like clio's own. (clio starts it at its first
+    command, never for an answer that runs none.)"""
     env_key, _ = _keys(tree)
     server = FakeServer().start()
-    server.script(Reply(text="Thinking about it, slowly, one letter at a time.", chunk_chars=1, delay=0.1))
+    server.script(
+        Reply(tool_calls=[{"name": "terminal_operations", "arguments": {"operation": "execute", "command": "true"}}]),
+        Reply(text="Thinking about it, slowly, one letter at a time.", chunk_chars=1, delay=0.1),
+    )
     tree.chown()
     env = clio_env(server, tree.clio_home, {"HOME": str(tree.home), "OPENAI_API_KEY": env_key})
     before = set(_launchers_of(user.uid))
-    clio = subprocess.Popen([*user.prefix(), str(CLIO), "-p", "hello"], cwd=tree.project, env=env,
+    clio = subprocess.Popen([*user.prefix(), str(CLIO), "--yes", "-p", "hello"], cwd=tree.project, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     try:
         deadline = time.monotonic() + 30
         launchers: list[int] = []
-        while time.monotonic() < deadline and not (launchers and server.chat_requests):
+        while time.monotonic() < deadline and not (launchers and len(server.chat_requests) >= 2):
             launchers = [p for p in _launchers_of(user.uid) if p not in before]
             time.sleep(0.05)
-        assert launchers, "clio started no command launcher"
+        if not launchers:
+            clio.kill()
+            out, err = clio.communicate(timeout=30)
+            raise AssertionError(f"clio started no command launcher: {out!r} {err!r} {server.chat_requests[-1:]!r}"[:3000])
         pid = launchers[0]
         looks = subprocess.run(
             [*user.prefix(), "bash", "-c", f"cat /proc/{pid}/environ; echo environ_rc=$?; "
