@@ -28,7 +28,9 @@ pytestmark = pytest.mark.realmodel
 
 CTX = 4096
 SMALL_CTX = 2048
-SETTINGS: dict[str, Any] = {"temperature": 0, "max_output_tokens": 256, "max_iterations": 2}
+# consolidate off: these tests count a run's own requests; the read-back a run's detached child may
+# send of an earlier session (tests/e2e/test_consolidation_background.py) is not theirs
+SETTINGS: dict[str, Any] = {"temperature": 0, "max_output_tokens": 256, "max_iterations": 2, "consolidate": False}
 CAP_EXIT = 3  # clio's exit code when a turn stopped at max_iterations
 CAP_NOTICE = "Stopped after 2 tool iterations"
 
