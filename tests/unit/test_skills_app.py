@@ -133,7 +133,8 @@ def test_a_draw_between_turns_is_kept_for_the_next_run(
         first.run_turn(f"turn {i}")
     assert PLAN in system_sent(fake_server)
     run(first, "/skills ban plan-first")  # no turn is open
-    notes = str(first.agent.prompt.system()[1]["content"])
+    head = first.agent.prompt.system()
+    notes = str(head[1]["content"]) if len(head) > 1 else ""  # the new draw may hold no behaviour at all
     assert PLAN not in notes
     assert first.session is not None
     sid = first.session.id
