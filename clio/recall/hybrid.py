@@ -38,14 +38,7 @@ def fuse_rows(
     order, the negated fused score as their rank."""
     by_id = {r[0]: tuple(r[1:6]) for r in lexical}
     lists = [list(near)] + [list(ids) for ids, _ in more]
-    missing = list(dict.fromkeys(i for ids in lists for i in ids if i not in by_id))
-    for start in range(0, len(missing), 500):
-        chunk = missing[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for r in conn.execute(
-            f"SELECT id, session_id, role, seq, ts, body FROM msgs WHERE id IN ({marks})", chunk
-        ):
-            by_id[r[0]] = tuple(r[1:])
+    by_id.update(rows_by_id(conn, [i for ids in lists for i in ids if i not in by_id]))
     fused = rrf(
         [[str(r[0]) for r in lexical]] + [[str(i) for i in ids] for ids in lists],
         k,
@@ -53,6 +46,18 @@ def fuse_rows(
     )
     order = sorted(fused.items(), key=lambda kv: -kv[1])
     return [(int(i), *by_id[int(i)], -score) for i, score in order if int(i) in by_id]
+
+
+def rows_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+    """Indexed messages by row id -> (session_id, role, seq, ts, body); ids not found are absent."""
+    wanted = list(dict.fromkeys(ids))
+    out: dict[int, tuple[Any, ...]] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute(f"SELECT id, session_id, role, seq, ts, body FROM msgs WHERE id IN ({marks})", chunk):
+            out[r[0]] = tuple(r[1:])
+    return out
 
 
 class SemanticSide:

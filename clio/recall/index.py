@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from clio.recall.hybrid import AUTO, SemanticSide, fuse_rows, run_beside
+from clio.recall.hybrid import AUTO, SemanticSide, fuse_rows, rows_by_id, run_beside
 from clio.recall.lexical import LexicalSide
 from clio.recall.query import (
     MEANING_WEIGHT,
@@ -200,12 +200,8 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         ids = [int(i) for i in near()][:50]
         if not ids or count < 1:
             return []
-        marks = ",".join("?" * len(ids))
-        found = {
-            r[0]: (r[1], r[2], r[3], r[4], r[5], 0.0)
-            for r in self._conn.execute(f"SELECT id, session_id, role, seq, ts, body FROM msgs WHERE id IN ({marks})", ids)
-        }
-        rows = [found[i] for i in ids if i in found and keep(found[i][0], int(found[i][2]))]
+        found = rows_by_id(self._conn, ids)
+        rows = [(*found[i], 0.0) for i in ids if i in found and keep(found[i][0], int(found[i][2]))]
         return self._units(rows, keep, len(rows) + 1, count, taken)
 
     def _units(
