@@ -132,23 +132,16 @@ class Nearest:
         import numpy as np
 
         from clio.recall.encoder import chunks
-        from clio.recall.encoder_scan import MIN_COSINE
 
-        self.np, self.floor = np, MIN_COSINE
         rows = index._conn.execute("SELECT id, body FROM msgs").fetchall()
         pieces = [(int(rid), c) for rid, body in rows for c in (chunks(str(body)) or [""])]
         self.owners = np.array([rid for rid, _ in pieces], dtype=np.int64)
         self.matrix = encoder().embed([c for _, c in pieces])
 
     def __call__(self, query: str, k: int = ENCODER_NEAR) -> list[int]:
-        np = self.np
-        sims = self.matrix @ encoder().embed([query])[0]
-        out: dict[int, None] = {}
-        for j in np.argsort(-sims):
-            if sims[j] < self.floor or len(out) >= k:
-                break
-            out.setdefault(int(self.owners[j]), None)
-        return list(out)
+        from clio.recall.encoder_scan import nearest_rows
+
+        return [rid for rid, _ in nearest_rows(self.owners, self.matrix, encoder().embed([query])[0], k)]
 
 
 _encoder: Any = None

@@ -129,19 +129,25 @@ class NearScan:
     def nearest(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The ``k`` messages nearest to the query vector ``q`` (row id, best chunk's cosine), best
         first, none under :data:`MIN_COSINE`."""
-        import numpy as np
-
         view = self._view()
         if view is None or k < 1:
             return []
-        owners, matrix = view
-        sims = matrix @ q
-        take = min(len(sims), k * 8)
-        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
-        out: dict[int, float] = {}
-        for j in top[np.argsort(-sims[top])]:
-            cos = float(sims[j])
-            if cos < MIN_COSINE or len(out) >= k:
-                break
-            out.setdefault(int(owners[j]), round(cos, 4))
-        return list(out.items())
+        return nearest_rows(view[0], view[1], q, k)
+
+
+def nearest_rows(owners: np.ndarray, matrix: np.ndarray, q: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Of chunk rows ``matrix`` (each owned by the message ``owners`` names), the ``k`` messages
+    whose best chunk is nearest to ``q``: (message, cosine), best first, none under
+    :data:`MIN_COSINE`. Pure."""
+    import numpy as np
+
+    sims = matrix @ q
+    take = min(len(sims), k * 8)
+    top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
+    out: dict[int, float] = {}
+    for j in top[np.argsort(-sims[top])]:
+        cos = float(sims[j])
+        if cos < MIN_COSINE or len(out) >= k:
+            break
+        out.setdefault(int(owners[j]), round(cos, 4))
+    return list(out.items())
