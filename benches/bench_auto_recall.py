@@ -40,6 +40,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,7 @@ def step(
             nearby=pending.near if pending is not None else None,
         )
         similarity = pending.finish if pending is not None else None
-        hits = auto.score_hits(text, results, None, index.frequencies, similarity) if results else []
+        hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity) if results else []
     finally:
         if pending is not None:
             pending.close()

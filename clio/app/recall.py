@@ -101,11 +101,13 @@ class LazyRecall:
 
 
     def frequencies(self, words: list[str]) -> tuple[dict[str, int], int]:
+        """The words' document frequencies for the automatic recall's decision, asked right after
+        its search (which brought the index up to date)."""
         session = self.services.session
         if session is None:
-            return self.index().frequencies(words)
+            return self.index().frequencies(words, refresh=False)
         window = self.carried(False).get(session.id) or {len(session.messages)}
-        return self.index().frequencies(words, (session.id, min(window)))
+        return self.index().frequencies(words, (session.id, min(window)), refresh=False)
 
 
 def carried(window: list[Message], session_id: str, quoted: bool) -> dict[str, set[int]]:

@@ -46,7 +46,7 @@ from clio.recall.refine import refine_rows
 from clio.recall.refresh import RefreshSide, SessionSource
 from clio.recall.relevance import says_something
 from clio.recall.schema import open_index, remove_db_files
-from clio.recall.units import Part, compose, exchange, shape_units
+from clio.recall.units import Exchanges, Part, compose, shape_units
 from clio.recall.vectors import VectorIndex
 from clio.store.atomic import FileLock
 
@@ -220,6 +220,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         sessions: set[str] = set()
         seen: set[tuple[str, int]] = {(row[0], parts[0].seq) for row, parts in taken}
         passages: set[str] = {passage_key(row[4]) for row, _ in taken}
+        read = Exchanges(self._conn)
         for row in rows:
             sid, _role, seq, _ts, body, _rank = row
             key = passage_key(body)
@@ -227,7 +228,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
                 continue
             parts = [
                 p
-                for p in compose(int(seq), exchange(self._conn, sid, int(seq)))
+                for p in compose(int(seq), read(sid, int(seq)))
                 if p.seq == seq or keep(sid, p.seq)
             ]
             if not parts or (sid, parts[0].seq) in seen:
@@ -264,13 +265,18 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
         return shape_results([r[1:] for r in rows], names, terms, max_sessions, max_results)
 
-    def frequencies(self, words: list[str], carried: tuple[str, int] | None = None) -> tuple[dict[str, int], int]:
+    def frequencies(
+        self, words: list[str], carried: tuple[str, int] | None = None, *, refresh: bool = True
+    ) -> tuple[dict[str, int], int]:
         """How many indexed messages hold each of ``words`` (stemmed as the index does; counted no
         further than the postings budget; ``carried`` (session, seq): what the request carries, from
         that message of the running session on, does not count), and about how many messages are
-        indexed."""
+        indexed. ``refresh=False``: in the index as the last search left it (the automatic recall
+        asks right after its search, which brought it up to date: no second look at every
+        session file)."""
         with self._lock:
-            self.refresh()
+            if refresh:
+                self.refresh()
             top = self._conn.execute("SELECT coalesce(max(id), 0) FROM msgs").fetchone()[0]
             return self.document_frequencies(words, self.postings_budget, carried, own_text=True), int(top)
 

@@ -187,13 +187,25 @@ def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    stems = {excerpt_stem(t) for t in terms if t}
-    prefixes = [t.lower() for t in terms if len(t) >= 4]
+    words = [t for t in terms if t]
+    stems = {excerpt_stem(t) for t in words}
+    prefixes = tuple(t.lower() for t in words if len(t) >= 4)
+    which: dict[str, str | None] = {}  # a word as written -> the term it matches (long texts repeat words)
     hits: list[tuple[int, int, str]] = []  # (start, end, which term)
     for m in WORD_RE.finditer(flat):
-        w = m.group().lower()
-        s = excerpt_stem(w)
-        term = s if s in stems else next((t for t in prefixes if w.startswith(t)), None)
+        word = m.group()
+        if word in which:
+            term = which[word]
+        else:
+            w = word.lower()
+            s = excerpt_stem(w)
+            if s in stems:
+                term = s
+            elif prefixes and w.startswith(prefixes):
+                term = next(t for t in prefixes if w.startswith(t))
+            else:
+                term = None
+            which[word] = term
         if term is not None:
             hits.append((m.start(), m.end(), term))
     start = 0
@@ -313,8 +325,23 @@ def answers_first(hits: list[dict[str, Any]], query: str) -> list[dict[str, Any]
     repeats: list[dict[str, Any]] = []
     for hit in hits:
         text = str(hit.get("text") or hit.get("excerpt") or "")
-        (repeats if len(content_stems(text) - asked) < MIN_NEW_WORDS else says).append(hit)
+        (says if adds_words(text, asked) else repeats).append(hit)
     return says + repeats
+
+
+def adds_words(text: str, asked: set[str], limit: int = 6000) -> bool:
+    """Whether ``text``'s first ``limit`` characters say at least :data:`MIN_NEW_WORDS` content
+    words (:func:`content_words`) that ``asked`` does not hold; reads no further than it must."""
+    new: set[str] = set()
+    for m in WORD_RE.finditer(text, 0, limit):
+        w = m.group().lower()
+        if len(w) > 1 and w not in STOPWORDS:
+            stem = excerpt_stem(w)
+            if stem not in asked:
+                new.add(stem)
+                if len(new) >= MIN_NEW_WORDS:
+                    return True
+    return False
 
 
 def is_echo(msg: Message) -> bool:

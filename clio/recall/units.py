@@ -66,20 +66,22 @@ def compose(hit: int, rows: list[Part]) -> list[Part]:
     return [p for p in rows if p.seq in kept]
 
 
-def exchange(conn: sqlite3.Connection, session_id: str, seq: int) -> list[Part]:
-    """The indexed messages of the exchange that holds message ``seq`` of ``session_id``."""
-    row = conn.execute(
-        "SELECT id FROM msgs WHERE session_id = ? AND seq = ? ORDER BY id LIMIT 1", (session_id, seq)
-    ).fetchone()
+_BOUNDS = (  # the message's row, and the user messages that open its exchange and the next one
+    "SELECT h.id,"
+    " (SELECT max(id) FROM msgs WHERE session_id = h.session_id AND id <= h.id AND role = 'user'),"
+    " (SELECT min(id) FROM msgs WHERE session_id = h.session_id AND id > h.id AND role = 'user')"
+    " FROM msgs h WHERE h.session_id = ? AND h.seq = ? ORDER BY h.id LIMIT 1"
+)
+
+
+def exchange(conn: sqlite3.Connection, session_id: str, seq: int) -> tuple[list[Part], bool]:
+    """The indexed messages of the exchange that holds message ``seq`` of ``session_id``, and
+    whether they are the whole exchange (from its user message to the next one, within
+    :data:`EXCHANGE_ROWS`): then any of its messages reads the same rows."""
+    row = conn.execute(_BOUNDS, (session_id, seq)).fetchone()
     if row is None:
-        return []
-    hit_id = int(row[0])
-    start = conn.execute(
-        "SELECT max(id) FROM msgs WHERE session_id = ? AND id <= ? AND role = 'user'", (session_id, hit_id)
-    ).fetchone()[0]
-    end = conn.execute(
-        "SELECT min(id) FROM msgs WHERE session_id = ? AND id > ? AND role = 'user'", (session_id, hit_id)
-    ).fetchone()[0]
+        return [], False
+    hit_id, start, end = int(row[0]), row[1], row[2]
     first = hit_id if start is None else int(start)
     if hit_id - first > EXCHANGE_ROWS:
         first = hit_id  # a very long run of steps: the ask is too far back to read
@@ -88,7 +90,25 @@ def exchange(conn: sqlite3.Connection, session_id: str, seq: int) -> list[Part]:
         "SELECT seq, role, body FROM msgs WHERE session_id = ? AND id BETWEEN ? AND ? ORDER BY id",
         (session_id, first, last),
     ).fetchall()
-    return [Part(int(s), str(r), str(b)) for s, r, b in rows]
+    whole = start is not None and end is not None and int(end) - 1 - int(start) <= EXCHANGE_ROWS
+    return [Part(int(s), str(r), str(b)) for s, r, b in rows], whole
+
+
+class Exchanges:
+    """:func:`exchange` for one search: the search's rows often fall in the same exchange (a
+    question, its tool steps, the answer), read once."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.read: dict[tuple[str, int], list[Part]] = {}
+
+    def __call__(self, session_id: str, seq: int) -> list[Part]:
+        rows = self.read.get((session_id, seq))
+        if rows is None:
+            rows, whole = exchange(self.conn, session_id, seq)
+            if whole:
+                self.read.update({(session_id, p.seq): rows for p in rows})
+        return rows
 
 
 def unit_text(parts: Sequence[Part]) -> str:
@@ -104,7 +124,10 @@ def shape_units(
 ) -> list[dict[str, Any]]:
     """(ranked row (session_id, role, seq, ts, body, rank), its unit) -> search results: where the
     match is (``seq``, ``role``, ``date``, ``excerpt``) and the unit's messages (``seqs``, and
-    ``parts``: each one's seq, role and excerpt); ``text``, the unit's text, and ``texts``, each message's, when ``with_text``."""
+    ``parts``: each one's seq, role and excerpt). ``with_text``: ``text``, the unit's text, and
+    ``texts``, each message's, in place of the excerpts (the caller cuts its own: automatic
+    recall quotes a few of the units it reads, and cutting excerpts of long tool results is most
+    of a search's time)."""
     out: list[dict[str, Any]] = []
     for (sid, role, seq, ts, body, rank), parts in units:
         hit: dict[str, Any] = {
@@ -114,15 +137,16 @@ def shape_units(
             "role": role,
             "seq": seq,
             "seqs": [p.seq for p in parts],
-            "excerpt": excerpt(body, terms),
-            "parts": [
-                {"seq": p.seq, "role": p.role, "excerpt": excerpt(p.body, terms, 300 if p.seq == seq else OTHER_CHARS)}
-                for p in parts
-            ],
+            "parts": [{"seq": p.seq, "role": p.role} for p in parts],
             "score": round(-rank, 4),
         }
         if with_text:
             hit["text"] = unit_text(parts)
             hit["texts"] = [p.body for p in parts]
+        else:
+            hit["excerpt"] = cut = excerpt(body, terms)
+            for part, p in zip(hit["parts"], parts, strict=True):
+                width = 300 if p.seq == seq else OTHER_CHARS
+                part["excerpt"] = cut if p.seq == seq and p.body == body else excerpt(p.body, terms, width)
         out.append(hit)
     return out

@@ -19,8 +19,16 @@ from clio.recall import auto, relevance
 from clio.recall import refresh as refresh_mod
 from clio.recall import schema as schema_mod
 from clio.recall.index import RecallIndex
-from clio.recall.query import CALL_MARK, answers_first, document_text, is_echo, readable_call, shape_results
-from clio.recall.units import Part, compose, is_prose
+from clio.recall.query import (
+    CALL_MARK,
+    adds_words,
+    answers_first,
+    document_text,
+    is_echo,
+    readable_call,
+    shape_results,
+)
+from clio.recall.units import Exchanges, Part, compose, exchange, is_prose
 from clio.store.sessions import SessionStore
 
 FACT = "The staging database listens on port 6543 behind pgbouncer."
@@ -310,3 +318,53 @@ def test_a_short_message_of_a_unit_leaves_its_room_to_the_answer() -> None:
     assert auto.shares([40, 900, 600], 480) == [42, 219, 219]  # the question whole, the rest split
     assert auto.shares([10, 20], 480) == [12, 22]  # nothing is padded
     assert sum(auto.shares([300, 300, 300], 480)) <= 480
+
+
+def test_a_search_reads_each_whole_exchange_once_and_as_exchange_reads_it(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    sid = _archive(store, [
+        ("user", "where does the staging config live?", {}),
+        ("assistant", "", {"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "file_operations", "arguments": '{"operation": "read_file", "path": "infra/staging.yaml"}'}}]}),
+        ("tool", "port: 5433\nhost: db.staging", {"tool_call_id": "c1"}),
+        ("assistant", "In infra/staging.yaml: port 5433.", {}),
+        ("user", "and production?", {}),
+        ("assistant", "infra/prod.yaml, port 5432.", {}),
+    ])  # fmt: skip
+    idx = RecallIndex(tmp_path / "r.sqlite", store, embedder=None)
+    idx.refresh()
+    conn = idx._conn
+    read = Exchanges(conn)
+    selects: list[str] = []
+    conn.set_trace_callback(selects.append)
+    try:
+        got = {seq: read(sid, seq) for seq in range(6)}
+        calls = len(selects)
+    finally:
+        conn.set_trace_callback(None)
+    for seq in range(6):
+        assert got[seq] == exchange(conn, sid, seq)[0]
+    assert [p.seq for p in got[2]] == [0, 1, 2, 3] and [p.seq for p in got[5]] == [4, 5]
+    assert exchange(conn, sid, 1)[1] and not exchange(conn, sid, 5)[1]  # the session's last one is open
+    # the first exchange is read once for its four messages; the open last one on every ask (2 queries each)
+    assert calls == 2 * (1 + 2)
+
+
+def test_a_text_adds_words_when_it_says_two_content_words_the_query_does_not() -> None:
+    asked = {"staging", "port"}
+    assert adds_words("the staging port is 5433 on db", asked)
+    assert not adds_words("what is the staging port?", asked)
+    assert not adds_words("staging port staging port " * 500 + "pgbouncer", asked)  # one new word only
+    assert adds_words("x" * 10 + " pgbouncer rotated", asked)
+    assert not adds_words("staging " * 2000 + "pgbouncer rotated", asked, limit=6000)  # beyond what it reads
+
+
+def test_results_with_their_text_carry_no_excerpts_and_the_others_do(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    _archive(store, [("user", "where is the staging port set?", {}), ("assistant", "deploy/staging.env sets PORT=5433. " * 40, {})])
+    idx = RecallIndex(tmp_path / "r.sqlite", store, embedder=None)
+    [plain] = idx.search("staging port", max_results=1)
+    [full] = idx.search("staging port", max_results=1, with_text=True)
+    assert len(plain["excerpt"]) <= 302 and all(p["excerpt"] for p in plain["parts"])
+    assert "excerpt" not in full and all("excerpt" not in p for p in full["parts"])
+    assert full["texts"][-1].startswith("deploy/staging.env sets PORT=5433.") and len(full["text"]) > 1000
+    assert [p["seq"] for p in full["parts"]] == [p["seq"] for p in plain["parts"]]
