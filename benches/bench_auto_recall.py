@@ -22,9 +22,12 @@ unit in its top 3 and first, hybrid as shipped and (with ``--encoder``) with the
 messages fused in.
 
 ``--scale DIR`` also times the per-message step over a corpus built by ``benches/recall_scale.py
---workdir DIR`` (200,000 messages by default), with queries drawn from that corpus.
+--workdir DIR`` (200,000 messages by default), with queries drawn from that corpus; with
+``--encoder`` the archive is embedded first (``--random-vectors``: random values, for the
+latency alone, where a real fill would take hours).
 
-    python benches/bench_auto_recall.py [--encoder] [--tool] [--sweep] [--misses] [--scale DIR] [--repeat N]
+    python benches/bench_auto_recall.py [--encoder] [--tool] [--sweep] [--misses] [--scale DIR]
+        [--random-vectors] [--repeat N]
 """
 
 from __future__ import annotations
@@ -263,7 +266,24 @@ def sweep(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> None
         R.THRESHOLD = saved
 
 
-def scale(workdir: Path, repeat: int, encoder: bool = False) -> None:
+class RandomVectors:
+    """An encoder for ``--random-vectors``: unit vectors of random values for every chunk, through
+    the cache's own chunking and packing. For latency only: the helper's scan and look-ups cost
+    the same whatever the values, and a 200k archive's real fill is hours of one core."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.np, self.rng = np, np.random.default_rng(5)
+
+    def embed(self, texts: list[str]) -> Any:
+        from clio.recall.encoder import DIM
+
+        vecs = self.rng.standard_normal((len(texts), DIM)).astype(self.np.float32)
+        return vecs / self.np.linalg.norm(vecs, axis=1, keepdims=True)
+
+
+def scale(workdir: Path, repeat: int, encoder: bool = False, random_vectors: bool = False) -> None:
     store = SessionStore(workdir / "sessions")
     index = RecallIndex(workdir / "recall.sqlite", store, embedder=None)
     started = time.perf_counter()
@@ -280,7 +300,8 @@ def scale(workdir: Path, repeat: int, encoder: bool = False) -> None:
             from clio.recall.encoder_cache import VectorCache
 
             cache = VectorCache(workdir / "recall-vectors.sqlite")
-            cache.fill_from_index(workdir / "recall.sqlite", Encoder(threads=2), 10**9, lambda: False)
+            model: Any = RandomVectors() if random_vectors else Encoder(threads=2)
+            cache.fill_from_index(workdir / "recall.sqlite", model, 10**9, lambda: False)
             cache.close()
             print(f"scale: the archive embedded in {time.perf_counter() - t:.0f} s")
         client = encoder_helper(workdir.parent / "encoder-home", workdir)
@@ -309,6 +330,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweep", action="store_true", help="the decision's threshold swept on each set")
     ap.add_argument("--scale", type=Path, help="a recall_scale.py --workdir folder")
+    ap.add_argument(
+        "--random-vectors", action="store_true",
+        help="with --scale --encoder, an archive not embedded yet gets random vectors (latency only)",
+    )  # fmt: skip
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
@@ -360,7 +385,7 @@ def main() -> None:
                 print("\n".join(r["misses"]))
             index.close()
     if args.scale:
-        scale(args.scale, args.repeat, args.encoder)
+        scale(args.scale, args.repeat, args.encoder, args.random_vectors)
 
 
 if __name__ == "__main__":

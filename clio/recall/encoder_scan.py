@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clio.recall.encoder_cache import VectorCache, key
+from clio.recall.schema import marks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,7 +40,8 @@ class NearScan:
         self.index = index
         self.cap = cap
         self.hi = 0  # the highest index row id looked at
-        self.count = 0  # the index's row count when last looked at (a drop: rows deleted)
+        self.removed = 0  # the index's count of messages ever removed when last looked at
+        self.made = ""  # the index file's mark when last looked at (a rebuilt index has another)
         self.missing: dict[int, bytes] = {}  # rows looked at whose vectors were not written yet
         self.cache_mark = -1  # the cache's highest rowid when ``missing`` was last looked up
         self.checked = 0.0  # when (monotonic) ``missing`` was last looked up
@@ -48,7 +50,8 @@ class NearScan:
         self.owners: np.ndarray | None = None
 
     def _reset(self) -> None:
-        self.hi = self.count = 0
+        self.hi = self.removed = 0
+        self.made = ""
         self.missing = {}
         self.cache_mark = -1
         self.checked = 0.0
@@ -62,10 +65,11 @@ class NearScan:
         except sqlite3.Error:
             return
         try:
-            top, count = src.execute("SELECT coalesce(max(id), 0), count(*) FROM msgs").fetchone()
-            if self.hi and (top < self.hi or count - self.count != top - self.hi):
+            top = int(src.execute("SELECT coalesce(max(id), 0) FROM msgs").fetchone()[0])
+            made, removed = marks(src)  # not count(*): a walk of every row, 45 ms at 200k messages
+            if self.hi and (top < self.hi or removed != self.removed or made != self.made):
                 self._reset()  # rebuilt, or messages deleted: their ids may come back as others
-            self.count = int(count)
+            self.removed, self.made = removed, made
             if top > self.hi:
                 low = max(self.hi, int(top) - self.cap)
                 new: dict[int, bytes] = {}

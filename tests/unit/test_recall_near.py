@@ -16,6 +16,7 @@ from clio.recall.encoder_cache import VectorCache, key
 from clio.recall.encoder_scan import MIN_COSINE, NearScan
 from clio.recall.index import RecallIndex
 from clio.recall.query import best_first
+from clio.recall.schema import marks, note_removed
 from clio.store.sessions import SessionStore
 from tests.unit.conftest import add_session
 
@@ -33,6 +34,7 @@ def project(tmp_path: Path, bodies: list[str]) -> tuple[Path, VectorCache]:
     index = clio_dir / "recall.sqlite"
     with sqlite3.connect(index) as db:
         db.execute("CREATE TABLE IF NOT EXISTS msgs(id INTEGER PRIMARY KEY, body TEXT)")
+        db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         db.executemany("INSERT INTO msgs(body) VALUES (?)", [(b,) for b in bodies])
     return index, VectorCache(clio_dir / "recall-vectors.sqlite")
 
@@ -71,12 +73,36 @@ def test_the_scan_follows_the_index_and_the_fill(tmp_path: Path) -> None:
     scan.refresh(cache)
     assert [r for r, _ in scan.nearest(unit(1), 5)] == [2, 3]
     with sqlite3.connect(index) as db:  # a session deleted: its ids may come back as other messages
-        db.execute("DELETE FROM msgs WHERE id = 2")
-        db.execute("INSERT INTO msgs(body) VALUES ('epsilon')")
+        db.execute("DELETE FROM msgs WHERE id = 3")
+        note_removed(db, 1)  # as the index's remove_session notes it
+        db.execute("INSERT INTO msgs(body) VALUES ('epsilon')")  # takes id 3 again
     store_vectors(cache, {"epsilon": unit(7)})
     scan.refresh(cache)
-    assert [r for r, _ in scan.nearest(unit(1), 5)] == [3]
-    assert [r for r, _ in scan.nearest(unit(7), 5)] == [4]
+    assert [r for r, _ in scan.nearest(unit(1), 5)] == [2]  # delta's vector is not epsilon's
+    assert [r for r, _ in scan.nearest(unit(7), 5)] == [3]
+    index.unlink()  # the index rebuilt: a new file (another mark), ids from 1 again
+    project(tmp_path, ["zeta", "beta", "epsilon"])
+    with sqlite3.connect(index) as db:
+        db.execute("INSERT INTO meta VALUES ('made', 'another')")
+    store_vectors(cache, {"zeta": unit(7, 8)})
+    scan.refresh(cache)
+    assert [r for r, _ in scan.nearest(unit(8), 5)] == [1]
+    assert [r for r, _ in scan.nearest(unit(7), 5)] == [3, 1]
+
+
+def test_the_index_marks_what_it_removes_and_each_file_it_makes(store: SessionStore) -> None:
+    add_session(store, ["alpha one", "beta two"])
+    gone = add_session(store, ["gamma three", "delta four", "ok"])
+    index = RecallIndex(store.dir.parent / "r.sqlite", store, embedder=None)
+    index.refresh()
+    made, removed = marks(index._conn)
+    assert len(made) == 16 and removed == 0
+    store.delete(gone)
+    index.refresh()
+    assert marks(index._conn) == (made, 3)
+    assert index.counts()["messages"] == 2
+    index.rebuild()
+    assert marks(index._conn)[0] not in ("", made)
 
 
 def test_the_scan_covers_only_the_newest_messages(tmp_path: Path) -> None:
