@@ -13,7 +13,7 @@
   goes the way the background read-back sends it (``clio.app.background``: an App on a scratch
   session, its client, window and redaction, through ``SideRequest`` under the child's turn lock),
   with ``temperature: 0`` as bench_realmodel.py sets it; the proxy times each request. One request
-  per case, about 10-60 s each on 2 shared cores: ``--cases N`` runs the first N.
+  per case (median 10 s, up to 72 s on 2 shared cores; 28 in 10 minutes): ``--cases N`` runs the first N.
 
 Each case is one user message and the entries it should give, each as the terms it must carry to
 read correctly with nothing around it. A stored entry, of any type, read as a later prompt shows it
