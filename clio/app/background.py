@@ -17,7 +17,8 @@ the parent's exit and a Ctrl-C there. It:
   project lock, no two children ever consolidate the same session;
 - records every request it sends in that session's usage (``session.json`` ``usage``: ``/cost``
   after ``--resume`` and ``clio sessions`` count it), since the run that started it has already
-  printed its usage line;
+  printed its usage line (which says so, :data:`USAGE_CLAUSE`; ``--output json`` carries
+  ``"background": {"consolidation": true, "session_id": ...}``);
 - with a local endpoint (a single-slot server), sends its request only while no run's turn is
   under way (:func:`clio.app.turn_lock.users_turn`, around every turn), and a turn that starts meanwhile stops it:
   the user's request goes first, and the session stays marked for a later child;
@@ -51,6 +52,9 @@ LOCK_NAME = "consolidation.lock"
 LOG_NAME = "consolidation.log"  # what each child did, one line each
 GRACE = 1.0  # seconds the child waits before reading (rapid `clio --resume -p` runs: one read-back, not one each)
 NOTICE = "clio: saving what this session established in the background (/memory list learned shows it)"
+# the one-shot run's usage line, when it starts a child: the line is printed first, so the child's
+# requests are not in its figures (nor in ``--output json`` usage, which says ``background`` instead)
+USAGE_CLAUSE = "the memory read-back in the background is not counted here (its requests go to this session's /cost)"
 
 
 def pending(app: App) -> bool:

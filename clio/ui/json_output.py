@@ -4,7 +4,10 @@
   ``usage`` (prompt, completion, cached and total tokens of the turn's requests, their number,
   and ``cost_usd``: dollars where the model's price is known, else null), ``tool_calls`` (name,
   arguments, ok), ``files_changed``, ``stop_reason`` (``done``, ``max_iterations``, ``refused``,
-  ``stuck``, ``interrupted`` or ``error``), ``exit_code`` and, on an error, ``error``.
+  ``stuck``, ``interrupted`` or ``error``), ``exit_code``, on an error ``error``, and when the
+  run starts a background read-back of memory (clio.app.background) ``background``:
+  ``{"consolidation": true, "session_id": ...}``, whose requests are not in ``usage`` but in that
+  session's.
 - ``stream-json``: one object per line as things happen, each with a ``type``: ``session``,
   ``text`` (a streamed piece of the answer), ``assistant`` (a finished message: ``final`` says
   whether it is the answer), ``tool_call``, ``tool_result``, ``diff``, ``notice``, and last
@@ -124,7 +127,10 @@ class JsonUI:
         stop_reason: str,
         exit_code: int,
         error: str | None = None,
+        background: str | None = None,
     ) -> dict[str, Any]:
+        """The run's result. ``background``: the session a read-back child was started for, after
+        this object (clio.app.background): its requests are not in ``usage`` but in that session's."""
         prompt = sum(int(u.get("prompt_tokens") or 0) for u in usage)
         completion = sum(int(u.get("completion_tokens") or 0) for u in usage)
         cached = sum(int(u.get("cached_tokens") or 0) for u in usage)
@@ -146,6 +152,8 @@ class JsonUI:
         }
         if error is not None:
             out["error"] = error
+        if background is not None:
+            out["background"] = {"consolidation": True, "session_id": background}
         redacted: dict[str, Any] = self.redact_obj(out)
         return redacted
 

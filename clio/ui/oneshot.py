@@ -72,12 +72,14 @@ def run_one_shot(
                 had = len(app.session.messages) if app.session is not None else 0
                 if not run_slash(app, text.strip()):
                     return 1
-                _usage_line(app, settings, err, spent)  # /init, /compact, /memory consolidate ask the model
                 # /init's turn is read back after it; a command that ran no turn (/memory list)
                 # starts nothing and says nothing
                 turned = app.session is not None and len(app.session.messages) > had
                 if turned and background.pending(app):
                     later = _sid(app)
+                # /init, /compact, /memory consolidate ask the model
+                _usage_line(app, settings, err, spent, in_background=later is not None)
+                if later is not None:
                     err.print(background.NOTICE, markup=False, highlight=False)
                 return _outcome(app, TurnResult(), err)[0]  # /init's turn may have had a write refused (4)
             except ExitRequested:  # `clio -p /exit`: nothing left to do
@@ -98,14 +100,17 @@ def run_one_shot(
             )
             return exc.exit_code
         code, reason, why = _outcome(app, result, err)
-        price = _say_usage(err, settings, total(result.usage))
+        if not result.interrupted and background.pending(app):
+            later = _sid(app)  # its requests come after this run's usage: the line and JSON say so
+        price = _say_usage(err, settings, total(result.usage), in_background=later is not None)
         if json_ui is not None:
             json_ui.price = price
             json_ui.finish(
-                json_ui.result(session_id=_sid(app), usage=result.usage, stop_reason=reason, exit_code=code, error=why)
+                json_ui.result(
+                    session_id=_sid(app), usage=result.usage, stop_reason=reason, exit_code=code, error=why, background=later
+                )
             )
-        if not result.interrupted and background.pending(app):
-            later = _sid(app)
+        if later is not None:
             err.print(background.NOTICE, markup=False, highlight=False)
         return code
     finally:
@@ -114,20 +119,24 @@ def run_one_shot(
             background.spawn(settings, paths, later)
 
 
-def _say_usage(err: Console, settings: Settings, usage: dict[str, int]) -> Price | None:
-    """The one line a run that sent requests ends with: tokens and, where the price is known, cost."""
+def _say_usage(err: Console, settings: Settings, usage: dict[str, int], *, in_background: bool = False) -> Price | None:
+    """The one line a run that sent requests ends with: tokens and, where the price is known, cost.
+    ``in_background``: the run starts a read-back child, whose requests the line cannot count."""
     endpoint = settings.endpoint()
     price = price_for(settings.model, settings.prices, endpoint)
     if usage.get("requests"):
-        err.print(f"clio: usage: {describe(usage, settings.model, price, endpoint)}", markup=False, highlight=False)
+        line = describe(usage, settings.model, price, endpoint) + (f"; {background.USAGE_CLAUSE}" if in_background else "")
+        err.print(f"clio: usage: {line}", markup=False, highlight=False)
     return price
 
 
-def _usage_line(app: App, settings: Settings, err: Console, before: dict[str, int]) -> None:
+def _usage_line(
+    app: App, settings: Settings, err: Console, before: dict[str, int], *, in_background: bool = False
+) -> None:
     """The usage line of a slash command that sent requests: the session's totals since ``before``."""
     now = app.session.info.usage if app.session is not None else {}
     keys = ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")
-    _say_usage(err, settings, {k: int(now.get(k, 0)) - int(before.get(k, 0)) for k in keys})
+    _say_usage(err, settings, {k: int(now.get(k, 0)) - int(before.get(k, 0)) for k in keys}, in_background=in_background)
 
 
 def _sid(app: App) -> str | None:

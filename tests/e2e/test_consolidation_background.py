@@ -7,7 +7,8 @@ an exit that waited for the read-back could not finish while its request is held
 - a one-shot run with a decision answers and exits while its read-back is held, and so does the
   run right after it; the decision is in memory once the read-back is answered;
 - every request a run sends is in its usage line and its ``--output json`` usage; the child's, in
-  the session's own usage;
+  the session's own usage, and a run that starts a child says so in both (and one that does not,
+  not);
 - Ctrl-D in the REPL exits while the read-back is held, with one line saying what is going on,
   and the child saves the decision afterwards;
 - a child that was killed leaves its session marked: a later run's child picks it up.
@@ -142,6 +143,34 @@ def test_every_request_of_a_run_is_in_its_usage(
     sent = len(server.chat_requests)
     recorded = sum(json.loads((d / "session.json").read_text())["usage"].get("requests", 0) for d in session_dirs(project))
     assert sent == recorded >= 3  # two turns and at least one read-back, each counted once
+
+
+def test_a_run_that_leaves_a_read_back_says_so_with_its_usage(
+    slow: SlowConsolidation, project: Path, home: Path, server: FakeServer  # server first torn down: released
+) -> None:
+    """The child's requests come after the run's usage line and JSON usage: a run that starts one
+    says so in both (the line gets a clause, the JSON ``background``); a run that starts none, not."""
+    first = one_shot(server, project, home, TASK, "--output", "json")  # a lone question, a new project
+    line = next(ln for ln in first.stderr.splitlines() if ln.startswith(USAGE_LINE))
+    assert "background" not in line and "/cost" not in line, line
+    assert "background" not in json.loads(first.stdout)
+    assert "clio: saving what this session established in the background" not in first.stderr
+    assert background_children(project) == []  # and indeed none was started
+
+    second = one_shot(server, project, home, DECISION, "--output", "json")
+    line = next(ln for ln in second.stderr.splitlines() if ln.startswith(USAGE_LINE))
+    assert re.search(r"\b1 request; ", line), line  # this run's own request only
+    assert line.endswith(
+        "; the memory read-back in the background is not counted here (its requests go to this session's /cost)"
+    ), line
+    result = json.loads(second.stdout)
+    assert result["background"] == {"consolidation": True, "session_id": result["session_id"]}
+    assert result["usage"]["requests"] == 1
+    sent_by_child(server)  # the child it announced is there, sending its request
+    slow.release.set()
+    wait_background(project, timeout=60)
+    spent = json.loads((project / ".clio" / "sessions" / result["session_id"] / "session.json").read_text())["usage"]
+    assert spent["requests"] == 1 + len(consolidation_requests(server))  # where the JSON said they would go
 
 
 def test_a_killed_read_back_is_picked_up_by_a_later_run(

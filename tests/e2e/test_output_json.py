@@ -52,6 +52,12 @@ RESULT_SCHEMA: dict[str, Any] = {
         "stop_reason": {"enum": ["done", "max_iterations", "refused", "stuck", "interrupted", "error"]},
         "exit_code": {"type": "integer"},
         "error": {"type": "string"},
+        "background": {
+            "type": "object",
+            "required": ["consolidation", "session_id"],
+            "properties": {"consolidation": {"const": True}, "session_id": {"type": "string"}},
+            "additionalProperties": False,
+        },
     },
     "additionalProperties": False,
 }
