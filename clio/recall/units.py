@@ -24,8 +24,8 @@ from clio.recall.relevance import says_something
 
 MAX_PARTS = 3  # messages one unit quotes: the ask, the match, the answer
 OTHER_CHARS = 160  # the excerpt of a unit's message besides the match
-EXCHANGE_ROWS = 400
-ASK_TAIL = 80  # where a question mark makes a message a question  # messages read from one exchange at the most (a long run of tool steps)
+EXCHANGE_ROWS = 400  # messages read from one exchange at the most (a long run of tool steps)
+ASK_TAIL = 80  # where a question mark makes a message a question
 
 
 @dataclass(frozen=True)
