@@ -223,6 +223,8 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         read = Exchanges(self._conn)
         for row in rows:
             sid, _role, seq, _ts, body, _rank = row
+            if sid not in sessions and len(sessions) >= max_sessions:
+                continue  # a session past the best ones: nothing of it is read
             key = passage_key(body)
             if key in passages or not says_something(body):
                 continue
@@ -233,10 +235,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             ]
             if not parts or (sid, parts[0].seq) in seen:
                 continue
-            if sid not in sessions:
-                if len(sessions) >= max_sessions:
-                    continue
-                sessions.add(sid)
+            sessions.add(sid)
             passages.add(key)
             seen.add((sid, parts[0].seq))
             out.append((row, parts))
