@@ -37,7 +37,6 @@ from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
 from clio.tools.context import ToolContext
 from clio.tools.describe import summarize_args
-from clio.tools.diffs import clip
 from clio.tools.registry import Registry
 from clio.tools.results import maybe_store
 
@@ -332,6 +331,10 @@ class Orchestrator:
         """The file changes the call just made: shown (unless the user saw them when approving)
         and kept, redacted, in the result's meta (the export shows them; never sent)."""
         changes, self.tool_ctx.changes = self.tool_ctx.changes, []
+        if not changes:
+            return []
+        from clio.tools.diffs import clip  # (difflib) only once the file tool changed something
+
         out = []
         for change, seen in changes:
             if not seen:

@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from clio.tools.diffs import clip
-
 if TYPE_CHECKING:
     from clio.config import Settings
     from clio.tools.context import ToolContext
@@ -129,6 +127,8 @@ class Approvals:
         change = ctx.proposed if ctx is not None else None
         if ctx is None or change is None:
             return None
+        from clio.tools.diffs import clip  # (difflib) only when a change is approved
+
         shown, left = clip(change.diff)
         self.show_diff(shown, left)
         ctx.proposed_shown = True

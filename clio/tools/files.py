@@ -20,10 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from clio import actions as A
-from clio.tools import file_edit, file_read, search
 from clio.tools.context import ToolContext, need
 from clio.tools.registry import register
-from clio.tools.spec import CHANGE, READ, Lean, Op, ToolSpec
+from clio.tools.spec import CHANGE, READ, Later, Lean, Op, ToolSpec
 
 __all__ = ["SPEC"]
 
@@ -44,23 +43,23 @@ SPEC = register(ToolSpec(
     "must match exactly once. file_search: glob (no '/' = any depth). grep_search: regex.",
     {
         # reading: the file's text, or its names, is outside content
-        "read_file": Op(file_read.read_file, READ, outside=True, action=A.READ_FILE),
+        "read_file": Op(Later("clio.tools.file_read", "read_file"), READ, outside=True, action=A.READ_FILE),
         # changes: the result only confirms what the model asked for
-        "write_file": Op(file_edit.write_file, CHANGE, outside=False, action=A.WRITE_FILE),
-        "create_file": Op(file_edit.create_file, CHANGE, outside=False, action=A.WRITE_FILE),
-        "append_file": Op(file_edit.append_file, CHANGE, outside=False, action=A.EDIT_FILE),
-        "replace_string": Op(file_edit.replace_string, CHANGE, outside=False, action=A.EDIT_FILE),
-        "multi_replace_string": Op(file_edit.multi_replace, CHANGE, outside=False, action=A.EDIT_FILE),
-        "insert_at_line": Op(file_edit.insert_at_line, CHANGE, outside=False, action=A.EDIT_FILE),
-        "delete_file": Op(file_edit.delete_file, CHANGE, outside=False, action=A.DELETE_FILE),
-        "rename_file": Op(file_edit.rename_file, CHANGE, outside=False, action=A.RENAME_FILE),
-        "create_directory": Op(file_edit.create_directory, CHANGE, outside=False),
-        "list_dir": Op(search.list_dir, READ, outside=True),  # names: a file can be named anything
-        "file_exists": Op(file_read.file_exists, READ, outside=False),
-        "get_file_info": Op(file_read.file_info, READ, outside=False),
-        "file_search": Op(search.file_search, READ, outside=True),
-        "grep_search": Op(search.grep_search, READ, outside=True),
-        "read_tool_result": Op(file_read.read_tool_result, READ, outside=True),
+        "write_file": Op(Later("clio.tools.file_edit", "write_file"), CHANGE, outside=False, action=A.WRITE_FILE),
+        "create_file": Op(Later("clio.tools.file_edit", "create_file"), CHANGE, outside=False, action=A.WRITE_FILE),
+        "append_file": Op(Later("clio.tools.file_edit", "append_file"), CHANGE, outside=False, action=A.EDIT_FILE),
+        "replace_string": Op(Later("clio.tools.file_edit", "replace_string"), CHANGE, outside=False, action=A.EDIT_FILE),
+        "multi_replace_string": Op(Later("clio.tools.file_edit", "multi_replace"), CHANGE, outside=False, action=A.EDIT_FILE),
+        "insert_at_line": Op(Later("clio.tools.file_edit", "insert_at_line"), CHANGE, outside=False, action=A.EDIT_FILE),
+        "delete_file": Op(Later("clio.tools.file_edit", "delete_file"), CHANGE, outside=False, action=A.DELETE_FILE),
+        "rename_file": Op(Later("clio.tools.file_edit", "rename_file"), CHANGE, outside=False, action=A.RENAME_FILE),
+        "create_directory": Op(Later("clio.tools.file_edit", "create_directory"), CHANGE, outside=False),
+        "list_dir": Op(Later("clio.tools.search", "list_dir"), READ, outside=True),  # names: a file can be named anything
+        "file_exists": Op(Later("clio.tools.file_read", "file_exists"), READ, outside=False),
+        "get_file_info": Op(Later("clio.tools.file_read", "file_info"), READ, outside=False),
+        "file_search": Op(Later("clio.tools.search", "file_search"), READ, outside=True),
+        "grep_search": Op(Later("clio.tools.search", "grep_search"), READ, outside=True),
+        "read_tool_result": Op(Later("clio.tools.file_read", "read_tool_result"), READ, outside=True),
     },
     {
         "path": _STR,

@@ -18,7 +18,6 @@ declares in its spec (``shell``/``bash``, ``files``, ``git``, ``memory``, ``todo
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import json
 from dataclasses import dataclass
@@ -47,6 +46,8 @@ def parse_names(spec: str | None, known: list[str], flag: str, aliases: dict[str
             name = name[len("mcp__") :]
         if name not in known and "__" not in name and not any(c in name for c in "*?["):
             words = sorted([*known, *aliases])
+            import difflib  # only for a typo: off the start-up path
+
             close = difflib.get_close_matches(raw.strip(), words, n=1, cutoff=0.6)
             hint = f"did you mean {close[0]}? " if close else ""
             raise PolicyError(f"{flag}: no tool named {raw.strip()!r}; {hint}tools: {', '.join(words)}")

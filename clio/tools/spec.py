@@ -21,6 +21,7 @@ calls it, so an incomplete tool fails at import, not in a session.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,26 @@ EFFECTS = (READ, CHANGE, OWN)
 # sentence for plan mode's refusal, or "" for the standard one ("... would change the project").
 Check = Callable[[dict[str, Any]], "str | None"]
 PROFILES = ("full", "lean")
+
+
+class Later:
+    """A handler (or an effect's check) named by its module and function, imported on its first
+    call: a tool's code loads when the model first uses the tool, not with every start (its spec,
+    which every request sends, is declared without it)."""
+
+    __slots__ = ("_fn", "module", "name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+        self._fn: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any) -> Any:  # a handler (ctx, args) or a per-call effect check (args)
+        if self._fn is None:
+            self._fn = getattr(importlib.import_module(self.module), self.name)
+        return self._fn(*args)
+
+    def __repr__(self) -> str:
+        return f"Later({self.module}.{self.name})"
 
 
 @dataclass(frozen=True)

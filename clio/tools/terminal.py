@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clio import actions as A
 from clio.lazy_re import lazy
 from clio.safety import git_plant, launch
 from clio.safety.containment import availability, landlock_abi, scrub_env
@@ -36,8 +35,7 @@ from clio.safety.sandbox import destructive_reason
 from clio.safety.wrapper import WRAPPER, guards_writes, isolation, wrapper_options
 from clio.tools import shell_undo
 from clio.tools.context import ToolContext, ToolError, declined, need
-from clio.tools.registry import register
-from clio.tools.spec import Lean, Op, ToolSpec
+from clio.tools.terminal_spec import SPEC  # the tool's declaration (its handlers are these functions)
 
 __all__ = ["SPEC", "CommandResult", "run_command", "run_typed"]
 
@@ -315,18 +313,3 @@ def _plan_check(args: dict[str, Any]) -> str | None:
         f"`{command}` was not run, {why}. Use read-only commands (ls, cat, grep, find, git "
         "status/diff/log/show...) to look, and put what you would run in your plan."
     )
-
-
-SPEC = register(ToolSpec(
-    "terminal_operations",
-    "Run a bash command in the project root (stdin closed; no interactive programs). Output capped.",
-    {"execute": Op(_execute, _plan_check, outside=True, action=A.RUN_COMMAND)},  # its output: outside content
-    {
-        "command": {"type": "string"},
-        "timeout": {"type": "integer", "description": "seconds, default 120, max 600"},
-    },
-    required=("command",),
-    label=("command",),
-    aliases=("shell", "bash"),
-    lean=Lean("Run a bash command in the project root.", ("execute",), ("command",)),
-))  # fmt: skip

@@ -166,10 +166,19 @@ def _interruptible() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _warm_up() -> None:
+PROMPT_WAIT = 2.0  # seconds the warm-up waits for the prompt to be drawn before it begins anyway
+
+
+def _warm_up(app: App, shown: threading.Event, memory: bool) -> None:
     """While the user types: what the first answer needs and the prompt did not (the HTTP
     library, the markdown renderer, the regular expressions compiled on first use, the command
-    launcher)."""
+    launcher, the embedding table and the recall index). Begun once the prompt is drawn (or a
+    line is run first): begun before, it held the interpreter's lock while the prompt was being
+    drawn, and the prompt came later by its cost (numpy, urllib3, ~150 patterns)."""
+    shown.wait(PROMPT_WAIT)
+    if memory:
+        app.memory.meaning.start_preload()  # the embedding table, for memory ranked by meaning (memory/meaning.py)
+        app.auto_recall.start_warm_up()  # the recall index and its vectors, for the first message
     from clio.safety.launch import start as start_launcher
 
     start_launcher()  # the first command need not wait for it (clio/safety/launch.py)
@@ -207,10 +216,9 @@ def run_repl(
             multiline=False,
         )
         _banner(app, out)
-        threading.Thread(target=_warm_up, daemon=True).start()
-        if not (settings.no_ltm or settings.incognito):
-            app.memory.meaning.start_preload()  # the embedding table, for memory ranked by meaning (memory/meaning.py)
-            app.auto_recall.start_warm_up()  # the recall index and its vectors, for the first message
+        shown = threading.Event()  # the prompt is drawn: the warm-up may begin
+        session.app.after_render += lambda _app: shown.set()
+        threading.Thread(target=_warm_up, args=(app, shown, not (settings.no_ltm or settings.incognito)), daemon=True, name="clio-warm-up").start()
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:
@@ -224,6 +232,7 @@ def run_repl(
                     continue
                 except EOFError:
                     break
+            shown.set()  # (a line run before any prompt: --input TEXT)
             if not line.strip():
                 continue
             try:

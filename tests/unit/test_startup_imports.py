@@ -67,6 +67,10 @@ def test_a_one_shot_answer_loads_the_http_library_but_not_git_yaml_or_openai(
     for lazy in ("rich.live", "rich.spinner", "rich.table", "rich._emoji_codes"):
         assert lazy not in imported  # a spinner, a table, emoji codes: not here
     assert not any(m.startswith("clio.commands") for m in imported)  # only a slash run needs them
+    # the tools' code comes with their first call (clio.tools.spec.Later), the specs alone with the request
+    tools_code = ("clio.tools.terminal", "clio.tools.file_edit", "clio.tools.file_read", "clio.tools.search",
+                  "clio.tools.shell_undo", "clio.safety.launch", "clio.safety.wrapper", "clio.safety.git_plant", "difflib")  # fmt: skip
+    assert sorted(m for m in tools_code if m in imported) == []
     third_party = {m.split(".")[0] for m in imported} & {"rich", "urllib3", "prompt_toolkit", "pexpect", "certifi"}
     assert third_party == {"rich", "urllib3"}
 
