@@ -21,9 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from clio.messages import KIND_RECALL, Message, make, meta, typed_words
-from clio.recall import auto
 from clio.recall.encoder_client import EncoderClient
-from clio.recall.relevance import own_words
 
 if TYPE_CHECKING:
     from clio.agent.window import Window
@@ -78,6 +76,14 @@ class AutoRecall:
         encoder helper's cosines when it answers in time (:mod:`clio.recall.encoder_client`)."""
         if not self.enabled or self.services.recall is None:
             return None
+        recall = self.services.recall
+        has_archive = getattr(recall, "has_archive", None)
+        if has_archive is not None and not has_archive():
+            self.last = {"state": "skipped", "why": "nothing archived outside the window yet"}
+            return None  # a project's first session: the decision's modules are not even imported
+        from clio.recall import auto
+        from clio.recall.relevance import own_words
+
         text = typed_words(user).strip()
         own = own_words(text)
         query = text
@@ -88,11 +94,6 @@ class AutoRecall:
             self.last = {"state": "skipped", "why": "no words of its own" if budget else "no room in the window"}
             return None
         started = time.perf_counter()
-        recall = self.services.recall
-        has_archive = getattr(recall, "has_archive", None)
-        if has_archive is not None and not has_archive():
-            self.last = {"state": "skipped", "why": "nothing archived outside the window yet"}
-            return None
         pending = self.encoder.begin(query, near=NEAR_ASKED) if self.encoder is not None else None  # embedded while we search
         try:
             results = recall.search(
