@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from clio.messages import (
@@ -285,9 +285,20 @@ def document_text(msg: Message) -> str | None:
     return text if text.strip() else None
 
 
+def iter_content_words(text: str, limit: int | None = None) -> Iterator[str]:
+    """The content words of ``text`` (its first ``limit`` characters) one by one, in order, repeats
+    included, stemmed as excerpts are (stopwords and 1-letter words out); read as they are asked
+    for, so a caller that has its answer stops reading."""
+    for m in WORD_RE.finditer(text, 0, len(text) if limit is None else limit):
+        w = m.group().lower()
+        if len(w) > 1 and w not in STOPWORDS:
+            yield excerpt_stem(w)
+
+
 def content_words(text: str) -> list[str]:
-    """The distinct content words of ``text`` in order, stemmed as excerpts are (stopwords and
-    1-letter words out): what a query asks, what a passage says."""
+    """The distinct content words of ``text`` in order (as :func:`iter_content_words` reads them,
+    eagerly: a third faster where the whole text is wanted, on every message's path): what a
+    query asks, what a passage says."""
     out: dict[str, None] = {}
     for w in fts_words(text):
         if len(w) > 1 and w not in STOPWORDS:
@@ -297,7 +308,7 @@ def content_words(text: str) -> list[str]:
 
 def content_stems(text: str, limit: int = 6000) -> set[str]:
     """The distinct content words of ``text``'s first ``limit`` characters (:func:`content_words`)."""
-    return set(content_words(text[:limit]))
+    return set(iter_content_words(text, limit))
 
 
 RESTATEMENT_ROOM = 5  # results searched beyond those shown, so restatements can make room
@@ -333,14 +344,11 @@ def adds_words(text: str, asked: set[str], limit: int = 6000) -> bool:
     """Whether ``text``'s first ``limit`` characters say at least :data:`MIN_NEW_WORDS` content
     words (:func:`content_words`) that ``asked`` does not hold; reads no further than it must."""
     new: set[str] = set()
-    for m in WORD_RE.finditer(text, 0, limit):
-        w = m.group().lower()
-        if len(w) > 1 and w not in STOPWORDS:
-            stem = excerpt_stem(w)
-            if stem not in asked:
-                new.add(stem)
-                if len(new) >= MIN_NEW_WORDS:
-                    return True
+    for stem in iter_content_words(text, limit):
+        if stem not in asked:
+            new.add(stem)
+            if len(new) >= MIN_NEW_WORDS:
+                return True
     return False
 
 

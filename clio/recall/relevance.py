@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from clio.recall.query import STOPWORDS, content_words, excerpt_stem, fts_words
+from clio.recall.query import content_words, excerpt_stem, fts_words, iter_content_words
 
 _EVERYDAY = """
 ok okay okey k kk thanks thank thx ty cheers great good nice cool perfect fine sure yes yeah yep yup
@@ -53,10 +53,7 @@ def own_words(text: str) -> list[str]:
 
 def says_something(text: str, limit: int = 4000) -> bool:
     """Whether ``text`` holds a word of its own (:func:`own_words`), reading no more than needed."""
-    for w in fts_words(text[:limit]):
-        if len(w) > 1 and w not in STOPWORDS and excerpt_stem(w) not in EVERYDAY:
-            return True
-    return False
+    return any(w not in EVERYDAY for w in iter_content_words(text, limit))
 
 
 UNKNOWN_DF = 0.5  # the document frequency a word found nowhere is weighed at
