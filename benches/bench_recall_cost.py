@@ -31,7 +31,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended:
 
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
-from testkit.clio_run import CLIO, write_archive  # noqa: E402
+from testkit.clio_run import CLIO, wait_background, write_archive  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
 
 T0 = 1_763_000_000.0
@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
             hwm = next((ln.split()[1] for ln in status.splitlines() if ln.startswith("VmHWM")), "0")
             print(f"the encoder helper (a separate process, pid {helper}): peak RSS {int(hwm) / 1024:.0f} MiB")
             os.kill(helper, signal.SIGTERM)
+        wait_background(proj)  # each run's read-back child, before its project is removed
         served = [m for r in server.chat_requests for m in r.get("messages", []) if m.get("role") == "user"]
         blocks = sum("<recalled_context>" in str(m.get("content")) for m in served)
         print(f"requests with a recall block: {blocks} of {len(served)}")
