@@ -53,9 +53,7 @@ class LazyRecall:
         current = session.id if session is not None else None
         in_window = len(self.carried(False).get(current or "", ()))
         mine = len(session.messages) if session is not None else 0
-        self._archive_seen = mine > in_window or any(
-            i.message_count for i in self.sessions.list() if i.id != current
-        )
+        self._archive_seen = mine > in_window or self.sessions.holds_messages(other_than=current)
         return self._archive_seen
 
     def index(self) -> Any:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from clio.lazy_re import lazy
+
 DAY = 86_400.0
 
 _MONTHS = {
@@ -49,20 +51,20 @@ _Y = r"((?:19|20)\d\d)"
 _UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30}
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 
-_ISO_DAY = re.compile(rf"\b{_Y}-(\d\d)-(\d\d)\b")
-_DAY_MONTH_YEAR = re.compile(rf"\b{_D}\s+(?:of\s+)?{_M},?\s+{_Y}\b", re.IGNORECASE)
-_MONTH_DAY_YEAR = re.compile(rf"\b{_M}\s+{_D},?\s+{_Y}\b", re.IGNORECASE)
-_ISO_MONTH = re.compile(rf"\b{_Y}-(\d\d)\b(?!-)")
-_MONTH_YEAR = re.compile(rf"\b{_M},?\s+(?:of\s+)?{_Y}\b", re.IGNORECASE)
-_YEAR = re.compile(rf"\b(?:in|of|during|year)\s+{_Y}\b|\b{_Y}\s*\?", re.IGNORECASE)
-_AGO = re.compile(
+_ISO_DAY = lazy(rf"\b{_Y}-(\d\d)-(\d\d)\b")
+_DAY_MONTH_YEAR = lazy(rf"\b{_D}\s+(?:of\s+)?{_M},?\s+{_Y}\b", re.IGNORECASE)
+_MONTH_DAY_YEAR = lazy(rf"\b{_M}\s+{_D},?\s+{_Y}\b", re.IGNORECASE)
+_ISO_MONTH = lazy(rf"\b{_Y}-(\d\d)\b(?!-)")
+_MONTH_YEAR = lazy(rf"\b{_M},?\s+(?:of\s+)?{_Y}\b", re.IGNORECASE)
+_YEAR = lazy(rf"\b(?:in|of|during|year)\s+{_Y}\b|\b{_Y}\s*\?", re.IGNORECASE)
+_AGO = lazy(
     r"\b(\d{1,3}|an?|one|two|three|four|five|six)\s+(days?|weeks?|months?)\s+ago\b", re.IGNORECASE
 )
-_RELATIVE = re.compile(r"\b(today|yesterday|(this|last)\s+(week|month|year))\b", re.IGNORECASE)
-_DAY_MONTH = re.compile(rf"\b{_D}\s+(?:of\s+)?{_M}(?![\w-])", re.IGNORECASE)
-_MONTH_DAY = re.compile(rf"\b{_M}\s+{_D}(?![\w:.-])", re.IGNORECASE)
-_MONTH_ALONE = re.compile(rf"\b(?:in|during|of|last|early|late|mid)[\s-]+{_M}(?![\w-])", re.IGNORECASE)
-_WEEKDAY = re.compile(r"\b(?:on|last)\s+(" + "|".join(_WEEKDAYS) + r")\b", re.IGNORECASE)
+_RELATIVE = lazy(r"\b(today|yesterday|(this|last)\s+(week|month|year))\b", re.IGNORECASE)
+_DAY_MONTH = lazy(rf"\b{_D}\s+(?:of\s+)?{_M}(?![\w-])", re.IGNORECASE)
+_MONTH_DAY = lazy(rf"\b{_M}\s+{_D}(?![\w:.-])", re.IGNORECASE)
+_MONTH_ALONE = lazy(rf"\b(?:in|during|of|last|early|late|mid)[\s-]+{_M}(?![\w-])", re.IGNORECASE)
+_WEEKDAY = lazy(r"\b(?:on|last)\s+(" + "|".join(_WEEKDAYS) + r")\b", re.IGNORECASE)
 
 
 def _day(year: int, month: int, day: int) -> tuple[float, float] | None:
@@ -150,7 +152,23 @@ def _relative(text: str, now: float) -> tuple[float, float] | None:
     return None
 
 
+# Every form above needs a digit or one of these words: a text with neither names no period, and
+# the patterns (compiled on first use) are not even looked at: most messages name none.
+_CUES = frozenset((*_MONTHS, *_WEEKDAYS, "today", "yesterday", "week", "month", "year", "ago"))
+_WORD = lazy(r"[a-z]+")
+
+
+def may_name_a_period(text: str) -> bool:
+    """Whether ``text`` holds a digit or a word some date form needs (a cheap gate, exact in
+    the direction that matters: ``False`` means :func:`named_period` finds nothing)."""
+    if any(c.isdigit() for c in text):
+        return True
+    return any(w in _CUES for w in _WORD.findall(text.lower()))
+
+
 def named_period(text: str, now: float | None) -> tuple[float, float] | None:
     """The period ``text`` names, as local-time epoch seconds ``(start, end)``, or ``None``
     (relative forms only with ``now``)."""
+    if not may_name_a_period(text):
+        return None
     return _absolute(text) or (_relative(text, now) if now is not None else None)

@@ -38,6 +38,8 @@ class SessionSource(Protocol):
 
     def list(self) -> Iterable[SessionInfoLike]: ...
 
+    def info(self, session_id: str) -> SessionInfoLike: ...  # raises a LookupError when it is gone
+
     def iter_messages(self, session_id: str) -> Iterator[Message]: ...
 
 
@@ -66,32 +68,77 @@ class RefreshSide:
         )
         return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
-    def _fingerprint(self) -> object:
-        """A cheap summary of every ``<sessions dir>/<id>/session.json`` (rewritten, atomically,
-        on every change of a session), or None when the source has no such folder."""
+    def _marks(self) -> tuple[dict[str, tuple[int, int, int]], list[str]] | None:
+        """What each session folder's ``session.json`` is now (inode, mtime, size: it is rewritten,
+        atomically, on every change of the session), and the folders without one (an archive whose
+        first turn has not ended, or whose ``session.json`` was lost); None when the source has no
+        such folder (tests' in-memory sources)."""
         root = getattr(self.sessions, "dir", None)
         if not isinstance(root, Path):
             return None
-        marks = []
+        found: dict[str, tuple[int, int, int]] = {}
+        bare: list[str] = []
         try:
             with os.scandir(root) as entries:
                 for e in entries:
-                    with contextlib.suppress(OSError):
+                    if e.name.startswith("."):
+                        continue  # a session being deleted
+                    try:
                         st = os.stat(f"{e.path}/session.json")  # not os.path.join: 1,000 sessions a message
-                        marks.append((e.name, st.st_ino, st.st_mtime_ns, st.st_size))
+                        found[e.name] = (st.st_ino, st.st_mtime_ns, st.st_size)
+                    except OSError:
+                        if e.is_dir():
+                            bare.append(e.name)
         except OSError:
             return None
-        return hash(tuple(sorted(marks)))
+        return found, sorted(bare)
+
+    def _infos(
+        self, now: tuple[dict[str, tuple[int, int, int]], list[str]] | None, state: dict[str, Any]
+    ) -> tuple[list[Any], set[str], dict[str, str]]:
+        """The infos of the sessions that may have changed since they were indexed, every live
+        session's id, and the marks to store. With marks, a session whose ``session.json`` is the
+        one it was indexed from is not read at all (a project's thousand sessions cost a thousand
+        stats a run, not a thousand reads and name clean-ups); without, every session is listed."""
+        if now is None:
+            infos = list(self.sessions.list())
+            return infos, {i.id for i in infos}, {}
+        found, bare = now
+        stored = self._stored_marks()
+        infos, live, fresh = [], set(found), {}
+        for sid, mark in sorted(found.items()):
+            text = " ".join(map(str, mark))
+            if sid in state and stored.get(sid) == text:
+                continue  # unchanged since it was indexed
+            try:
+                infos.append(self.sessions.info(sid))
+                fresh[sid] = text
+            except LookupError:
+                live.discard(sid)
+        for sid in bare:
+            try:
+                infos.append(self.sessions.info(sid))
+                live.add(sid)
+            except LookupError:
+                continue
+        return infos, live, fresh
+
+    def _stored_marks(self) -> dict[str, str]:
+        try:
+            return dict(self._conn.execute("SELECT session_id, mark FROM files").fetchall())
+        except sqlite3.OperationalError:  # an index made before the marks: every session is read once
+            return {}
 
     def _refresh(self) -> dict[str, int]:
-        seen = self._fingerprint()
+        now = self._marks()
+        seen = hash(tuple(sorted(now[0].items())) + tuple(now[1])) if now is not None else None
         if seen is not None and seen == self._seen:
             self.stats["refreshes_skipped"] += 1
             return {}
         self.stats["refreshes"] += 1
-        infos = list(self.sessions.list())
         state = self._state()
-        live = {i.id for i in infos}
+        infos, live, fresh = self._infos(now, state)
+        self.stats["sessions_read"] += len(infos)
         gone = [sid for sid in state if sid not in live]
         todo = [
             i
@@ -99,13 +146,14 @@ class RefreshSide:
             if state.get(i.id, ("", -1.0, -1, -1))[:3] != (i.name, i.updated, i.message_count)
         ]
         done: Counter[str] = Counter()
-        if not todo and not gone:
+        if not todo and not gone and not fresh:
             self._seen = seen
             return {}
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             state = self._state()  # another process may have done part of the work meanwhile
+            conn.execute("CREATE TABLE IF NOT EXISTS files(session_id TEXT PRIMARY KEY, mark TEXT NOT NULL)")
             for sid in gone:
                 if sid in state:
                     remove_session(self._conn, sid)
@@ -125,6 +173,8 @@ class RefreshSide:
                     conn.execute("COMMIT")
                     conn.execute("BEGIN IMMEDIATE")
                     pending = 0
+            if fresh:  # what each session file was when read: the next run reads only changed ones
+                conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?)", fresh.items())
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):

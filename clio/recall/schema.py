@@ -34,6 +34,7 @@ CREATE TABLE msgs(
     id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL,
     ts REAL NOT NULL, body TEXT NOT NULL);
 CREATE INDEX msgs_session ON msgs(session_id, id);
+CREATE TABLE files(session_id TEXT PRIMARY KEY, mark TEXT NOT NULL);
 CREATE VIEW docview AS SELECT m.id AS id, m.session_id AS session_id, m.body AS body,
     coalesce(substr((SELECT p.body FROM msgs p WHERE p.session_id = m.session_id AND p.id < m.id
                      ORDER BY p.id DESC LIMIT 1), -{CONTEXT_CHARS}), '')
@@ -58,10 +59,13 @@ def unindex(conn: sqlite3.Connection, where: str, arg: Any) -> None:
 
 
 def remove_session(conn: sqlite3.Connection, sid: str) -> None:
-    """A session out of the index: its FTS rows, its messages (their vectors by trigger), its row."""
+    """A session out of the index: its FTS rows, its messages (their vectors by trigger), its row
+    and the mark of the file it was read from (inside a refresh, which makes the ``files`` table
+    in an index older than it)."""
     unindex(conn, "session_id = ?", sid)
     removed = conn.execute("DELETE FROM msgs WHERE session_id = ?", (sid,)).rowcount
     conn.execute("DELETE FROM sessions WHERE session_id = ?", (sid,))
+    conn.execute("DELETE FROM files WHERE session_id = ?", (sid,))
     note_removed(conn, removed)
 
 

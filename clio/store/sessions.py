@@ -46,7 +46,7 @@ class SessionBusy(Exception):
     """The session is open in another live clio process."""
 
 
-class SessionNotFound(Exception):
+class SessionNotFound(LookupError):
     pass
 
 
@@ -272,6 +272,22 @@ class SessionStore:
         out.sort(key=lambda i: (i.updated, i.id), reverse=True)
         return out
 
+    def holds_messages(self, other_than: str | None = None) -> bool:
+        """Whether a session other than ``other_than`` holds a message, stopping at the first that
+        does (in a project with history, the first read: :meth:`list` reads and cleans every
+        session's ``session.json``)."""
+        if self.dir is None or not self.dir.is_dir():
+            return False
+        with os.scandir(self.dir) as entries:
+            names = [e.name for e in entries if not e.name.startswith(".") and e.name != other_than]
+        for sid in names:
+            try:
+                if self.info(sid, clean=False).message_count:
+                    return True
+            except SessionNotFound:
+                continue
+        return False
+
     def recent(self, limit: int) -> builtins.list[SessionInfo]:
         """The ``limit`` most recently written sessions, newest first, reading only their
         ``session.json`` (a stat of each folder otherwise: cheap with thousands of sessions)."""
@@ -294,7 +310,9 @@ class SessionStore:
                 continue
         return out
 
-    def info(self, session_id: str) -> SessionInfo:
+    def info(self, session_id: str, *, clean: bool = True) -> SessionInfo:
+        """One session's info; ``clean=False`` leaves its name as stored (a caller that only
+        counts is spared the redaction)."""
         if self.dir is None or not session_id or session_id.startswith(".") or "/" in session_id:
             raise SessionNotFound(session_id)
         d = self.dir / session_id
@@ -306,7 +324,7 @@ class SessionStore:
             info = self._rebuild(d)
         else:
             info = SessionInfo.from_dict(data, d)
-        if self.redact is not None:
+        if clean and self.redact is not None:
             info.name = clean_name(info.name, self.redact)
         return info
 

@@ -12,7 +12,7 @@ from clio.messages import KIND_SUMMARY, make
 from clio.recall import embedder as semantic
 from clio.recall import query as recall
 from clio.recall.index import RecallIndex
-from clio.store.sessions import SessionInfo, SessionStore
+from clio.store.sessions import SessionStore
 from tests.unit.conftest import add_session
 
 
@@ -389,25 +389,58 @@ def test_excerpt_prefers_the_window_with_most_distinct_terms() -> None:
     assert recall.excerpt(huge, ["error"], width=60).startswith("error error")
 
 
-def test_unchanged_session_files_skip_the_listing(
-    store: SessionStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_unchanged_session_files_are_not_read_again(store: SessionStore, tmp_path: Path) -> None:
+    """A refresh reads only the sessions whose session.json changed since they were indexed: in
+    one process (the files' fingerprint) and in the next run's (the marks the index keeps)."""
     sid = add_session(store, ["first words", "second words"])
-    index = RecallIndex(None, store)
-    calls: list[int] = []
-    real = store.list
-
-    def counting_list() -> list[SessionInfo]:
-        calls.append(1)
-        return real()
-
-    monkeypatch.setattr(store, "list", counting_list)
+    for _ in range(3):
+        add_session(store, ["other work", "done"])
+    db = tmp_path / "recall.sqlite"
+    index = RecallIndex(db, store)
     assert index.search("first")
+    assert index.stats["sessions_read"] == 4  # the first refresh reads them all
     assert index.search("second")
-    assert len(calls) == 1  # the second search saw the same session files and did not list them
+    assert index.stats["sessions_read"] == 4 and index.stats["refreshes_skipped"] == 1
     append(store, sid, ["kangaroo sighting"])
     assert index.search("kangaroo")[0]["seq"] == 2
-    assert len(calls) == 2
-    add_session(store, ["wombat burrow", "ok"])
-    assert index.search("wombat")
-    assert len(calls) == 3
+    assert index.stats["sessions_read"] == 5  # only the session that grew
+    index.close()
+
+    later = RecallIndex(db, store)  # the next run: nothing changed, nothing is read
+    assert later.search("kangaroo")[0]["seq"] == 2
+    assert later.stats["sessions_read"] == 0
+    new = add_session(store, ["wombat burrow", "ok"])
+    append(store, sid, ["platypus"])
+    assert later.search("wombat")[0]["session_id"] == new
+    assert later.search("platypus")[0]["session_id"] == sid
+    assert later.stats["sessions_read"] == 2
+    store.delete(new)
+    assert later.search("wombat") == []  # a removed session leaves the index, marks and all
+    assert later.stats["sessions_read"] == 2
+    later.close()
+
+    old = sqlite3.connect(db)  # an index made before the marks: read whole once, then marked
+    old.execute("DROP TABLE files")
+    old.close()
+    again = RecallIndex(db, store)
+    assert again.search("platypus") and again.stats["sessions_read"] == 4
+    again.close()
+    last = RecallIndex(db, store)
+    assert last.search("platypus") and last.stats["sessions_read"] == 0
+
+
+def test_holds_messages_tells_an_archive_from_a_first_session(store: SessionStore) -> None:
+    """What the automatic recall asks before it opens the index: is there a session, other than
+    the running one, with a message? Answered newest first, without listing every session."""
+    assert not store.holds_messages()
+    running = store.create("m")
+    running.append(make("user", "hello"))
+    running.close()
+    assert not store.holds_messages(other_than=running.id)  # only the running session speaks
+    assert store.holds_messages()
+    empty = store.create("m")
+    empty.close()
+    assert not store.holds_messages(other_than=running.id)  # an empty session holds nothing
+    sid = add_session(store, ["the port is 6543", "noted"])
+    (store.dir / sid / "session.json").unlink()  # lost: its archive still holds its messages
+    assert store.holds_messages(other_than=running.id)

@@ -119,3 +119,39 @@ def test_the_index_favours_the_messages_of_the_named_time(store: SessionStore) -
         index.search("what did we do to the cache eviction yesterday?", max_results=1)[0]["session_id"]
         == recent
     )
+
+
+def test_the_gate_never_hides_a_period() -> None:
+    """named_period looks at its patterns only when the text holds a digit or a date word: over
+    the dev sets' messages and hand-made near misses, the gated answer is the ungated one."""
+    import json
+    from pathlib import Path
+
+    from clio.recall import dates
+
+    texts = [
+        "two weeks ago we moved the queue", "a month ago", "an hour ago", "last Friday's deploy",
+        "on sunday the cron failed", "early Sept. the audit", "this week", "LAST YEAR's budget",
+        "in may we shipped", "these may clash", "the report from yesterday", "what happened today?",
+        "weekly sync notes", "monthly invoices", "mid-March", "Dec 3rd", "3rd of december",
+        "ok, continue", "which port does the staging database listen on again?",
+    ]
+    root = Path(__file__).resolve().parents[2] / "benches" / "recall_dev"
+    for path in sorted(root.glob("set_*.json")):
+        data = json.loads(path.read_text())
+        stack: list[object] = [data]
+        while stack:  # every string in the set: messages, questions, tool results
+            item = stack.pop()
+            if isinstance(item, str):
+                texts.append(item)
+            elif isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+    assert len(texts) > 1000
+    gated_out = 0
+    for text in texts:
+        ungated = dates._absolute(text) or dates._relative(text, NOW)
+        assert named_period(text, NOW) == ungated, text
+        gated_out += not dates.may_name_a_period(text)
+    assert gated_out > len(texts) // 4  # the gate does spare most plain messages the patterns
