@@ -10,11 +10,12 @@ the parent's exit and a Ctrl-C there. It:
 - takes ``.clio/consolidation.lock`` (a ``flock``; the holder's pid in it), one child at a time
   per project, the next one waiting for it;
 - reads the session it was started for back, then the most recent earlier session not yet
-  consolidated, and, for a REPL session, does memory upkeep (compaction of faded topics). It
-  reads a session without its lock, so a user resuming it meanwhile is never refused; it takes
-  the lock only to write (entries, marker, usage) and writes nothing if the session changed
-  since it was read (:class:`_Reader`): that part is read back by a later child. With the
-  project lock, no two children ever consolidate the same session;
+  consolidated (nor judged not worth it: ``session.json`` ``checked``), and, for a REPL
+  session, does memory upkeep (compaction of faded topics). It reads a session without its
+  lock, so a user resuming it meanwhile is never refused; it takes the lock only to write
+  (entries, marker, usage) and writes nothing if the session changed since it was read
+  (:class:`_Reader`): that part is read back by a later child. With the project lock, no two
+  children ever consolidate the same session;
 - records every request it sends in that session's usage (``session.json`` ``usage``: ``/cost``
   after ``--resume`` and ``clio sessions`` count it), since the run that started it has already
   printed its usage line (which says so, :data:`USAGE_CLAUSE`; ``--output json`` carries
@@ -37,7 +38,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from clio.app.consolidate import LOOK_BACK, NO_ANSWER
+from clio.app.consolidate import LOOK_BACK, NO_ANSWER, checked
 from clio.app.turn_lock import childs_request
 from clio.memory import consolidate as cons
 from clio.store.sessions import SessionBusy, SessionNotFound
@@ -59,15 +60,21 @@ USAGE_CLAUSE = "the memory read-back in the background is not counted here (its 
 
 def pending(app: App) -> bool:
     """Whether a child would have something to do: this session's new part is worth reading back,
-    or a recent earlier session was never consolidated. Cheap: no request, no child otherwise."""
+    or a recent earlier session has messages neither consolidated nor judged not worth it
+    (``SessionInfo.unread``). Cheap: no request, no child otherwise. A new part not worth it is
+    noted in the session (:func:`clio.app.consolidate.checked`, one small write, only then): the
+    next runs do not count it, nor start a child for it; more messages in it later make it count
+    again, read from its marker, this part included."""
     if not app.memory.consolidates or app.session is None:
         return False
     s = app.session
     part = cons.new_part(s.messages, s.info.consolidated)
     if part and cons.worth_it(part):
         return True
-    recent = app.sessions.recent(6)
-    return any(i.id != s.id and i.message_count > i.consolidated for i in recent)
+    if part and s.info.checked != len(s.messages):
+        checked(s)
+    recent = app.sessions.recent(LOOK_BACK + 1)
+    return any(i.id != s.id and i.unread() for i in recent)
 
 
 def spawn(settings: Settings, paths: Paths, session_id: str, *, upkeep: bool = False) -> int | None:
@@ -171,8 +178,8 @@ class _Reader:
                 return False
             held.append(fd)
             now = store.info(session_id)
-            return (now.message_count, now.consolidated, now.updated) == (
-                as_read.message_count, as_read.consolidated, as_read.updated,
+            return (now.message_count, now.consolidated, now.checked, now.updated) == (
+                as_read.message_count, as_read.consolidated, as_read.checked, as_read.updated,
             )  # fmt: skip
 
         try:
@@ -184,7 +191,7 @@ class _Reader:
     def earlier(self, current_id: str) -> Outcome | None:
         """The most recent earlier session never consolidated (as ``Consolidator.previous``)."""
         recent = self.app.sessions.recent(LOOK_BACK + 1)
-        for info in [i for i in recent if i.id != current_id and i.message_count > i.consolidated]:
+        for info in [i for i in recent if i.id != current_id and i.unread()]:
             outcome = self.read_back(info.id)
             if outcome is not None and (not outcome.skipped or outcome.skipped == NO_ANSWER):
                 return outcome

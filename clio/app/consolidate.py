@@ -64,6 +64,15 @@ class Outcome:
         return f"{what} from session {self.session_id}" + (f"; {self.decided} pair(s) decided" if self.decided else "")
 
 
+def checked(session: Session) -> None:
+    """Note that the session's unconsolidated part was judged not worth a read-back
+    (``session.json`` ``checked``): the session is not read back again until more messages come,
+    and then from ``consolidated``, so the read-back sees this part too (two questions together
+    are a conversation). ``consolidated`` is not moved: nothing was read into memory."""
+    session.info.checked = len(session.messages)
+    session.save_meta()
+
+
 def _summary_text(session: Session, max_chars: int) -> str:
     state = session.load_state()
     summary = state.get("summary") if isinstance(state, dict) else None
@@ -113,8 +122,8 @@ class Consolidator:
             return out
         if not force and not cons.worth_it(part):
             out.skipped = "only a question and its answer"
-            if commit():
-                self._mark(session)  # judged once: a later continuation is judged on its own
+            if session.info.checked != len(session.messages) and commit():
+                checked(session)  # not read again until more comes, then from the marker: this part too
             return out
         limit = self.max_chars()
         summary = _summary_text(session, limit // 4) if session.info.consolidated == 0 else ""
@@ -174,9 +183,9 @@ class Consolidator:
     def previous(self, current_id: str, ask: Ask) -> Outcome | None:
         """Consolidate the most recent earlier session whose end was never consolidated, looking
         at up to :data:`LOOK_BACK` of them (sessions open in another process are left alone;
-        trivial ones are marked as read). At most one request; None when nothing was asked."""
+        trivial ones are marked checked). At most one request; None when nothing was asked."""
         recent = self.sessions.recent(LOOK_BACK + 1)
-        for info in [i for i in recent if i.id != current_id and i.message_count > i.consolidated]:
+        for info in [i for i in recent if i.id != current_id and i.unread()]:
             try:
                 session = self.sessions.open(info.id)
             except (SessionBusy, SessionNotFound, OSError):

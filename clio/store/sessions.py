@@ -1,7 +1,7 @@
 """Sessions on disk: meta, the YaRN archive in fixed-size chunks, and the STM window state.
 
 Layout of one session, ``.clio/sessions/<id>/``:
-- ``session.json``   meta (name, model, dates, counts, usage)
+- ``session.json``   meta (name, model, dates, counts, usage, the consolidation markers)
 - ``archive/NNNNNN.json``  every message ever, in chunks of :data:`CHUNK` (a JSON list each)
 - ``stm.json``       the window state (which archived messages are in the window, the summary)
 - ``results/``, ``todos.json``  written by tools
@@ -61,6 +61,14 @@ class SessionInfo:
     path: Path | None = None
     usage: dict[str, int] = field(default_factory=dict)
     consolidated: int = 0  # messages already read back into long-term memory (clio.memory.consolidate)
+    # the message count at which the part after ``consolidated`` was judged not worth a read-back
+    # (clio.memory.consolidate.worth_it): not read back again until more messages come, and then
+    # read from ``consolidated`` (a second question makes the first part of a conversation)
+    checked: int = 0
+
+    def unread(self) -> bool:
+        """Whether messages came since the session was read back or judged not worth it."""
+        return self.message_count > max(self.consolidated, self.checked)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +80,7 @@ class SessionInfo:
             "message_count": self.message_count,
             "usage": self.usage,
             "consolidated": self.consolidated,
+            "checked": self.checked,
         }
 
     @classmethod
@@ -86,6 +95,7 @@ class SessionInfo:
             path=path,
             usage={k: int(v) for k, v in (d.get("usage") or {}).items() if isinstance(v, (int, float))},
             consolidated=_count(d.get("consolidated")),
+            checked=_count(d.get("checked")),  # absent before it existed: 0
         )
 
 

@@ -11,7 +11,9 @@ an exit that waited for the read-back could not finish while its request is held
   not);
 - Ctrl-D in the REPL exits while the read-back is held, with one line saying what is going on,
   and the child saves the decision afterwards;
-- a child that was killed leaves its session marked: a later run's child picks it up.
+- a child that was killed leaves its session marked: a later run's child picks it up;
+- lone questions in a row start no child (each session is noted as checked), a decision still
+  does, and a lone question's session resumed with a second question is read back whole.
 """
 
 from __future__ import annotations
@@ -29,12 +31,15 @@ from typing import Any
 
 import pytest
 
+from clio.app.background import USAGE_CLAUSE
 from testkit.clio_run import (
+    SAVING_LINE,
     USAGE_LINE,
     background_children,
     run_clio,
     session_dirs,
     session_meta,
+    sessions_dir,
     system_text,
     user_texts,
     wait_background,
@@ -171,6 +176,40 @@ def test_a_run_that_leaves_a_read_back_says_so_with_its_usage(
     wait_background(project, timeout=60)
     spent = json.loads((project / ".clio" / "sessions" / result["session_id"] / "session.json").read_text())["usage"]
     assert spent["requests"] == 1 + len(consolidation_requests(server))  # where the JSON said they would go
+
+
+def test_lone_questions_in_a_row_start_no_read_back(
+    slow: SlowConsolidation, project: Path, home: Path, server: FakeServer  # server first torn down: released
+) -> None:
+    """A lone question is not worth a read-back: its session is noted as checked (``session.json``
+    ``checked``), so the next run starts no child for it (each did, for the session before it).
+    A decision still starts one; so does the question's session resumed with a second question,
+    whose read-back quotes both."""
+    question, follow_up = "which port does the staging database listen on again?", "and the production one?"
+    first = json.loads(one_shot(server, project, home, question, "--output", "json").stdout)
+    second = one_shot(server, project, home, TASK, "--output", "json")
+    assert "background" not in json.loads(second.stdout)
+    assert SAVING_LINE not in second.stderr
+    line = next(ln for ln in second.stderr.splitlines() if ln.startswith(USAGE_LINE))
+    assert USAGE_CLAUSE not in line, line
+    assert background_children(project) == []  # none started (a child waits 1 s before it reads)
+    for d in session_dirs(project):
+        assert (session_meta(d)["consolidated"], session_meta(d)["checked"]) == (0, 2)
+
+    third = json.loads(one_shot(server, project, home, DECISION, "--output", "json").stdout)
+    assert third["background"] == {"consolidation": True, "session_id": third["session_id"]}
+    sent_by_child(server)
+    slow.release.set()
+    wait_background(project, timeout=60)
+    assert {DECISION, RULE} <= rules(project)
+    assert len(consolidation_requests(server)) == 1  # the decision's only: nothing for the questions
+
+    resumed = one_shot(server, project, home, follow_up, "--resume", first["session_id"], "--output", "json")
+    assert json.loads(resumed.stdout)["background"]["session_id"] == first["session_id"]
+    wait_background(project, timeout=60)
+    quoted = json.dumps(consolidation_requests(server)[-1])
+    assert question in quoted and follow_up in quoted  # the whole unconsolidated part
+    assert session_meta(sessions_dir(project) / first["session_id"])["consolidated"] == 4
 
 
 def test_a_killed_read_back_is_picked_up_by_a_later_run(

@@ -286,6 +286,32 @@ def test_previous_consolidates_the_last_unconsolidated_session_once(stores: tupl
     current.close()
 
 
+def test_a_lone_question_is_noted_checked_and_read_whole_once_more_comes(stores: tuple[LtmStore, SessionStore]) -> None:
+    """Not worth a request: ``checked`` moves, ``consolidated`` does not, so a later question in
+    the same session makes a conversation of both, read back together."""
+    _, sessions = stores
+    s = sessions.create("m")
+    for m in exchange("which port does the staging database listen on again?", "5433."):
+        s.append(m)
+    model = Model("{}")
+    c = consolidator(stores)
+    out = c.run(s, model)
+    assert out.skipped and model.prompts == []
+    assert (sessions.info(s.id).consolidated, sessions.info(s.id).checked) == (0, 2)
+    assert not sessions.info(s.id).unread()
+    current = sessions.create("m")
+    current.append(make("user", "next task"))
+    assert c.previous(current.id, model) is None  # judged: not opened again
+    for m in exchange("and the production one?", "5432."):
+        s.append(m)
+    assert sessions.info(s.id).unread()
+    assert not c.run(s, model).skipped
+    assert "staging database" in model.prompts[0] and "production one" in model.prompts[0]
+    assert s.info.consolidated == 4
+    s.close()
+    current.close()
+
+
 def test_previous_skips_a_session_open_in_another_process(stores: tuple[LtmStore, SessionStore]) -> None:
     _, sessions = stores
     busy = sessions.create("m")
