@@ -108,7 +108,7 @@ class App:
         recall.carried = self._carried  # the window's messages are not recalled
         self.services.recall = recall
         encoder = EncoderClient(paths.home, paths.clio_dir) if s.recall_encoder and self.writes else None
-        recall.encoder = encoder
+        recall.encoder = self.encoder = encoder
         self.auto_recall = AutoRecall(self.services, self.window, s, encoder)
         self.session: Session | None = None
         self.pending_notes: list[str] = []  # told to the model with the user's next message
@@ -342,6 +342,8 @@ class App:
             skills.end_turn(turn)
             if turn is not None:
                 self.memory.reinforce(turn)
+            if self.encoder is not None:
+                self.encoder.turn_ended()  # the helper embeds what this turn's searches indexed
 
     # the loop's events (clio.agent.turn.TurnEvents)
     def turn_started(self, task: str) -> None:

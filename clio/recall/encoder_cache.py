@@ -5,7 +5,8 @@ in one blob. Written and read only by the encoder helper (:mod:`clio.recall.enco
 derived data, deleted and made again when damaged or from another model.
 
 :func:`fill_from_index` embeds, newest first, the indexed messages that have no vector yet (the
-helper runs it in the background after a search, so the next search finds them ready).
+helper runs it in the background once a turn that searched has ended, so the next search finds
+them ready).
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ only, so a run that asks for cosines imports nothing heavy.
 :meth:`EncoderClient.score` asks the helper for each candidate unit's cosine with the user's
 message, within :data:`TIMEOUT_S`; it returns None (the decision stays lexical) when the helper is
 not running, still starting, too slow, or cannot run here. A run that finds no helper starts one,
-detached, and does not wait for it: the next message (or run) has it. After a search the helper
-is asked to embed, in the background, whatever the project's index holds without a vector yet, so
-the next search pays only for the query.
+detached, and does not wait for it: the next message (or run) has it. When a turn that searched
+ends, the helper is asked to embed, in the background, whatever the project's index holds without
+a vector yet, so the next search pays only for the query (and the run's own work never shares
+the machine with that pass).
 
 The helper is per user: its socket is ``$CLIO_HOME/encoder.sock`` (or, when that path is too long
 for a unix socket, one in a private ``clio-<uid>`` folder under the system's temp folder).
@@ -80,6 +81,7 @@ class EncoderClient:
         self.state = "not asked yet"
         self._started = False
         self._filled = 0.0  # when this client last asked for a fill (monotonic)
+        self._fill_due = False  # a search asked the helper this turn: the fill is asked when it ends
         self._why_not: str | None = "switched off (CLIO_RECALL_ENCODER=0)" if switched_off() else None
         self._path: Path | None = None
 
@@ -173,6 +175,14 @@ class EncoderClient:
         self._filled = now
         with contextlib.suppress(OSError, ValueError):
             self._request({"op": "fill", "cache": str(self.cache), "index": str(self.index)}, self.timeout_s, reply=False)
+
+    def turn_ended(self) -> None:
+        """Ask for the fill a search of this turn left due, now that the turn's own work is done:
+        the helper's background pass never competes with the run's search, request or answer
+        (nor, in a one-shot run, with anything measured of the run)."""
+        if self._fill_due:
+            self._fill_due = False
+            self.fill()
 
     def warm_up(self) -> None:
         """Start the helper if it is not running (the REPL does this once its prompt is up)."""
@@ -315,13 +325,13 @@ class Pending:
             client.state = "failed: a malformed answer"
             return None
         client.state = "ready"
-        client.fill()
+        client._fill_due = True
         return [float(c) for c in cos]
 
     def close(self) -> None:
         """Drop a score that was never finished (nothing to score, or the search failed); the
-        helper still embeds what the search indexed."""
+        helper still embeds what the search indexed, once the turn ends."""
         if not self.done:
             self.done = True
             self.conn.close()
-            self.client.fill()
+            self.client._fill_due = True

@@ -98,6 +98,59 @@ def test_the_switch_turns_the_client_off(tmp_path: Path, monkeypatch: pytest.Mon
     assert client.state.startswith("off") and not socket_path(tmp_path).exists()
 
 
+def test_the_fill_is_asked_when_the_turn_ends_not_during_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search leaves the helper's background pass due; it is asked for once the turn has ended
+    (the request and the answer have the machine to themselves), and once only. A stand-in
+    helper on the real socket records what it is asked."""
+    import threading
+
+    monkeypatch.delenv(ENV_SWITCH, raising=False)  # the suite runs with the helper off
+    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
+    home.mkdir()
+    clio_dir.mkdir(parents=True)
+    (clio_dir / "recall.sqlite").touch()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(socket_path(home)))
+    server.listen(4)
+    asked: list[str] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn, conn.makefile("rwb") as f:
+                req = json.loads(f.readline())
+                asked.append(req["op"])
+                if req["op"] == "score":
+                    line = f.readline()
+                    if not line:
+                        continue  # dropped by the client (nothing to score)
+                    units = req.get("units") or json.loads(line)["units"]
+                    f.write(json.dumps({"cos": [0.5] * len(units)}).encode() + b"\n")
+                    f.flush()
+
+    threading.Thread(target=serve, daemon=True).start()
+    client = EncoderClient(home, clio_dir, timeout_s=5.0)
+    try:
+        assert client.score("which port?", [["the port is 6543"]]) == [0.5]
+        pending = client.begin("and the host?")
+        assert pending is not None
+        pending.close()  # a search that found nothing to score
+        time.sleep(0.2)
+        assert asked == ["score", "score"]  # no fill while the turn goes on
+        client.turn_ended()
+        client.turn_ended()
+        deadline = time.monotonic() + 5
+        while "fill" not in asked and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        assert asked == ["score", "score", "fill"]
+    finally:
+        server.close()
+
+
 def test_a_long_home_gets_a_private_short_socket(tmp_path: Path) -> None:
     home = tmp_path / ("h" * 120)
     path = socket_path(home)
