@@ -24,7 +24,8 @@ messages fused in.
 ``--scale DIR`` also times the per-message step over a corpus built by ``benches/recall_scale.py
 --workdir DIR`` (200,000 messages by default), with queries drawn from that corpus; with
 ``--encoder`` the archive is embedded first (``--random-vectors``: random values, for the
-latency alone, where a real fill would take hours).
+latency alone, where a real fill would take hours). ``--scale-dev N`` times it over N messages of
+the four sets' own sessions, copied until there are N, with the sets' messages as the queries.
 
     python benches/bench_auto_recall.py [--encoder] [--tool] [--sweep] [--misses] [--scale DIR]
         [--random-vectors] [--repeat N]
@@ -326,6 +327,58 @@ def scale(workdir: Path, repeat: int, encoder: bool = False, random_vectors: boo
         stop_helper(client)
 
 
+def scale_dev(size: int, repeat: int, encoder: bool) -> None:
+    """The per-message step over an archive of ``size`` messages of realistic work: the four sets'
+    sessions written again and again (each copy its own session, a day later) until the archive
+    holds ``size`` messages, and the sets' 96 new messages as the queries (everyday lengths: where
+    ``--scale``'s queries are 8 synthetic words, ~30 model tokens, these are 5-25). Latency only:
+    the copies repeat each fact, so the choices are not figures."""
+    sets = [json.loads((SETS / f"{n}.json").read_text(encoding="utf-8")) for n in SET_NAMES]
+    probes = [p["text"] for data in sets for p in data["probes"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        root, clio_dir = Path(tmp) / "sessions", Path(tmp) / ".clio"
+        clio_dir.mkdir()
+        written, k = 0, 0
+        while written < size:
+            for data in sets:
+                for s in data["sessions"]:
+                    sid = f"2025{k % 10000:04d}-{k // 10000:06d}-{k:04x}"
+                    ts = T0 + k * 86400
+                    msgs = archived(s["messages"], ts)
+                    write_archive(root, sid, msgs, ts, s["name"])
+                    written += len(msgs)
+                    k += 1
+        index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(root), embedder=None)
+        index.refresh()
+        count = index.counts()["messages"]
+        client = None
+        if encoder:
+            client = encoder_helper(Path(tmp) / "home", clio_dir)
+            client.fill()
+            while not filled(clio_dir):
+                time.sleep(0.2)
+        for _ in range(2):  # warm: the index's pages, the helper's scan
+            for text in probes:
+                step(index, text, client)
+        if client is not None:
+            client.timeout_s = 0.25
+        times = []
+        for _ in range(repeat):
+            for text in probes:
+                t = time.perf_counter()
+                step(index, text, client)
+                times.append((time.perf_counter() - t) * 1000)
+        times.sort()
+        print(
+            f"scale-dev: {count:,} messages ({k} sessions of the four sets), per-message automatic recall"
+            f"{' with the encoder' if client else ''} p50 {statistics.median(times):.1f} ms, "
+            f"p95 {times[int(0.95 * (len(times) - 1))]:.1f} ms ({len(times)} messages; load {os.getloadavg()[0]:.2f})"
+        )
+        if client is not None:
+            stop_helper(client)
+        index.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sweep", action="store_true", help="the decision's threshold swept on each set")
@@ -334,6 +387,7 @@ def main() -> None:
         "--random-vectors", action="store_true",
         help="with --scale --encoder, an archive not embedded yet gets random vectors (latency only)",
     )  # fmt: skip
+    ap.add_argument("--scale-dev", type=int, metavar="N", help="time the step over N messages of the sets' sessions, copied")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
@@ -386,6 +440,8 @@ def main() -> None:
             index.close()
     if args.scale:
         scale(args.scale, args.repeat, args.encoder, args.random_vectors)
+    if args.scale_dev:
+        scale_dev(args.scale_dev, args.repeat, args.encoder)
 
 
 if __name__ == "__main__":

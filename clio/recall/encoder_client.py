@@ -230,6 +230,10 @@ class EncoderClient:
 
         keep = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "PYTHONPATH", "SYSTEMROOT")
         env = {k: os.environ[k] for k in keep if k in os.environ}  # none of clio's keys
+        # numpy's BLAS on one thread: its pool's threads spin after each scan (a matrix-vector
+        # product that one core does in ~2 ms) and took the core the next query's embedding
+        # needed, which ran 2x slower for it (16-21 ms instead of 7-9 at 10k messages)
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         try:
             subprocess.Popen(
                 args,

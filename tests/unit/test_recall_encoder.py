@@ -221,6 +221,7 @@ def test_the_helper_starts_once_and_ranks_a_paraphrase_first(
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     environ = Path(f"/proc/{pid}/environ").read_bytes()
     assert b"OPENAI_API_KEY" not in environ and b"sk-test" not in environ
+    assert b"OPENBLAS_NUM_THREADS=1\0" in environ  # no BLAS pool spinning beside the next embedding
 
     client = EncoderClient(home, clio_dir, timeout_s=30.0)
     unrelated = "Tidy the navbar: flex layout with a 4px gap between the links."
