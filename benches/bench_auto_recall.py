@@ -284,6 +284,20 @@ class RandomVectors:
         return vecs / self.np.linalg.norm(vecs, axis=1, keepdims=True)
 
 
+def timed(index: RecallIndex, queries: list[str], client: EncoderClient | None) -> str:
+    """The step timed once per query: p50 and p95, with the load."""
+    times = []
+    for query in queries:
+        t = time.perf_counter()
+        step(index, query, client)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return (
+        f"{' with the encoder' if client else ''} p50 {statistics.median(times):.1f} ms, "
+        f"p95 {times[int(0.95 * (len(times) - 1))]:.1f} ms ({len(times)} messages; load {os.getloadavg()[0]:.2f})"
+    )
+
+
 def scale(workdir: Path, repeat: int, encoder: bool = False, random_vectors: bool = False) -> None:
     store = SessionStore(workdir / "sessions")
     index = RecallIndex(workdir / "recall.sqlite", store, embedder=None)
@@ -310,19 +324,12 @@ def scale(workdir: Path, repeat: int, encoder: bool = False, random_vectors: boo
     rng = random.Random(3)
     every = max(7, count // 400)
     bodies = [r[0] for r in index._conn.execute("SELECT body FROM msgs WHERE rowid % ? = 0 LIMIT 400", (every,))]
-    times = []
+    queries = []
     for _ in range(repeat):
         for body in rng.sample(bodies, min(len(bodies), 100)):
             words = body.split()
-            query = " ".join(rng.sample(words, min(len(words), 8)))
-            t = time.perf_counter()
-            step(index, query, client)
-            times.append((time.perf_counter() - t) * 1000)
-    times.sort()
-    print(
-        f"scale: per-message automatic recall{' with the encoder' if client else ''} p50 {statistics.median(times):.1f} ms, "
-        f"p95 {times[int(0.95 * (len(times) - 1))]:.1f} ms ({len(times)} messages; load {os.getloadavg()[0]:.2f})"
-    )
+            queries.append(" ".join(rng.sample(words, min(len(words), 8))))
+    print(f"scale: per-message automatic recall{timed(index, queries, client)}")
     if client is not None:
         stop_helper(client)
 
@@ -362,17 +369,9 @@ def scale_dev(size: int, repeat: int, encoder: bool) -> None:
                 step(index, text, client)
         if client is not None:
             client.timeout_s = 0.25
-        times = []
-        for _ in range(repeat):
-            for text in probes:
-                t = time.perf_counter()
-                step(index, text, client)
-                times.append((time.perf_counter() - t) * 1000)
-        times.sort()
         print(
             f"scale-dev: {count:,} messages ({k} sessions of the four sets), per-message automatic recall"
-            f"{' with the encoder' if client else ''} p50 {statistics.median(times):.1f} ms, "
-            f"p95 {times[int(0.95 * (len(times) - 1))]:.1f} ms ({len(times)} messages; load {os.getloadavg()[0]:.2f})"
+            f"{timed(index, probes * repeat, client)}"
         )
         if client is not None:
             stop_helper(client)
