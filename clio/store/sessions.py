@@ -304,13 +304,14 @@ class SessionStore:
         if self.dir is None or not self.dir.is_dir():
             return []
         stamped = []
-        for d in self.dir.iterdir():
-            if d.name.startswith("."):
-                continue  # a session being deleted
-            try:
-                stamped.append(((d / "session.json").stat().st_mtime, d.name))
-            except OSError:
-                continue  # no session.json: not written by a finished turn yet (list() rebuilds those)
+        with os.scandir(self.dir) as entries:
+            for e in entries:
+                if e.name.startswith("."):
+                    continue  # a session being deleted
+                try:
+                    stamped.append((os.stat(f"{e.path}/session.json").st_mtime, e.name))  # no Path: every run, every session
+                except OSError:
+                    continue  # no session.json: not written by a finished turn yet (list() rebuilds those)
         stamped.sort(reverse=True)
         out = []
         for _, sid in stamped[:limit]:
