@@ -2,8 +2,11 @@
 
 The JSON archives stay the source of truth; the index only mirrors them. Every search first
 brings it up to date, touching only the sessions whose message count, ``updated`` time or name
-changed (a grown session gets only its new messages); a cheap fingerprint of the session files
-skips even that when nothing was written since the last refresh.
+changed (a grown session gets only its new messages). Which those are is told by each session's
+``session.json`` (rewritten, atomically, on every change): the index keeps what the file was
+(inode, mtime, size) when it read it (table ``files``), so a refresh reads only the sessions
+whose file is another now, in the next process too; within one process, a fingerprint of all
+the files skips even that when nothing was written since the last refresh.
 """
 
 from __future__ import annotations
