@@ -28,6 +28,7 @@ from testkit.clio_run import (
     user_texts,
 )
 from testkit.fakeserver import FakeServer, Reply
+from testkit.scripted import is_consolidation
 
 TOOL_NAMES = {
     "file_operations",
@@ -330,8 +331,11 @@ def test_resume_sessions_by_recency_prefix_and_name(
             *({"args": a, "server": fake_server, "project": project, "home": home} for a in arg_lists)
         )
 
+    def turns() -> list[dict[str, Any]]:  # a resumed session of two questions is read back by a child
+        return [b for b in fake_server.chat_requests if not is_consolidation(b)]
+
     def last_users() -> list[str]:
-        return user_texts(fake_server.chat_requests[-1])
+        return user_texts(turns()[-1])
 
     fake_server.responder = lambda body: Reply(text="reply to " + user_texts(body)[-1])
     for r in runs(["-p", "apples question"], ["-p", "bananas question"]):
@@ -357,9 +361,9 @@ def test_resume_sessions_by_recency_prefix_and_name(
     assert len(lines) == 1 and "nomatch-xyz" in lines[0], nomatch.stderr
     # --resume PREFIX continued B (and the other two asked the model nothing)
     assert by_prefix.returncode == 0, by_prefix.stderr
-    assert len(fake_server.chat_requests) == 3
+    assert len(turns()) == 3
     assert last_users() == ["bananas question", "elderberries"]
-    assert any(m["content"] == "reply to bananas question" for m in fake_server.chat_requests[-1]["messages"])
+    assert any(m["content"] == "reply to bananas question" for m in turns()[-1]["messages"])
 
     # --resume NAME continues A
     (r,) = runs(["--resume", "apples question", "-p", "cherries"])
