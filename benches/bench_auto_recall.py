@@ -24,7 +24,8 @@ messages fused in.
 ``--scale DIR`` also times the per-message step over a corpus built by ``benches/recall_scale.py
 --workdir DIR`` (200,000 messages by default), with queries drawn from that corpus; with
 ``--encoder`` the archive is embedded first (``--random-vectors``: random values, for the
-latency alone, where a real fill would take hours). ``--scale-dev N`` times it over N messages of
+latency alone, where a real fill would take hours), twice: as it was, and with a session's file
+written again before each step, as in the REPL, where every turn writes one. ``--scale-dev N`` times it over N messages of
 the four sets' own sessions, copied until there are N, with the sets' messages as the queries.
 
     python benches/bench_auto_recall.py [--encoder] [--tool] [--sweep] [--misses] [--scale DIR]
@@ -284,10 +285,16 @@ class RandomVectors:
         return vecs / self.np.linalg.norm(vecs, axis=1, keepdims=True)
 
 
-def timed(index: RecallIndex, queries: list[str], client: EncoderClient | None) -> str:
-    """The step timed once per query: p50 and p95, with the load."""
+def timed(index: RecallIndex, queries: list[str], client: EncoderClient | None, turn: Path | None = None) -> str:
+    """The step timed once per query: p50 and p95, with the load. With ``turn`` (a session's
+    ``session.json``), that file is written again before each step, as the REPL's previous turn
+    did, so the step's refresh has a changed session to look at, as it has in use."""
     times = []
     for query in queries:
+        if turn is not None:
+            fresh = turn.with_name("session.json.bench")
+            fresh.write_bytes(turn.read_bytes())
+            os.replace(fresh, turn)  # a new file, as the store's atomic write makes
         t = time.perf_counter()
         step(index, query, client)
         times.append((time.perf_counter() - t) * 1000)
@@ -329,7 +336,9 @@ def scale(workdir: Path, repeat: int, encoder: bool = False, random_vectors: boo
         for body in rng.sample(bodies, min(len(bodies), 100)):
             words = body.split()
             queries.append(" ".join(rng.sample(words, min(len(words), 8))))
+    turn = max((workdir / "sessions").glob("*/session.json"), key=lambda p: p.stat().st_mtime)
     print(f"scale: per-message automatic recall{timed(index, queries, client)}")
+    print(f"scale, each step after a turn wrote its session: per-message automatic recall{timed(index, queries, client, turn)}")
     if client is not None:
         stop_helper(client)
 
