@@ -22,16 +22,15 @@ from __future__ import annotations
 import builtins
 import fcntl
 import os
-import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from clio.messages import Message
 from clio.store.atomic import atomic_write_json, read_json
+from clio.store.session_info import SessionInfo, is_meta, new_session_id
 from clio.store.session_names import Redact, clean_name, name_from
 from clio.store.session_repair import from_damaged, has_archive, id_time, is_number
 
@@ -50,64 +49,6 @@ class SessionNotFound(LookupError):
     pass
 
 
-@dataclass
-class SessionInfo:
-    id: str
-    name: str = ""
-    model: str = ""
-    created: float = 0.0
-    updated: float = 0.0
-    message_count: int = 0
-    path: Path | None = None
-    usage: dict[str, int] = field(default_factory=dict)
-    consolidated: int = 0  # messages already read back into long-term memory (clio.memory.consolidate)
-    # the message count at which the part after ``consolidated`` was judged not worth a read-back
-    # (clio.memory.consolidate.worth_it): not read back again until more messages come, and then
-    # read from ``consolidated`` (a second question makes the first part of a conversation)
-    checked: int = 0
-
-    def unread(self) -> bool:
-        """Whether messages came since the session was read back or judged not worth it."""
-        return self.message_count > max(self.consolidated, self.checked)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "model": self.model,
-            "created": self.created,
-            "updated": self.updated,
-            "message_count": self.message_count,
-            "usage": self.usage,
-            "consolidated": self.consolidated,
-            "checked": self.checked,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], path: Path | None) -> SessionInfo:
-        return cls(
-            id=str(d.get("id", path.name if path else "")),
-            name=str(d.get("name") or ""),
-            model=str(d.get("model") or ""),
-            created=float(d.get("created") or 0),
-            updated=float(d.get("updated") or 0),
-            message_count=int(d.get("message_count") or 0),
-            path=path,
-            usage={k: int(v) for k, v in (d.get("usage") or {}).items() if isinstance(v, (int, float))},
-            consolidated=_count(d.get("consolidated")),
-            checked=_count(d.get("checked")),  # absent before it existed: 0
-        )
-
-
-def _count(v: Any) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
-
-
-def new_session_id(now: float | None = None) -> str:
-    t = time.localtime(now if now is not None else time.time())
-    return time.strftime("%Y%m%d-%H%M%S", t) + "-" + secrets.token_hex(2)
-
-
 def _stamp(path: Path) -> tuple[int, int] | None:
     try:
         st = path.stat()
@@ -122,17 +63,6 @@ def _is_dict(v: Any) -> bool:
 
 def _is_list(v: Any) -> bool:
     return isinstance(v, list)
-
-
-def _is_meta(v: Any) -> bool:
-    """A session.json clio can read: a dict whose fields convert (else it is damaged)."""
-    if not isinstance(v, dict):
-        return False
-    try:
-        SessionInfo.from_dict(v, None)
-    except (TypeError, ValueError, AttributeError):
-        return False
-    return True
 
 
 class Session:
@@ -330,7 +260,7 @@ class SessionStore:
         meta = d / "session.json"
         if not meta.exists() and not has_archive(d):
             raise SessionNotFound(session_id)
-        data = read_json(meta, lambda: None, validate=_is_meta)
+        data = read_json(meta, lambda: None, validate=is_meta)
         if data is None:  # damaged (moved aside and reported) or lost: rebuild it from the archive
             info = self._rebuild(d)
         else:
