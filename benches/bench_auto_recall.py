@@ -94,11 +94,12 @@ def archived(messages: list[dict[str, Any]], ts: float) -> list[dict[str, Any]]:
     return out
 
 
-def build(data: dict[str, Any], root: Path) -> dict[str, str]:
-    """Write the set's sessions in clio's layout; returns session name -> id."""
+def build(data: dict[str, Any], root: Path, first: int = 0) -> dict[str, str]:
+    """Write the set's sessions in clio's layout, a day apart, the ``first``-th day on; returns
+    session name -> id."""
     ids = {}
-    for k, s in enumerate(data["sessions"]):
-        sid = f"2025{k:04d}-000000-{k:04x}"
+    for k, s in enumerate(data["sessions"], start=first):
+        sid = f"2025{k % 10000:04d}-{k // 10000:06d}-{k:04x}"
         ts = T0 + k * 86400
         write_archive(root, sid, archived(s["messages"], ts), ts, s["name"])
         ids[s["name"]] = sid
@@ -357,13 +358,9 @@ def scale_dev(size: int, repeat: int, encoder: bool) -> None:
         written, k = 0, 0
         while written < size:
             for data in sets:
-                for s in data["sessions"]:
-                    sid = f"2025{k % 10000:04d}-{k // 10000:06d}-{k:04x}"
-                    ts = T0 + k * 86400
-                    msgs = archived(s["messages"], ts)
-                    write_archive(root, sid, msgs, ts, s["name"])
-                    written += len(msgs)
-                    k += 1
+                build(data, root, k)
+                k += len(data["sessions"])
+                written += sum(len(s["messages"]) for s in data["sessions"])
         index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(root), embedder=None)
         index.refresh()
         count = index.counts()["messages"]

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from clio.messages import Message, meta
 from clio.recall.query import document_text
-from clio.recall.schema import remove_session, unindex
+from clio.recall.schema import FILES_TABLE, remove_session, unindex
 
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
 
@@ -156,7 +156,7 @@ class RefreshSide:
         conn.execute("BEGIN IMMEDIATE")
         try:
             state = self._state()  # another process may have done part of the work meanwhile
-            conn.execute("CREATE TABLE IF NOT EXISTS files(session_id TEXT PRIMARY KEY, mark TEXT NOT NULL)")
+            conn.execute(FILES_TABLE)
             for sid in gone:
                 if sid in state:
                     remove_session(self._conn, sid)

@@ -25,6 +25,10 @@ from clio.store.atomic import FileLock
 SCHEMA_VERSION = "6"  # 6: tool calls indexed as words (5 held their JSON; 4 also held echoes)
 CONTEXT_CHARS = 200  # how much of each neighbour goes into a message's context column
 
+# what each session file was when the refresh read it (clio.recall.refresh); "IF NOT EXISTS": a
+# refresh makes it in an index older than it, so that index is not rebuilt for it
+FILES_TABLE = "CREATE TABLE IF NOT EXISTS files(session_id TEXT PRIMARY KEY, mark TEXT NOT NULL)"
+
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE sessions(
@@ -34,7 +38,7 @@ CREATE TABLE msgs(
     id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL,
     ts REAL NOT NULL, body TEXT NOT NULL);
 CREATE INDEX msgs_session ON msgs(session_id, id);
-CREATE TABLE files(session_id TEXT PRIMARY KEY, mark TEXT NOT NULL);
+{FILES_TABLE};
 CREATE VIEW docview AS SELECT m.id AS id, m.session_id AS session_id, m.body AS body,
     coalesce(substr((SELECT p.body FROM msgs p WHERE p.session_id = m.session_id AND p.id < m.id
                      ORDER BY p.id DESC LIMIT 1), -{CONTEXT_CHARS}), '')
