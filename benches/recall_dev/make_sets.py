@@ -1,4 +1,4 @@
-"""Writes set_a.json .. set_d.json from the sessions in sets_a.py .. sets_d.py (hand-written for
+"""Writes set_a.json .. set_f.json from the sessions in sets_a.py .. sets_f.py (hand-written for
 clio; no public data).
 
 Shorthand: ("u", text) a user message; ("c", tool, {args}) an assistant tool call, followed by
@@ -34,9 +34,13 @@ from sets_a import A_FACT, A_OTHER, A_PROBES  # noqa: E402
 from sets_b import B_FACT, B_OTHER, B_PROBES  # noqa: E402
 from sets_c import C_FACT, C_OTHER, C_PROBES  # noqa: E402
 from sets_d import D_FACT, D_OTHER, D_PROBES  # noqa: E402
+from sets_e import E_FACT, E_OTHER, E_PROBES  # noqa: E402
+from sets_f import F_FACT, F_OTHER, F_PROBES  # noqa: E402
 
 if __name__ == "__main__":
     write("set_a", "invoicing SaaS: Django, Celery, PostgreSQL, Redis, React", A_FACT, A_OTHER, A_PROBES)
     write("set_b", "event pipeline: Go services, Kafka, ClickHouse, Terraform, Kubernetes", B_FACT, B_OTHER, B_PROBES)
     write("set_c", "ML training repo: PyTorch Lightning, Airflow, MLflow, DVC, Slurm, Triton", C_FACT, C_OTHER, C_PROBES)
     write("set_d", "thermostat firmware: Rust no_std on ESP32-C3 (esp-hal, embassy), MQTT, thermoctl CLI", D_FACT, D_OTHER, D_PROBES)
+    write("set_e", "mobile app backend and admin: TypeScript, NestJS API, Prisma on PostgreSQL, React Native (Expo) app, Stripe, FCM push, GitHub Actions, Fly.io", E_FACT, E_OTHER, E_PROBES)
+    write("set_f", "shipment tracking monolith for a logistics company: Spring Boot (Java/Kotlin), Gradle, Oracle + Flyway, RabbitMQ, Keycloak, Vue 3, Jenkins, OpenShift", F_FACT, F_OTHER, F_PROBES)
