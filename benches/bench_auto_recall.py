@@ -1,12 +1,15 @@
 """Automatic recall: whether the block it injects quotes the fact a message needs, how often a
 message that needs nothing gets one, and what it costs per message.
 
-The data are the four labelled sets of ``benches/recall_dev/`` (written for clio by hand, no public
-data): four imaginary projects, each with 14 sessions that settle a fact among 30 sessions of other
+The data are the six labelled sets of ``benches/recall_dev/`` (written for clio by hand, no public
+data): six imaginary projects, each with 14 sessions that settle a fact among 30 sessions of other
 work (tool calls and results, everyday turns, near-miss topics), and 24 new messages: 6 that need a
-fact in the same key words, 6 reworded, 12 unrelated (5 everyday short messages, 7 new tasks, some
-sharing words with the archive). Set A is the dev half (``--sweep`` shows the decision's
-threshold chosen on it); sets B, C and D are reported only (C and D by another author). For each message the product's path runs in-process: RecallIndex.search
+fact in the same key words, 6 reworded, 12 unrelated (everyday short messages, new tasks sharing
+words with the archive; in E and F also questions near a topic the archive does not answer). Sets
+A and E are the dev half (``--sweep`` shows the decision's thresholds chosen on them); B, C, D and
+F are reported only (C to F each by another author). Per set it also counts the blocks given to
+the everyday short messages of ``recall_dev/everyday.json`` (a dev list and a held-out list).
+For each message the product's path runs in-process: RecallIndex.search
 (lexical, units) -> clio.recall.auto (features, score, block).
 
 Figures (printed; docs/memory.md keeps them), per set:
@@ -55,6 +58,7 @@ from clio.app.auto_recall import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS  # 
 from clio.app.recall import TOOL_NEAR  # noqa: E402
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
+from clio.recall.common_words import is_common  # noqa: E402
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
@@ -64,7 +68,9 @@ from testkit.clio_run import write_archive  # noqa: E402
 
 T0 = 1_763_000_000.0
 SETS = Path(__file__).resolve().parent / "recall_dev"
-SET_NAMES = ("set_a", "set_b", "set_c", "set_d")  # a is the dev half; b, c and d are reported only
+SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f")
+DEV_SETS = ("set_a", "set_e")  # the dev half, where thresholds are chosen; the others are reported only
+EVERYDAY = SETS / "everyday.json"  # short everyday messages: none may get a block
 BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens
 
 
@@ -112,7 +118,7 @@ def step(
     """The product's per-message path (one-shot: the task is the message); with ``encoder`` (the
     helper, ``--encoder``) the query goes to it before the search and the units after, as
     clio.app.auto_recall does; else words only."""
-    if not R.own_words(text):
+    if not R.asks_something(text, is_common):
         return [], [], ""
     pending = encoder.begin(text, near=NEAR_ASKED) if encoder is not None else None
     try:
@@ -202,6 +208,16 @@ def sweep_encoder(index: RecallIndex, data: dict[str, Any], ids: dict[str, str],
             print(f"  ask {ask:.2f} (same/reworded/false): " + "; ".join(row))
     finally:
         R.COSINE_ASK, R.COSINE_TASK = saved
+    saved_task = R.THRESHOLD_TASK
+    try:
+        row = []
+        for words in (0.65, 0.70, 0.75, 0.80, 0.90, math.inf):
+            R.THRESHOLD_TASK = words
+            r = evaluate(index, data, ids, encoder)
+            row.append(f"{words:.2f}: {r['same'][0]}/{r['reworded'][0]}/{r['unrelated'][0]}")
+        print("  an order of new work, the words' threshold (same/reworded/false): " + "; ".join(row))
+    finally:
+        R.THRESHOLD_TASK = saved_task
 
 
 def tool_figures(name: str, data: dict[str, Any], ids: dict[str, str], root: Path, encoder: EncoderClient | None) -> None:
@@ -253,6 +269,21 @@ def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
 def stop_helper(client: EncoderClient) -> None:
     with contextlib.suppress(OSError, ValueError):
         os.kill(client.ping(), signal.SIGTERM)
+
+
+def everyday_blocks(index: RecallIndex, client: EncoderClient | None, show: bool) -> str:
+    """How many of the everyday short messages (``recall_dev/everyday.json``: "wait", "same error
+    again", "open the file") get a block over this set's archive, per list (dev, held-out)."""
+    lists = json.loads(EVERYDAY.read_text(encoding="utf-8"))
+    out = []
+    for part in ("dev", "heldout"):
+        given = []
+        for text in lists[part]:
+            chosen, block = step(index, text, client)[1:]
+            if block:
+                given.append(f"{text!r} ({chosen[0].why()})")
+        out.append(f"{part} {len(given)}/{len(lists[part])}" + (f" [{'; '.join(given)}]" if show and given else ""))
+    return ", ".join(out)
 
 
 def sweep(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> None:
@@ -433,7 +464,7 @@ def main() -> None:
             if client is not None:
                 stop_helper(client)
             print(
-                f"{name} ({'dev' if name == 'set_a' else 'reported'}; {index.counts()['messages']:,} messages): "
+                f"{name} ({'dev' if name in DEV_SETS else 'reported'}; {index.counts()['messages']:,} messages): "
                 f"same words {r['same'][0]}/{r['same'][1]}, reworded {r['reworded'][0]}/{r['reworded'][1]}, "
                 f"false blocks {r['unrelated'][0]}/{r['unrelated'][1]}; fact among the candidates "
                 f"{r['candidates'][0]}/{r['candidates'][1]}; block precision {r['block_precision']:.2f}, "
@@ -442,6 +473,7 @@ def main() -> None:
             )
             if args.misses:
                 print("\n".join(r["misses"]))
+            print(f"{name}: everyday messages given a block: {everyday_blocks(index, client, args.misses)}")
             index.close()
     if args.scale:
         scale(args.scale, args.repeat, args.encoder, args.random_vectors)

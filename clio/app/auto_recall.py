@@ -82,16 +82,22 @@ class AutoRecall:
             self.last = {"state": "skipped", "why": "nothing archived outside the window yet"}
             return None  # a project's first session: the decision's modules are not even imported
         from clio.recall import auto
-        from clio.recall.relevance import own_words
+        from clio.recall.common_words import is_common
+        from clio.recall.relevance import asks_something, own_words
 
         text = typed_words(user).strip()
         own = own_words(text)
         query = text
-        if own and len(own) < SHORT_QUERY_WORDS and task and task.strip() != text:
+        follow_up = bool(own) and len(own) < SHORT_QUERY_WORDS and bool(task) and task.strip() != text
+        if follow_up:
             query = f"{text}\n{task}"  # a short follow-up, read with the task it belongs to
+        # alone (a one-shot run, or the task's first message) a message must ask something itself:
+        # "wait" or "same error again" would match some archived message by their one common word
+        asks = follow_up or asks_something(text, is_common)
         budget = self.chars()
-        if not own or budget < auto.MIN_BLOCK_CHARS:
-            self.last = {"state": "skipped", "why": "no words of its own" if budget else "no room in the window"}
+        if not asks or budget < auto.MIN_BLOCK_CHARS:
+            why = ("no words of its own" if not own else "nothing it asks: one everyday word") if budget else "no room in the window"
+            self.last = {"state": "skipped", "why": why}
             return None
         started = time.perf_counter()
         pending = self.encoder.begin(query, near=NEAR_ASKED) if self.encoder is not None else None  # embedded while we search

@@ -59,7 +59,7 @@ class Hit:
     def relevant(self) -> bool:
         if self.new_words < MIN_NEW_WORDS:
             return False  # the same words again (an earlier ask of the same thing): nothing to add
-        if self.score >= R.THRESHOLD:
+        if self.score >= (R.THRESHOLD_TASK if self.task else R.THRESHOLD):
             return True
         cosine = self.features.cosine
         return cosine is not None and cosine >= (R.COSINE_TASK if self.task else R.COSINE_ASK)

@@ -3,7 +3,8 @@ own, and costs a one-shot run no heavy import; through the installed clio and th
 
 - A reworded question brings back the answer of an earlier session, not only its question.
 - "ok, continue" and "thanks, that looks good" get no block, though the archive holds the same
-  small talk.
+  small talk; nor do "wait" and "same error again", though the archive holds each one's only word
+  ("error", "wait") in a message of real work.
 - A tool call is quoted and indexed in words, never its JSON.
 - The one-shot path of a project with history imports no numpy, tokenizers or onnxruntime.
 """
@@ -102,6 +103,17 @@ def test_small_talk_gets_no_block(env: Any, small_talk: str) -> None:
     history(env)
     clio(env, small_talk)
     assert "<recalled_context>" not in sent(server, small_talk)
+
+
+@pytest.mark.parametrize("talk", ["same error again", "wait"])
+def test_one_everyday_word_gets_no_block(env: Any, talk: str) -> None:
+    project, home, server = env
+    history(env)
+    clio(env, "The nightly upload job fails with a timeout error, should it wait longer between retries?")
+    clio(env, talk)
+    assert "<recalled_context>" not in sent(server, talk)
+    clio(env, "does the nightly upload job retry after a timeout?")  # a real question still gets one
+    assert "<recalled_context>" in sent(server, "does the nightly upload job")
 
 
 def test_a_tool_call_is_recalled_in_words_never_as_json(env: Any) -> None:

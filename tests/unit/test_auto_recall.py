@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from clio.agent.prompt import to_api
 from clio.app.auto_recall import AutoRecall
 from clio.config import Settings
@@ -63,6 +65,41 @@ def test_a_message_without_words_of_its_own_pulls_nothing() -> None:
         assert relevance.own_words(text) == [], text
         assert auto.score_hits(text, results, None, freqs) == []
     assert relevance.own_words("which port does staging use?") == ["port", "stag"]
+
+
+COMMON = frozenset(["wait", "error", "fails", "broke", "something", "job", "port", "staging", "the"])
+
+
+@pytest.mark.parametrize("text", ["wait", "Same error again", "it still fails", "that broke something", "hang on"])
+def test_one_everyday_word_asks_nothing(text: str) -> None:
+    assert not relevance.asks_something(text, lambda w: w in COMMON)
+
+
+@pytest.mark.parametrize("text", ["pgbouncer?", "when does the dunning job run?", "staging port?", "0x76 again"])
+def test_a_word_of_the_project_or_two_words_ask(text: str) -> None:
+    assert relevance.asks_something(text, lambda w: w in COMMON)
+
+
+def test_the_everyday_words_are_the_encoders_whole_words() -> None:
+    from clio.recall import common_words
+
+    for word in ("wait", "error", "Fails", "staging", "port"):
+        assert common_words.is_common(word), word
+    for word in ("pgbouncer", "dunning", "kafka", "terraform", "0x76", "enricher"):
+        assert not common_words.is_common(word), word
+    assert 15_000 < len(common_words.words()) < 30_000
+
+
+def test_without_the_vocabulary_no_word_is_everyday(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clio.recall import common_words
+
+    monkeypatch.setattr(common_words, "VOCAB_FILE", tmp_path / "missing.json")
+    common_words.words.cache_clear()
+    try:
+        assert common_words.words() == frozenset()
+        assert relevance.asks_something("error", common_words.is_common)  # decided as before: words only
+    finally:
+        common_words.words.cache_clear()
 
 
 def test_the_block_quotes_each_unit_with_its_answer_and_cannot_be_closed_from_inside() -> None:

@@ -56,7 +56,8 @@ def test_chunks_cut_at_sentence_ends_within_the_limit() -> None:
 @pytest.mark.parametrize(
     "text",
     ["add a healthcheck endpoint", "Please write a unit test for slugify", "can you make the search case-insensitive",
-     "let's rename the module", "ok, now set up dependabot"],
+     "let's rename the module", "ok, now set up dependabot", "send a push notification when a payment fails",
+     "show the humidity with one decimal on the display", "export the admin users to CSV"],
 )
 def test_orders_of_new_work_are_tasks(text: str) -> None:
     assert R.is_task(text)
@@ -65,14 +66,15 @@ def test_orders_of_new_work_are_tasks(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     ["users keep getting logged out in prod", "how do I build the web app?", "is it safe to upgrade postgres?",
-     "who should review the VAT logic?", "the brokers reject our certificate", "adding more memory did not help"],
+     "who should review the VAT logic?", "the brokers reject our certificate", "adding more memory did not help",
+     "show me how we deploy to staging", "log in fails with a 403 on staging"],
 )
 def test_questions_and_problem_reports_are_not_tasks(text: str) -> None:
     assert not R.is_task(text)
 
 
-def hit(cosine: float | None, *, score_words: int = 0, task: bool = False) -> auto.Hit:
-    f = R.Features(asked=4, matched=score_words, weighted=score_words / 4, rarest=1.0, cosine=cosine)
+def hit(cosine: float | None, *, score_words: int = 0, task: bool = False, asked: int = 4) -> auto.Hit:
+    f = R.Features(asked=asked, matched=score_words, weighted=score_words / asked, rarest=1.0, cosine=cosine)
     return auto.Hit("s", "", "2026-01-01", "assistant", 3, FACT, f, R.score(f), False, task=task)
 
 
@@ -81,7 +83,10 @@ def test_a_cosine_over_the_threshold_quotes_a_unit_the_words_miss() -> None:
     assert not hit(R.COSINE_ASK - 0.01).relevant
     assert hit(R.COSINE_ASK).relevant
     assert not hit(0.95, task=True).relevant  # an order of new work: the words decide
-    assert hit(0.1, score_words=4, task=True).relevant  # and they still can
+    assert hit(0.1, score_words=4, task=True).relevant  # and they still can,
+    assert R.THRESHOLD <= 0.7 < R.THRESHOLD_TASK  # though a task needs more of its words held:
+    assert hit(0.1, score_words=7, asked=10, task=False).relevant
+    assert not hit(0.1, score_words=7, asked=10, task=True).relevant
     repeat = auto.Hit("s", "", "d", "user", 1, ASK, hit(0.9).features, 0.0, False, new_words=0)
     assert not repeat.relevant  # the same words again adds nothing, whatever the cosine
 
