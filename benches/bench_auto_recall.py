@@ -29,7 +29,7 @@ messages fused in.
 ``--encoder`` the archive is embedded first (``--random-vectors``: random values, for the
 latency alone, where a real fill would take hours), twice: as it was, and with a session's file
 written again before each step, as in the REPL, where every turn writes one. ``--scale-dev N`` times it over N messages of
-the four sets' own sessions, copied until there are N, with the sets' messages as the queries.
+the sets' own sessions, copied until there are N, with the sets' messages as the queries.
 
     python benches/bench_auto_recall.py [--encoder] [--tool] [--sweep] [--misses] [--scale DIR]
         [--random-vectors] [--repeat N]
@@ -376,9 +376,9 @@ def scale(workdir: Path, repeat: int, encoder: bool = False, random_vectors: boo
 
 
 def scale_dev(size: int, repeat: int, encoder: bool) -> None:
-    """The per-message step over an archive of ``size`` messages of realistic work: the four sets'
+    """The per-message step over an archive of ``size`` messages of realistic work: the sets'
     sessions written again and again (each copy its own session, a day later) until the archive
-    holds ``size`` messages, and the sets' 96 new messages as the queries (everyday lengths: where
+    holds ``size`` messages, and the sets' 144 new messages as the queries (everyday lengths: where
     ``--scale``'s queries are 8 synthetic words, ~30 model tokens, these are 5-25). Latency only:
     the copies repeat each fact, so the choices are not figures."""
     sets = [json.loads((SETS / f"{n}.json").read_text(encoding="utf-8")) for n in SET_NAMES]
@@ -407,7 +407,7 @@ def scale_dev(size: int, repeat: int, encoder: bool) -> None:
         if client is not None:
             client.timeout_s = 0.25
         print(
-            f"scale-dev: {count:,} messages ({k} sessions of the four sets), per-message automatic recall"
+            f"scale-dev: {count:,} messages ({k} sessions of the sets), per-message automatic recall"
             f"{timed(index, probes * repeat, client)}"
         )
         if client is not None:

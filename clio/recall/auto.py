@@ -27,7 +27,8 @@ from clio.recall.format import hit_source
 from clio.recall.query import MIN_NEW_WORDS, content_words, excerpt, excerpt_stem, fts_words
 
 MAX_HITS = 3
-EXCERPT_CHARS = 480  # one unit's quote in the block, all its messages together
+EXCERPT_CHARS = 480  # one unit's quote in the block, all its messages together, at least (room allowing)
+MAX_UNIT_CHARS = 960  # and at most, when fewer units share the block's room
 MIN_BLOCK_CHARS = 200  # below this, a block could not quote even one passage usefully
 TAG = "recalled_context"
 HEAD = (
@@ -181,7 +182,8 @@ def shares(lengths: Sequence[int], total: int) -> list[int]:
 def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
     """The block quoting ``hits`` within ``max_chars`` ("" when none fits): each unit under one
     heading (where and when), each of its messages on a line of its own, cut around the query's
-    words."""
+    words; a unit gets an even share of the room left (from :data:`EXCERPT_CHARS` to
+    :data:`MAX_UNIT_CHARS` characters)."""
     if max_chars < MIN_BLOCK_CHARS or not hits:
         return ""
     words = fts_words(query)
@@ -195,7 +197,10 @@ def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
         room = max_chars - used - len(head) - 1 - sum(len(x) + 4 for x in prefixes)  # quotes, "…"s, newline
         if room < 80:
             break
-        widths = shares([len(" ".join(text.split())) for _, _, text in h.parts], min(EXCERPT_CHARS, room))
+        # the room left, split among this unit and those after it: one or two units quote more of
+        # their answer (whose value may sit past the first 480 characters) than three
+        fair = min(MAX_UNIT_CHARS, room // (len(hits) - n))
+        widths = shares([len(" ".join(text.split())) for _, _, text in h.parts], min(max(EXCERPT_CHARS, fair), room))
         quoted = [
             f'{prefix}"{_quote(excerpt(text, words, width - 2))}"'
             for prefix, width, (_seq, _role, text) in zip(prefixes, widths, h.parts, strict=True)

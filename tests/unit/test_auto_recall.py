@@ -357,6 +357,23 @@ def test_a_short_message_of_a_unit_leaves_its_room_to_the_answer() -> None:
     assert sum(auto.shares([300, 300, 300], 480)) <= 480
 
 
+def test_fewer_units_quote_more_of_their_answer_within_the_block() -> None:
+    answer = "The cause is the pod's zone. " * 20 + "Fix: set hibernate.jdbc.time_zone to UTC."  # the value at the end
+
+    def unit(k: int) -> auto.Hit:
+        parts = ((1, "user", f"question {k} about delivered_at"), (2, "assistant", answer))
+        f = relevance.Features(asked=2, matched=1, weighted=0.5, rarest=1.0, cosine=0.5)
+        return auto.Hit(f"s{k}", f"n{k}", "2026-01-01", "user", 1, answer, f, 0.5, False, parts=parts)
+
+    one = auto.render([unit(1)], "delivered_at", 2100)
+    three = auto.render([unit(1), unit(2), unit(3)], "delivered_at", 2100)
+    assert "time_zone" in one and len(one) <= 2100  # one unit: up to MAX_UNIT_CHARS, the fix included
+    assert three.count("[") == 3 and len(three) <= 2100  # three: each an even share, all of them shown
+    quoted = [line for line in three.splitlines() if line.startswith("  the assistant:")]
+    assert all(auto.EXCERPT_CHARS - 100 < len(q) < auto.MAX_UNIT_CHARS for q in quoted)
+    assert len(max(one.splitlines(), key=len)) > max(len(q) for q in quoted)
+
+
 def test_a_search_reads_each_whole_exchange_once_and_as_exchange_reads_it(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
     sid = _archive(store, [
