@@ -11,11 +11,13 @@ talks ("wait", "same error"). Read on first use (about 9 ms), never on a run tha
 from __future__ import annotations
 
 import functools
-import re
-from pathlib import Path
+import os
 
-VOCAB_FILE = Path(__file__).resolve().parents[1] / "data" / "tokenizer.json"
-_ENTRY = re.compile(r'"([a-z]{2,})":\d')
+from clio.lazy_re import lazy
+
+# beside this package's folder, as shipped (never the project's: a repository cannot choose it)
+VOCAB_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "tokenizer.json")
+_ENTRY = lazy(r'"([a-z]{2,})":\d')
 
 
 @functools.lru_cache(maxsize=1)
@@ -23,7 +25,8 @@ def words() -> frozenset[str]:
     """The vocabulary's whole lower-case words of two letters or more (empty when the file cannot
     be read: then no word counts as common, and recall decides as it did without this)."""
     try:
-        text = VOCAB_FILE.read_text(encoding="utf-8")
+        with open(VOCAB_FILE, encoding="utf-8") as f:
+            text = f.read()
     except (OSError, UnicodeDecodeError):
         return frozenset()
     at = text.find('"vocab":')
