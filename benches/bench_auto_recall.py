@@ -48,6 +48,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -194,30 +195,37 @@ def evaluate(
     return out
 
 
+@contextlib.contextmanager
+def decided_with(**values: float) -> Iterator[None]:
+    """The decision's thresholds (``clio.recall.relevance`` constants) set to ``values`` for the
+    block, then back to what they were: the sweeps below try each value this way."""
+    saved = {name: getattr(R, name) for name in values}
+    try:
+        for name, value in values.items():
+            setattr(R, name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(R, name, value)
+
+
 def sweep_encoder(index: RecallIndex, data: dict[str, Any], ids: dict[str, str], encoder: EncoderClient) -> None:
     """The encoder's two cosine thresholds (a question or problem; an order of new work) swept,
-    the words' threshold as shipped (they are chosen on set A with this)."""
-    saved = R.COSINE_ASK, R.COSINE_TASK
-    try:
-        for ask in [x / 100 for x in range(30, 62, 2)]:
-            row = []
-            for task in (0.55, 0.60, 0.65, 0.70, math.inf):
-                R.COSINE_ASK, R.COSINE_TASK = ask, task
-                r = evaluate(index, data, ids, encoder)
-                row.append(f"task {task:.2f}: {r['same'][0]}/{r['reworded'][0]}/{r['unrelated'][0]}")
-            print(f"  ask {ask:.2f} (same/reworded/false): " + "; ".join(row))
-    finally:
-        R.COSINE_ASK, R.COSINE_TASK = saved
-    saved_task = R.THRESHOLD_TASK
-    try:
+    the words' threshold as shipped, then the words' threshold for an order of new work (they are
+    chosen on the dev sets with this)."""
+    for ask in [x / 100 for x in range(30, 62, 2)]:
         row = []
-        for words in (0.65, 0.70, 0.75, 0.80, 0.90, math.inf):
-            R.THRESHOLD_TASK = words
+        for task in (0.55, 0.60, 0.65, 0.70, math.inf):
+            with decided_with(COSINE_ASK=ask, COSINE_TASK=task):
+                r = evaluate(index, data, ids, encoder)
+            row.append(f"task {task:.2f}: {r['same'][0]}/{r['reworded'][0]}/{r['unrelated'][0]}")
+        print(f"  ask {ask:.2f} (same/reworded/false): " + "; ".join(row))
+    row = []
+    for words in (0.65, 0.70, 0.75, 0.80, 0.90, math.inf):
+        with decided_with(THRESHOLD_TASK=words):
             r = evaluate(index, data, ids, encoder)
-            row.append(f"{words:.2f}: {r['same'][0]}/{r['reworded'][0]}/{r['unrelated'][0]}")
-        print("  an order of new work, the words' threshold (same/reworded/false): " + "; ".join(row))
-    finally:
-        R.THRESHOLD_TASK = saved_task
+        row.append(f"{words:.2f}: {r['same'][0]}/{r['reworded'][0]}/{r['unrelated'][0]}")
+    print("  an order of new work, the words' threshold (same/reworded/false): " + "; ".join(row))
 
 
 def tool_figures(name: str, data: dict[str, Any], ids: dict[str, str], root: Path, encoder: EncoderClient | None) -> None:
@@ -289,15 +297,11 @@ def everyday_blocks(index: RecallIndex, client: EncoderClient | None, show: bool
 def sweep(index: RecallIndex, data: dict[str, Any], ids: dict[str, str]) -> None:
     """The decision's threshold from 0.30 to 0.80: facts quoted (same words, reworded) and false
     blocks at each (the threshold is chosen on set A with this)."""
-    saved = R.THRESHOLD
-    try:
-        for t in [x / 100 for x in range(30, 81, 5)]:
-            R.THRESHOLD = t
+    for t in [x / 100 for x in range(30, 81, 5)]:
+        with decided_with(THRESHOLD=t):
             r = evaluate(index, data, ids)
-            print(f"  threshold {t:.2f}: same {r['same'][0]}/{r['same'][1]}, reworded {r['reworded'][0]}/{r['reworded'][1]}, "
-                  f"false blocks {r['unrelated'][0]}/{r['unrelated'][1]}")
-    finally:
-        R.THRESHOLD = saved
+        print(f"  threshold {t:.2f}: same {r['same'][0]}/{r['same'][1]}, reworded {r['reworded'][0]}/{r['reworded'][1]}, "
+              f"false blocks {r['unrelated'][0]}/{r['unrelated'][1]}")
 
 
 class RandomVectors:

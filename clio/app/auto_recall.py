@@ -93,7 +93,7 @@ class AutoRecall:
             query = f"{text}\n{task}"  # a short follow-up, read with the task it belongs to
         # alone (a one-shot run, or the task's first message) a message must ask something itself:
         # "wait" or "same error again" would match some archived message by their one common word
-        asks = follow_up or asks_something(text, is_common)
+        asks = follow_up or asks_something(text, is_common, own)
         budget = self.chars()
         if not asks or budget < auto.MIN_BLOCK_CHARS:
             why = ("no words of its own" if not own else "nothing it asks: one everyday word") if budget else "no room in the window"

@@ -24,7 +24,7 @@ from typing import Any
 
 from clio.recall import relevance as R
 from clio.recall.format import hit_source
-from clio.recall.query import MIN_NEW_WORDS, content_words, excerpt, excerpt_stem, fts_words
+from clio.recall.query import MIN_NEW_WORDS, content_words, excerpt, fts_words
 
 MAX_HITS = 3
 EXCERPT_CHARS = 480  # one unit's quote in the block, all its messages together, at least (room allowing)
@@ -124,10 +124,8 @@ def score_hits(
     texts = [str(r.get("text") or r.get("excerpt") or "") for r in results]
     if not words or not texts:
         return []
-    spelled: dict[str, str] = {}  # each own word's stem -> the word as typed (the index stems its own way)
-    for w in fts_words(query):
-        spelled.setdefault(excerpt_stem(w), w)
-    typed = {stem: spelled.get(stem, stem) for stem in words}
+    spelled = R.spellings(query)  # each own word's stem -> the word as typed (the index stems its own way)
+    typed = {stem: spelled.get(stem, [stem])[0] for stem in words}
     found, total = frequencies(list(typed.values()))
     dfs = {stem: found.get(word, 0) for stem, word in typed.items()}
     parts = [_parts(r, text) for r, text in zip(results, texts, strict=True)]

@@ -53,17 +53,25 @@ def own_words(text: str) -> list[str]:
     return [w for w in content_words(text) if w not in EVERYDAY]
 
 
-def asks_something(text: str, is_common: Callable[[str], bool]) -> bool:
+def spellings(text: str) -> dict[str, list[str]]:
+    """Each word stem of ``text`` (as :func:`own_words` stems) -> the words typed for it, in order:
+    the index and the vocabulary know words as typed, not stems."""
+    out: dict[str, list[str]] = {}
+    for w in fts_words(text):
+        out.setdefault(excerpt_stem(w), []).append(w)
+    return out
+
+
+def asks_something(text: str, is_common: Callable[[str], bool], own: Sequence[str] | None = None) -> bool:
     """Whether a message asks something the archive could answer: two own words or more
-    (:func:`own_words`), or one that is not an everyday English word (``is_common``, as typed:
-    :func:`clio.recall.common_words.is_common`). "pgbouncer?" and "the dunning job?" ask;
-    "wait", "same error again", "that broke something" only talk, and an archive always holds
-    some message with the same one common word."""
-    words = own_words(text)
+    (:func:`own_words`; ``own`` when the caller has them), or one that is not an everyday English
+    word (``is_common``, as typed: :func:`clio.recall.common_words.is_common`). "pgbouncer?" and
+    "the dunning job?" ask; "wait", "same error again", "that broke something" only talk, and an
+    archive always holds some message with the same one common word."""
+    words = own_words(text) if own is None else own
     if len(words) != 1:
         return bool(words)
-    typed = [w for w in fts_words(text) if excerpt_stem(w) == words[0]]
-    return not all(is_common(w) for w in typed)
+    return not all(is_common(w) for w in spellings(text).get(words[0], ()))
 
 
 def says_something(text: str, limit: int = 4000) -> bool:
