@@ -213,12 +213,15 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         taken: Sequence[tuple[tuple[Any, ...], list[Part]]] = (),
     ) -> list[tuple[tuple[Any, ...], list[Part]]]:
         """Ranked rows -> (row, its unit) best first (:mod:`clio.recall.units`): a row without
-        content of its own is no hit; one unit per exchange, at its best-ranked row; units from
-        the ``max_sessions`` best sessions, at most ``max_results``; the parts the request
-        carries already left out."""
+        content of its own is no hit; one unit per exchange, at its best-ranked row; each message
+        once in the results (a unit leaves out what a better one quotes already: an answer that
+        two of its steps led to, a reply that is its own match elsewhere; a message quoted already
+        is no hit); units from the ``max_sessions`` best sessions, at most ``max_results``; the
+        parts the request carries already left out."""
         out: list[tuple[tuple[Any, ...], list[Part]]] = []
         sessions: set[str] = set()
         seen: set[tuple[str, int]] = {(row[0], parts[0].seq) for row, parts in taken}
+        shown: set[tuple[str, int]] = {(row[0], p.seq) for row, parts in taken for p in parts}
         passages: set[str] = {passage_key(row[4]) for row, _ in taken}
         read = Exchanges(self._conn)
         for row in rows:
@@ -226,8 +229,8 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             if sid not in sessions and len(sessions) >= max_sessions:
                 continue  # a session past the best ones: nothing of it is read
             key = passage_key(body)
-            if key in passages or not says_something(body):
-                continue
+            if key in passages or (sid, int(seq)) in shown or not says_something(body):
+                continue  # the same text, or this very message, is in a better unit already
             parts = [
                 p
                 for p in compose(int(seq), read(sid, int(seq)))
@@ -235,9 +238,11 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             ]
             if not parts or (sid, parts[0].seq) in seen:
                 continue
+            seen.add((sid, parts[0].seq))
+            parts = [p for p in parts if (sid, p.seq) not in shown]  # each message once in the results
             sessions.add(sid)
             passages.add(key)
-            seen.add((sid, parts[0].seq))
+            shown.update((sid, p.seq) for p in parts)
             out.append((row, parts))
             if len(out) >= max_results:
                 break

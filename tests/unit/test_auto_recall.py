@@ -250,6 +250,25 @@ def test_search_leaves_out_what_the_request_carries(tmp_path: Path) -> None:
     assert idx.search("staging port", skip={sid: {0, 1, 2}}) == []
 
 
+def test_a_search_shows_each_message_once(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    call = {"id": "c1", "type": "function", "function": {"name": "file_operations", "arguments": '{"operation": "read_file", "path": "infra/staging.yaml"}'}}
+    _archive(store, [
+        ("user", "go ahead", {}),  # says nothing: the steps' units start at the step
+        ("assistant", "", {"tool_calls": [call]}),
+        ("tool", "staging:\n  port: 5433", {"tool_call_id": "c1"}),
+        ("assistant", "", {"tool_calls": [dict(call, id="c2")]}),
+        ("tool", "STAGING_PORT=5433 # the staging port", {"tool_call_id": "c2"}),
+        ("assistant", "Staging listens on port 5433, set in infra/staging.yaml.", {}),
+    ])  # fmt: skip
+    idx = RecallIndex(tmp_path / "r.sqlite", store, embedder=None)
+    units = idx.search("staging port 5433")
+    seqs = [s for u in units for s in u["seqs"]]
+    assert sorted(seqs) == sorted(set(seqs))  # the answer both steps led to is quoted once
+    assert {2, 4, 5} <= set(seqs)  # every message that matched is shown
+    assert all(u["seq"] in u["seqs"] for u in units)
+
+
 def test_a_message_without_content_of_its_own_is_no_hit(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
     _archive(store, [("user", "ok that worked, thanks", {}), ("assistant", "Great!", {}), ("user", "thanks, the staging port works", {})])
