@@ -8,8 +8,8 @@ the window. A session brings its prompt builder, tool context, side request and 
 (:meth:`App._attach`). The loop (:mod:`clio.agent.orchestrator`) reports what happens through
 :class:`clio.agent.turn.TurnEvents`, implemented here (``turn_started``, ``recall``, ``trimming``,
 ``trimmed``, ``recovery_text``) with the data it passes: no handler calls back into the loop.
-Slash commands reach the App only through ``clio.commands.registry.CommandContext`` (the
-operations at the end of this module).
+Slash commands reach the App only through ``clio.commands.registry.CommandContext``: the
+operations of :class:`clio.app.commands_surface.CommandSurface`, a mixin of the App.
 """
 
 from __future__ import annotations
@@ -22,19 +22,17 @@ import clio.tools.builtin  # noqa: F401  (registers the tools)
 from clio.agent.orchestrator import Orchestrator
 from clio.agent.prompt import PromptBuilder
 from clio.agent.side import SideRequest
-from clio.agent.turn import LoopSettings, TrimReport, TurnResult, TurnUI, working_files
+from clio.agent.turn import LoopSettings, TurnResult, TurnUI, working_files
 from clio.agent.window import Window
 from clio.app.approvals import Approvals, Questions
 from clio.app.auto_recall import AutoRecall
 from clio.app.checkpoint import checkpoint_text
-from clio.app.consolidate import Outcome
-from clio.app.figures import context_figures
+from clio.app.commands_surface import CommandSurface
 from clio.app.mcp_servers import McpSession
 from clio.app.memory import MemoryService
 from clio.app.recall import LazyRecall, carried
 from clio.app.served_model import choose_served_model, needs_choice
 from clio.app.turn_lock import users_turn
-from clio.app.undo import undo
 from clio.config import ConfigError, Settings
 from clio.context.engine import ContextEngine
 from clio.llm.client import LLMClient
@@ -47,16 +45,16 @@ from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
 from clio.store.model_state import ModelStateStore
 from clio.store.sessions import Session, SessionStore
-from clio.store.snapshots import Restored, Snapshots
+from clio.store.snapshots import Snapshots
 from clio.tools.context import Services, ToolContext
 from clio.tools.git_repo import recent_git_activity
 from clio.tools.policy import PolicyError, ToolPolicy, parse_names
 from clio.tools.registry import REGISTRY, Registry
-from clio.tools.todos import format_todos, load_todos
+from clio.tools.todos import format_todos
 from clio.wording import plural
 
 
-class App:
+class App(CommandSurface):
     def __init__(
         self,
         settings: Settings,
@@ -420,68 +418,3 @@ class App:
         may still be remembered, marked, in a run nobody can confirm (one-shot)."""
         project = self.settings.project
         return project is not None and project.trusted
-
-    # -- what slash commands may ask (clio.commands.registry.CommandContext) -------------------------
-    def confirm(self, question: str) -> bool:
-        return self.approvals.confirm(question)
-
-    def switch_model(self, name: str) -> None:
-        """Use another model from the next request on; the session carries on."""
-        assert self.session is not None
-        self.agent.save_state()
-        self.settings.model = self.client.model = name
-        self.window.load(name)
-        self._attach(self.session)
-
-    def list_models(self) -> list[str]:
-        self.settle_model(strict=False)  # several models: listed, none chosen yet
-        return self.client.list_models()
-
-    def trim_now(self) -> TrimReport:
-        return self.agent.trim_now()
-
-    def compact(self, focus: str) -> TrimReport | None:
-        self.settle_model()
-        return self.agent.compact(focus)
-
-    def clear_window(self) -> None:
-        self.agent.clear()
-
-    def todos(self) -> list[dict[str, Any]]:
-        return load_todos(self.tool_ctx) if self.tool_ctx is not None else []
-
-    def context_figures(self) -> dict[str, object]:
-        self.ready_mcp()
-        return context_figures(self.agent, self.window, self.mcp.names, self.session, self.settings, self.auto_recall)
-
-    def mcp_status(self) -> list[dict[str, object]]:
-        self.ready_mcp()
-        return self.mcp.status()
-
-    def set_plan(self, on: bool) -> None:
-        """Plan mode on or off from the next request on (/plan); the model hears when it ends."""
-        if on == self.policy.plan:
-            return
-        self.policy.plan = self.settings.plan = on
-        if self.tool_ctx is not None:
-            self.tool_ctx.plan = on
-        if self.prompt is not None:
-            self.prompt.set_note(load_prompt("plan.md").strip() if on else "")
-        if not on and self.session is not None and self.session.messages:
-            self.pending_notes.append("[clio: the user turned plan mode off: you may now make changes.]")
-
-    def undo(self, turns: int) -> list[Restored]:
-        """Put back the files the last ``turns`` turns changed; the model hears of it next turn."""
-        results, note = undo(self.services.snapshots, turns, self.confirm, self.paths.root, self.memory.skills)
-        self.pending_notes.extend([note] if note else [])
-        return results
-
-    def consolidate(self, *, force: bool = False) -> Outcome | None:
-        """Read the running session back into long-term memory (REPL exit, /memory consolidate);
-        None when consolidation is off here (incognito, --no-ltm, ``consolidate: false``)."""
-        self.settle_model()
-        return self.memory.consolidate(self.session, force=force) if self.session is not None else None
-
-    def upkeep(self) -> int:
-        """At the end of a REPL session: past a size, faded topics are compacted by the model."""
-        return self.memory.upkeep()

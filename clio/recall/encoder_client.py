@@ -176,6 +176,10 @@ class EncoderClient:
         with contextlib.suppress(OSError, ValueError):
             self._request({"op": "fill", "cache": str(self.cache), "index": str(self.index)}, self.timeout_s, reply=False)
 
+    def fill_after_turn(self) -> None:
+        """A search of this turn asked the helper: its fill is asked when the turn ends."""
+        self._fill_due = True
+
     def turn_ended(self) -> None:
         """Ask for the fill a search of this turn left due, now that the turn's own work is done:
         the helper's background pass never competes with the run's search, request or answer
@@ -329,7 +333,7 @@ class Pending:
             client.state = "failed: a malformed answer"
             return None
         client.state = "ready"
-        client._fill_due = True
+        client.fill_after_turn()
         return [float(c) for c in cos]
 
     def close(self) -> None:
@@ -338,4 +342,4 @@ class Pending:
         if not self.done:
             self.done = True
             self.conn.close()
-            self.client._fill_due = True
+            self.client.fill_after_turn()
