@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from clio.recall import units as recall_units
 from clio.recall.hybrid import AUTO, SemanticSide, fuse_rows, rows_by_id, run_beside
 from clio.recall.lexical import LexicalSide
 from clio.recall.query import (
@@ -214,14 +215,16 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
     ) -> list[tuple[tuple[Any, ...], list[Part]]]:
         """Ranked rows -> (row, its unit) best first (:mod:`clio.recall.units`): a row without
         content of its own is no hit; one unit per exchange, at its best-ranked row; each message
-        once in the results (a unit leaves out what a better one quotes already: an answer that
-        two of its steps led to, a reply that is its own match elsewhere; a message quoted already
-        is no hit); units from the ``max_sessions`` best sessions, at most ``max_results``; the
-        parts the request carries already left out."""
+        once in the results: a unit that shares messages with one better unit joins it, at its
+        place, when the two fit in one (:data:`~clio.recall.units.MAX_PARTS`: a reply matched
+        alone, then its question; two steps that led to one answer), else it leaves out what the
+        better ones show already, and a message shown already is no hit; units from the
+        ``max_sessions`` best sessions, at most ``max_results``; the parts the request carries
+        already left out."""
         out: list[tuple[tuple[Any, ...], list[Part]]] = []
         sessions: set[str] = set()
         seen: set[tuple[str, int]] = {(row[0], parts[0].seq) for row, parts in taken}
-        shown: set[tuple[str, int]] = {(row[0], p.seq) for row, parts in taken for p in parts}
+        shown: dict[tuple[str, int], int] = {(row[0], p.seq): -1 for row, parts in taken for p in parts}
         passages: set[str] = {passage_key(row[4]) for row, _ in taken}
         read = Exchanges(self._conn)
         for row in rows:
@@ -239,10 +242,18 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             if not parts or (sid, parts[0].seq) in seen:
                 continue
             seen.add((sid, parts[0].seq))
+            passages.add(key)
+            at = {shown[(sid, p.seq)] for p in parts if (sid, p.seq) in shown}
+            if len(at) == 1 and (i := at.pop()) >= 0:
+                better_row, better = out[i]
+                union = {p.seq: p for p in [*better, *parts]}
+                if len(union) <= recall_units.MAX_PARTS:  # one unit of the two: at the better one's place
+                    out[i] = (better_row, [union[q] for q in sorted(union)])
+                    shown.update({(sid, q): i for q in union})
+                    continue
             parts = [p for p in parts if (sid, p.seq) not in shown]  # each message once in the results
             sessions.add(sid)
-            passages.add(key)
-            shown.update((sid, p.seq) for p in parts)
+            shown.update({(sid, p.seq): len(out) for p in parts})
             out.append((row, parts))
             if len(out) >= max_results:
                 break

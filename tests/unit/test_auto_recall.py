@@ -269,6 +269,20 @@ def test_a_search_shows_each_message_once(tmp_path: Path) -> None:
     assert all(u["seq"] in u["seqs"] for u in units)
 
 
+def test_a_reply_matched_first_joins_its_question_rather_than_losing_it(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    _archive(store, [
+        ("user", "session logins get dropped randomly in production", {}),  # a report, not a question
+        ("assistant", "Redis evicts the session keys under memory pressure: maxmemory-policy is allkeys-lru. "
+                      "Use volatile-lru so that session keys with a TTL go first, or a separate Redis for sessions.", {}),
+    ])  # fmt: skip
+    idx = RecallIndex(tmp_path / "r.sqlite", store, embedder=None)
+    units = idx.search("redis allkeys-lru eviction of logins")
+    assert units[0]["role"] == "assistant"  # the reply is the better match
+    # the question's match joins the reply's unit: whichever unit is quoted, the answer comes with it
+    assert [u["seqs"] for u in units] == [[0, 1]]
+
+
 def test_a_message_without_content_of_its_own_is_no_hit(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
     _archive(store, [("user", "ok that worked, thanks", {}), ("assistant", "Great!", {}), ("user", "thanks, the staging port works", {})])
