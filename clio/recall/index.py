@@ -29,7 +29,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from clio.recall import units as recall_units
 from clio.recall.hybrid import AUTO, SemanticSide, fuse_rows, rows_by_id, run_beside
 from clio.recall.lexical import LexicalSide
 from clio.recall.query import (
@@ -47,7 +46,7 @@ from clio.recall.refine import refine_rows
 from clio.recall.refresh import RefreshSide, SessionSource
 from clio.recall.relevance import says_something
 from clio.recall.schema import open_index, remove_db_files
-from clio.recall.units import Exchanges, Part, compose, shape_units
+from clio.recall.units import Exchanges, Part, Shown, compose, shape_units
 from clio.recall.vectors import VectorIndex
 from clio.store.atomic import FileLock
 
@@ -215,16 +214,13 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
     ) -> list[tuple[tuple[Any, ...], list[Part]]]:
         """Ranked rows -> (row, its unit) best first (:mod:`clio.recall.units`): a row without
         content of its own is no hit; one unit per exchange, at its best-ranked row; each message
-        once in the results: a unit that shares messages with one better unit joins it, at its
-        place, when the two fit in one (:data:`~clio.recall.units.MAX_PARTS`: a reply matched
-        alone, then its question; two steps that led to one answer), else it leaves out what the
-        better ones show already, and a message shown already is no hit; units from the
-        ``max_sessions`` best sessions, at most ``max_results``; the parts the request carries
-        already left out."""
-        out: list[tuple[tuple[Any, ...], list[Part]]] = []
+        once in the results (:class:`~clio.recall.units.Shown`: a unit joins a better one it
+        overlaps, or leaves out what that one shows), and a message shown already is no hit;
+        units from the ``max_sessions`` best sessions, at most ``max_results``; the parts the
+        request carries already left out."""
+        shown = Shown(taken)
         sessions: set[str] = set()
         seen: set[tuple[str, int]] = {(row[0], parts[0].seq) for row, parts in taken}
-        shown: dict[tuple[str, int], int] = {(row[0], p.seq): -1 for row, parts in taken for p in parts}
         passages: set[str] = {passage_key(row[4]) for row, _ in taken}
         read = Exchanges(self._conn)
         for row in rows:
@@ -232,7 +228,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             if sid not in sessions and len(sessions) >= max_sessions:
                 continue  # a session past the best ones: nothing of it is read
             key = passage_key(body)
-            if key in passages or (sid, int(seq)) in shown or not says_something(body):
+            if key in passages or shown.holds(sid, int(seq)) or not says_something(body):
                 continue  # the same text, or this very message, is in a better unit already
             parts = [
                 p
@@ -243,21 +239,11 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
                 continue
             seen.add((sid, parts[0].seq))
             passages.add(key)
-            at = {shown[(sid, p.seq)] for p in parts if (sid, p.seq) in shown}
-            if len(at) == 1 and (i := at.pop()) >= 0:
-                better_row, better = out[i]
-                union = {p.seq: p for p in [*better, *parts]}
-                if len(union) <= recall_units.MAX_PARTS:  # one unit of the two: at the better one's place
-                    out[i] = (better_row, [union[q] for q in sorted(union)])
-                    shown.update({(sid, q): i for q in union})
-                    continue
-            parts = [p for p in parts if (sid, p.seq) not in shown]  # each message once in the results
-            sessions.add(sid)
-            shown.update({(sid, p.seq): len(out) for p in parts})
-            out.append((row, parts))
-            if len(out) >= max_results:
-                break
-        return out
+            if shown.add(row, parts):
+                sessions.add(sid)
+                if len(shown.units) >= max_results:
+                    break
+        return shown.units
 
     def search_match(
         self,

@@ -111,6 +111,37 @@ class Exchanges:
         return rows
 
 
+class Shown:
+    """The units of one search, best first, each message once (pure). A unit that shares
+    messages with one better unit joins it, at its place, when the two fit in one unit
+    (:data:`MAX_PARTS`: a reply matched alone, then its question; two steps that led to one
+    answer), so a quoted unit keeps its ask and its answer; else it leaves out what the better
+    units show already. ``taken``: units shown before this search's (never joined)."""
+
+    def __init__(self, taken: Sequence[tuple[tuple[Any, ...], Sequence[Part]]] = ()) -> None:
+        self.units: list[tuple[tuple[Any, ...], list[Part]]] = []
+        self._at: dict[tuple[str, int], int] = {(row[0], p.seq): -1 for row, parts in taken for p in parts}
+
+    def holds(self, session_id: str, seq: int) -> bool:
+        return (session_id, seq) in self._at
+
+    def add(self, row: tuple[Any, ...], parts: Sequence[Part]) -> bool:
+        """Show the unit of ``row`` (its session first); False when it joined a better one."""
+        sid = row[0]
+        at = {self._at[(sid, p.seq)] for p in parts if (sid, p.seq) in self._at}
+        if len(at) == 1 and (i := at.pop()) >= 0:
+            better_row, better = self.units[i]
+            union = {p.seq: p for p in [*better, *parts]}
+            if len(union) <= MAX_PARTS:
+                self.units[i] = (better_row, [union[q] for q in sorted(union)])
+                self._at.update({(sid, q): i for q in union})
+                return False
+        kept = [p for p in parts if (sid, p.seq) not in self._at]
+        self._at.update({(sid, p.seq): len(self.units) for p in kept})
+        self.units.append((row, kept))
+        return True
+
+
 def unit_text(parts: Sequence[Part]) -> str:
     """A unit's messages as one text (what the relevance decision reads)."""
     return "\n".join(p.body for p in parts)

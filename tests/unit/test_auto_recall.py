@@ -30,7 +30,7 @@ from clio.recall.query import (
     readable_call,
     shape_results,
 )
-from clio.recall.units import Exchanges, Part, compose, exchange, is_prose
+from clio.recall.units import Exchanges, Part, Shown, compose, exchange, is_prose
 from clio.store.sessions import SessionStore
 
 FACT = "The staging database listens on port 6543 behind pgbouncer."
@@ -281,6 +281,20 @@ def test_a_reply_matched_first_joins_its_question_rather_than_losing_it(tmp_path
     assert units[0]["role"] == "assistant"  # the reply is the better match
     # the question's match joins the reply's unit: whichever unit is quoted, the answer comes with it
     assert [u["seqs"] for u in units] == [[0, 1]]
+
+
+def test_shown_joins_a_unit_to_the_better_one_it_overlaps_or_leaves_out_what_that_one_shows() -> None:
+    def unit(*seqs: int) -> list[Part]:
+        return [Part(q, "user", f"m{q}") for q in seqs]
+
+    shown = Shown(taken=[(("s0",), unit(9))])
+    assert shown.add(("s1", "assistant", 5), unit(5))
+    assert not shown.add(("s1", "user", 4), unit(4, 5))  # the reply's question joins it, in order
+    assert [[p.seq for p in parts] for _, parts in shown.units] == [[4, 5]]
+    assert shown.add(("s1", "tool", 2), unit(1, 2, 4))  # the two would make four: it leaves out 4
+    assert [[p.seq for p in parts] for _, parts in shown.units] == [[4, 5], [1, 2]]
+    assert shown.holds("s0", 9) and shown.holds("s1", 1) and not shown.holds("s1", 3)
+    assert shown.add(("s0", "tool", 8), unit(8, 9)) and shown.units[-1][1] == unit(8)  # never joined to what was taken
 
 
 def test_a_message_without_content_of_its_own_is_no_hit(tmp_path: Path) -> None:
