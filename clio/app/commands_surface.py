@@ -8,27 +8,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from clio.agent.orchestrator import Orchestrator
-from clio.agent.prompt import PromptBuilder
-from clio.agent.turn import TrimReport
-from clio.agent.window import Window
-from clio.app.approvals import Approvals
-from clio.app.auto_recall import AutoRecall
-from clio.app.consolidate import Outcome
 from clio.app.figures import context_figures
-from clio.app.mcp_servers import McpSession
-from clio.app.memory import MemoryService
 from clio.app.undo import undo
-from clio.config import Settings
-from clio.llm.client import LLMClient
-from clio.paths import Paths
 from clio.prompts import load_prompt
-from clio.store.sessions import Session
-from clio.store.snapshots import Restored
-from clio.tools.context import Services, ToolContext
-from clio.tools.policy import ToolPolicy
 from clio.tools.todos import load_todos
 
+if TYPE_CHECKING:
+    from clio.agent.orchestrator import Orchestrator
+    from clio.agent.prompt import PromptBuilder
+    from clio.agent.turn import TrimReport
+    from clio.agent.window import Window
+    from clio.app.approvals import Approvals
+    from clio.app.auto_recall import AutoRecall
+    from clio.app.consolidate import Outcome
+    from clio.app.mcp_servers import McpSession
+    from clio.app.memory import MemoryService
+    from clio.config import Settings
+    from clio.llm.client import LLMClient
+    from clio.paths import Paths
+    from clio.store.sessions import Session
+    from clio.store.snapshots import Restored
+    from clio.tools.context import Services, ToolContext
+    from clio.tools.policy import ToolPolicy
 
 class CommandSurface:
     """The App's operations for slash commands (``confirm``, ``switch_model``, ``trim_now``...)."""
