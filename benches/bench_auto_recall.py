@@ -228,14 +228,18 @@ def sweep_encoder(index: RecallIndex, data: dict[str, Any], ids: dict[str, str],
     print("  an order of new work, the words' threshold (same/reworded/false): " + "; ".join(row))
 
 
-def tool_figures(name: str, data: dict[str, Any], ids: dict[str, str], root: Path, encoder: EncoderClient | None) -> None:
+def tool_figures(
+    name: str, data: dict[str, Any], ids: dict[str, str], root: Path, encoder: EncoderClient | None, show: bool = False
+) -> None:
     """The memory tool's recall_sessions on the set's related messages: the fact's unit in the top
     3 and first, hybrid as shipped (bm25 and the static table), and with the helper's nearest
-    messages fused in when ``encoder``."""
+    messages fused in when ``encoder``; ``show`` lists the last arm's misses with the fact's rank
+    in the top 10."""
     index = RecallIndex(root / "recall-tool.sqlite", SessionStore(root / "sessions"))
     index.refresh()
     index.sync_vectors(None)
     arms: dict[str, list[int]] = {}
+    misses: list[str] = []
     for p in data["probes"]:
         if p["kind"] == "unrelated":
             continue
@@ -243,10 +247,15 @@ def tool_figures(name: str, data: dict[str, Any], ids: dict[str, str], root: Pat
         for arm in ("hybrid", "hybrid and the helper") if encoder is not None else ("hybrid",):
             pending = encoder.begin(p["text"], near=TOOL_NEAR) if encoder is not None and arm != "hybrid" else None
             try:
+                near = pending.near if pending is not None else None
                 hits = best_first(
                     index.search, p["text"], 3, max_sessions=10, with_text=True, mode="hybrid",
-                    nearby=pending.near if pending is not None else None, fuse_nearby=pending is not None,
+                    nearby=near, fuse_nearby=pending is not None,
                 )  # fmt: skip
+                wide = best_first(
+                    index.search, p["text"], 10, max_sessions=10, with_text=True, mode="hybrid",
+                    nearby=near, fuse_nearby=pending is not None,
+                ) if show else []  # fmt: skip
             finally:
                 if pending is not None:
                     pending.close()
@@ -255,8 +264,15 @@ def tool_figures(name: str, data: dict[str, Any], ids: dict[str, str], root: Pat
             counts[0] += any(at[:3])
             counts[1] += any(at[:1])
             counts[2] += 1
+            if show and not any(at[:3]) and (encoder is None or arm != "hybrid"):
+                found = [h["session_id"] == sid and has(str(h.get("text", "")), p["needles"]) for h in wide]
+                rank = found.index(True) + 1 if any(found) else None
+                first = str(hits[0].get("text", ""))[:70] if hits else ""
+                misses.append(f"  tool missed {p['text']!r} ({p['kind']}): fact at {rank or '>10'}; first {first!r}")
     for arm, (top3, top1, n) in arms.items():
         print(f"{name} recall_sessions, {arm}: fact in the top 3 {top3}/{n}, first {top1}/{n}")
+    for line in misses:
+        print(line)
     index.close()
 
 
@@ -464,7 +480,7 @@ def main() -> None:
             if args.tool:
                 if client is not None:
                     client.timeout_s = 5.0  # the tool's figures, not its latency
-                tool_figures(name, data, ids, Path(tmp), client)
+                tool_figures(name, data, ids, Path(tmp), client, show=args.misses)
             if client is not None:
                 stop_helper(client)
             print(

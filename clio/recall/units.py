@@ -4,10 +4,11 @@ An exchange is a user message with the replies and tool results it led to, up to
 message (in a conversation between two people, as in LoCoMo, one speaker's turn with the other's
 answer). A search still matches messages; each match brings back its exchange as one unit of at
 most :data:`MAX_PARTS` messages, in order: the user's message (what was asked or said), the
-message that matched, and the exchange's last reply in prose (where an answer usually is), each
-once. So a match on a question brings back its answer, and a match on an answer says what it
-answered. A message with no content of its own ("ok, thanks", "looks good") never carries a unit
-alone: matched by itself it is no hit (:func:`clio.recall.relevance.own_words`).
+message that matched, and the reply after it that says the most in prose (where an answer usually
+is: an agent's findings, not the "Done." after its edits), each once. So a match on a question
+brings back its answer, and a match on an answer says what it answered. A message with no
+content of its own ("ok, thanks", "looks good") never carries a unit alone: matched by itself it
+is no hit (:func:`clio.recall.relevance.own_words`).
 
 :func:`exchange` reads one exchange from the index (SQLite); the rest is pure.
 """
@@ -47,9 +48,22 @@ def is_prose(part: Part) -> bool:
     )
 
 
+def prose_chars(part: Part) -> int:
+    """How much a message says in words: its characters less its tool-call lines."""
+    return sum(len(line) for line in part.body.splitlines() if not line.startswith(CALL_MARK))
+
+
+def answer(replies: Sequence[Part]) -> Part:
+    """Of an exchange's prose replies (in order), the one that says the most, the later on a tie:
+    an agent's diagnosis rather than the "Done." after its edits, its findings rather than the
+    "let me check the config" before a step."""
+    return max(replies, key=lambda p: (prose_chars(p), p.seq))
+
+
 def compose(hit: int, rows: list[Part]) -> list[Part]:
     """The unit of the message ``hit`` (a seq) in its exchange ``rows`` (in order, the hit among
-    them): the exchange's user message, the hit, the last prose reply; each once, in order."""
+    them): the exchange's user message, the hit, the prose reply after it that says the most
+    (:func:`answer`); each once, in order."""
     by_seq = {p.seq: p for p in rows}
     if hit not in by_seq:
         return []
@@ -61,7 +75,7 @@ def compose(hit: int, rows: list[Part]) -> list[Part]:
         chosen.append(ask.seq)  # what a step or an answer was for ("ok, go on" says nothing)
     after = [p for p in rows if p.seq > hit and is_prose(p)]
     if after and (step or matched.role == "user"):
-        chosen.append(after[-1].seq)  # the reply to what the user asked or said, what a step came to
+        chosen.append(answer(after).seq)  # the reply to what the user asked or said, what a step came to
     kept = set(chosen[:MAX_PARTS])
     return [p for p in rows if p.seq in kept]
 

@@ -30,7 +30,7 @@ from clio.recall.query import (
     readable_call,
     shape_results,
 )
-from clio.recall.units import Exchanges, Part, Shown, compose, exchange, is_prose
+from clio.recall.units import Exchanges, Part, Shown, answer, compose, exchange, is_prose, prose_chars
 from clio.store.sessions import SessionStore
 
 FACT = "The staging database listens on port 6543 behind pgbouncer."
@@ -147,6 +147,26 @@ def test_a_unit_is_the_ask_the_match_and_the_answer() -> None:
     assert [p.seq for p in compose(13, rows)] == [10, 13]  # the answer: what it answered
     assert compose(99, rows) == []
     assert not is_prose(rows[1]) and is_prose(rows[3])
+
+
+def test_a_unit_quotes_the_reply_that_says_the_most_not_the_done_after_the_edits() -> None:
+    """An agent narrates a step, explains what it found, edits, then says "Done.": the unit of the
+    question (or of a step) quotes the explanation, where the fact is."""
+    rows = [
+        Part(0, "user", "the preview build shows my real data, is it talking to prod?"),
+        Part(1, "assistant", "Let me check the config.\n" + CALL_MARK + "read file app.config.ts"),
+        Part(2, "tool", "staging: 'https://api-staging.example.dev'"),
+        Part(3, "assistant", "Yes: the preview profile sets no APP_VARIANT, so it falls back to production. "
+             "Preview builds are meant to use https://api-staging.example.dev."),  # fmt: skip
+        Part(4, "assistant", CALL_MARK + "replace string eas.json"),
+        Part(5, "tool", "Replaced 1 occurrence in eas.json"),
+        Part(6, "assistant", "Done. Install a new preview build."),
+    ]
+    assert [p.seq for p in compose(0, rows)] == [0, 3]
+    assert [p.seq for p in compose(2, rows)] == [0, 2, 3]
+    assert [p.seq for p in compose(5, rows)] == [0, 5, 6]  # a later step: what it came to
+    assert answer(rows[6:]) == rows[6] and answer([rows[1], rows[3]]) == rows[3]
+    assert prose_chars(rows[1]) == len("Let me check the config.")
 
 
 def test_a_tool_call_is_indexed_in_words_never_as_json() -> None:
