@@ -60,22 +60,44 @@ def answer(replies: Sequence[Part]) -> Part:
     return max(replies, key=lambda p: (prose_chars(p), p.seq))
 
 
+def calls(part: Part) -> bool:
+    """An assistant message that makes tool calls."""
+    return part.role == "assistant" and any(line.startswith(CALL_MARK) for line in part.body.splitlines())
+
+
+def pair(step: Part, rows: Sequence[Part]) -> Part | None:
+    """The other half of a tool step in its exchange ``rows``: a result's call (the nearest
+    message before it that makes calls), a call's result (the tool message right after it)."""
+    at = next((i for i, p in enumerate(rows) if p.seq == step.seq), None)
+    if at is None:
+        return None
+    if step.role == "tool":
+        return next((p for p in reversed(rows[:at]) if calls(p)), None)
+    after = rows[at + 1] if at + 1 < len(rows) else None
+    return after if after is not None and after.role == "tool" else None
+
+
 def compose(hit: int, rows: list[Part]) -> list[Part]:
     """The unit of the message ``hit`` (a seq) in its exchange ``rows`` (in order, the hit among
     them): the exchange's user message, the hit, the prose reply after it that says the most
-    (:func:`answer`); each once, in order."""
+    (:func:`answer`), and for a tool step where there is room, its other half (:func:`pair`: a
+    commit's result without the call says nothing of what was run); each once, in order."""
     by_seq = {p.seq: p for p in rows}
     if hit not in by_seq:
         return []
     matched = by_seq[hit]
     step = matched.role == "tool" or (matched.role == "assistant" and not is_prose(matched))
-    chosen = [hit]  # by priority: the match, the ask, the answer
+    chosen = [hit]  # by priority: the match, the ask, the answer, the step's other half
     ask = rows[0] if rows[0].role == "user" and rows[0].seq != hit else None
     if ask is not None and (step or asks(ask.body)) and says_something(ask.body):
         chosen.append(ask.seq)  # what a step or an answer was for ("ok, go on" says nothing)
     after = [p for p in rows if p.seq > hit and is_prose(p)]
     if after and (step or matched.role == "user"):
         chosen.append(answer(after).seq)  # the reply to what the user asked or said, what a step came to
+    if step:
+        other = pair(matched, rows)
+        if other is not None:
+            chosen.append(other.seq)  # a step is a call and its result, where there is room
     kept = set(chosen[:MAX_PARTS])
     return [p for p in rows if p.seq in kept]
 

@@ -30,7 +30,7 @@ from clio.recall.query import (
     readable_call,
     shape_results,
 )
-from clio.recall.units import Exchanges, Part, Shown, answer, compose, exchange, is_prose, prose_chars
+from clio.recall.units import Exchanges, Part, Shown, answer, compose, exchange, is_prose, pair, prose_chars
 from clio.store.sessions import SessionStore
 
 FACT = "The staging database listens on port 6543 behind pgbouncer."
@@ -167,6 +167,32 @@ def test_a_unit_quotes_the_reply_that_says_the_most_not_the_done_after_the_edits
     assert [p.seq for p in compose(5, rows)] == [0, 5, 6]  # a later step: what it came to
     assert answer(rows[6:]) == rows[6] and answer([rows[1], rows[3]]) == rows[3]
     assert prose_chars(rows[1]) == len("Let me check the config.")
+
+
+def test_a_tool_step_brings_its_other_half_where_there_is_room() -> None:
+    """A commit's result alone does not say what was run, its call alone not what came of it:
+    matched with no ask or answer to quote, a step is quoted with its other half, so the two are
+    one unit (one place in the results), not two."""
+    rows = [
+        Part(6, "user", "commit"),  # says nothing: not quoted as the ask
+        Part(7, "assistant", CALL_MARK + "commit Track unlabelled images from line 4"),
+        Part(8, "tool", "[main 4f2a9c1] Track unlabelled images from line 4\n 2 files changed"),
+    ]
+    assert [p.seq for p in compose(7, rows)] == [7, 8]
+    assert [p.seq for p in compose(8, rows)] == [7, 8]
+    assert pair(rows[2], rows) == rows[1] and pair(rows[1], rows) == rows[2]
+    shown = Shown()
+    assert shown.add(("s", "assistant", 7), compose(7, rows))
+    assert not shown.add(("s", "tool", 8), compose(8, rows))  # the result's unit is the call's
+    # with an ask and an answer to quote, the three places go to them first
+    full = [
+        Part(0, "user", "how do I get the training images on a fresh machine?"),
+        Part(1, "assistant", CALL_MARK + "read file data/defects.dvc"),
+        Part(2, "tool", "remote: s3://acme-ml-data/defects/v7"),
+        Part(3, "assistant", "Run `dvc pull data/defects.dvc` with the ml-readonly profile."),
+    ]
+    assert [p.seq for p in compose(2, full)] == [0, 2, 3]
+    assert pair(Part(9, "tool", "x"), full) is None and pair(full[3], full) is None
 
 
 def test_a_tool_call_is_indexed_in_words_never_as_json() -> None:
