@@ -80,8 +80,10 @@ def pair(step: Part, rows: Sequence[Part]) -> Part | None:
 def compose(hit: int, rows: list[Part]) -> list[Part]:
     """The unit of the message ``hit`` (a seq) in its exchange ``rows`` (in order, the hit among
     them): the exchange's user message, the hit, the prose reply after it that says the most
-    (:func:`answer`), and for a tool step where there is room, its other half (:func:`pair`: a
-    commit's result without the call says nothing of what was run); each once, in order."""
+    (:func:`answer`; for a matched reply, a later one only when it says more: "let me check the
+    config" brings the findings), and for a tool step where there is room, its other half
+    (:func:`pair`: a commit's result without the call says nothing of what was run); each once,
+    in order."""
     by_seq = {p.seq: p for p in rows}
     if hit not in by_seq:
         return []
@@ -94,6 +96,8 @@ def compose(hit: int, rows: list[Part]) -> list[Part]:
     after = [p for p in rows if p.seq > hit and is_prose(p)]
     if after and (step or matched.role == "user"):
         chosen.append(answer(after).seq)  # the reply to what the user asked or said, what a step came to
+    elif after and is_prose(matched) and prose_chars(best := answer(after)) > prose_chars(matched):
+        chosen.append(best.seq)  # a reply that says less than a later one ("let me check"): that one too
     if step:
         other = pair(matched, rows)
         if other is not None:

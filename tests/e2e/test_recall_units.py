@@ -6,6 +6,7 @@ own, and costs a one-shot run no heavy import; through the installed clio and th
   small talk; nor do "wait" and "same error again", though the archive holds each one's only word
   ("error", "wait") in a message of real work.
 - A tool call is quoted and indexed in words, never its JSON.
+- An agent that explains what it found, edits, then says "Done." has its explanation quoted.
 - The one-shot path of a project with history imports no numpy, tokenizers or onnxruntime.
 """
 
@@ -28,6 +29,10 @@ UPLOADS = (
     "    return direct_put(file)\n"
 )
 ANSWER = "Anything over 100 MB goes through S3 multipart in 8 MB parts (api/uploads.py); smaller files are a single PUT."
+EXPLANATION = (
+    "Yes: the preview profile sets no APP_VARIANT, so app.config.ts falls back to the production API. "
+    "Preview builds are meant to use https://api-staging.example.dev; I'll set APP_VARIANT=staging."
+)
 HEAVY = ("numpy", "tokenizers", "onnxruntime", "torch", "sentence_transformers")
 
 
@@ -41,9 +46,20 @@ def responder(body: dict[str, Any]) -> Reply:
     if text.startswith("[recall]") and rounds == 0:
         query = text.split("]", 1)[1].strip()
         return Reply(tool_calls=[{"name": "memory_operations", "arguments": {"operation": "recall_sessions", "query": query}}])
+    if text.startswith("I installed the preview build"):
+        steps = [
+            Reply(text="Let me check the config.", tool_calls=[read("app.config.ts")]),
+            Reply(text=EXPLANATION, tool_calls=[read("eas.json")]),
+            Reply(text="Done."),
+        ]
+        return steps[min(rounds, 2)]
     if text.startswith("Tidy the navbar") and rounds == 0:
         return Reply(tool_calls=[{"name": "file_operations", "arguments": {"operation": "read_file", "path": "web/navbar.css"}}])
     return Reply(text="Done.")
+
+
+def read(path: str) -> dict[str, Any]:
+    return {"name": "file_operations", "arguments": {"operation": "read_file", "path": path}}
 
 
 @pytest.fixture
@@ -53,6 +69,8 @@ def env(tmp_path: Path) -> Any:
     (project / "web").mkdir()
     (project / "api" / "uploads.py").write_text(UPLOADS)
     (project / "web" / "navbar.css").write_text(".navbar { display: flex; gap: 4px; }\n")
+    (project / "app.config.ts").write_text("const API = { staging: 'https://api-staging.example.dev' };\n")
+    (project / "eas.json").write_text('{"build": {"preview": {"distribution": "internal"}}}\n')
     server = FakeServer(responder).start()
     try:
         yield project, home, server
@@ -95,6 +113,18 @@ def test_a_reworded_question_brings_back_the_answer_not_only_the_question(env: A
     assert "How do we handle file uploads larger than 100 MB?" in block  # with what it answered
     assert "the assistant:" in block and "the user:" in block
     assert "{" not in block and '"operation"' not in block and "read_file" not in block
+
+
+def test_the_explanation_is_quoted_not_the_done_after_the_edits(env: Any) -> None:
+    """The question's unit quotes the reply that says the most: here the explanation, between a
+    narrated step and the closing "Done.", which the new message shares no word with."""
+    project, home, server = env
+    history(env)
+    clio(env, "I installed the preview build on my phone and it shows my real plants, is it talking to prod?")
+    clio(env, "my real plants showed up on the phone again, why?")
+    block = sent(server, "my real plants showed up").partition("<recalled_context>")[2]
+    assert "I installed the preview build" in block, block
+    assert "api-staging.example.dev" in block and "APP_VARIANT" in block, block
 
 
 @pytest.mark.parametrize("small_talk", ["ok, continue", "thanks, that looks good"])

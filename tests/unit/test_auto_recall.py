@@ -165,6 +165,10 @@ def test_a_unit_quotes_the_reply_that_says_the_most_not_the_done_after_the_edits
     assert [p.seq for p in compose(0, rows)] == [0, 3]
     assert [p.seq for p in compose(2, rows)] == [0, 2, 3]
     assert [p.seq for p in compose(5, rows)] == [0, 5, 6]  # a later step: what it came to
+    # the narration matched (the reply to the question, as the search's refine stage ranks it):
+    # the explanation, which says more, comes with it; the explanation matched brings no "Done."
+    assert [p.seq for p in compose(1, rows)] == [0, 1, 3]
+    assert [p.seq for p in compose(3, rows)] == [0, 3]
     assert answer(rows[6:]) == rows[6] and answer([rows[1], rows[3]]) == rows[3]
     assert prose_chars(rows[1]) == len("Let me check the config.")
 
