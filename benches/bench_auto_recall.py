@@ -31,8 +31,11 @@ latency alone, where a real fill would take hours), twice: as it was, and with a
 written again before each step, as in the REPL, where every turn writes one. ``--scale-dev N`` times it over N messages of
 the sets' own sessions, copied until there are N, with the sets' messages as the queries.
 
-    python benches/bench_auto_recall.py [--encoder] [--tool] [--sweep] [--misses] [--scale DIR]
-        [--random-vectors] [--repeat N]
+``--narrated`` runs the sets as a model that narrates its tool steps would have written them
+(every assistant message that only calls a tool first says "Let me look at api/uploads.py.").
+
+    python benches/bench_auto_recall.py [--encoder] [--tool] [--narrated] [--sweep] [--misses]
+        [--scale DIR] [--random-vectors] [--repeat N]
 """
 
 from __future__ import annotations
@@ -98,6 +101,32 @@ def archived(messages: list[dict[str, Any]], ts: float) -> list[dict[str, Any]]:
             meta["tool"] = m.get("name")
         msg["meta"] = meta
         out.append(msg)
+    return out
+
+
+def say(call: dict[str, Any]) -> str:
+    """What a model narrating its step says before a tool call."""
+    args = call.get("arguments") or {}
+    if not isinstance(args, dict):
+        args = {}
+    if args.get("path"):
+        return f"Let me look at {args['path']}."
+    if args.get("command"):
+        return f"I'll run `{str(args['command'])[:60]}`."
+    if args.get("query"):
+        return f"Let me search for {str(args['query'])[:40]}."
+    return "Let me check."
+
+
+def narrated(data: dict[str, Any]) -> dict[str, Any]:
+    """The set as a model that narrates its steps writes it (``--narrated``): every assistant
+    message that only makes tool calls says first what it is about to do ("Let me look at
+    api/uploads.py."), as many models do; what the sets' authors wrote is otherwise unchanged."""
+    out = json.loads(json.dumps(data))
+    for session in out["sessions"]:
+        for m in session["messages"]:
+            if m["role"] == "assistant" and m.get("tool_calls") and not (m.get("content") or "").strip():
+                m["content"] = say(m["tool_calls"][0])
     return out
 
 
@@ -448,6 +477,7 @@ def main() -> None:
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
     ap.add_argument("--sets", default=",".join(SET_NAMES), help="the sets to run, comma-separated (empty: none)")
+    ap.add_argument("--narrated", action="store_true", help="the sets as a model that narrates its tool steps writes them")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
     args = ap.parse_args()
     for name in [n for n in args.sets.split(",") if n]:
@@ -455,6 +485,8 @@ def main() -> None:
             print(f"{name}: not found in {SETS}")
             continue
         data = json.loads((SETS / f"{name}.json").read_text(encoding="utf-8"))
+        if args.narrated:
+            data = narrated(data)
         with tempfile.TemporaryDirectory() as tmp:
             ids = build(data, Path(tmp) / "sessions")
             clio_dir = Path(tmp) / ".clio"
