@@ -33,8 +33,10 @@ the sets' own sessions, copied until there are N, with the sets' messages as the
 
 ``--narrated`` runs the sets as a model that narrates its tool steps would have written them
 (every assistant message that only calls a tool first says "Let me look at api/uploads.py.").
+``--whole-files`` runs them as reads of real files return them: every read_file result gets
+60-150 lines of real code (the standard library's own sources, seeded) appended.
 
-    python benches/bench_auto_recall.py [--encoder] [--tool] [--narrated] [--sweep] [--misses]
+    python benches/bench_auto_recall.py [--encoder] [--tool] [--narrated] [--whole-files] [--sweep] [--misses]
         [--scale DIR] [--random-vectors] [--repeat N]
 """
 
@@ -49,6 +51,7 @@ import random
 import signal
 import statistics
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Iterator
@@ -127,6 +130,29 @@ def narrated(data: dict[str, Any]) -> dict[str, Any]:
         for m in session["messages"]:
             if m["role"] == "assistant" and m.get("tool_calls") and not (m.get("content") or "").strip():
                 m["content"] = say(m["tool_calls"][0])
+    return out
+
+
+def whole_files(data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The set as reads of real files return them (``--whole-files``): every read_file result gets
+    60-150 lines of real code appended, drawn with ``rng`` from the Python standard library's own
+    sources (a different Python may draw other lines); a draw holding a needle is left out."""
+    lib = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in lib.glob("*.py") if p.stat().st_size > 8000)
+    out = json.loads(json.dumps(data))
+    needles = [n.lower() for p in out["probes"] for n in p.get("needles", [])]
+    for session in out["sessions"]:
+        calls: list[str] = []
+        for m in session["messages"]:
+            if m["role"] == "assistant" and m.get("tool_calls"):
+                calls = [c["name"] + json.dumps(c.get("arguments")) for c in m["tool_calls"]]
+            if m["role"] == "tool" and any("read_file" in c for c in calls):
+                lines = rng.choice(files).read_text(errors="replace").splitlines()
+                k = rng.randint(60, 150)
+                at = rng.randint(0, max(0, len(lines) - k))
+                extra = "\n".join(lines[at : at + k])
+                if not any(n in extra.lower() for n in needles):
+                    m["content"] = (m.get("content") or "") + "\n" + extra
     return out
 
 
@@ -478,8 +504,10 @@ def main() -> None:
     ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
     ap.add_argument("--sets", default=",".join(SET_NAMES), help="the sets to run, comma-separated (empty: none)")
     ap.add_argument("--narrated", action="store_true", help="the sets as a model that narrates its tool steps writes them")
+    ap.add_argument("--whole-files", action="store_true", help="read results as whole files (real stdlib code appended, seeded)")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
     args = ap.parse_args()
+    whole_rng = random.Random(7)  # one draw across the sets, in their order
     for name in [n for n in args.sets.split(",") if n]:
         if not (SETS / f"{name}.json").is_file():
             print(f"{name}: not found in {SETS}")
@@ -487,6 +515,8 @@ def main() -> None:
         data = json.loads((SETS / f"{name}.json").read_text(encoding="utf-8"))
         if args.narrated:
             data = narrated(data)
+        if args.whole_files:
+            data = whole_files(data, whole_rng)
         with tempfile.TemporaryDirectory() as tmp:
             ids = build(data, Path(tmp) / "sessions")
             clio_dir = Path(tmp) / ".clio"
