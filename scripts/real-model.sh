@@ -39,6 +39,7 @@ WEIGHTS_LOG="$CACHE/weights.log"
 ENV_FILE="$CACHE/env"
 BUILT_WITH="$CACHE/built-with"  # the package and flags the server was built with
 CHECKED="$CACHE/checked"        # the same, once the server has answered on the model here
+BUILD_ID="$LLAMA_PKG $BUILD_FLAGS"  # what both files hold for this script's build
 
 # One run at a time per cache directory.
 exec 9>"$CACHE/.lock"
@@ -71,7 +72,7 @@ PY
 
 have_server() {
     [ -x "$VENV/bin/python" ] && server_path >/dev/null 2>&1 \
-        && [ "$(cat "$BUILT_WITH" 2>/dev/null)" = "$LLAMA_PKG $BUILD_FLAGS" ]
+        && [ "$(cat "$BUILT_WITH" 2>/dev/null)" = "$BUILD_ID" ]
 }
 
 # --- disk space (only matters when something must be built or fetched) -------------------------
@@ -99,7 +100,7 @@ if ! have_server; then
     fi
     note "llama-server built in $(( $(date +%s) - start )) s"
     server_path >/dev/null 2>&1 || die "llama-server not found after installing $LLAMA_PKG (see $BUILD_LOG)"
-    echo "$LLAMA_PKG $BUILD_FLAGS" >"$BUILT_WITH"
+    echo "$BUILD_ID" >"$BUILT_WITH"
 fi
 LLAMA_SERVER="$(server_path)"
 
@@ -155,7 +156,7 @@ fi
 
 # --- the server answers here (once per build): a build that dies on this CPU is said now, not as
 # errors in every realmodel test -------------------------------------------------------------
-if [ "$(cat "$CHECKED" 2>/dev/null)" != "$LLAMA_PKG $BUILD_FLAGS" ]; then
+if [ "$(cat "$CHECKED" 2>/dev/null)" != "$BUILD_ID" ]; then
     rm -f "$ENV_FILE"
     if ! "$VENV/bin/python" - "$LLAMA_SERVER" "$MODEL" >>"$BUILD_LOG" 2>&1 <<'PY'
 import json, socket, subprocess, sys, time, urllib.request
@@ -194,7 +195,7 @@ PY
         tail -n 5 "$BUILD_LOG" >&2 || true
         die "the llama-server built here does not run on this machine (see $BUILD_LOG)"
     fi
-    echo "$LLAMA_PKG $BUILD_FLAGS" >"$CHECKED"
+    echo "$BUILD_ID" >"$CHECKED"
 fi
 
 printf 'LLAMA_SERVER=%s\nLLAMA_MODEL=%s\n' "$LLAMA_SERVER" "$MODEL" >"$ENV_FILE.tmp"
