@@ -289,41 +289,44 @@ def tool_figures(
     """The memory tool's recall_sessions on the set's related messages: the fact's unit in the top
     3 and first, hybrid as shipped (bm25 and the static table), and with the helper's nearest
     messages fused in when ``encoder``; ``show`` lists the last arm's misses with the fact's rank
-    in the top 10."""
+    in a search for 10 (whose first places can differ from a search for 3's: units join)."""
     index = RecallIndex(root / "recall-tool.sqlite", SessionStore(root / "sessions"))
     index.refresh()
     index.sync_vectors(None)
     arms: dict[str, list[int]] = {}
     misses: list[str] = []
+    names = ("hybrid", "hybrid and the helper") if encoder is not None else ("hybrid",)
     for p in data["probes"]:
         if p["kind"] == "unrelated":
             continue
         sid = ids[p["session"]]
-        for arm in ("hybrid", "hybrid and the helper") if encoder is not None else ("hybrid",):
+
+        def rank(hits: list[dict[str, Any]], p: dict[str, Any] = p, sid: str = sid) -> int | None:
+            """Where the fact's unit is in ``hits`` (1-based), if anywhere."""
+            at = [h["session_id"] == sid and has(str(h.get("text", "")), p["needles"]) for h in hits]
+            return at.index(True) + 1 if any(at) else None
+
+        for arm in names:
             pending = encoder.begin(p["text"], near=TOOL_NEAR) if encoder is not None and arm != "hybrid" else None
             try:
-                near = pending.near if pending is not None else None
-                hits = best_first(
-                    index.search, p["text"], 3, max_sessions=10, with_text=True, mode="hybrid",
-                    nearby=near, fuse_nearby=pending is not None,
+                search = partial(
+                    best_first, index.search, p["text"], max_sessions=10, with_text=True, mode="hybrid",
+                    nearby=pending.near if pending is not None else None, fuse_nearby=pending is not None,
                 )  # fmt: skip
-                wide = best_first(
-                    index.search, p["text"], 10, max_sessions=10, with_text=True, mode="hybrid",
-                    nearby=near, fuse_nearby=pending is not None,
-                ) if show else []  # fmt: skip
+                hits = search(3)
+                at = rank(hits)
+                # a miss of the last arm is listed with where the fact was in the top 10
+                wide = search(10) if show and at is None and arm == names[-1] else None
             finally:
                 if pending is not None:
                     pending.close()
-            at = [h["session_id"] == sid and has(str(h.get("text", "")), p["needles"]) for h in hits]
             counts = arms.setdefault(arm, [0, 0, 0])
-            counts[0] += any(at[:3])
-            counts[1] += any(at[:1])
+            counts[0] += at is not None
+            counts[1] += at == 1
             counts[2] += 1
-            if show and not any(at[:3]) and (encoder is None or arm != "hybrid"):
-                found = [h["session_id"] == sid and has(str(h.get("text", "")), p["needles"]) for h in wide]
-                rank = found.index(True) + 1 if any(found) else None
+            if wide is not None:
                 first = str(hits[0].get("text", ""))[:70] if hits else ""
-                misses.append(f"  tool missed {p['text']!r} ({p['kind']}): fact at {rank or '>10'}; first {first!r}")
+                misses.append(f"  tool missed {p['text']!r} ({p['kind']}): fact at {rank(wide) or '>10'}; first {first!r}")
     for arm, (top3, top1, n) in arms.items():
         print(f"{name} recall_sessions, {arm}: fact in the top 3 {top3}/{n}, first {top1}/{n}")
     for line in misses:
