@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from clio.tools.context import Services, ToolContext
     from clio.tools.policy import ToolPolicy
 
+
 class CommandSurface:
     """The App's operations for slash commands (``confirm``, ``switch_model``, ``trim_now``...)."""
 

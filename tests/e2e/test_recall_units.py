@@ -40,7 +40,7 @@ def responder(body: dict[str, Any]) -> Reply:
     text, rounds = latest_user(body)
     text = text.split("\n\n<recalled_context>")[0]
     if text.startswith("How do we handle file uploads") and rounds == 0:
-        return Reply(tool_calls=[{"name": "file_operations", "arguments": {"operation": "read_file", "path": "api/uploads.py"}}])
+        return Reply(tool_calls=[read("api/uploads.py")])
     if text.startswith("How do we handle file uploads"):
         return Reply(text=ANSWER)
     if text.startswith("[recall]") and rounds == 0:
@@ -54,7 +54,7 @@ def responder(body: dict[str, Any]) -> Reply:
         ]
         return steps[min(rounds, 2)]
     if text.startswith("Tidy the navbar") and rounds == 0:
-        return Reply(tool_calls=[{"name": "file_operations", "arguments": {"operation": "read_file", "path": "web/navbar.css"}}])
+        return Reply(tool_calls=[read("web/navbar.css")])
     return Reply(text="Done.")
 
 
