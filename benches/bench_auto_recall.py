@@ -156,6 +156,45 @@ def whole_files(data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return out
 
 
+LEADS = ("", "", "Here's what I found.", "I checked the code.", "Short answer first, then the details.", "Good question.", "I looked into it.")
+CLOSES = (
+    "Let me know if you want me to change anything.",
+    "Want me to add a test that pins this down?",
+    "I haven't changed any files.",
+    "Anything else you'd like me to look at?",
+    "If you want, I can open a PR for it.",
+)
+
+
+def long_replies(data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The set as a chatty model writes its replies (``--long-replies``): every prose reply after
+    a tool step gets, drawn with ``rng``, an opening line, 3-8 lines of the step's result quoted in
+    a code block (before the reply's own words or after them) and a closing offer; other replies
+    get the opening and the closing. What the authors wrote stays in the reply, whole."""
+    out = json.loads(json.dumps(data))
+    for session in out["sessions"]:
+        results: list[str] = []
+        for m in session["messages"]:
+            if m["role"] == "user":
+                results = []
+            elif m["role"] == "tool":
+                results.append(m.get("content") or "")
+            elif m["role"] == "assistant" and not m.get("tool_calls") and len((m.get("content") or "").strip()) > 40:
+                lead, body, close = rng.choice(LEADS), m["content"].strip(), rng.choice(CLOSES)
+                parts = [lead] if lead else []
+                lines = [x for x in (results[-1] if results else "").splitlines() if x.strip()]
+                if lines:
+                    k = rng.randint(3, 8)
+                    at = rng.randint(0, max(0, len(lines) - k))
+                    code = "```\n" + "\n".join(lines[at : at + k]) + "\n```"
+                    parts += [body, "Relevant lines:\n" + code] if rng.random() < 0.5 else ["What the output says:\n" + code, body]
+                else:
+                    parts.append(body)
+                parts.append(close)
+                m["content"] = "\n\n".join(parts)
+    return out
+
+
 def build(data: dict[str, Any], root: Path, first: int = 0) -> dict[str, str]:
     """Write the set's sessions in clio's layout, a day apart, the ``first``-th day on; returns
     session name -> id."""
@@ -508,9 +547,11 @@ def main() -> None:
     ap.add_argument("--sets", default=",".join(SET_NAMES), help="the sets to run, comma-separated (empty: none)")
     ap.add_argument("--narrated", action="store_true", help="the sets as a model that narrates its tool steps writes them")
     ap.add_argument("--whole-files", action="store_true", help="read results as whole files (real stdlib code appended, seeded)")
+    ap.add_argument("--long-replies", action="store_true", help="replies as a chatty model writes them (an opening, quoted output, a closing offer; seeded)")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
     args = ap.parse_args()
     whole_rng = random.Random(7)  # one draw across the sets, in their order
+    reply_rng = random.Random(11)
     for name in [n for n in args.sets.split(",") if n]:
         if not (SETS / f"{name}.json").is_file():
             print(f"{name}: not found in {SETS}")
@@ -520,6 +561,8 @@ def main() -> None:
             data = narrated(data)
         if args.whole_files:
             data = whole_files(data, whole_rng)
+        if args.long_replies:
+            data = long_replies(data, reply_rng)
         with tempfile.TemporaryDirectory() as tmp:
             ids = build(data, Path(tmp) / "sessions")
             clio_dir = Path(tmp) / ".clio"
