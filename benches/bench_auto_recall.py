@@ -35,8 +35,10 @@ the sets' own sessions, copied until there are N, with the sets' messages as the
 (every assistant message that only calls a tool first says "Let me look at api/uploads.py.").
 ``--whole-files`` runs them as reads of real files return them: every read_file result gets
 60-150 lines of real code (the standard library's own sources, seeded) appended.
+``--long-replies`` runs them as a chatty model writes its replies: an opening line, a few lines of
+the step's output quoted, a closing offer (seeded); the authors' words stay whole inside.
 
-    python benches/bench_auto_recall.py [--encoder] [--tool] [--narrated] [--whole-files] [--sweep] [--misses]
+    python benches/bench_auto_recall.py [--encoder] [--tool] [--narrated] [--whole-files] [--long-replies] [--sweep] [--misses]
         [--scale DIR] [--random-vectors] [--repeat N]
 """
 
