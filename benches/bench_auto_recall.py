@@ -389,6 +389,27 @@ def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
     raise SystemExit(f"the encoder helper did not start: {client.state}")
 
 
+def embedded_helper(home: Path, clio_dir: Path) -> EncoderClient:
+    """:func:`encoder_helper` once it has embedded the archive: the steady state the figures are
+    measured in."""
+    client = encoder_helper(home, clio_dir)
+    client.fill()
+    while not filled(clio_dir):
+        time.sleep(0.2)
+    return client
+
+
+def indexed(data: dict[str, Any], tmp: Path) -> tuple[RecallIndex, dict[str, str], Path]:
+    """The set written in clio's layout under ``tmp`` and indexed: (the index, session name ->
+    id, the project's ``.clio`` folder)."""
+    ids = build(data, tmp / "sessions")
+    clio_dir = tmp / ".clio"
+    clio_dir.mkdir()
+    index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(tmp / "sessions"), embedder=None)
+    index.refresh()
+    return index, ids, clio_dir
+
+
 def stop_helper(client: EncoderClient) -> None:
     with contextlib.suppress(OSError, ValueError):
         os.kill(client.ping(), signal.SIGTERM)
@@ -514,12 +535,7 @@ def scale_dev(size: int, repeat: int, encoder: bool) -> None:
         index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(root), embedder=None)
         index.refresh()
         count = index.counts()["messages"]
-        client = None
-        if encoder:
-            client = encoder_helper(Path(tmp) / "home", clio_dir)
-            client.fill()
-            while not filled(clio_dir):
-                time.sleep(0.2)
+        client = embedded_helper(Path(tmp) / "home", clio_dir) if encoder else None
         for _ in range(2):  # warm: the index's pages, the helper's scan
             for text in probes:
                 step(index, text, client)
@@ -566,16 +582,8 @@ def main() -> None:
         if args.long_replies:
             data = long_replies(data, reply_rng)
         with tempfile.TemporaryDirectory() as tmp:
-            ids = build(data, Path(tmp) / "sessions")
-            clio_dir = Path(tmp) / ".clio"
-            clio_dir.mkdir()
-            index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(Path(tmp) / "sessions"), embedder=None)
-            index.refresh()
-            client = encoder_helper(Path(tmp) / "home", clio_dir) if args.encoder else None
-            if client is not None:  # measured in the steady state: the helper has embedded the archive
-                client.fill()
-                while not filled(clio_dir):
-                    time.sleep(0.2)
+            index, ids, clio_dir = indexed(data, Path(tmp))
+            client = embedded_helper(Path(tmp) / "home", clio_dir) if args.encoder else None
             if args.sweep:
                 print(f"{name}: the threshold swept")
                 if client is not None:

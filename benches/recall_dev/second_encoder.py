@@ -52,15 +52,12 @@ import numpy as np  # noqa: E402
 
 from clio.recall import relevance as R  # noqa: E402
 from clio.recall.encoder import Encoder, chunks  # noqa: E402
-from clio.recall.encoder_cache import filled  # noqa: E402
-from clio.recall.index import RecallIndex  # noqa: E402
-from clio.store.sessions import SessionStore  # noqa: E402
 
 DEV, REPORTED = ("set_a", "set_e"), ("set_b", "set_c", "set_d", "set_f")
 
 
 class Onnx:
-    """Any mean-pooled ONNX sentence encoder, as clio's helper runs one (batches of 8)."""
+    """Any mean-pooled ONNX sentence encoder on one thread (clio's helper runs its query so)."""
 
     def __init__(self, model: Path, tokenizer: Path) -> None:
         import onnxruntime as ort
@@ -75,9 +72,8 @@ class Onnx:
         self.tok = Tokenizer.from_file(str(tokenizer))
         self.tok.enable_truncation(max_length=128)
         self.tok.enable_padding()
-        self.cache: dict[str, np.ndarray] = {}
 
-    def _run(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str]) -> np.ndarray:
         encs = self.tok.encode_batch(texts)
         ids = np.array([e.ids for e in encs], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
@@ -86,22 +82,30 @@ class Onnx:
         vecs = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        need = sorted({t for t in texts if t not in self.cache}, key=len)
-        for i in range(0, len(need), 8):
-            for text, vec in zip(need[i : i + 8], self._run(need[i : i + 8]), strict=True):
-                self.cache[text] = vec
-        return np.array([self.cache[t] for t in texts])
-
     def query_ms(self, texts: list[str]) -> tuple[float, float]:
         """p50 and p95 of embedding one message alone, one thread."""
         times = []
         for text in texts:
             started = time.perf_counter()
-            self._run([text])
+            self.embed([text])
             times.append((time.perf_counter() - started) * 1000)
         times.sort()
         return statistics.median(times), times[int(0.95 * (len(times) - 1))]
+
+
+class Cached:
+    """An encoder's vectors kept per text, embedded in batches of 8 sorted by length, as the helper
+    embeds a unit's chunks."""
+
+    def __init__(self, encoder: Any) -> None:
+        self.encoder = encoder
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        need = sorted({t for t in texts if t not in self.vectors}, key=len)
+        for i in range(0, len(need), 8):
+            self.vectors.update(zip(need[i : i + 8], self.encoder.embed(need[i : i + 8]), strict=True))
+        return np.array([self.vectors[t] for t in texts])
 
 
 def best_cosine(enc: Any, query: str, parts: list[str]) -> float:
@@ -109,32 +113,15 @@ def best_cosine(enc: Any, query: str, parts: list[str]) -> float:
     return float((enc.embed(pieces) @ enc.embed([query])[0]).max()) if pieces else 0.0
 
 
-def gather(other: Onnx) -> list[dict[str, Any]]:
+def gather(onnx: Onnx) -> list[dict[str, Any]]:
     """One row per (message, candidate unit), through the product's path with the shipped helper."""
-    shipped = Encoder(threads=1)
-    cache: dict[str, np.ndarray] = {}
-
-    class Cached:
-        @staticmethod
-        def embed(texts: list[str]) -> np.ndarray:
-            need = [t for t in dict.fromkeys(texts) if t not in cache]
-            if need:
-                cache.update(zip(need, shipped.embed(need), strict=True))
-            return np.array([cache[t] for t in texts])
-
+    shipped, other = Cached(Encoder(threads=1)), Cached(onnx)
     rows: list[dict[str, Any]] = []
     for name in DEV + REPORTED:
         data = json.loads((B.SETS / f"{name}.json").read_text(encoding="utf-8"))
         with tempfile.TemporaryDirectory() as tmp:
-            ids = B.build(data, Path(tmp) / "sessions")
-            clio_dir = Path(tmp) / ".clio"
-            clio_dir.mkdir()
-            index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(Path(tmp) / "sessions"), embedder=None)
-            index.refresh()
-            client = B.encoder_helper(Path(tmp) / "home", clio_dir)
-            client.fill()
-            while not filled(clio_dir):
-                time.sleep(0.2)
+            index, ids, clio_dir = B.indexed(data, Path(tmp))
+            client = B.embedded_helper(Path(tmp) / "home", clio_dir)
             client.timeout_s = 5.0  # the candidates, not the latency
             for p in data["probes"]:
                 hits, _, _ = B.step(index, p["text"], client)
@@ -150,7 +137,7 @@ def gather(other: Onnx) -> list[dict[str, Any]]:
                             "words": h.new_words >= B.auto.MIN_NEW_WORDS and h.score >= (R.THRESHOLD_TASK if h.task else R.THRESHOLD),
                             "repeat": h.new_words < B.auto.MIN_NEW_WORDS,
                             "score": h.score,
-                            "shipped": best_cosine(Cached, p["text"], texts),
+                            "shipped": best_cosine(shipped, p["text"], texts),
                             "other": best_cosine(other, p["text"], texts),
                         }
                     )
