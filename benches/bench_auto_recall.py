@@ -81,6 +81,9 @@ SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f")
 DEV_SETS = ("set_a", "set_e")  # the dev half, where thresholds are chosen; the others are reported only
 EVERYDAY = SETS / "everyday.json"  # short everyday messages: none may get a block
 BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens
+ASK_CUT: list[float | None] = [None]  # the encoder's threshold while a sweep tries one (else the model's)
+TYPED_AHEAD: list[bool] = [False]  # --typed-ahead: each timed message was embedded while typed (the REPL)
+MODELS_FROM: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed models the helper may run
 
 
 def archived(messages: list[dict[str, Any]], ts: float) -> list[dict[str, Any]]:
@@ -229,12 +232,21 @@ def step(
             nearby=pending.near if pending is not None else None,
         )
         similarity = pending.finish if pending is not None else None
-        hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity) if results else []
+        cut = ASK_CUT[0] if ASK_CUT[0] is not None else encoder.model.cosine_ask if encoder is not None else R.COSINE_ASK
+        hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity, cut) if results else []
     finally:
         if pending is not None:
             pending.close()
     chosen = auto.choose(hits)
     return hits, chosen, auto.render(chosen, text, BLOCK_CHARS)
+
+
+def typed_ahead(client: EncoderClient | None, text: str) -> None:
+    """With ``--typed-ahead``: ``text`` embedded by the helper before the step is timed, as the
+    REPL has it sent during the user's pause before Enter (clio.ui.typing_ahead)."""
+    if client is not None and TYPED_AHEAD[0]:
+        client.embed_ahead(text)
+        client.status(5.0)  # the helper answers connections in turn: the text is embedded by now
 
 
 def has(text: str, needles: list[str]) -> bool:
@@ -250,6 +262,7 @@ def evaluate(
     times: list[float] = []
     misses: list[str] = []
     for p in data["probes"]:
+        typed_ahead(encoder, p["text"])
         started = time.perf_counter()
         hits, chosen, block = step(index, p["text"], encoder)
         times.append((time.perf_counter() - started) * 1000)
@@ -299,8 +312,11 @@ def decided_with(**values: float) -> Iterator[None]:
     try:
         for name, value in values.items():
             setattr(R, name, value)
+        if "COSINE_ASK" in values:  # the step passes the threshold itself (the model's, unless swept)
+            ASK_CUT[0] = values["COSINE_ASK"]
         yield
     finally:
+        ASK_CUT[0] = None
         for name, value in saved.items():
             setattr(R, name, value)
 
@@ -376,8 +392,11 @@ def tool_figures(
 
 
 def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
-    """A client of a helper started for the bench (its own $CLIO_HOME), once it answers."""
+    """A client of a helper started for the bench (its own $CLIO_HOME, given the models installed
+    in ``--models-from``'s), once it answers."""
     home.mkdir(parents=True, exist_ok=True)
+    if MODELS_FROM[0] is not None and not (home / "models").exists():
+        (home / "models").symlink_to(MODELS_FROM[0].resolve() / "models")
     client = EncoderClient(home, clio_dir, timeout_s=60.0)
     client.start()
     for _ in range(600):
@@ -394,7 +413,7 @@ def embedded_helper(home: Path, clio_dir: Path) -> EncoderClient:
     measured in."""
     client = encoder_helper(home, clio_dir)
     client.fill()
-    while not filled(clio_dir):
+    while not filled(clio_dir, client.model):
         time.sleep(0.2)
     return client
 
@@ -467,6 +486,7 @@ def timed(index: RecallIndex, queries: list[str], client: EncoderClient | None, 
             fresh = turn.with_name("session.json.bench")
             fresh.write_bytes(turn.read_bytes())
             os.replace(fresh, turn)  # a new file, as the store's atomic write makes
+        typed_ahead(client, query)
         t = time.perf_counter()
         step(index, query, client)
         times.append((time.perf_counter() - t) * 1000)
@@ -562,12 +582,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
+    ap.add_argument("--typed-ahead", action="store_true", help="with --encoder: time each step after the helper embedded the message ahead, as the REPL has it sent while the user types")
+    ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="with --encoder: the models installed there (clio encoder install); the helper runs the one clio would")
     ap.add_argument("--sets", default=",".join(SET_NAMES), help="the sets to run, comma-separated (empty: none)")
     ap.add_argument("--narrated", action="store_true", help="the sets as a model that narrates its tool steps writes them")
     ap.add_argument("--whole-files", action="store_true", help="read results as whole files (real stdlib code appended, seeded)")
     ap.add_argument("--long-replies", action="store_true", help="replies as a chatty model writes them (an opening, quoted output, a closing offer; seeded)")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
     args = ap.parse_args()
+    MODELS_FROM[0] = args.models_from
+    TYPED_AHEAD[0] = args.typed_ahead
     whole_rng = random.Random(7)  # one draw across the sets, in their order
     reply_rng = random.Random(11)
     for name in [n for n in args.sets.split(",") if n]:

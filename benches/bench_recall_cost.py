@@ -9,7 +9,7 @@ there, else generated), and one run first builds the recall index, as the first 
 project would; the measured runs are the steady state that follows. Each run is the installed
 ``clio`` against the fake server (testkit/fakeserver.py), which answers with a short text.
 
-    python benches/bench_recall_cost.py [--runs 15] [--sessions 60] [--messages 30]
+    python benches/bench_recall_cost.py [--runs 15] [--sessions 60] [--messages 30] [--models-from CLIO_HOME]
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def wait_for_helper(home: Path, clio_dir: Path, seconds: float = 300.0) -> int:
     while time.monotonic() < deadline:
         try:
             pid = client.ping()
-            if filled(clio_dir):
+            if filled(clio_dir, client.model):
                 return pid
         except (OSError, ValueError):
             pass
@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--sessions", type=int, default=60)
     ap.add_argument("--messages", type=int, default=30)
+    ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="the encoders installed there (clio encoder install): the 'on' runs use the one clio would")
     args = ap.parse_args(argv)
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="clio-recall-cost-") as tmp, FakeServer() as server:
@@ -125,6 +126,8 @@ def main(argv: list[str] | None = None) -> None:
             home.mkdir()
         (homes["off"] / "config.yaml").write_text("auto_recall: false\n")
         (homes["words"] / "config.yaml").write_text("recall_encoder: false\n")
+        if args.models_from is not None:
+            (homes["on"] / "models").symlink_to(args.models_from.resolve() / "models")
         root = proj / ".clio" / "sessions"
         for sid, msgs in history(args.sessions, args.messages):
             write_archive(root, sid, msgs, msgs[0]["meta"]["ts"], name=f"work {sid}")

@@ -191,6 +191,10 @@ def main(argv: list[str] | None = None) -> int:
         from clio.mcp.server import main as mcp_main
 
         return mcp_main(argv[1:])
+    if argv[:1] == ["encoder"]:  # `clio encoder [install|remove]`: the automatic recall's model
+        from clio.app.encoder_install import main as encoder_main
+
+        return encoder_main(argv[1:], resolve_paths(None, None).home)
     args = build_parser().parse_args(argv)
     color = not (args.no_color or os.environ.get("NO_COLOR"))
     if args.print_input is not None or (args.input is not None and args.exit):

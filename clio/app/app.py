@@ -143,14 +143,18 @@ class App(CommandSurface):
         ui: TurnUI,
         ask: Any = None,
         settle_model: bool = True,
+        first: str = "",
     ) -> App:
         """Build the app and open its session: ``resume`` None starts a new one, "" resumes the
         most recent, anything else names one (id, prefix or name). With a base URL and no model
         chosen, the endpoint's model list decides it first (:mod:`clio.app.served_model`); with
         ``settle_model`` False (a one-shot slash command, which may send nothing), only when
-        something is about to be sent (:meth:`settle_model`)."""
+        something is about to be sent (:meth:`settle_model`). ``first``: a one-shot run's message,
+        which the encoder helper embeds while the session opens (its recall finds it ready)."""
         listing = choose_served_model(settings) if settle_model else None
         app = cls(settings, paths, interactive=interactive, console=console, err=err, ui=ui, ask=ask)
+        if first:
+            app.auto_recall.embed_ahead(first)
         app.window.listing = listing
         app.model_pending = not settle_model and needs_choice(settings)
         try:

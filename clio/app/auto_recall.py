@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from clio.tools.context import Services
 
 SEARCH_RESULTS = 8  # candidate units scored per message
+AHEAD_MIN_WORDS = 3  # a line this long is embedded while the user types (embed_ahead)
 SEARCH_SESSIONS = 5
 NEAR_ASKED = 8  # messages nearest by meaning asked of the encoder helper (their units: after the words')
 SHORT_QUERY_WORDS = 3  # a message with fewer own words is searched together with the task
@@ -64,6 +65,18 @@ class AutoRecall:
         thread = threading.Thread(target=warm, daemon=True, name="clio-recall-warm-up")
         thread.start()
         return thread
+
+    def embed_ahead(self, line: str) -> None:
+        """The prompt's line while the user types (the REPL hands it on after a pause:
+        :mod:`clio.ui.typing_ahead`): the encoder helper, when it runs, embeds it now, so that
+        if it is sent as typed its recall finds the query's vector ready. Commands, shell lines,
+        memory lines and lines of a word or two (embedded on Enter in a moment) are not sent."""
+        if self.encoder is None or not self.enabled:
+            return
+        text = line.strip()
+        if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#":
+            return
+        self.encoder.embed_ahead(text)
 
     def chars(self) -> int:
         return self.window.shares.recall_chars(self.settings.auto_recall_tokens)
@@ -113,7 +126,8 @@ class AutoRecall:
             )
             current = self.services.session.id if self.services.session is not None else None
             similarity = pending.finish if pending is not None else None
-            hits = auto.score_hits(query, results, current, recall.frequencies, similarity) if results else []
+            cut = self.encoder.model.cosine_ask if self.encoder is not None else auto.R.COSINE_ASK
+            hits = auto.score_hits(query, results, current, recall.frequencies, similarity, cut) if results else []
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}
             return None
@@ -128,7 +142,9 @@ class AutoRecall:
             "query": query[:200],
             "ms": ms,
             "candidates": len(hits),
-            "encoder": self.encoder.state if self.encoder is not None else "off",
+            "encoder": f"{self.encoder.model.name}: {self.encoder.state}" + (f" ({self.encoder.fallback})" if self.encoder.fallback else "")
+            if self.encoder is not None
+            else "off",
             "recalled": [dict(h.to_dict(), why=h.why()) for h in chosen] if block else [],
             "best_rejected": next((dict(h.to_dict(), why=h.why()) for h in hits if not h.relevant), None),
         }

@@ -58,7 +58,7 @@ class HTTPStatus(Exception):
         self.headers = headers
 
 
-def _proxy_for(url: str) -> str | None:
+def proxy_for(url: str) -> str | None:
     """The proxy the environment names for ``url``, or None (direct, or bypassed by NO_PROXY)."""
     if not any(k.lower().endswith("_proxy") for k in os.environ):
         return None
@@ -71,7 +71,7 @@ def _proxy_for(url: str) -> str | None:
     return proxies.get(parts.scheme) or proxies.get("all")
 
 
-def _ca_options() -> dict[str, Any]:
+def ca_options() -> dict[str, Any]:
     """Where TLS certificates are checked against, as the ``openai`` client (httpx) did:
     ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` when set, else certifi's bundle when installed, else the
     system's store."""
@@ -125,8 +125,8 @@ class Transport:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._timeout = urllib3.Timeout(connect=min(timeout, 30.0), read=timeout)
-        proxy = _proxy_for(self.base_url) if proxies else None
-        tls = _ca_options() if self.base_url.lower().startswith("https:") else {}
+        proxy = proxy_for(self.base_url) if proxies else None
+        tls = ca_options() if self.base_url.lower().startswith("https:") else {}
         try:
             self._pool: urllib3.PoolManager = (
                 urllib3.ProxyManager(proxy, num_pools=2, maxsize=2, **tls)

@@ -55,6 +55,7 @@ class Hit:
     parts: tuple[tuple[int, str, str], ...] = field(default=())  # (seq, role, text) of the unit
     task: bool = False  # the message orders new work (clio.recall.relevance.is_task)
     meaning: bool = False  # found by the encoder helper's scan alone, not by the words
+    cosine_ask: float = R.COSINE_ASK  # the encoder's threshold for a question (its model's)
 
     @property
     def relevant(self) -> bool:
@@ -63,7 +64,7 @@ class Hit:
         if self.score >= (R.THRESHOLD_TASK if self.task else R.THRESHOLD):
             return True
         cosine = self.features.cosine
-        return cosine is not None and cosine >= (R.COSINE_TASK if self.task else R.COSINE_ASK)
+        return cosine is not None and cosine >= (R.COSINE_TASK if self.task else self.cosine_ask)
 
     @property
     def rank(self) -> float:
@@ -114,11 +115,14 @@ def score_hits(
     current_session: str | None,
     frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
     similarity: Callable[[str, list[list[str]]], list[float] | None] | None = None,
+    cosine_ask: float = R.COSINE_ASK,
 ) -> list[Hit]:
     """Search results (units, with their ``text``) -> hits with their features and score, in the
     search's order. ``frequencies(words)`` gives each word's document frequency in the index and
     the number of indexed messages; ``similarity(query, units)`` each unit's cosine with the
-    query (a unit: its messages' texts), or None without the encoder."""
+    query (a unit: its messages' texts), or None without the encoder; ``cosine_ask`` the cosine
+    at which a unit bears on a question, the encoder model's
+    (:attr:`clio.recall.encoder_models.EncoderModel.cosine_ask`)."""
     words = R.own_words(query)
     asked = set(content_words(query))
     texts = [str(r.get("text") or r.get("excerpt") or "") for r in results]
@@ -149,6 +153,7 @@ def score_hits(
                 parts=parts[i],
                 task=task,
                 meaning=r.get("found") == "meaning",
+                cosine_ask=cosine_ask,
             )
         )
     return hits

@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clio.recall.encoder_models import MINILM
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -46,7 +48,7 @@ DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 TABLE_FILE = DATA_DIR / "static_minilm.npz"
 TOKENIZER_FILE = DATA_DIR / "tokenizer.json"
 TABLE_SHA256 = "88e671c5afe4d44cee4a5882956b71df93782e32917a9c65ec0e49762f8e77fd"
-TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_SHA256 = MINILM.tokenizer_sha256  # the table's tokenizer is MiniLM's
 MAX_TOKENS = 512  # a static table has no window: this only bounds the work per text
 FIRST_WORD_ID = 1996  # BERT uncased: ids below are [PAD]/[unused]/specials/single characters
 ENV_SWITCH = "CLIO_SEMANTIC"  # "0"/"off"/"false"/"no": stay lexical

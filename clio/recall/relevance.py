@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from clio.recall.encoder_models import MINILM
 from clio.recall.query import content_words, excerpt_stem, fts_words, iter_content_words
 
 _EVERYDAY = """
@@ -146,7 +147,7 @@ def score(f: Features) -> float:
 # B: docs/memory.md. For a question or a problem report, COSINE_ASK; for an order of new work no
 # threshold quoted one more fact on set A and those under 0.60 added false blocks, so the words
 # alone decide (the most conservative of the equal choices).
-COSINE_ASK = 0.42
+COSINE_ASK = MINILM.cosine_ask  # 0.42; another model's is in its declaration (clio.recall.encoder_models)
 COSINE_TASK = math.inf
 
 _TASK = """

@@ -59,7 +59,8 @@ def run_one_shot(
     ask = _tty_ask if (sys.stdin.isatty() and sys.stderr.isatty() and not settings.yes) else None
     slash = text.lstrip().startswith("/")  # may send nothing: the model is settled when something is sent
     app = App.start(
-        settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask, settle_model=not slash
+        settings, paths, resume=resume, interactive=False, console=out, err=err, ui=ui, ask=ask, settle_model=not slash,
+        first="" if slash else text,
     )
     later: str | None = None  # the session to read back once this run has answered (clio.app.background)
     try:

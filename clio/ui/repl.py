@@ -43,6 +43,7 @@ from clio.ui import mentions, resume_view
 from clio.ui.asking import ReplAsk
 from clio.ui.history import RedactingFileHistory
 from clio.ui.render import ReplUI, visible
+from clio.ui.typing_ahead import TypingAhead
 from clio.wording import plural
 
 
@@ -218,6 +219,9 @@ def run_repl(
         _banner(app, out)
         shown = threading.Event()  # the prompt is drawn: the warm-up may begin
         session.app.after_render += lambda _app: shown.set()
+        if app.auto_recall.encoder is not None:  # the line embedded while the user types (typing_ahead.py)
+            ahead = TypingAhead(app.auto_recall.embed_ahead)
+            session.default_buffer.on_text_changed += lambda buffer: ahead.changed(buffer.text)
         threading.Thread(target=_warm_up, args=(app, shown, not (settings.no_ltm or settings.incognito)), daemon=True, name="clio-warm-up").start()
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter

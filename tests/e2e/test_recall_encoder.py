@@ -85,8 +85,11 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
         clio(REWORDED, {"CLIO_RECALL_ENCODER": "0"})  # the words alone find nothing to quote
         assert "allkeys-lru" not in sent(server, REWORDED)
 
+        served_ahead = EncoderClient(home, project / ".clio").status()["ahead_used"]
         r = clio(REWORDED, {**on, "PYTHONPROFILEIMPORTTIME": "1"})
         message = sent(server, REWORDED)
+        # the run sent its message to the helper as it started: the recall found it embedded
+        assert EncoderClient(home, project / ".clio").status()["ahead_used"] == served_ahead + 1
         assert "<recalled_context>" in message and "allkeys-lru" in message, message
         block = message.split("<recalled_context>", 1)[1]
         assert "the assistant:" in block and ASKED in block  # the unit: what was asked, and its answer

@@ -331,3 +331,168 @@ def test_the_helper_names_the_messages_nearest_by_meaning(helper_home: tuple[Pat
     assert cos is not None and abs(cos[0] - pending.cosines[fact_id]) < 0.02
     plain = client.begin(ASK)  # a client that asks for no neighbours gets the cosines alone
     assert plain is not None and plain.near() == [] and plain.finish(ASK, [[FACT]]) == cos
+
+
+@needs_model
+def test_a_model_that_keeps_no_fill_session_loads_one_only_for_a_big_fill(tmp_path: Path) -> None:
+    """mpnet's declaration keeps no second session (its weights would be held twice): a turn's
+    few messages are embedded on the query's session, a project's first big fill on a session of
+    its own made for that pass and dropped after it. The same model (MiniLM, declared so) shows it."""
+    import dataclasses
+
+    from clio.recall.encoder import Encoder
+    from clio.recall.encoder_cache import VectorCache
+    from clio.recall.encoder_models import MINILM
+    from clio.recall.encoder_service import SHARED_FILL, Service
+
+    model = dataclasses.replace(MINILM, own_fill_session=False)
+
+    class Counting(Service):
+        made = 0
+
+        def _fill_session(self) -> Encoder | None:
+            self.made += 1
+            return super()._fill_session()
+
+    service = Counting(Encoder(threads=1, model=model), tmp_path / "s.sock", 60.0)
+    clio_dir = tmp_path / ".clio"
+    clio_dir.mkdir()
+    index = clio_dir / "recall.sqlite"
+
+    def add(bodies: list[str]) -> None:
+        with sqlite3.connect(index) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS msgs(id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, role TEXT, ts REAL, body TEXT)")
+            db.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES ('s', 0, 'user', 0, ?)", [(b,) for b in bodies])
+
+    cache = VectorCache(clio_dir / model.cache_name, model)
+    stored = lambda: int(cache.conn.execute("SELECT count(*) FROM vecs").fetchone()[0])  # noqa: E731
+    add([f"turn message {i} about the deploy" for i in range(SHARED_FILL // 2)])
+    service._fill(cache, index, None)
+    assert stored() == SHARED_FILL // 2 and service.made == 0  # a turn's worth: the query's session
+    add([f"archived message {i} about the billing service" for i in range(3 * SHARED_FILL)])
+    service._fill(cache, index, None)
+    assert stored() == SHARED_FILL // 2 + 3 * SHARED_FILL and service.made == 1  # a big fill: its own, once
+    cache.close()
+
+
+@needs_model
+def test_a_line_embedded_ahead_is_scored_without_embedding_it_again(helper_home: tuple[Path, Path]) -> None:
+    """The REPL's line, sent while the user types, is embedded then; its score on Enter uses that
+    vector (the same cosines as a query embedded on the spot) and is counted as served ahead."""
+    home, clio_dir = helper_home
+    client = EncoderClient(home, clio_dir, timeout_s=30.0)
+    client.start()
+    wait_ready(socket_path(home))
+    fresh = client.score(ASK, [[ASKED, FACT]])
+    assert fresh is not None and client.status()["ahead_used"] == 0
+    other = "why do people lose their session on the live site?"
+    client.embed_ahead(other)
+    client.embed_ahead(other)  # the same line again: not sent twice
+    deadline = time.monotonic() + 30
+    while client.status()["ahead_kept"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert client.status()["ahead_kept"] == 1
+    ahead = client.score(other, [[ASKED, FACT]])
+    assert client.status()["ahead_used"] == 1
+    client.embed_ahead(ASK)  # the first query, now embedded ahead: the same cosine as on the spot
+    while client.status()["ahead_kept"] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert client.score(ASK, [[ASKED, FACT]]) == fresh and client.status()["ahead_used"] == 2
+    assert ahead is not None and ahead[0] > 0.3
+
+
+def test_typing_ahead_hands_on_the_line_once_the_user_pauses() -> None:
+    import threading
+
+    from clio.ui.typing_ahead import TypingAhead
+
+    got: list[str] = []
+    arrived = threading.Event()
+
+    def send(text: str) -> None:
+        got.append(text)
+        arrived.set()
+
+    ahead = TypingAhead(send, pause_s=0.2)
+    for text in ("w", "wh", "whe", "where do"):  # typed faster than the pause: only the last is handed on
+        ahead.changed(text)
+    assert arrived.wait(10)
+    time.sleep(0.3)
+    assert got == ["where do"]
+    arrived.clear()
+    ahead.changed("where do rejected messages go")
+    assert arrived.wait(10) and got == ["where do", "where do rejected messages go"]
+
+
+def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands, shell and memory lines and lines of a word or two are not embedded ahead; a
+    question is, once. A stand-in helper on the real socket records what it is sent."""
+    import threading
+
+    from clio.app.auto_recall import AutoRecall
+    from clio.config import Settings
+
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
+    home.mkdir()
+    clio_dir.mkdir(parents=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(socket_path(home)))
+    server.listen(8)
+    sent: list[dict[str, str]] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn, conn.makefile("rb") as f:
+                sent.append(json.loads(f.readline()))
+
+    threading.Thread(target=serve, daemon=True).start()
+    recall = AutoRecall(None, None, Settings(), EncoderClient(home, clio_dir))  # type: ignore[arg-type]
+    for line in ("/context", "!ls -la", "# always use tabs", "ok thanks", "  where do rejected messages go?  ",
+                 "where do rejected messages go?"):  # fmt: skip
+        recall.embed_ahead(line)
+    deadline = time.monotonic() + 10
+    while not sent and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    server.close()
+    assert sent == [{"op": "ahead", "q": "where do rejected messages go?"}]
+
+
+@needs_model
+def test_an_installed_model_whose_helper_fails_gives_way_to_minilm(
+    helper_home: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mpnet marked installed but its files gone (a damaged install): its helper fails to start and
+    says why; the next run uses MiniLM (its own socket and cache) rather than no encoder, and
+    `clio encoder` tells it. Naming mpnet explicitly keeps it (the user asked for that one)."""
+    from clio.app.encoder_install import _forget_failure, status
+    from clio.recall.encoder_models import INSTALLED_MARK, MINILM, MPNET
+
+    home, clio_dir = helper_home
+    MPNET.folder(home).mkdir(parents=True)
+    (MPNET.folder(home) / INSTALLED_MARK).write_text("{}")
+    client = EncoderClient(home, clio_dir, timeout_s=30.0)
+    assert client.model is MPNET and client.fallback == ""
+    client.start()
+    failed = Path(str(socket_path(home, MPNET)) + ".failed")
+    deadline = time.monotonic() + 30
+    while not failed.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "skeleton.onnx is missing or fails its sha256 check" in failed.read_text()
+    again = EncoderClient(home, clio_dir, timeout_s=30.0)
+    assert again.model is MINILM and again.cache.name == MINILM.cache_name
+    assert again.fallback.startswith("mpnet's helper failed (reworded recall off: ")
+    assert "but mpnet's helper failed" in status(home)
+    again.start()
+    wait_ready(socket_path(home, MINILM))
+    assert again.score(ASK, [[ASKED, FACT]]) is not None and again.state == "ready"
+    monkeypatch.setenv(ENV_SWITCH, "mpnet")
+    assert EncoderClient(home, clio_dir).model is MPNET  # named: no silent substitute
+    monkeypatch.delenv(ENV_SWITCH)
+    _forget_failure(home, MPNET)  # what a new install does
+    assert EncoderClient(home, clio_dir).model is MPNET

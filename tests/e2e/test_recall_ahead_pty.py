@@ -1,0 +1,62 @@
+"""End to end, issue 32: the REPL embeds the line while the user types.
+
+Through a real pseudo-terminal, the installed clio and the fake server, in a project whose
+archive the encoder helper has embedded: a question typed and left for a moment before Enter is
+embedded by the helper during that pause (it holds the line), and its recall on Enter uses that
+vector (the helper counts the score as served ahead) and quotes the earlier answer.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clio.recall.encoder_cache import filled
+from clio.recall.encoder_client import EncoderClient, installed
+from testkit.clio_run import run_clio
+from testkit.fakeserver import FakeServer, Reply
+from testkit.scripted import latest_user
+from tests.e2e.test_recall_encoder import ASKED, FACT, OTHER, REWORDED, sent, stop_helper
+from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+
+
+def test_a_line_left_a_moment_before_enter_is_embedded_while_typed(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
+    home = project.parent / "home"
+
+    def reply(body: dict[str, Any]) -> Reply:
+        text, _ = latest_user(body)
+        return Reply(text=FACT if text.startswith(ASKED) else "Done.")
+
+    fake_server.responder = reply
+    on = {"CLIO_RECALL_ENCODER": None}
+    try:
+        for text in [ASKED, *OTHER]:  # a project with history: these start the helper and fill it
+            r = run_clio(["--model", "fake-model", "-p", text], server=fake_server, project=project, home=home, env_extra=on)
+            assert r.returncode == 0, r.stderr
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not filled(project / ".clio"):
+            time.sleep(0.2)
+        client = EncoderClient(home, project / ".clio")
+        before = client.status()
+        term = spawn(env={"CLIO_RECALL_ENCODER": ""})
+        term.prompt()
+        term.child.send(REWORDED)  # typed, not sent yet
+        deadline = time.monotonic() + 30
+        while client.status()["ahead_kept"] == before["ahead_kept"] and time.monotonic() < deadline:
+            time.sleep(0.05)  # the pause: the REPL hands the line on, the helper embeds it
+        assert client.status()["ahead_kept"] == before["ahead_kept"] + 1
+        term.child.send("\r")
+        term.expect("Done.")
+        message = sent(fake_server, REWORDED)
+        assert "<recalled_context>" in message and "allkeys-lru" in message, message
+        assert client.status()["ahead_used"] == before["ahead_used"] + 1  # scored with the vector made ahead
+        term.prompt()
+        term.child.sendeof()
+        assert term.wait_exit() == 0
+    finally:
+        stop_helper(home)
