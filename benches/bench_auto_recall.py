@@ -70,6 +70,7 @@ from clio.recall import relevance as R  # noqa: E402
 from clio.recall.common_words import is_common  # noqa: E402
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
+from clio.recall.encoder_models import EncoderModel, chosen  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import best_first  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
@@ -395,7 +396,9 @@ def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
     """A client of a helper started for the bench (its own $CLIO_HOME, given the models installed
     in ``--models-from``'s), once it answers."""
     home.mkdir(parents=True, exist_ok=True)
-    if MODELS_FROM[0] is not None and not (home / "models").exists():
+    if (home / "models").is_symlink():  # an earlier run's (--scale keeps its folder): this run's choice decides
+        (home / "models").unlink()
+    if MODELS_FROM[0] is not None:
         (home / "models").symlink_to(MODELS_FROM[0].resolve() / "models")
     client = EncoderClient(home, clio_dir, timeout_s=60.0)
     client.start()
@@ -464,15 +467,13 @@ class RandomVectors:
     the cache's own chunking and packing. For latency only: the helper's scan and look-ups cost
     the same whatever the values, and a 200k archive's real fill is hours of one core."""
 
-    def __init__(self) -> None:
+    def __init__(self, dim: int) -> None:
         import numpy as np
 
-        self.np, self.rng = np, np.random.default_rng(5)
+        self.np, self.rng, self.dim = np, np.random.default_rng(5), dim
 
     def embed(self, texts: list[str]) -> Any:
-        from clio.recall.encoder import DIM
-
-        vecs = self.rng.standard_normal((len(texts), DIM)).astype(self.np.float32)
+        vecs = self.rng.standard_normal((len(texts), self.dim)).astype(self.np.float32)
         return vecs / self.np.linalg.norm(vecs, axis=1, keepdims=True)
 
 
@@ -509,16 +510,19 @@ def scale(workdir: Path, repeat: int, encoder: bool = False, random_vectors: boo
         if workdir.resolve().name != ".clio":
             raise SystemExit("--scale with --encoder needs a corpus made with --workdir SOMEWHERE/.clio")
         t = time.perf_counter()
-        if not filled(workdir):  # the helper's own fill, run here on both cores (the helper's is niced)
+        home = workdir.parent / "encoder-home"
+        which = chosen(MODELS_FROM[0] or home / "none")
+        assert isinstance(which, EncoderModel), which
+        if not filled(workdir, which):  # the helper's own fill, run here on both cores (the helper's is niced)
             from clio.recall.encoder import Encoder
             from clio.recall.encoder_cache import VectorCache
 
-            cache = VectorCache(workdir / "recall-vectors.sqlite")
-            model: Any = RandomVectors() if random_vectors else Encoder(threads=2)
+            cache = VectorCache(workdir / which.cache_name, which)
+            model: Any = RandomVectors(which.dim) if random_vectors else Encoder(threads=2, model=which, home=MODELS_FROM[0])
             cache.fill_from_index(workdir / "recall.sqlite", model, 10**9, lambda: False)
             cache.close()
-            print(f"scale: the archive embedded in {time.perf_counter() - t:.0f} s")
-        client = encoder_helper(workdir.parent / "encoder-home", workdir)
+            print(f"scale: the archive embedded in {time.perf_counter() - t:.0f} s ({which.name})")
+        client = encoder_helper(home, workdir)
         client.timeout_s = 0.25
     rng = random.Random(3)
     every = max(7, count // 400)
