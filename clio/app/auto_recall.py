@@ -70,13 +70,16 @@ class AutoRecall:
         """The prompt's line while the user types (the REPL hands it on after a pause:
         :mod:`clio.ui.typing_ahead`): the encoder helper, when it runs, embeds it now, so that
         if it is sent as typed its recall finds the query's vector ready. Commands, shell lines,
-        memory lines and lines of a word or two (embedded on Enter in a moment) are not sent."""
+        memory lines and lines of a word or two (embedded on Enter in a moment) are not sent. The
+        line is redacted as the message will be when it is archived (the recall's query is the
+        archived text): a secret typed is never sent, and the text is the query to come."""
         if self.encoder is None or not self.enabled:
             return
         text = line.strip()
         if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#":
             return
-        self.encoder.embed_ahead(text)
+        redactor = getattr(self.services, "redactor", None)
+        self.encoder.embed_ahead(redactor.text(text).strip() if redactor is not None else text)
 
     def chars(self) -> int:
         return self.window.shares.recall_chars(self.settings.auto_recall_tokens)

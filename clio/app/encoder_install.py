@@ -267,6 +267,10 @@ def main(argv: list[str], home: Path) -> int:
         with contextlib.suppress(FileNotFoundError):
             (folder / INSTALLED_MARK).unlink()  # first: a helper starting now does not take a half-removed folder
         shutil.rmtree(folder)
+        from clio.recall.encoder_client import socket_path
+
+        with contextlib.suppress(OSError):  # its helper, if running, leaves now (and frees its memory)
+            socket_path(home, model).unlink()
         print(f"clio: removed {model.name} ({folder})")
         return 0
     print(status(home))

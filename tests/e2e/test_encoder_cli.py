@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+from clio.recall.encoder_client import socket_path
 from clio.recall.encoder_models import MPNET
 from testkit.clio_run import run_clio
 
@@ -35,3 +36,23 @@ def test_status_and_an_unreachable_index(tmp_path: Path) -> None:
     ], r.stderr
     assert not MPNET.folder(home).exists()
     assert not [p for p in (home / "models").iterdir()]  # no partial download left
+
+
+def test_remove_deletes_the_model_and_lets_its_helper_go(tmp_path: Path) -> None:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    r = run_clio(["encoder", "remove", "mpnet"], server=None, project=project, home=home)
+    assert r.returncode == 0 and r.stdout.strip() == "clio: mpnet is not installed"
+    folder = MPNET.folder(home)
+    folder.mkdir(parents=True)
+    (folder / "installed.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"weights")
+    sock = socket_path(home, MPNET)
+    sock.write_text("")  # where its helper listens: the helper leaves once this is gone
+    r = run_clio(["encoder"], server=None, project=project, home=home, env_extra={"CLIO_RECALL_ENCODER": None})
+    assert r.stdout.strip().endswith("in use: mpnet")
+    r = run_clio(["encoder", "remove", "mpnet"], server=None, project=project, home=home)
+    assert r.returncode == 0 and r.stdout.strip() == f"clio: removed mpnet ({folder})"
+    assert not folder.exists() and not sock.exists()
+    r = run_clio(["encoder"], server=None, project=project, home=home, env_extra={"CLIO_RECALL_ENCODER": None})
+    assert r.stdout.strip().endswith("in use: minilm")

@@ -428,9 +428,11 @@ def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monke
     """Commands, shell and memory lines and lines of a word or two are not embedded ahead; a
     question is, once. A stand-in helper on the real socket records what it is sent."""
     import threading
+    import types
 
     from clio.app.auto_recall import AutoRecall
     from clio.config import Settings
+    from clio.safety.redact import Redactor
 
     monkeypatch.delenv(ENV_SWITCH, raising=False)
     home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
@@ -451,16 +453,19 @@ def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monke
                 sent.append(json.loads(f.readline()))
 
     threading.Thread(target=serve, daemon=True).start()
-    recall = AutoRecall(None, None, Settings(), EncoderClient(home, clio_dir))  # type: ignore[arg-type]
+    services = types.SimpleNamespace(redactor=Redactor("standard"))
+    recall = AutoRecall(services, None, Settings(), EncoderClient(home, clio_dir))  # type: ignore[arg-type]
+    token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
     for line in ("/context", "!ls -la", "# always use tabs", "ok thanks", "  where do rejected messages go?  ",
-                 "where do rejected messages go?"):  # fmt: skip
+                 "where do rejected messages go?", f"why does {token} fail to push?"):  # fmt: skip
         recall.embed_ahead(line)
     deadline = time.monotonic() + 10
-    while not sent and time.monotonic() < deadline:
+    while len(sent) < 2 and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(0.2)
     server.close()
-    assert sent == [{"op": "ahead", "q": "where do rejected messages go?"}]
+    assert sent[0] == {"op": "ahead", "q": "where do rejected messages go?"} and len(sent) == 2
+    assert token not in sent[1]["q"] and sent[1]["q"] == Redactor("standard").text(f"why does {token} fail to push?")
 
 
 @needs_model
