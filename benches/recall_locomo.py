@@ -145,14 +145,22 @@ class Nearest:
 
 
 _encoder: Any = None
+_models_from: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed encoder to use
 
 
 def encoder() -> Any:
+    """The encoder clio would run for the user whose $CLIO_HOME ``--models-from`` names (MiniLM
+    without it, or with ``CLIO_RECALL_ENCODER=minilm``)."""
     global _encoder
     if _encoder is None:
         from clio.recall.encoder import Encoder
+        from clio.recall.encoder_models import MINILM, EncoderModel, chosen
 
-        _encoder = Encoder(threads=2)
+        home = _models_from[0]
+        model = chosen(home) if home is not None else MINILM
+        if not isinstance(model, EncoderModel):
+            raise SystemExit(f"no encoder: {model}")
+        _encoder = Encoder(threads=2, model=model, home=home)
     return _encoder
 BEFORE = "-fused"  # an engine name ending so: the fused ranking alone, no refine stages
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -347,6 +355,7 @@ def main(argv: list[str] | None = None) -> None:
         "--data", type=Path, default=DEFAULT_DATA, help="LoCoMo-format JSON (default: %(default)s)"
     )
     ap.add_argument("--variants", action="store_true", help="also run the query/document variants tried")
+    ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="the encoder installed there (clio encoder install) for the helper's nearest")
     ap.add_argument("--rrf-k", type=int, default=None, help="override clio's RRF k")
     ap.add_argument("--min-cosine", type=float, default=None, help="override the semantic floor")
     ap.add_argument(
@@ -362,6 +371,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--stages", action="store_true", help="each refine stage's gain per half and category (lexical)")
     ap.add_argument("--half", type=int, choices=(0, 1), default=None, help="only conversations 0,2,4.. (0) or 1,3,5.. (1)")
     args = ap.parse_args(argv)
+    _models_from[0] = args.models_from
     if args.parts is not None:
         units_mod.MAX_PARTS = args.parts
     if args.rrf_k is not None:
