@@ -267,3 +267,29 @@ def test_credentials_in_the_index_url_go_to_the_index_only_and_are_never_kept(tm
         assert "s3cr3t" not in str(err.value)
     finally:
         pages.httpd.shutdown()
+
+
+def test_credentials_do_not_follow_a_redirect(tmp_path: Path, fake: Fake, index: Index) -> None:
+    """An index page that redirects elsewhere is read there without the credentials."""
+    seen: list[str | None] = []
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(302)
+            self.send_header("Location", index.url.rsplit("/simple", 1)[0] + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://ci:s3cr3t-t0ken@127.0.0.1:{httpd.server_address[1]}/simple"
+        install(fake.model, tmp_path / "home", url, lambda _: None, fake.data_dir)
+        assert seen and all(a is not None and a.startswith("Basic ") for a in seen)  # the index's own host: with them
+        assert [a for a in index.authorization if a is not None] == []  # where it redirected: without
+    finally:
+        httpd.shutdown()
