@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,21 +104,14 @@ def test_the_switch_turns_the_client_off(tmp_path: Path, monkeypatch: pytest.Mon
     assert client.state.startswith("off") and not socket_path(tmp_path).exists()
 
 
-def test_the_fill_is_asked_when_the_turn_ends_not_during_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A search leaves the helper's background pass due; it is asked for once the turn has ended
-    (the request and the answer have the machine to themselves), and once only. A stand-in
-    helper on the real socket records what it is asked."""
+def stand_in(path: Path, answer: Any) -> socket.socket:
+    """A stand-in helper on the real socket: ``answer(file)`` for each connection (the file reads
+    and writes it); close the returned server to stop it."""
     import threading
 
-    monkeypatch.delenv(ENV_SWITCH, raising=False)  # the suite runs with the helper off
-    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
-    home.mkdir()
-    clio_dir.mkdir(parents=True)
-    (clio_dir / "recall.sqlite").touch()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(socket_path(home)))
-    server.listen(4)
-    asked: list[str] = []
+    server.bind(str(path))
+    server.listen(8)
 
     def serve() -> None:
         while True:
@@ -126,17 +120,36 @@ def test_the_fill_is_asked_when_the_turn_ends_not_during_it(tmp_path: Path, monk
             except OSError:
                 return
             with conn, conn.makefile("rwb") as f:
-                req = json.loads(f.readline())
-                asked.append(req["op"])
-                if req["op"] == "score":
-                    line = f.readline()
-                    if not line:
-                        continue  # dropped by the client (nothing to score)
-                    units = req.get("units") or json.loads(line)["units"]
-                    f.write(json.dumps({"cos": [0.5] * len(units)}).encode() + b"\n")
-                    f.flush()
+                answer(f)
 
     threading.Thread(target=serve, daemon=True).start()
+    return server
+
+
+def test_the_fill_is_asked_when_the_turn_ends_not_during_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search leaves the helper's background pass due; it is asked for once the turn has ended
+    (the request and the answer have the machine to themselves), and once only. A stand-in
+    helper on the real socket records what it is asked."""
+
+    monkeypatch.delenv(ENV_SWITCH, raising=False)  # the suite runs with the helper off
+    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
+    home.mkdir()
+    clio_dir.mkdir(parents=True)
+    (clio_dir / "recall.sqlite").touch()
+    asked: list[str] = []
+
+    def answer(f: Any) -> None:
+        req = json.loads(f.readline())
+        asked.append(req["op"])
+        if req["op"] == "score":
+            line = f.readline()
+            if not line:
+                return  # dropped by the client (nothing to score)
+            units = req.get("units") or json.loads(line)["units"]
+            f.write(json.dumps({"cos": [0.5] * len(units)}).encode() + b"\n")
+            f.flush()
+
+    server = stand_in(socket_path(home), answer)
     client = EncoderClient(home, clio_dir, timeout_s=5.0)
     try:
         assert client.score("which port?", [["the port is 6543"]]) == [0.5]
@@ -427,7 +440,6 @@ def test_typing_ahead_hands_on_the_line_once_the_user_pauses() -> None:
 def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands, shell and memory lines and lines of a word or two are not embedded ahead; a
     question is, once. A stand-in helper on the real socket records what it is sent."""
-    import threading
     import types
 
     from clio.app.auto_recall import AutoRecall
@@ -438,21 +450,8 @@ def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monke
     home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
     home.mkdir()
     clio_dir.mkdir(parents=True)
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(socket_path(home)))
-    server.listen(8)
     sent: list[dict[str, str]] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn, conn.makefile("rb") as f:
-                sent.append(json.loads(f.readline()))
-
-    threading.Thread(target=serve, daemon=True).start()
+    server = stand_in(socket_path(home), lambda f: sent.append(json.loads(f.readline())))
     services = types.SimpleNamespace(redactor=Redactor("standard"))
     recall = AutoRecall(services, None, Settings(), EncoderClient(home, clio_dir))  # type: ignore[arg-type]
     token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
