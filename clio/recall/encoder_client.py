@@ -371,7 +371,7 @@ class Pending:
         if not isinstance(cos, list) or len(cos) != len(units):
             client.state = "failed: a malformed answer"
             return None
-        client.state = "ready"
+        client.state = "ready, the message embedded while typed" if got.get("ahead") is True else "ready"
         client.fill_after_turn()
         return [float(c) for c in cos]
 

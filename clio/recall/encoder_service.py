@@ -13,7 +13,8 @@ for mpnet; :mod:`clio.recall.encoder_cache`).
 Requests (one JSON object per line):
 - ``{"op": "ping"}`` -> ``{"ok": true, "model": NAME, "pid": ...}``
 - ``{"op": "score", "cache": PATH, "q": TEXT, "units": [[TEXT, ...], ...]}`` -> ``{"cos": [...]}``:
-  per unit, the best cosine between the query and any chunk of any of its texts. Without
+  per unit, the best cosine between the query and any chunk of any of its texts (``"ahead":
+  true`` when the query had been embedded ahead). Without
   ``units``, they come as a second line ``{"units": [...]}``: the helper embeds the query while
   clio is still searching for the units. With ``"near": {"index": PATH, "k": N}`` the helper
   first answers ``{"near": [[row id, cosine], ...]}``: the project's indexed messages nearest to
@@ -131,6 +132,7 @@ class Service:
             try:
                 text = str(req.get("q", ""))[:MAX_QUERY]
                 q = self.ahead.get(text)
+                ahead = q is not None
                 if q is None:
                     q = self.encoder.embed([text])[0]
                 else:
@@ -141,7 +143,7 @@ class Service:
                 units = req["units"] if "units" in req else (more() if more is not None else {}).get("units")
                 if not isinstance(units, list):
                     raise ValueError("no units to score")
-                return {"cos": self.score(cache, q, units)}
+                return {"cos": self.score(cache, q, units), "ahead": ahead}
             finally:
                 self.busy.clear()
         if op == "fill":

@@ -56,6 +56,9 @@ def test_a_line_left_a_moment_before_enter_is_embedded_while_typed(fake_server: 
         assert "<recalled_context>" in message and "allkeys-lru" in message, message
         assert client.status()["ahead_used"] == before["ahead_used"] + 1  # scored with the vector made ahead
         term.prompt()
+        term.type("/context")
+        term.expect(r"sentence encoder: minilm: ready, the message embedded while typed")
+        term.prompt()
         term.child.sendeof()
         assert term.wait_exit() == 0
     finally:

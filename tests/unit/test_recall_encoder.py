@@ -411,6 +411,9 @@ def test_a_line_embedded_ahead_is_scored_without_embedding_it_again(helper_home:
     while client.status()["ahead_kept"] < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert client.score(ASK, [[ASKED, FACT]]) == fresh and client.status()["ahead_used"] == 2
+    assert client.state == "ready, the message embedded while typed"
+    client.score("and a question nobody typed ahead", [[FACT]])
+    assert client.state == "ready"
     assert ahead is not None and ahead[0] > 0.3
 
 
