@@ -455,8 +455,13 @@ def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monke
     clio_dir.mkdir(parents=True)
     sent: list[dict[str, str]] = []
     server = stand_in(socket_path(home), lambda f: sent.append(json.loads(f.readline())))
-    services = types.SimpleNamespace(redactor=Redactor("standard"))
+    archived = [False]
+    services = types.SimpleNamespace(redactor=Redactor("standard"), recall=types.SimpleNamespace(has_archive=lambda: archived[0]))
     recall = AutoRecall(services, None, Settings(), EncoderClient(home, clio_dir))  # type: ignore[arg-type]
+    recall.embed_ahead("a project's first session: nothing to recall yet")
+    time.sleep(0.2)
+    assert sent == []  # the helper is not asked in a project without history
+    archived[0] = True
     token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
     for line in ("/context", "!ls -la", "# always use tabs", "ok thanks", "  where do rejected messages go?  ",
                  "where do rejected messages go?", f"why does {token} fail to push?"):  # fmt: skip
