@@ -38,6 +38,29 @@ STOP_GRACE = 5.0  # seconds the servers get to shut down on exit
 # The SDK stops a stdio server by closing its stdin, then 2 s later SIGTERM to its process group,
 # 2 s later SIGKILL: closing waits that long, and more, for each server's process to be gone.
 STOP_WAIT = STOP_GRACE + 8.0
+# A Ctrl-C is a process-wide SIGINT that the kernel may hand to any thread (the MCP loop's, the
+# warm-up's) rather than the main one; Python then runs its handler only when the main thread
+# next runs bytecode. A main thread asleep in one long wait would miss it until the wait ends, so
+# waits the user may cut short sleep in slices this long.
+WAIT_SLICE = 0.1
+
+
+def wait_for(event: threading.Event, timeout: float) -> bool:
+    """``event.wait(timeout)`` that a Ctrl-C interrupts at once, whichever thread got the signal."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if event.wait(max(0.0, min(WAIT_SLICE, left))):
+            return True
+        if left <= WAIT_SLICE:
+            return False
+
+
+def result_of(future: concurrent.futures.Future[Any]) -> Any:
+    """``future.result()`` that a Ctrl-C interrupts at once, whichever thread got the signal."""
+    while not future.done():
+        concurrent.futures.wait([future], timeout=WAIT_SLICE)
+    return future.result()
 
 
 class CallFailed(Exception):
@@ -100,7 +123,7 @@ class McpClients:
     def wait_started(self) -> None:
         """Block until every server is ready or failed (each is bounded by its own timeout)."""
         for st in self.servers.values():
-            if not st.settled.wait(st.spec.timeout + STOP_GRACE):  # its own deadline fails it before
+            if not wait_for(st.settled, st.spec.timeout + STOP_GRACE):  # its own deadline fails it before
                 self._fail(st, f"did not start within {st.spec.timeout:g}s")
 
     def give_up(self, why: str) -> None:
@@ -177,7 +200,7 @@ class McpClients:
             raise CallFailed(f"MCP server '{server}' is not running ({st.error or st.state})")
         future = asyncio.run_coroutine_threadsafe(self._call(st, tool, args), loop)
         try:
-            return future.result()
+            return result_of(future)
         except KeyboardInterrupt:
             future.cancel()
             raise

@@ -4,8 +4,11 @@ process: started in the background, called, a failing server costing one line, s
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace as NS
@@ -14,7 +17,7 @@ from typing import Any
 import pytest
 
 from clio.app.mcp_servers import McpTool, mcp_tools
-from clio.mcp.client import CallFailed, McpClients
+from clio.mcp.client import CallFailed, McpClients, result_of, wait_for
 from clio.mcp.config import ServerSpec, parse_servers
 from clio.mcp.remote import describe_error, read_tools, result_text
 from clio.safety.containment import landlock_abi
@@ -224,3 +227,47 @@ def test_under_sandbox_an_mcp_call_is_asked_even_with_approvals_allow(app_factor
     app = app_factory(approvals=Approvals(mcp="allow"), sandbox=True, ask=ask)
     assert not app.tool_ctx.approve("mcp", "time__get_current_time {}")
     assert questions and "mcp: time__get_current_time" in questions[0]
+
+
+def _ctrl_c_to_another_thread(after: float) -> threading.Thread:
+    """A Ctrl-C as the kernel may deliver it: to some thread other than the main one."""
+
+    def send() -> None:
+        time.sleep(after)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+    t = threading.Thread(target=send, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("waiting", ["a start", "a call"])
+def test_a_ctrl_c_that_lands_on_another_thread_still_ends_the_wait_at_once(waiting: str) -> None:
+    """A wait for a server's start or call is cut short by a Ctrl-C however the kernel hands it
+    out; one long Event.wait / Future.result slept through it until its own end (seen in CI)."""
+    assert threading.current_thread() is threading.main_thread()
+    never = threading.Event()
+    pending: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    sender = _ctrl_c_to_another_thread(0.3)
+    began = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        if waiting == "a start":
+            wait_for(never, 60.0)
+        else:
+            result_of(pending)
+    assert time.monotonic() - began < 30.0, "the Ctrl-C waited for the wait's own end"
+    sender.join()
+
+
+def test_the_sliced_waits_return_what_the_plain_ones_would() -> None:
+    done = threading.Event()
+    assert wait_for(done, 0.25) is False
+    done.set()
+    assert wait_for(done, 5.0) is True
+    ok: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    threading.Timer(0.2, ok.set_result, ("answer",)).start()
+    assert result_of(ok) == "answer"
+    failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    failed.set_exception(TimeoutError("the call's own timeout"))  # not taken for a slice's end
+    with pytest.raises(TimeoutError, match="own timeout"):
+        result_of(failed)
