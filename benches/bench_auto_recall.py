@@ -84,6 +84,7 @@ EVERYDAY = SETS / "everyday.json"  # short everyday messages: none may get a blo
 BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens
 ASK_CUT: list[float | None] = [None]  # the encoder's threshold while a sweep tries one (else the model's)
 TYPED_AHEAD: list[bool] = [False]  # --typed-ahead: each timed message was embedded while typed (the REPL)
+MEANING_WEIGHT: list[float | None] = [None]  # --meaning-weight: instead of the model's own (a sweep)
 MODELS_FROM: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed models the helper may run
 
 
@@ -370,6 +371,10 @@ def tool_figures(
                 search = partial(
                     best_first, index.search, p["text"], max_sessions=10, with_text=True, mode="hybrid",
                     nearby=pending.near if pending is not None else None, fuse_nearby=pending is not None,
+                    meaning_weight=(
+                        MEANING_WEIGHT[0] if MEANING_WEIGHT[0] is not None
+                        else encoder.model.meaning_weight if encoder is not None else 0.0
+                    ),
                 )  # fmt: skip
                 hits = search(3)
                 at = rank(hits)
@@ -592,10 +597,12 @@ def main() -> None:
     ap.add_argument("--narrated", action="store_true", help="the sets as a model that narrates its tool steps writes them")
     ap.add_argument("--whole-files", action="store_true", help="read results as whole files (real stdlib code appended, seeded)")
     ap.add_argument("--long-replies", action="store_true", help="replies as a chatty model writes them (an opening, quoted output, a closing offer; seeded)")
+    ap.add_argument("--meaning-weight", type=float, help="with --tool --encoder: the helper's list fused at this weight, not its model's")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
     args = ap.parse_args()
     MODELS_FROM[0] = args.models_from
     TYPED_AHEAD[0] = args.typed_ahead
+    MEANING_WEIGHT[0] = args.meaning_weight
     whole_rng = random.Random(7)  # one draw across the sets, in their order
     reply_rng = random.Random(11)
     for name in [n for n in args.sets.split(",") if n]:

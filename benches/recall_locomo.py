@@ -146,6 +146,13 @@ class Nearest:
 
 _encoder: Any = None
 _models_from: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed encoder to use
+_weight: list[float | None] = [None]  # --meaning-weight: instead of the model's own
+
+
+def meaning_weight() -> float:
+    """The weight of the helper's nearest list in the fusion: the model's own, as the memory tool
+    has it (clio.recall.encoder_models), unless ``--meaning-weight`` says."""
+    return _weight[0] if _weight[0] is not None else float(encoder().model.meaning_weight)
 
 
 def encoder() -> Any:
@@ -249,6 +256,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
         t0 = time.perf_counter()
         index: RecallIndex | PlainFts5
         nearest: Nearest | None = None
+        weight = 0.0
         if engine.startswith("clio"):
             index = RecallIndex(
                 None, src, embedder=None if base in ("clio", "clio+enc") else embedder(), sync_budget_s=None
@@ -256,6 +264,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
             index.refresh()
             index.sync_vectors()
             nearest = Nearest(index) if base.endswith("+enc") else None
+            weight = meaning_weight() if nearest is not None else 0.0
         else:
             index = PlainFts5(src)
         build_s += time.perf_counter() - t0
@@ -271,6 +280,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
                 index.search(
                     q, max_sessions=1000, max_results=10, mode=MODES[base], refine=False,
                     nearby=functools.partial(nearest, q) if nearest is not None else None, fuse_nearby=nearest is not None,
+                    meaning_weight=weight,
                 )  # fmt: skip
                 fused_s = time.perf_counter() - t0
             t0 = time.perf_counter()
@@ -278,7 +288,8 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
                 mode = MODES[base]  # the product's own path
                 near = functools.partial(nearest, q) if nearest is not None else None
                 hits = index.search(
-                    q, max_sessions=1000, max_results=10, mode=mode, refine=refine, nearby=near, fuse_nearby=near is not None
+                    q, max_sessions=1000, max_results=10, mode=mode, refine=refine, nearby=near, fuse_nearby=near is not None,
+                    meaning_weight=weight,
                 )
             else:
                 match = build(q)
@@ -376,8 +387,7 @@ def main(argv: list[str] | None = None) -> None:
         units_mod.MAX_PARTS = args.parts
     if args.rrf_k is not None:
         recall_index_mod.RRF_K = args.rrf_k
-    if args.meaning_weight is not None:
-        recall_index_mod.MEANING_WEIGHT = args.meaning_weight
+    _weight[0] = args.meaning_weight
     if args.min_cosine is not None:
         vectors_mod.MIN_COSINE = args.min_cosine
     if args.ivf_min_rows is not None:

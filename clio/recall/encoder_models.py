@@ -45,6 +45,7 @@ class EncoderModel:
     description: str
     dim: int  # the vector's width
     cosine_ask: float  # a unit bears on a question or a problem report at this cosine (clio.recall.relevance)
+    meaning_weight: float  # the weight of its nearest messages fused into the memory tool's ranking
     query_threads: int  # the helper's query session (a message is embedded on the user's path)
     own_fill_session: bool  # the background fill gets its own one-thread session (memory x2)
     onnx: str  # the ONNX file, in the model's folder (or, packaged, the package's folder)
@@ -81,6 +82,9 @@ MINILM = EncoderModel(
     dim=384,
     # chosen on set A by bench_auto_recall.py --encoder --sweep, reported on B-F: docs/memory.md
     cosine_ask=0.42,
+    # the largest weight that gains on both halves of LoCoMo (docs/memory.md); 0.75 and 1.0 gain
+    # on the coding sets but lose up to 0.034 R@10 on LoCoMo's half 1
+    meaning_weight=0.5,
     query_threads=1,  # a short query is faster on one thread (6.7 vs 9.0 ms p50 here)
     own_fill_session=True,
     onnx="model.onnx",
@@ -98,6 +102,9 @@ MPNET = EncoderModel(
     dim=768,
     # chosen on sets A and E with --sweep (the lowest with the shipped false-block count there)
     cosine_ask=0.44,
+    # chosen on the dev halves (sets A+E, LoCoMo half 0): the smallest weight that brings E's last
+    # fact into the top 3, at one LoCoMo question's cost (docs/memory.md, mpnet's section)
+    meaning_weight=0.75,
     query_threads=2,  # 19 ms a message on two threads, 36 on one (MiniLM: 2.3 / 3.3)
     own_fill_session=False,  # a second session would hold the 436 MB of weights twice
     onnx="skeleton.onnx",

@@ -128,6 +128,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         nearby: Callable[[], Sequence[int]] | None = None,
         nearby_results: int = NEAR_RESULTS,
         fuse_nearby: bool = False,
+        meaning_weight: float = MEANING_WEIGHT,
     ) -> list[dict[str, Any]]:
         """The best-matching archived messages for ``query`` (plain words, any characters).
 
@@ -142,7 +143,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         asked once the words' search is done; up to ``nearby_results`` units of them that the
         words did not find follow the words' results (``"found": "meaning"``); with
         ``fuse_nearby``, they are fused into the ranking instead, as a third list beside bm25 and
-        the static table's cosines (the memory tool).
+        the static table's cosines, at ``meaning_weight`` (the memory tool: its model's weight).
         """
         terms = query_terms(query)
         if not terms or max_sessions < 1 or max_results < 1:
@@ -168,7 +169,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
                 near = scan() if scan is not None else []
             meaning = list(nearby())[:50] if nearby is not None and fuse_nearby else []
             fused = (
-                fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT, [(meaning, MEANING_WEIGHT)])
+                fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT, [(meaning, meaning_weight)])
                 if near or meaning
                 else lexical
             )

@@ -29,6 +29,7 @@ from clio.messages import (
     text_of,
     tool_call_args,
 )
+from clio.recall.encoder_models import MINILM
 
 # Same split as FTS5's unicode61 tokenizer: letters and digits; '_' and punctuation separate.
 WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
@@ -77,9 +78,10 @@ RRF_K = 10
 VECTOR_WEIGHT = 0.3
 NEAR_RESULTS = 3  # units found by the encoder helper's scan alone, after the words' (automatic recall)
 # The encoder helper's nearest messages as a list fused beside bm25 and the static table (the memory
-# tool). LoCoMo, hybrid R@10 by half (0 / 1): 0.752 / 0.693 without; 0.758 / 0.693 at 0.3; 0.761 /
+# tool), at its model's weight (clio.recall.encoder_models): MiniLM's, unless the caller says. LoCoMo
+# with MiniLM, hybrid R@10 by half (0 / 1): 0.752 / 0.693 without; 0.758 / 0.693 at 0.3; 0.761 /
 # 0.694 at 0.5; 0.763 / 0.659 at 1.0: the largest weight that gains on both halves.
-MEANING_WEIGHT = 0.5
+MEANING_WEIGHT = MINILM.meaning_weight
 SYNC_BUDGET_S = 2.0
 
 _SUFFIXES = (

@@ -13,6 +13,7 @@ import pytest
 from clio.recall import embedder as semantic
 from clio.recall.encoder import DIM, pack
 from clio.recall.encoder_cache import VectorCache, key
+from clio.recall.encoder_models import MINILM, MPNET
 from clio.recall.encoder_scan import MIN_COSINE, NearScan
 from clio.recall.index import RecallIndex
 from clio.recall.query import best_first
@@ -168,3 +169,25 @@ def test_the_memory_tool_fuses_what_is_found_by_meaning_into_its_ranking(store: 
     assert meaning in {h["session_id"] for h in fused}  # ranked in by reciprocal rank fusion
     assert not [h for h in fused if h.get("found")]  # not appended as a unit found by meaning
     assert {h["session_id"] for h in fused} <= {meaning, *near_misses}
+
+
+def test_the_meaning_list_weighs_as_much_as_its_model_is_trusted(store: SessionStore) -> None:
+    """Each encoder's nearest list is fused at its own weight (encoder_models): the stronger
+    model's list can lift a fact no word finds past the words' results; a weak one cannot."""
+    for i in range(6):
+        add_session(store, [f"the staging database port {i} is documented in the wiki", "ok"])
+    fact = "Invalid events go to the dead-letter topic events.invalid.v2."
+    meaning = add_session(store, ["where do the events that fail validation end up?", fact])
+    index = RecallIndex(None, store)
+    index.refresh()
+
+    def place(weight: float) -> int:
+        hits = index.search(
+            "staging database port", max_sessions=10, max_results=8, mode="lexical",
+            nearby=lambda: [row_id(index, fact)], fuse_nearby=True, meaning_weight=weight,
+        )  # fmt: skip
+        return [h["session_id"] for h in hits].index(meaning)
+
+    assert place(MINILM.meaning_weight) > 0  # after the words' best
+    assert place(4.0) == 0
+    assert place(MINILM.meaning_weight) >= place(MPNET.meaning_weight) >= place(4.0)
