@@ -82,8 +82,8 @@ MINILM = EncoderModel(
     dim=384,
     # chosen on set A by bench_auto_recall.py --encoder --sweep, reported on B-F: docs/memory.md
     cosine_ask=0.42,
-    # the largest weight that gains on both halves of LoCoMo (docs/memory.md); 0.75 and 1.0 gain
-    # on the coding sets but lose up to 0.034 R@10 on LoCoMo's half 1
+    # the largest weight that gains on both halves of LoCoMo (docs/memory.md); 0.75 gains nothing
+    # on the coding sets, 1.0 gains 2/72 there but loses 0.034 R@10 on LoCoMo's half 1
     meaning_weight=0.5,
     query_threads=1,  # a short query is faster on one thread (6.7 vs 9.0 ms p50 here)
     own_fill_session=True,
