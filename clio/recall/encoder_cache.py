@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clio.recall.encoder import chunks, pack, unpack
-from clio.recall.encoder_models import MINILM, MODELS, EncoderModel
+from clio.recall.encoder_models import MINILM, EncoderModel
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from clio.recall.encoder import Encoder
 
 CACHE_NAME = MINILM.cache_name  # another model's: EncoderModel.cache_name
-CACHE_NAMES = frozenset(m.cache_name for m in MODELS.values())
 INDEX_NAME = "recall.sqlite"
 FILL_BATCH = 8  # texts embedded between two looks at whether a search is waiting (~50 ms)
 
@@ -52,9 +51,10 @@ def key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
 
 
-def allowed(cache: Path) -> bool:
-    """Only a project's own ``.clio/recall-vectors*.sqlite`` (a model's) is ever opened or written."""
-    return cache.name in CACHE_NAMES and cache.parent.name == ".clio" and cache.parent.is_dir()
+def allowed(cache: Path, model: EncoderModel) -> bool:
+    """Only a project's own ``.clio/`` cache of ``model``'s vectors (``recall-vectors.sqlite``,
+    ``recall-vectors-mpnet.sqlite``) is ever opened or written by that model's helper."""
+    return cache.name == model.cache_name and cache.parent.name == ".clio" and cache.parent.is_dir()
 
 
 class VectorCache:

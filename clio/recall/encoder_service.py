@@ -81,7 +81,7 @@ class Service:
 
     def cache(self, path: Path) -> VectorCache:
         path = path.resolve()
-        if not allowed(path) or path.name != self.encoder.model.cache_name:
+        if not allowed(path, self.encoder.model):
             raise ValueError(f"not a project's vector cache of {self.encoder.model.name}: {path}")
         found = self.caches.get(path)
         if found is None:
@@ -188,7 +188,7 @@ class Service:
                     kept = self._fill_session() or self.encoder
                 while self.busy.is_set():
                     time.sleep(0.01)
-                if not allowed(cache_path.resolve()) or cache_path.name != model.cache_name:
+                if not allowed(cache_path.resolve(), model):
                     continue
                 waited = time.monotonic()
                 while not index.exists() and time.monotonic() - waited < INDEX_WAIT_S:

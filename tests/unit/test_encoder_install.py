@@ -69,8 +69,9 @@ def test_each_model_has_its_socket_and_its_vector_cache(tmp_path: Path) -> None:
     assert socket_path(tmp_path) == tmp_path / "encoder.sock" == socket_path(tmp_path, MINILM)
     assert socket_path(tmp_path, MPNET) == tmp_path / "encoder-mpnet.sock"
     assert MINILM.cache_name == CACHE_NAME != MPNET.cache_name
-    assert allowed(clio_dir / MPNET.cache_name) and allowed(clio_dir / CACHE_NAME)
-    assert not allowed(clio_dir / "recall-vectors-evil.sqlite") and not allowed(tmp_path / MPNET.cache_name)
+    assert allowed(clio_dir / MPNET.cache_name, MPNET) and allowed(clio_dir / CACHE_NAME, MINILM)
+    assert not allowed(clio_dir / "recall-vectors-evil.sqlite", MPNET) and not allowed(tmp_path / MPNET.cache_name, MPNET)
+    assert not allowed(clio_dir / CACHE_NAME, MPNET) and not allowed(clio_dir / MPNET.cache_name, MINILM)  # the other's
     long_home = tmp_path / ("h" * 120)  # too long for a unix socket: a private temp folder, still one per model
     assert socket_path(long_home, MINILM) != socket_path(long_home, MPNET)
 
