@@ -58,8 +58,10 @@ class NearScan:
         self.blocks = []
         self.matrix = self.owners = None
 
-    def refresh(self, cache: VectorCache) -> None:
-        """Bring the matrix up to date with the index and the cache (cheap when nothing changed)."""
+    def refresh(self, cache: VectorCache, fill_done: bool = False) -> None:
+        """Bring the matrix up to date with the index and the cache (cheap when nothing changed).
+        Messages still without vectors are looked up again at most every :data:`RECHECK_S`, or
+        at once with ``fill_done`` (the fill has just written theirs)."""
         try:
             src = sqlite3.connect(f"file:{self.index}?mode=ro", uri=True, timeout=5.0)
         except sqlite3.Error:
@@ -81,7 +83,7 @@ class NearScan:
                 self.hi = int(top)
                 self._add(cache, new)
             now = time.monotonic()
-            if self.missing and now - self.checked >= RECHECK_S:
+            if self.missing and (fill_done or now - self.checked >= RECHECK_S):
                 mark = int(cache.conn.execute("SELECT coalesce(max(rowid), 0) FROM vecs").fetchone()[0])
                 if mark != self.cache_mark:  # the fill wrote vectors since: take those it wrote
                     self._add(cache, dict(self.missing))
@@ -93,8 +95,10 @@ class NearScan:
 
     def warm(self, cache: VectorCache) -> None:
         """Bring the matrix up to date and assemble it (the helper does this after a fill, so
-        the next search pays neither the first read of the index nor the copy)."""
-        self.refresh(cache)
+        the next search pays neither the first read of the index nor the copy, and finds what
+        the fill has just embedded: a search a moment earlier, which found those messages
+        without vectors, must not hold them back for :data:`RECHECK_S`)."""
+        self.refresh(cache, fill_done=True)
         self._view()
 
     def _add(self, cache: VectorCache, rows: dict[int, bytes]) -> None:

@@ -91,6 +91,21 @@ def test_the_scan_follows_the_index_and_the_fill(tmp_path: Path) -> None:
     assert [r for r, _ in scan.nearest(unit(7), 5)] == [3, 1]
 
 
+def test_the_scan_takes_what_the_fill_just_embedded_at_once(tmp_path: Path) -> None:
+    """A search a moment before the fill (the turn's own, or the previous one-shot run's) finds
+    the newest messages without vectors; the helper warms the scan right after the fill wrote
+    theirs, and the next search, however soon, finds them (not only once RECHECK_S has passed)."""
+    index, cache = project(tmp_path, ["alpha", "beta"])
+    store_vectors(cache, {"alpha": unit(0)})
+    scan = NearScan(index)
+    scan.refresh(cache)  # the search: beta has no vector yet
+    store_vectors(cache, {"beta": unit(1)})  # the fill, a moment later
+    scan.refresh(cache)  # a plain search this soon does not look again
+    assert [r for r, _ in scan.nearest(unit(1), 5)] == []
+    scan.warm(cache)  # what the helper does once the fill is done
+    assert [r for r, _ in scan.nearest(unit(1), 5)] == [2]
+
+
 def test_the_index_marks_what_it_removes_and_each_file_it_makes(store: SessionStore) -> None:
     add_session(store, ["alpha one", "beta two"])
     gone = add_session(store, ["gamma three", "delta four", "ok"])
