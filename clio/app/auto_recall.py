@@ -20,6 +20,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from clio import threads
 from clio.messages import KIND_RECALL, Message, make, meta, typed_words
 from clio.recall.encoder_client import EncoderClient
 
@@ -62,9 +63,7 @@ class AutoRecall:
             if self.encoder is not None:
                 self.encoder.warm_up()  # the helper, started now, is ready for the first message
 
-        thread = threading.Thread(target=warm, daemon=True, name="clio-recall-warm-up")
-        thread.start()
-        return thread
+        return threads.start(warm, "clio-recall-warm-up")
 
     def embed_ahead(self, line: str) -> None:
         """The prompt's line while the user types (the REPL hands it on after a pause:

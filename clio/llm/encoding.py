@@ -12,6 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from clio import threads
+
 __all__ = ["clear_encoding_cache", "encoding_name", "load_encoding"]
 
 _enc_lock = threading.Lock()
@@ -69,8 +71,7 @@ def load_encoding(model: str, cache_dir: Path | None = None, *, timeout: float =
             except BaseException as exc:  # network, hash mismatch, unwritable cache...
                 result["err"] = exc
 
-        thread = threading.Thread(target=work, name="clio-tiktoken-load", daemon=True)
-        thread.start()
+        thread = threads.start(work, "clio-tiktoken-load")
         thread.join(timeout)
         enc = result.get("enc")
         if enc is None:

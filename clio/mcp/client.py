@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from clio import threads
 from clio.mcp.config import ServerSpec
 from clio.mcp.remote import Malformed, RemoteTool, describe_error, read_tools, result_text
 
@@ -107,8 +108,7 @@ class McpClients:
             return
         loop = asyncio.new_event_loop()
         self._loop = loop
-        self._thread = threading.Thread(target=loop.run_forever, name="clio-mcp", daemon=True)
-        self._thread.start()
+        self._thread = threads.start(loop.run_forever, "clio-mcp")
         for st in self.servers.values():
             st.stop = asyncio.Event()  # set from this thread through the loop (close, a failure)
             self._tasks.append(asyncio.run_coroutine_threadsafe(self._serve(st), loop))

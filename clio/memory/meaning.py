@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from clio import threads
 from clio.memory.dedup import SEMANTIC_MAX, SEMANTIC_MIN
 from clio.memory.ltm import Entry
 
@@ -75,9 +76,7 @@ class Meaning:
 
         if not semantic_enabled():
             return None
-        thread = threading.Thread(target=get_embedder, daemon=True, name="clio-embedder")
-        thread.start()
-        return thread
+        return threads.start(get_embedder, "clio-embedder")
 
     def embedder(self) -> Embedder | None:
         """The process's embedder (loaded now if need be), None when it cannot load; the reason

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from clio.recall.embedder import rrf
 from clio.recall.vectors import VectorIndex
+from clio.threads import block_interrupts
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -129,7 +130,7 @@ def run_beside(job: Callable[[], list[int]], work: Callable[[], T]) -> tuple[lis
         if _pool is None:
             from concurrent.futures import ThreadPoolExecutor  # (4 ms of imports a lexical run never needs)
 
-            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clio-recall-scan")
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clio-recall-scan", initializer=block_interrupts)
     future = _pool.submit(job)
     try:
         mine = work()

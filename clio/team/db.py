@@ -24,6 +24,8 @@ from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
+from clio import threads
+
 T = TypeVar("T")
 
 CONNECT_TIMEOUT = 3  # seconds (libpq's minimum is 2)
@@ -97,8 +99,7 @@ class Db:
 
     def connect_in_background(self) -> None:
         """Start connecting (and delivering, ``on_connect``) without holding anyone up."""
-        self._thread = threading.Thread(target=self._connect_quietly, daemon=True, name="clio-team-db")
-        self._thread.start()
+        self._thread = threads.start(self._connect_quietly, "clio-team-db")
 
     def _connect_quietly(self) -> None:
         try:

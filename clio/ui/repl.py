@@ -31,7 +31,7 @@ from prompt_toolkit.keys import Keys
 from rich.console import Console
 from rich.text import Text
 
-from clio import __version__, lazy_re
+from clio import __version__, lazy_re, threads
 from clio.app import background
 from clio.app.app import App
 from clio.commands.dispatch import run_slash
@@ -222,7 +222,7 @@ def run_repl(
         if app.auto_recall.encoder is not None:  # the line embedded while the user types (typing_ahead.py)
             ahead = TypingAhead(app.auto_recall.embed_ahead)
             session.default_buffer.on_text_changed += lambda buffer: ahead.changed(buffer.text)
-        threading.Thread(target=_warm_up, args=(app, shown, not (settings.no_ltm or settings.incognito)), daemon=True, name="clio-warm-up").start()
+        threads.start(_warm_up, "clio-warm-up", (app, shown, not (settings.no_ltm or settings.incognito)))
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
         while True:

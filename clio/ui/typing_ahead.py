@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from clio import threads
+
 PAUSE_S = 0.25  # the line is handed on once it has not changed for this long
 
 
@@ -32,8 +34,7 @@ class TypingAhead:
             self._text = text
             self._at = time.monotonic()
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True, name="clio-typing-ahead")
-                self._thread.start()
+                self._thread = threads.start(self._run, "clio-typing-ahead")
             self._cond.notify()
 
     def _run(self) -> None:
