@@ -81,6 +81,7 @@ SETS = Path(__file__).resolve().parent / "recall_dev"
 SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f")
 DEV_SETS = ("set_a", "set_e")  # the dev half, where thresholds are chosen; the others are reported only
 EVERYDAY = SETS / "everyday.json"  # short everyday messages: none may get a block
+WORK_AT_HAND = SETS / "work_at_hand.json"  # short messages about the work at hand in any code base: none either
 BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens
 ASK_CUT: list[float | None] = [None]  # the encoder's threshold while a sweep tries one (else the model's)
 TYPED_AHEAD: list[bool] = [False]  # --typed-ahead: each timed message was embedded while typed (the REPL)
@@ -442,12 +443,15 @@ def stop_helper(client: EncoderClient) -> None:
         os.kill(client.ping(), signal.SIGTERM)
 
 
-def everyday_blocks(index: RecallIndex, client: EncoderClient | None, show: bool) -> str:
+def everyday_blocks(
+    index: RecallIndex, client: EncoderClient | None, show: bool, path: Path = EVERYDAY, parts: tuple[str, ...] = ("dev", "heldout")
+) -> str:
     """How many of the everyday short messages (``recall_dev/everyday.json``: "wait", "same error
-    again", "open the file") get a block over this set's archive, per list (dev, held-out)."""
-    lists = json.loads(EVERYDAY.read_text(encoding="utf-8"))
+    again", "open the file"; or ``work_at_hand.json``: "run the linter", "CI is failing") get a
+    block over this set's archive, per list (dev, held-out; tune, report)."""
+    lists = json.loads(path.read_text(encoding="utf-8"))
     out = []
-    for part in ("dev", "heldout"):
+    for part in parts:
         given = []
         for text in lists[part]:
             chosen, block = step(index, text, client)[1:]
@@ -635,6 +639,10 @@ def main() -> None:
                     client.timeout_s = 5.0  # the tool's figures, not its latency
                 tool_figures(name, data, ids, Path(tmp), client, show=args.misses)
             if client is not None:
+                client.timeout_s = 0.25  # the short messages below are decided as clio decides them
+            everyday = everyday_blocks(index, client, args.misses)
+            at_hand = everyday_blocks(index, client, args.misses, WORK_AT_HAND, ("tune", "report"))
+            if client is not None:
                 stop_helper(client)
             print(
                 f"{name} ({'dev' if name in DEV_SETS else 'reported'}; {index.counts()['messages']:,} messages): "
@@ -646,7 +654,8 @@ def main() -> None:
             )
             if args.misses:
                 print("\n".join(r["misses"]))
-            print(f"{name}: everyday messages given a block: {everyday_blocks(index, client, args.misses)}")
+            print(f"{name}: everyday messages given a block: {everyday}")
+            print(f"{name}: messages about the work at hand given a block: {at_hand}")
             index.close()
     if args.scale:
         scale(args.scale, args.repeat, args.encoder, args.random_vectors)

@@ -101,12 +101,13 @@ class AutoRecall:
             return None  # a project's first session: the decision's modules are not even imported
         from clio.recall import auto
         from clio.recall.common_words import is_common
-        from clio.recall.relevance import asks_something, own_words
+        from clio.recall.relevance import asks_something, only_work_at_hand, own_words
 
         text = typed_words(user).strip()
         own = own_words(text)
         query = text
-        follow_up = bool(own) and len(own) < SHORT_QUERY_WORDS and bool(task) and task.strip() != text
+        at_hand = only_work_at_hand(text, own)  # "run the linter", "CI is failing": the task in front of the user
+        follow_up = bool(own) and not at_hand and len(own) < SHORT_QUERY_WORDS and bool(task) and task.strip() != text
         if follow_up:
             query = f"{text}\n{task}"  # a short follow-up, read with the task it belongs to
         # alone (a one-shot run, or the task's first message) a message must ask something itself:
@@ -114,7 +115,11 @@ class AutoRecall:
         asks = follow_up or asks_something(text, is_common, own)
         budget = self.chars()
         if not asks or budget < auto.MIN_BLOCK_CHARS:
-            why = ("no words of its own" if not own else "nothing it asks: one everyday word") if budget else "no room in the window"
+            why = (
+                ("no words of its own" if not own else "nothing it asks: only the work at hand" if at_hand else "nothing it asks: one everyday word")
+                if budget
+                else "no room in the window"
+            )
             self.last = {"state": "skipped", "why": why}
             return None
         started = time.perf_counter()

@@ -13,7 +13,8 @@ since a message about something the archive never mentions is a new subject), an
 that holds at least :data:`THRESHOLD` of it (:func:`score`). The thresholds are chosen on the dev
 half of the labelled coding sessions (``benches/recall_dev``, sets A and E) and reported on the
 others (B, C, D, F): docs/memory.md. A message whose one own word is an everyday English word
-("wait", "same error again") asks nothing either (:func:`asks_something`). A static-embedding cosine was measured as a further signal and did not
+("wait", "same error again") asks nothing either, nor one made only of the words of working on any
+code base ("run the linter", "CI is failing": :func:`only_work_at_hand`) (:func:`asks_something`). A static-embedding cosine was measured as a further signal and did not
 separate reworded facts from near misses; a full sentence encoder does better
 (docs/memory.md), and where its cosine is at hand (:mod:`clio.recall.encoder_client`) a unit that
 the words miss is quoted when the cosine clears :data:`COSINE_ASK`, unless the message orders new
@@ -63,13 +64,82 @@ def spellings(text: str) -> dict[str, list[str]]:
     return out
 
 
+# The words of working on any code base: its universal objects (files, functions, tests, the build,
+# the linter, git, the server, the logs) and what one does to them (the verbs of new work, below,
+# and a few more). A message made of these alone ("run the linter", "CI is failing", "open the
+# config", "rename that variable") is about the work at hand: every project's archive holds some
+# message with the same words, and none answers it better than the task in front of the user.
+_WORK = """
+file files folder folders directory directories dir path paths line lines code codebase repo repository
+project structure tree snippet example examples sample placeholder
+function functions method methods class classes variable variables constant constants module modules
+helper helpers comment comments docstring docstrings type types hint hints import imports argument
+arguments arg args parameter parameters param params field fields attribute attributes property
+properties object objects instance interface enum struct string strings array dict loop condition
+block scope signature default defaults null none boolean literal indentation indent whitespace spaces
+tabs newline bracket brackets syntax naming
+edit tweak adjust rework tidy shorten copy paste duplicate duplication dedupe hardcode hardcoded
+uncomment unwrap reformat reorder consolidate minimal smaller bigger small big long short readable
+readability clearer cleaner nicer consistent consistency pattern idiomatic
+lint linter linters linting formatter formatting style typos suite unit integration case cases edge
+coverage assert asserts assertion assertions fixture fixtures mocks skipped flaky pass passes passing
+fail fails failing failed failure failures green red locally local verbose output
+git status branch branches main master rebase squash amend cherry pick stash pull fetch checkout reset
+conflict conflicts pr prs review reviewer feedback description changelog tag gitignore
+history
+builds rebuild compile compiles compiling compiled compiler install reinstall uninstall dependency
+dependencies deps package packages lockfile version versions pin pinned upgrade downgrade release
+ci pipeline clean cleanup artifact artifacts binary warning warnings warn
+server process restart kill dev debug debugger breakpoint print prints statement statements log logs
+logging tail trace stack traceback exception exceptions error errors bug bugs issue issues problem
+problems crash crashes crashed hang hangs hanging stuck slow slower faster quiet silence ignore
+suppress handle handling catch raise throw early guard async thread safe race undefined permission
+denied command commands found terminal shell script scripts config configuration settings readme
+docs doc documentation section summary todo task tasks list item items step steps plan approach
+solution option options idea ideas alternative broken break breaks breaking
+old new different other previous whole entire left latest unused simple simpler backwards compatible
+compatibility behaviour behavior open read touch mark find search grep walk put started starting
+defined used side effect effects better message messages clear full resolve shorter longer
+"""
+_QUESTION = """
+what which where when why how who whose whom is are was were does do did can could should would will has have
+"""
+_QUESTION_LEADS = frozenset(_QUESTION.split())
+_POINTERS = """
+it its this that these those you your here there
+"""
+_AT_HAND = frozenset(_POINTERS.split())  # what is in front of the user
+
+
+def is_question(text: str) -> bool:
+    """A question mark at the end, or a question word first. Pure."""
+    words = fts_words(text[:200])
+    return text.rstrip().endswith("?") or (bool(words) and words[0].lower() in _QUESTION_LEADS)
+
+
+def only_work_at_hand(text: str, own: Sequence[str] | None = None) -> bool:
+    """Whether a message's own words (:func:`own_words`; ``own`` when the caller has them) are all
+    words of working on any code base (:data:`_WORK`, the verbs of new work) and it is not a
+    question, or a question about what is in front of the user ("does it compile?", "what files
+    did you touch?"). "which port does the staging database use?", "how do we run the linter?"
+    and "the invoice pdf test fails on CI" still ask. Pure."""
+    words = own_words(text) if own is None else own
+    if not words or not all(w in WORK_WORDS for w in words):
+        return False
+    return not is_question(text) or any(w.lower() in _AT_HAND for w in fts_words(text[:200]))
+
+
 def asks_something(text: str, is_common: Callable[[str], bool], own: Sequence[str] | None = None) -> bool:
     """Whether a message asks something the archive could answer: two own words or more
     (:func:`own_words`; ``own`` when the caller has them), or one that is not an everyday English
-    word (``is_common``, as typed: :func:`clio.recall.common_words.is_common`). "pgbouncer?" and
-    "the dunning job?" ask; "wait", "same error again", "that broke something" only talk, and an
-    archive always holds some message with the same one common word."""
+    word (``is_common``, as typed: :func:`clio.recall.common_words.is_common`), and not only words
+    of the work at hand (:func:`only_work_at_hand`). "pgbouncer?" and "the dunning job?" ask;
+    "wait", "same error again", "that broke something" only talk, and an archive always holds
+    some message with the same one common word; "run the linter" and "CI is failing" are about
+    the task in front of the user."""
     words = own_words(text) if own is None else own
+    if only_work_at_hand(text, words):
+        return False
     if len(words) != 1:
         return bool(words)
     return not all(is_common(w) for w in spellings(text).get(words[0], ()))
@@ -158,6 +228,8 @@ validate notify emit store save limit paginate schedule mock stub benchmark disp
 wrap inline optimize localize deprecate simplify polish highlight group seed test
 """
 _TASK_VERBS: frozenset[str] = frozenset(_TASK.split())
+# (not "port": far more often the noun a question is about than the verb)
+WORK_WORDS: frozenset[str] = frozenset(excerpt_stem(w) for w in (*_WORK.split(), *(_TASK_VERBS - {"port"})))
 _LEAD = "please pls now also then and ok okay so next"
 _LEADS: frozenset[str] = frozenset(_LEAD.split())
 

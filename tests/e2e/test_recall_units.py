@@ -4,7 +4,8 @@ own, and costs a one-shot run no heavy import; through the installed clio and th
 - A reworded question brings back the answer of an earlier session, not only its question.
 - "ok, continue" and "thanks, that looks good" get no block, though the archive holds the same
   small talk; nor do "wait" and "same error again", though the archive holds each one's only word
-  ("error", "wait") in a message of real work.
+  ("error", "wait") in a message of real work; nor do "run the linter" and "CI is failing", though
+  the archive holds a session that did both.
 - A tool call is quoted and indexed in words, never its JSON.
 - An agent that explains what it found, edits, then says "Done." has its explanation quoted.
 - The one-shot path of a project with history imports no numpy, tokenizers or onnxruntime.
@@ -144,6 +145,20 @@ def test_one_everyday_word_gets_no_block(env: Any, talk: str) -> None:
     assert "<recalled_context>" not in sent(server, talk)
     clio(env, "does the nightly upload job retry after a timeout?")  # a real question still gets one
     assert "<recalled_context>" in sent(server, "does the nightly upload job")
+
+
+def test_the_work_at_hand_gets_no_block_a_word_of_the_project_does(env: Any) -> None:
+    """"run the linter" and "CI is failing" are about the task in front of the user, though the
+    archive holds a session that ran the linter for a failing CI job; naming the project's own
+    thing in it still asks."""
+    project, home, server = env
+    history(env)
+    clio(env, "CI is failing on the ruff step for the billing module, run the linter and fix what it finds")
+    for talk in ("run the linter", "CI is failing"):
+        clio(env, talk)
+        assert "<recalled_context>" not in sent(server, talk)
+    clio(env, "the ruff step is failing again for billing")  # the project's own words: a block
+    assert "<recalled_context>" in sent(server, "the ruff step is failing again")
 
 
 def test_a_tool_call_is_recalled_in_words_never_as_json(env: Any) -> None:

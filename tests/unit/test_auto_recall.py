@@ -80,6 +80,30 @@ def test_a_word_of_the_project_or_two_words_ask(text: str) -> None:
     assert relevance.asks_something(text, lambda w: w in COMMON)
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["run the linter", "CI is failing", "open the config", "rename that variable", "restart the dev server",
+     "fix the lint errors", "does it compile?", "what files did you touch?", "the build is broken"],
+)  # fmt: skip
+def test_words_of_the_work_at_hand_ask_nothing(text: str) -> None:
+    """Every code base's words (files, the build, the linter, git...) and none of the project's:
+    the task in front of the user, not something an earlier session answers."""
+    assert relevance.only_work_at_hand(text)
+    assert not relevance.asks_something(text, lambda w: w in COMMON)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["how do we run the linter?", "which port does the dev server use?", "the invoice pdf test fails on CI",
+     "restart pgbouncer", "where are the logs?", "celery workers are getting OOM killed again", "staging port again"],
+)  # fmt: skip
+def test_a_question_or_a_word_of_the_project_still_asks(text: str) -> None:
+    """A question that does not point at what is in front of the user may ask for an earlier answer
+    ("how do we run the linter?"), and one word of the project's is enough to ask."""
+    assert not relevance.only_work_at_hand(text)
+    assert relevance.asks_something(text, lambda w: w in COMMON)
+
+
 def test_the_everyday_words_are_the_encoders_whole_words() -> None:
     from clio.recall import common_words
 
@@ -97,7 +121,7 @@ def test_without_the_vocabulary_no_word_is_everyday(tmp_path: Path, monkeypatch:
     common_words.words.cache_clear()
     try:
         assert common_words.words() == frozenset()
-        assert relevance.asks_something("error", common_words.is_common)  # decided as before: words only
+        assert relevance.asks_something("staging", common_words.is_common)  # decided as before: words only
     finally:
         common_words.words.cache_clear()
 
