@@ -446,6 +446,17 @@ def test_auto_recall_is_off_without_memory_and_skips_an_empty_archive() -> None:
     assert nothing(user, "") is None and nothing.last["state"] == "nothing relevant"
 
 
+def test_the_work_at_hand_is_not_searched_even_as_a_follow_up_and_says_why() -> None:
+    """In the REPL a short follow-up is searched with its task; one made only of the work at hand
+    ("run the linter") is not searched at all, and /context tells why."""
+    found = _Recall([hit("run the linter on billing: ruff found 3 unused imports, fixed")])
+    recall = AutoRecall(_Services(found), _Window(), Settings())  # type: ignore[arg-type]
+    assert recall(make("user", "run the linter"), "clean up the billing module") is None
+    assert found.calls == 0 and recall.last == {"state": "skipped", "why": "nothing it asks: only the work at hand"}
+    recall(make("user", "and the port?"), "which port does the staging database listen on?")
+    assert found.calls == 1  # a follow-up with a word of its own is still searched with its task
+
+
 # ---------------------------------------------------------------- the relevance decision
 
 
