@@ -246,6 +246,9 @@ def _log(paths: Paths, outcome: Outcome | str | None) -> None:
 
 def main() -> int:
     import pickle
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())  # clio may start it from a thread that blocks SIGINT (clio/threads.py)
 
     settings, paths, session_id, upkeep = pickle.loads(sys.stdin.buffer.read())  # from the parent, through a pipe
     args: tuple[Any, ...] = (settings, paths, str(session_id), bool(upkeep))

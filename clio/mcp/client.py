@@ -291,7 +291,8 @@ class McpClients:
             params = StdioServerParameters(
                 command=command, args=args, env=dict(spec.env) or None, cwd=spec.cwd or str(self.cwd)
             )
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=st.stderr))
+            with threads.spawning():  # the loop's thread blocks SIGINT: the server must not inherit that
+                read, write = await stack.enter_async_context(stdio_client(params, errlog=st.stderr))
         session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
         return session

@@ -292,6 +292,7 @@ def _bind(path: Path) -> socket.socket:
 
 
 def main(argv: list[str] | None = None) -> int:
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())  # clio may start it from a thread that blocks SIGINT (clio/threads.py)
     ap = argparse.ArgumentParser(prog="clio-encoder", description="clio's sentence-encoder helper")
     ap.add_argument("--socket", required=True, type=Path)
     ap.add_argument("--idle", type=float, default=IDLE_S)

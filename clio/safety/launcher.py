@@ -357,6 +357,7 @@ def main(args: list[str] | None = None) -> int:
 
     gc.freeze()  # what is imported stays out of collections: forks share those pages instead of copying them
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # clio's Ctrl-C is clio's; commands get their default back
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())  # started from a thread that blocks SIGINT (clio/threads.py): commands block nothing
     if len(argv) != 1 or not argv[0].isdigit():
         print("usage: python -m clio.safety.launcher FD", file=sys.stderr)
         return 2

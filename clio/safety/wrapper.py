@@ -19,6 +19,7 @@ than asked.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -220,6 +221,7 @@ def main(args: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(SETUP_FAILED.format(exc), file=sys.stderr)
         return EXIT_SETUP_FAILED
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())  # started from a thread that blocks SIGINT (clio/threads.py): the command blocks nothing
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:

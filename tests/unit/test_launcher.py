@@ -94,6 +94,19 @@ def test_the_launcher_holds_no_secret(secret_home: Path, project: Path, monkeypa
     assert f"tok={key} key=\n" in res.output
 
 
+def test_commands_start_with_no_signal_blocked_whichever_thread_started_the_launcher(secret_home: Path, project: Path) -> None:
+    """The REPL starts the launcher from its warm-up thread, which blocks SIGINT (clio/threads.py)
+    and so would every process forked from it: the launcher unblocks every signal first, so a
+    command gets SIGINT as any program expects (its own ``kill -INT``, a test runner's children)."""
+    from clio import threads
+
+    threads.start(launch.start, "test-warm-up").join(30)
+    assert launch.launcher_pid() is not None
+    res = run_command("grep SigBlk /proc/self/status", project, 30, hidden=[str(secret_home)])
+    assert res.exit_code == 0, res.output
+    assert int(res.output.split()[-1], 16) == 0, res.output
+
+
 def test_a_confinement_that_fails_still_refuses(secret_home: Path, project: Path) -> None:
     marker = project / "ran"
     missing = project / "no-such-folder"  # a writable folder that does not exist: Landlock cannot add it

@@ -127,6 +127,33 @@ def test_real_time_server_started_called_and_stopped(tmp_path: Path) -> None:
     assert clients.servers["time"].state == "stopped"
 
 
+def _blocked_signals(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        return int(next(line for line in f if line.startswith("SigBlk:")).split()[1], 16)
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_a_server_started_from_the_loop_thread_blocks_no_signal(tmp_path: Path, hidden: bool) -> None:
+    """The MCP loop's thread blocks SIGINT (clio/threads.py); the servers it starts, directly or
+    through the wrapper that hides folders, must not inherit that."""
+    if hidden and landlock_abi() < 1:
+        pytest.skip("this kernel has no Landlock: no wrapper")
+    pid_file = tmp_path / "pid"
+    root = Path(__file__).resolve().parents[2]
+    spec = {"command": sys.executable, "args": ["-m", "testkit.mcp_servers", "bad", "echo"], "cwd": str(root),
+            "env": {"MCP_TEST_PID_FILE": str(pid_file)}}  # fmt: skip
+    (tmp_path / "secret").mkdir()
+    clients = McpClients(parse_servers({"e": spec}).servers, tmp_path, hidden=[str(tmp_path / "secret")] if hidden else [])
+    clients.start()
+    try:
+        clients.wait_started()
+        assert clients.servers["e"].state == "ready", clients.servers["e"].error
+        assert _blocked_signals(int(pid_file.read_text())) & (1 << (signal.SIGINT - 1)) == 0
+        assert _blocked_signals(threading.get_native_id()) == 0  # and this thread's mask is as it was
+    finally:
+        clients.close()
+
+
 def test_a_declined_call_never_reaches_the_server(tmp_path: Path) -> None:
     clients = McpClients(parse_servers({"time": {**TIME, "lean": True, "tools": ["get_current_time"]}}).servers, tmp_path)
     clients.start()

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from clio import threads
 from clio.recall import auto
 from clio.recall import relevance as R
 from clio.recall.encoder import CHUNK_CHARS, MAX_CHUNKS, chunks
@@ -257,8 +258,10 @@ def test_the_helper_starts_once_and_ranks_a_paraphrase_first(
 def test_a_bad_request_gets_an_error_and_the_helper_serves_on(helper_home: tuple[Path, Path]) -> None:
     home, clio_dir = helper_home
     client = EncoderClient(home, clio_dir, timeout_s=30.0)
-    client.start()
+    threads.start(client.start, "test-warm-up").join(10)  # as the REPL's warm-up starts it: a thread that blocks SIGINT
     pid = wait_ready(socket_path(home))
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:  # the helper does not keep that mask
+        assert next(line for line in f if line.startswith("SigBlk:")).split()[1].strip("0") == ""
     elsewhere = EncoderClient(home, clio_dir.parent / "not-clio", timeout_s=30.0)  # not a .clio folder
     assert elsewhere.score(ASK, [[FACT]]) is None and "not a project's vector cache" in elsewhere.state
     assert not (clio_dir.parent / "not-clio").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import signal
+import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -49,6 +50,26 @@ def test_a_plain_thread_would_take_sigint() -> None:
 def test_a_pool_with_the_initializer_blocks_it() -> None:
     with ThreadPoolExecutor(max_workers=1, initializer=threads.block_interrupts) as pool:
         assert pool.submit(blocks_sigint).result(5) is True
+
+
+def child_blocks_sigint() -> bool:
+    out = subprocess.run(["grep", "SigBlk", "/proc/self/status"], capture_output=True, text=True, check=True).stdout
+    return bool(int(out.split()[-1], 16) & (1 << (signal.SIGINT - 1)))
+
+
+def test_a_process_started_inside_spawning_does_not_inherit_the_blocked_sigint() -> None:
+    seen: list[bool] = []
+
+    def work() -> None:
+        seen.append(child_blocks_sigint())  # what a plain spawn from such a thread would do
+        with threads.spawning():
+            with threads.spawning():  # nested (an event loop's coroutines each starting a server)
+                seen.append(child_blocks_sigint())
+            seen.append(child_blocks_sigint())  # the outer one still open
+        seen.append(blocks_sigint())  # blocked again once the last one ends
+
+    threads.start(work, "test-spawner").join(10)
+    assert seen == [True, False, False, True]
 
 
 def test_every_thread_of_the_clio_process_is_started_through_clio_threads() -> None:
