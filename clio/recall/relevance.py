@@ -85,8 +85,7 @@ lint linter linters linting formatter formatting style typos suite unit integrat
 coverage assert asserts assertion assertions fixture fixtures mocks skipped flaky pass passes passing
 fail fails failing failed failure failures green red locally local verbose output
 git status branch branches main master rebase squash amend cherry pick stash pull fetch checkout reset
-conflict conflicts pr prs review reviewer feedback description changelog tag gitignore
-history
+conflict conflicts pr prs review reviewer feedback description changelog tag gitignore history
 builds rebuild compile compiles compiling compiled compiler install reinstall uninstall dependency
 dependencies deps package packages lockfile version versions pin pinned upgrade downgrade release
 ci pipeline clean cleanup artifact artifacts binary warning warnings warn
