@@ -13,13 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from clio.recall.embedder import rrf
-from clio.recall.vectors import VectorIndex
 from clio.threads import block_interrupts
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
     from clio.recall.embedder import Embedder
+    from clio.recall.vectors import VectorIndex
 
 T = TypeVar("T")
 
@@ -88,6 +88,9 @@ class SemanticSide:
                     self._note = unavailable_reason() or "semantic recall off"
             self._embedder = embedder
             if embedder is not None and not isinstance(embedder, str):
+                # imported here: with ivf and vec_table, ~4 ms that a lexical run never needs
+                from clio.recall.vectors import VectorIndex
+
                 self._vectors = VectorIndex(embedder)
         return self._vectors
 

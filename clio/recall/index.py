@@ -47,11 +47,11 @@ from clio.recall.refresh import RefreshSide, SessionSource
 from clio.recall.relevance import says_something
 from clio.recall.schema import open_index, remove_db_files
 from clio.recall.units import Exchanges, Part, Shown, compose, shape_units
-from clio.recall.vectors import VectorIndex
 from clio.store.atomic import FileLock
 
 if TYPE_CHECKING:
     from clio.recall.embedder import Embedder
+    from clio.recall.vectors import VectorIndex
 
 
 class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
