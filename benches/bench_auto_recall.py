@@ -448,7 +448,7 @@ def everyday_blocks(
 ) -> str:
     """How many of the everyday short messages (``recall_dev/everyday.json``: "wait", "same error
     again", "open the file"; or ``work_at_hand.json``: "run the linter", "CI is failing") get a
-    block over this set's archive, per list (dev, held-out; tune, report)."""
+    block over this set's archive, per list (dev, held-out; tune, report, report2)."""
     lists = json.loads(path.read_text(encoding="utf-8"))
     out = []
     for part in parts:
@@ -641,7 +641,7 @@ def main() -> None:
             if client is not None:
                 client.timeout_s = 0.25  # the short messages below are decided as clio decides them
             everyday = everyday_blocks(index, client, args.misses)
-            at_hand = everyday_blocks(index, client, args.misses, WORK_AT_HAND, ("tune", "report"))
+            at_hand = everyday_blocks(index, client, args.misses, WORK_AT_HAND, ("tune", "report", "report2"))
             if client is not None:
                 stop_helper(client)
             print(
