@@ -56,9 +56,12 @@ class Hit:
     task: bool = False  # the message orders new work (clio.recall.relevance.is_task)
     meaning: bool = False  # found by the encoder helper's scan alone, not by the words
     cosine_ask: float = R.COSINE_ASK  # the encoder's threshold for a question (its model's)
+    unanswered: bool = False  # a question nobody answered (clio.recall.relevance.answers_nothing)
 
     @property
     def relevant(self) -> bool:
+        if self.unanswered:
+            return False  # it would only say that the question was once asked
         if self.new_words < MIN_NEW_WORDS:
             return False  # the same words again (an earlier ask of the same thing): nothing to add
         if self.score >= (R.THRESHOLD_TASK if self.task else R.THRESHOLD):
@@ -82,6 +85,8 @@ class Hit:
             parts.append(f"cosine {f.cosine:.2f}")
         if self.meaning:
             parts.append("found by meaning")
+        if self.unanswered:
+            parts.append("a question nobody answered")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,6 +159,7 @@ def score_hits(
                 task=task,
                 meaning=r.get("found") == "meaning",
                 cosine_ask=cosine_ask,
+                unanswered=R.answers_nothing([(role, t) for _, role, t in parts[i]]),
             )
         )
     return hits

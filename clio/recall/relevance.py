@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from clio.recall.encoder_models import MINILM
-from clio.recall.query import content_words, excerpt_stem, fts_words, iter_content_words
+from clio.recall.query import CALL_MARK, content_words, excerpt_stem, fts_words, iter_content_words
 
 _EVERYDAY = """
 ok okay okey k kk thanks thank thx ty cheers great good nice cool perfect fine sure yes yeah yep yup
@@ -126,6 +126,19 @@ def only_work_at_hand(text: str, own: Sequence[str] | None = None) -> bool:
     if not words or not all(w in WORK_WORDS for w in words):
         return False
     return not is_question(text) or any(w.lower() in _AT_HAND for w in fts_words(text[:200]))
+
+
+def answers_nothing(parts: Sequence[tuple[str, str]]) -> bool:
+    """Whether a unit (its messages as (role, text)) is a question nobody answered: every message
+    of the user's in it a question (:func:`is_question`), and nothing else in it but replies
+    without a word of their own ("OK.", "Done.", "Sure!"), no tool step nor result. Quoting it
+    would only tell the model that the question was once asked: an earlier one-shot question
+    whose answer was a greeting, a question the session ended on. A statement of the user's
+    ("the staging database is on 5433 now") is a fact, whatever the reply. Pure."""
+    asks = [text for role, text in parts if role == "user"]
+    if not asks or not all(is_question(text) for text in asks):
+        return False
+    return all(role == "assistant" and CALL_MARK.strip() not in text and not own_words(text) for role, text in parts if role != "user")
 
 
 def asks_something(text: str, is_common: Callable[[str], bool], own: Sequence[str] | None = None) -> bool:

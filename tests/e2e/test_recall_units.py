@@ -6,6 +6,8 @@ own, and costs a one-shot run no heavy import; through the installed clio and th
   small talk; nor do "wait" and "same error again", though the archive holds each one's only word
   ("error", "wait") in a message of real work; nor do "run the linter" and "CI is failing", though
   the archive holds a session that did both.
+- A question nobody answered ("Done.") is never quoted, however many words it shares; a statement
+  of the user's answered the same way is.
 - A tool call is quoted and indexed in words, never its JSON.
 - An agent that explains what it found, edits, then says "Done." has its explanation quoted.
 - The one-shot path of a project with history imports no numpy, tokenizers or onnxruntime.
@@ -34,6 +36,7 @@ EXPLANATION = (
     "Yes: the preview profile sets no APP_VARIANT, so app.config.ts falls back to the production API. "
     "Preview builds are meant to use https://api-staging.example.dev; I'll set APP_VARIANT=staging."
 )
+NIGHTLY = "The nightly upload job retries three times after a timeout, 30 seconds apart; I raised the wait to 60."
 HEAVY = ("numpy", "tokenizers", "onnxruntime", "torch", "sentence_transformers")
 
 
@@ -56,6 +59,8 @@ def responder(body: dict[str, Any]) -> Reply:
         return steps[min(rounds, 2)]
     if text.startswith("Tidy the navbar") and rounds == 0:
         return Reply(tool_calls=[read("web/navbar.css")])
+    if text.startswith("The nightly upload job fails"):
+        return Reply(text=NIGHTLY)
     return Reply(text="Done.")
 
 
@@ -159,6 +164,22 @@ def test_the_work_at_hand_gets_no_block_a_word_of_the_project_does(env: Any) -> 
         assert "<recalled_context>" not in sent(server, talk)
     clio(env, "the ruff step is failing again for billing")  # the project's own words: a block
     assert "<recalled_context>" in sent(server, "the ruff step is failing again")
+
+
+def test_a_question_nobody_answered_is_not_quoted_a_statement_is(env: Any) -> None:
+    """An earlier question whose reply says nothing ("Done.": a one-shot question answered by a
+    greeting, a session that ended on it) holds no fact: quoting it would only tell the model that
+    it was once asked. The same words said as a statement are the user's fact, and are quoted."""
+    project, home, server = env
+    history(env)
+    clio(env, "which port does the staging database listen on, and is the replica on the same one?")
+    clio(env, "staging database port?")
+    assert "<recalled_context>" not in sent(server, "staging database port?")
+    clio(env, "the staging database listens on port 6543 now, the replica on 6544")
+    clio(env, "port of the staging database?")
+    block = sent(server, "port of the staging database?").partition("<recalled_context>")[2]
+    assert "6543" in block, block
+    assert "is the replica on the same one" not in block, block
 
 
 def test_a_tool_call_is_recalled_in_words_never_as_json(env: Any) -> None:

@@ -554,3 +554,31 @@ def test_results_with_their_text_carry_no_excerpts_and_the_others_do(tmp_path: P
     assert "excerpt" not in full and all("excerpt" not in p for p in full["parts"])
     assert full["texts"][-1].startswith("deploy/staging.env sets PORT=5433.") and len(full["text"]) > 1000
     assert [p["seq"] for p in full["parts"]] == [p["seq"] for p in plain["parts"]]
+
+
+@pytest.mark.parametrize(
+    ("parts", "unanswered"),
+    [
+        ([("user", "which port does the staging database listen on?"), ("assistant", "Done.")], True),
+        ([("user", "what is the keycloak realm for the backend?")], True),  # the session ended on it
+        ([("user", "which port does the staging database listen on?"), ("assistant", "It listens on 6543.")], False),
+        ([("user", "which port does staging use?"), ("assistant", "\u25b8 read file infra/staging.env")], False),
+        ([("user", "which port does staging use?"), ("tool", "PGPORT=6543")], False),
+        ([("user", "the staging database listens on 6543 now"), ("assistant", "OK.")], False),  # the user's fact
+        ([("assistant", "Done.")], False),  # no question in it (not a unit the rule is about)
+    ],
+)
+def test_a_question_nobody_answered_is_told_apart(parts: list[tuple[str, str]], unanswered: bool) -> None:
+    assert relevance.answers_nothing(parts) is unanswered
+
+
+def test_a_question_nobody_answered_is_never_quoted_whatever_its_words() -> None:
+    asked = "which port does the staging database listen on, and is the replica on the same one?"
+    results = [
+        hit(f"{asked}\nDone.", role="user", parts=[{"seq": 3, "role": "user"}, {"seq": 4, "role": "assistant"}], texts=[asked, "Done."]),
+        hit(FACT, seq=9),
+    ]
+    hits = auto.score_hits("staging database port?", results, None, freqs)
+    assert hits[0].score >= relevance.THRESHOLD and hits[0].new_words >= auto.MIN_NEW_WORDS  # its words would clear
+    assert not hits[0].relevant and "a question nobody answered" in hits[0].why()
+    assert [h.seq for h in auto.choose(hits)] == [9]  # the answer is what is quoted
