@@ -119,13 +119,14 @@ def score_hits(
     results: Sequence[Mapping[str, Any]],
     current_session: str | None,
     frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
-    similarity: Callable[[str, list[list[str]]], list[float] | None] | None = None,
+    similarity: Callable[[str, list[list[str]]], Sequence[float | None] | None] | None = None,
     cosine_ask: float = R.COSINE_ASK,
 ) -> list[Hit]:
     """Search results (units, with their ``text``) -> hits with their features and score, in the
     search's order. ``frequencies(words)`` gives each word's document frequency in the index and
     the number of indexed messages; ``similarity(query, units)`` each unit's cosine with the
-    query (a unit: its messages' texts), or None without the encoder; ``cosine_ask`` the cosine
+    query (a unit: its messages' texts; None for a unit not scored in time), or None without the
+    encoder; ``cosine_ask`` the cosine
     at which a unit bears on a question, the encoder model's
     (:attr:`clio.recall.encoder_models.EncoderModel.cosine_ask`)."""
     words = R.own_words(query)
@@ -142,7 +143,8 @@ def score_hits(
     task = R.is_task(query)
     hits = []
     for i, (r, text) in enumerate(zip(results, texts, strict=True)):
-        f = R.features(words, text, dfs, total, None if cosines is None else float(cosines[i]))
+        cosine = None if cosines is None else cosines[i]  # None: not scored in time, the words decide
+        f = R.features(words, text, dfs, total, None if cosine is None else float(cosine))
         hits.append(
             Hit(
                 session_id=str(r.get("session_id", "")),

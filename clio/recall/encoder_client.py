@@ -168,7 +168,7 @@ class EncoderClient:
         return int(self._request({"op": "ping"}, timeout)["pid"])
 
     # -- what clio asks --------------------------------------------------------------------------
-    def score(self, query: str, units: list[list[str]]) -> list[float] | None:
+    def score(self, query: str, units: list[list[str]]) -> list[float | None] | None:
         """Each unit's best cosine with ``query``, or None (told in :attr:`state`)."""
         pending = self.begin(query)
         return pending.finish(query, units) if pending is not None else None
@@ -356,9 +356,10 @@ class Pending:
         self.cosines = dict(found)
         return [rid for rid, _ in found]
 
-    def finish(self, query: str, units: list[list[str]]) -> list[float] | None:
+    def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None:
         """Each unit's best cosine, or None (the signature of a ``similarity`` for
-        :func:`clio.recall.auto.score_hits`; ``query`` was sent already)."""
+        :func:`clio.recall.auto.score_hits`; ``query`` was sent already). A unit the helper could
+        not embed in time (a project's first fill under way) is None in the list."""
         client = self.client
         if self.done:
             return None
@@ -382,9 +383,12 @@ class Pending:
         if not isinstance(cos, list) or len(cos) != len(units):
             client.state = "failed: a malformed answer"
             return None
+        scored = [None if c is None else float(c) for c in cos]
         client.state = "ready, the message embedded while typed" if got.get("ahead") is True else "ready"
+        if None in scored:
+            client.state += f" ({len(scored) - scored.count(None)} of {len(scored)} units scored in time: the archive is still being embedded)"
         client.fill_after_turn()
-        return [float(c) for c in cos]
+        return scored
 
     def close(self) -> None:
         """Drop a score that was never finished (nothing to score, or the search failed); the

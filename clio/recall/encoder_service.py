@@ -14,7 +14,8 @@ Requests (one JSON object per line):
 - ``{"op": "ping"}`` -> ``{"ok": true, "model": NAME, "pid": ...}``
 - ``{"op": "score", "cache": PATH, "q": TEXT, "units": [[TEXT, ...], ...]}`` -> ``{"cos": [...]}``:
   per unit, the best cosine between the query and any chunk of any of its texts (``"ahead":
-  true`` when the query had been embedded ahead). Without
+  true`` when the query had been embedded ahead; ``null`` for a unit none of whose texts it had
+  vectors for or could embed within :data:`SPOT_BUDGET_S`: a project's first fill under way). Without
   ``units``, they come as a second line ``{"units": [...]}``: the helper embeds the query while
   clio is still searching for the units. With ``"near": {"index": PATH, "k": N}`` the helper
   first answers ``{"near": [[row id, cosine], ...]}``: the project's indexed messages nearest to
@@ -60,6 +61,9 @@ FILL_LIMIT = 20_000  # messages embedded per fill request at the most
 AHEAD_KEEP = 8  # texts embedded ahead, kept for their score
 SHARED_FILL = 32  # a pass this small runs on the query's session (a model that keeps no fill session)
 INDEX_WAIT_S = 60.0  # a fill for an index not made yet waits this long for it
+# a score embeds the candidates' texts that the fill has not reached for at most this long, so its
+# answer is in well within the client's 250 ms (clio.recall.encoder_client.TIMEOUT_S)
+SPOT_BUDGET_S = 0.12
 LOCK_SUFFIX = ".lock"  # beside the socket: a helper is starting (written by the client)
 
 
@@ -143,7 +147,8 @@ class Service:
                 units = req["units"] if "units" in req else (more() if more is not None else {}).get("units")
                 if not isinstance(units, list):
                     raise ValueError("no units to score")
-                return {"cos": self.score(cache, q, units), "ahead": ahead}
+                deadline = time.monotonic() + SPOT_BUDGET_S  # what the fill has not reached yet: what fits in time
+                return {"cos": self.score(cache, q, units, deadline), "ahead": ahead}
             finally:
                 self.busy.clear()
         if op == "fill":
@@ -154,19 +159,24 @@ class Service:
             return {"ok": True}
         raise ValueError(f"unknown op {op!r}")
 
-    def score(self, cache: VectorCache, q: Any, units: list[list[str]]) -> list[float]:
-        """Per unit, the best cosine of the query vector ``q`` with a chunk of one of its texts."""
+    def score(self, cache: VectorCache, q: Any, units: list[list[str]], deadline: float | None = None) -> list[float | None]:
+        """Per unit, the best cosine of the query vector ``q`` with a chunk of one of its texts.
+        With a ``deadline``, texts the cache lacks are embedded only while it has not passed
+        (units in their order: the search's best first); a unit none of whose texts has a vector
+        then is None, and the words decide it (a project's first fill, not done yet, would
+        otherwise make the whole answer late: ~12 ms a chunk with MiniLM on one core)."""
         texts = [str(t) for unit in units for t in unit]
         with self.cache_lock:
-            vecs = cache.vectors(self.encoder, texts) if texts else []
-        out, at = [], 0
+            vecs = cache.vectors(self.encoder, texts, deadline) if texts else []
+        out: list[float | None] = []
+        at = 0
         for unit in units:
-            best = -1.0
+            best: float | None = None
             for v in vecs[at : at + len(unit)]:
-                if len(v):
-                    best = max(best, float((v @ q).max()))
+                if v is not None:
+                    best = max(-1.0 if best is None else best, float((v @ q).max()) if len(v) else -1.0)
             at += len(unit)
-            out.append(round(best, 4))
+            out.append(None if best is None else round(best, 4))
         return out
 
     def fill_worker(self) -> None:

@@ -511,3 +511,89 @@ def test_an_installed_model_whose_helper_fails_gives_way_to_minilm(
     monkeypatch.delenv(ENV_SWITCH)
     _forget_failure(home, MPNET)  # what a new install does
     assert EncoderClient(home, clio_dir).model is MPNET
+
+
+# -- a project's first fill under way: what fits in time, the rest to the words ----------------------
+
+
+@needs_model
+def test_a_texts_vectors_not_reached_before_the_deadline_are_none_and_kept_for_later(tmp_path: Path) -> None:
+    """A score during a project's first fill embeds the candidates the fill has not reached, a
+    few chunks at a time, only while its deadline has not passed; what it did not reach is None
+    (the words decide that unit) and is embedded by a later look with time to spare."""
+    from clio.recall.encoder import Encoder
+    from clio.recall.encoder_cache import VectorCache
+
+    (tmp_path / ".clio").mkdir()
+    cache = VectorCache(tmp_path / ".clio" / "recall-vectors.sqlite")
+    encoder = Encoder(threads=1)
+    texts = [ASKED, FACT, "Tidy the navbar: flex layout with a 4px gap between the links."]
+    assert cache.vectors(encoder, texts[:1])[0] is not None  # the fill had reached this one
+    late = cache.vectors(encoder, texts, deadline=time.monotonic() - 1.0)
+    assert late[0] is not None and late[1] is None and late[2] is None
+    soon = cache.vectors(encoder, [*texts, FACT], deadline=time.monotonic() + 30.0)
+    assert all(v is not None for v in soon)
+    assert (soon[1] == soon[3]).all()  # the same text once, the same vectors
+    with sqlite3.connect(tmp_path / ".clio" / "recall-vectors.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM vecs").fetchone()[0] == 3
+    cache.close()
+
+
+@needs_model
+def test_a_score_out_of_time_names_no_cosine_for_a_unit_it_could_not_embed(tmp_path: Path) -> None:
+    from clio.recall.encoder import Encoder
+    from clio.recall.encoder_cache import VectorCache
+    from clio.recall.encoder_service import Service
+
+    (tmp_path / ".clio").mkdir()
+    encoder = Encoder(threads=1)
+    service = Service(encoder, tmp_path / "encoder.sock", idle_s=60.0)
+    cache = VectorCache(tmp_path / ".clio" / "recall-vectors.sqlite")
+    cache.vectors(encoder, [FACT])  # embedded by the fill already
+    q = encoder.embed([ASK])[0]
+    cos = service.score(
+        cache, q, [["Tidy the navbar: flex layout."], [ASKED, FACT]], deadline=time.monotonic() - 1.0
+    )
+    assert cos[0] is None  # not reached: the words decide it
+    assert cos[1] == service.score(cache, q, [[FACT]])[0]  # by the vector it had (its answer's), not dropped
+    assert (
+        service.score(cache, q, [["Tidy the navbar: flex layout."]])[0] is not None
+    )  # no deadline: embedded
+    cache.close()
+
+
+def test_the_client_takes_the_units_scored_in_time_and_says_the_rest_were_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+
+    def answer(f: Any) -> None:
+        f.readline()  # the query
+        f.readline()  # the units
+        f.write(json.dumps({"cos": [0.61, None], "ahead": False}).encode() + b"\n")
+        f.flush()
+
+    server = stand_in(socket_path(home), answer)
+    try:
+        client = EncoderClient(home, tmp_path / ".clio", timeout_s=5.0)
+        assert client.score(ASK, [[FACT], ["Tidy the navbar."]]) == [0.61, None]
+        assert client.state.startswith("ready (1 of 2 units scored in time")
+    finally:
+        server.close()
+    results = [
+        {"session_id": "s", "seq": 1, "role": "assistant", "text": FACT, "date": "2026-11-01 10:00"},
+        {
+            "session_id": "s",
+            "seq": 7,
+            "role": "assistant",
+            "text": "Tidy the navbar.",
+            "date": "2026-11-01 10:00",
+        },
+    ]
+    hits = auto.score_hits(
+        ASK, results, None, lambda words: ({w: 1 for w in words}, 100), lambda q, u: [0.61, None]
+    )
+    assert hits[0].cosine == 0.61 and hits[0].relevant
+    assert hits[1].cosine is None and "cosine" not in hits[1].why()  # the words alone decide it
