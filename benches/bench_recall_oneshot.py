@@ -15,7 +15,7 @@ The fake server answers every request with ``--reply`` ("OK." by default): each 
 session is then a question with a reply that says nothing, which later messages may find.
 
     python benches/bench_recall_oneshot.py [--sets set_a,...] [--order interleaved|related-first|as-written]
-        [--reply TEXT] [--words] [--pause S] [--misses]
+        [--reply TEXT] [--words] [--models-from CLIO_HOME] [--pause S] [--misses]
 """
 
 from __future__ import annotations
@@ -75,6 +75,8 @@ def run_set(name: str, args: argparse.Namespace) -> dict[str, Any]:
         project, home = Path(tmp) / "proj", Path(tmp) / "home"
         (project / ".clio").mkdir(parents=True)
         home.mkdir()
+        if args.models_from is not None:  # the models installed there (clio encoder install): clio runs the one it would
+            (home / "models").symlink_to(args.models_from.resolve() / "models")
         subprocess.run(["git", "init", "-q", str(project)], check=True)
         build(data, project / ".clio" / "sessions")
         server = FakeServer(lambda body: Reply(text=args.reply)).start()
@@ -114,6 +116,7 @@ def main() -> None:
     ap.add_argument("--order", choices=("interleaved", "related-first", "as-written"), default="interleaved")
     ap.add_argument("--reply", default="OK.", help="what the fake server answers to every request")
     ap.add_argument("--words", action="store_true", help="the encoder helper off (CLIO_RECALL_ENCODER=0)")
+    ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="the models installed there (clio encoder install mpnet); each run's fresh CLIO_HOME links them")
     ap.add_argument("--pause", type=float, default=0.0, help="seconds between runs")
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     args = ap.parse_args()
@@ -135,7 +138,8 @@ def main() -> None:
     print(
         f"all: same words {totals['same'][0]}/{totals['same'][1]}, reworded {totals['reworded'][0]}/{totals['reworded'][1]}, "
         f"false blocks {totals['unrelated'][0]}/{totals['unrelated'][1]} ({args.order}, "
-        f"{'words only' if args.words else 'the helper started by the first run'}, reply {args.reply!r})"
+        f"{'words only' if args.words else 'the helper started by the first run'}, reply {args.reply!r}"
+        f"{', models from ' + str(args.models_from) if args.models_from else ''})"
     )
 
 

@@ -597,3 +597,34 @@ def test_the_client_takes_the_units_scored_in_time_and_says_the_rest_were_not(
     )
     assert hits[0].cosine == 0.61 and hits[0].relevant
     assert hits[1].cosine is None and "cosine" not in hits[1].why()  # the words alone decide it
+
+
+@needs_model
+def test_the_fill_embeds_texts_of_a_length_together(tmp_path: Path) -> None:
+    """A batch's chunks are padded to its longest, so the fill embeds a page's texts by length:
+    short messages with short ones, long tool results with long ones (in the index's order the
+    mix padded 2.4x the tokens it embedded, and a first fill took twice as long)."""
+    from clio.recall.encoder import Encoder
+    from clio.recall.encoder_cache import VectorCache
+
+    class Recording(Encoder):
+        batches: list[list[int]] = []
+
+        def embed(self, texts: list[str]) -> Any:
+            self.batches.append([len(t) for t in texts])
+            return super().embed(texts)
+
+    clio_dir = tmp_path / ".clio"
+    clio_dir.mkdir()
+    bodies = [("ok " * (k % 5 + 1)) + f"short {k}" if k % 2 else f"long {k}: " + "the worker log says it retried. " * 11 for k in range(40)]
+    with sqlite3.connect(clio_dir / "recall.sqlite") as db:
+        db.execute("CREATE TABLE msgs(id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, role TEXT, ts REAL, body TEXT)")
+        db.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES ('s', ?, 'user', 0, ?)", list(enumerate(bodies)))
+    cache = VectorCache(clio_dir / "recall-vectors.sqlite")
+    encoder = Recording(threads=1)
+    assert cache.fill_from_index(clio_dir / "recall.sqlite", encoder, 1000, lambda: False) == 40
+    firsts = [batch[0] for batch in encoder.batches]
+    assert firsts == sorted(firsts)  # the page's texts in order of length
+    mixed = [b for b in encoder.batches if min(b) < 100 < max(b)]
+    assert len(mixed) <= 1, encoder.batches  # only where the short ones end and the long ones begin
+    cache.close()
