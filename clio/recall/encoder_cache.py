@@ -104,8 +104,9 @@ class VectorCache:
     def vectors(self, encoder: Encoder, texts: Sequence[str], deadline: float | None = None) -> list[np.ndarray | None]:
         """Each text's chunk vectors (rows), from the cache or embedded now and stored. With a
         ``deadline`` (``time.monotonic()``), the texts the cache lacks are embedded in their order,
-        a few chunks at a time (:data:`SPOT_CHUNKS`), only while it has not passed: a text not
-        reached by then is None. Without one, every text is embedded."""
+        a few chunks at a time (:data:`SPOT_CHUNKS`), each group only if it would end by then (as
+        long as the group before took): a text not reached is None. Without one, every text is
+        embedded."""
         keys = [key(t) for t in texts]
         have = self.get(keys)
         missing = [i for i, k in enumerate(keys) if k not in have and k not in keys[:i]]  # each distinct text once
@@ -114,10 +115,13 @@ class VectorCache:
             if deadline is not None and sum(len(chunks(texts[j]) or [""]) for j in groups[-1]) >= SPOT_CHUNKS:
                 groups.append([])
             groups[-1].append(i)
+        took = 0.0  # the last group's time: the next one is started only if it would end in time
         for group in groups:
-            if not group or (deadline is not None and time.monotonic() >= deadline):
+            started = time.monotonic()
+            if not group or (deadline is not None and started + took >= deadline):
                 break
             self._embed([texts[j] for j in group], [keys[j] for j in group], encoder, have)
+            took = time.monotonic() - started
         return [have.get(k) for k in keys]
 
     def _embed(self, texts: Sequence[str], keys: Sequence[bytes], encoder: Encoder, into: dict[bytes, np.ndarray]) -> None:

@@ -61,9 +61,10 @@ FILL_LIMIT = 20_000  # messages embedded per fill request at the most
 AHEAD_KEEP = 8  # texts embedded ahead, kept for their score
 SHARED_FILL = 32  # a pass this small runs on the query's session (a model that keeps no fill session)
 INDEX_WAIT_S = 60.0  # a fill for an index not made yet waits this long for it
-# a score embeds the candidates' texts that the fill has not reached for at most this long, so its
-# answer is in well within the client's 250 ms (clio.recall.encoder_client.TIMEOUT_S)
-SPOT_BUDGET_S = 0.12
+# a score embeds the candidates' texts that the fill has not reached until this long after the
+# units came (a group of chunks only if it would end by then), so its answer is in within the
+# client's 250 ms (clio.recall.encoder_client.TIMEOUT_S) with room for the scoring and the socket
+SPOT_BUDGET_S = 0.18
 LOCK_SUFFIX = ".lock"  # beside the socket: a helper is starting (written by the client)
 
 

@@ -628,3 +628,24 @@ def test_the_fill_embeds_texts_of_a_length_together(tmp_path: Path) -> None:
     mixed = [b for b in encoder.batches if min(b) < 100 < max(b)]
     assert len(mixed) <= 1, encoder.batches  # only where the short ones end and the long ones begin
     cache.close()
+
+
+@needs_model
+def test_a_group_of_chunks_is_started_only_if_it_would_end_before_the_deadline(tmp_path: Path) -> None:
+    """The helper's answer must reach clio within its 250 ms: a group is not begun when the one
+    before took longer than the time left (here each group takes 60 ms, 40 ms are left)."""
+    from clio.recall.encoder import Encoder
+    from clio.recall.encoder_cache import VectorCache
+
+    class Slow(Encoder):
+        def embed(self, texts: list[str]) -> Any:
+            time.sleep(0.06)
+            return super().embed(texts)
+
+    (tmp_path / ".clio").mkdir()
+    cache = VectorCache(tmp_path / ".clio" / "recall-vectors.sqlite")
+    texts = [ASKED, FACT, "Tidy the navbar: flex layout with a 4px gap between the links."]  # one chunk each: groups of two, then one
+    got = cache.vectors(Slow(threads=1), texts, deadline=time.monotonic() + 0.1)
+    assert got[0] is not None and got[1] is not None  # the first group began in time
+    assert got[2] is None  # the second would have ended past the deadline
+    cache.close()
