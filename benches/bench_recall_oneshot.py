@@ -40,6 +40,7 @@ from bench_auto_recall import SET_NAMES, SETS, build, has  # noqa: E402
 
 from testkit.clio_run import run_clio  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
+from testkit.scripted import is_consolidation, latest_user  # noqa: E402
 
 BLOCK = re.compile(r"<recalled_context>.*?</recalled_context>", re.S)
 
@@ -56,14 +57,13 @@ def ordered(probes: list[dict[str, Any]], order: str) -> list[dict[str, Any]]:
 
 
 def block_sent(server: FakeServer, since: int, text: str) -> str | None:
-    """The block in the first request, from request ``since`` on, whose last message is ``text``
-    (a read-back of an earlier run, in the background, may come between); None when none came."""
+    """The block in the first turn request, from request ``since`` on, whose user message holds
+    ``text`` (a read-back of an earlier run, in the background, may come between); None when none
+    came."""
     for body in server.chat_requests[since:]:
-        last = (body.get("messages") or [{}])[-1]
-        content = last.get("content")
-        content = content if isinstance(content, str) else json.dumps(content)
-        if last.get("role") == "user" and text in content:
-            found = BLOCK.search(content)
+        sent, _ = latest_user(body)
+        if text in sent and not is_consolidation(body):
+            found = BLOCK.search(sent)
             return found.group(0) if found else ""
     return None
 

@@ -126,8 +126,7 @@ def score_hits(
     search's order. ``frequencies(words)`` gives each word's document frequency in the index and
     the number of indexed messages; ``similarity(query, units)`` each unit's cosine with the
     query (a unit: its messages' texts; None for a unit not scored in time), or None without the
-    encoder; ``cosine_ask`` the cosine
-    at which a unit bears on a question, the encoder model's
+    encoder; ``cosine_ask`` the cosine at which a unit bears on a question, the encoder model's
     (:attr:`clio.recall.encoder_models.EncoderModel.cosine_ask`)."""
     words = R.own_words(query)
     asked = set(content_words(query))

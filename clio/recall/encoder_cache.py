@@ -111,10 +111,13 @@ class VectorCache:
         have = self.get(keys)
         missing = [i for i, k in enumerate(keys) if k not in have and k not in keys[:i]]  # each distinct text once
         groups: list[list[int]] = [[]]
+        size = 0  # chunks in the last group
         for i in missing:  # in order, in groups of about SPOT_CHUNKS chunks
-            if deadline is not None and sum(len(chunks(texts[j]) or [""]) for j in groups[-1]) >= SPOT_CHUNKS:
+            if deadline is not None and size >= SPOT_CHUNKS:
                 groups.append([])
+                size = 0
             groups[-1].append(i)
+            size += len(chunks(texts[i]) or [""])
         took = 0.0  # the last group's time: the next one is started only if it would end in time
         for group in groups:
             started = time.monotonic()

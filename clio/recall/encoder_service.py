@@ -172,12 +172,10 @@ class Service:
         out: list[float | None] = []
         at = 0
         for unit in units:
-            best: float | None = None
-            for v in vecs[at : at + len(unit)]:
-                if v is not None:
-                    best = max(-1.0 if best is None else best, float((v @ q).max()) if len(v) else -1.0)
+            rows = [v for v in vecs[at : at + len(unit)] if v is not None]  # the texts embedded in time
             at += len(unit)
-            out.append(None if best is None else round(best, 4))
+            best = max((float((v @ q).max()) for v in rows if len(v)), default=-1.0)
+            out.append(round(best, 4) if rows else None)
         return out
 
     def fill_worker(self) -> None:
