@@ -142,7 +142,10 @@ def pending_interrupt(pt_input: Input) -> tuple[bool, str]:
 @contextlib.contextmanager
 def quiet_terminal() -> Iterator[None]:
     """No echo while a turn runs: a typed Ctrl-C echoed as ``^C`` (or any typeahead) would move
-    the cursor under the live answer and make it draw twice. Restored afterwards."""
+    the cursor under the live answer and make it draw twice. And no flush on Ctrl-C (NOFLSH): the
+    kernel otherwise throws away output written but not yet shown, so the live answer's redraw,
+    which moves the cursor by what it wrote, would start lines too high and overwrite the answer's
+    first lines. Restored afterwards."""
     try:
         fd = sys.stdin.fileno()
         old = termios.tcgetattr(fd) if os.isatty(fd) else None
@@ -150,7 +153,7 @@ def quiet_terminal() -> Iterator[None]:
         old = None
     if old is not None:
         new = list(old)
-        new[3] = old[3] & ~(termios.ECHO | termios.ECHOCTL)
+        new[3] = (old[3] & ~(termios.ECHO | termios.ECHOCTL)) | termios.NOFLSH
         termios.tcsetattr(fd, termios.TCSANOW, new)
     try:
         yield
