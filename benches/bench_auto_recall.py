@@ -236,7 +236,7 @@ def step(
         )
         similarity = pending.finish if pending is not None else None
         cut = ASK_CUT[0] if ASK_CUT[0] is not None else encoder.model.cosine_ask if encoder is not None else R.COSINE_ASK
-        hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity, cut) if results else []
+        hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity, cut, index.said_to_other_questions) if results else []
     finally:
         if pending is not None:
             pending.close()

@@ -137,7 +137,11 @@ class AutoRecall:
             current = self.services.session.id if self.services.session is not None else None
             similarity = pending.finish if pending is not None else None
             cut = self.encoder.model.cosine_ask if self.encoder is not None else auto.R.COSINE_ASK
-            hits = auto.score_hits(query, results, current, recall.frequencies, similarity, cut) if results else []
+            hits = (
+                auto.score_hits(query, results, current, recall.frequencies, similarity, cut, recall.said_to_other_questions)
+                if results
+                else []
+            )
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}
             return None

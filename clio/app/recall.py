@@ -108,6 +108,11 @@ class LazyRecall:
         window = self.carried(False).get(session.id) or {len(session.messages)}
         return self.index().frequencies(words, (session.id, min(window)), refresh=False)
 
+    def said_to_other_questions(self, reply: str, asked: list[str]) -> bool:
+        """Whether ``reply`` answered other questions word for word (the automatic recall's
+        decision: such a reply says nothing of its own)."""
+        return bool(self.index().said_to_other_questions(reply, asked))
+
 
 def carried(window: list[Message], session_id: str, quoted: bool) -> dict[str, set[int]]:
     """What a request carries, by session and sequence number (never recalled again): the window's

@@ -19,7 +19,7 @@ turn that receives it counts as having read outside content (clio.memory.provena
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clio.recall import relevance as R
@@ -121,10 +121,14 @@ def score_hits(
     frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
     similarity: Callable[[str, list[list[str]]], Sequence[float | None] | None] | None = None,
     cosine_ask: float = R.COSINE_ASK,
+    said_elsewhere: Callable[[str, list[str]], bool] | None = None,
 ) -> list[Hit]:
     """Search results (units, with their ``text``) -> hits with their features and score, in the
     search's order. ``frequencies(words)`` gives each word's document frequency in the index and
-    the number of indexed messages; ``similarity(query, units)`` each unit's cosine with the
+    the number of indexed messages; ``said_elsewhere(reply, questions)`` whether that very reply
+    answered other questions elsewhere (a canned reply: the unit then answers nothing,
+    :func:`clio.recall.relevance.answers_nothing`);
+    ``similarity(query, units)`` each unit's cosine with the
     query (a unit: its messages' texts; None for a unit not scored in time), or None without the
     encoder; ``cosine_ask`` the cosine at which a unit bears on a question, the encoder model's
     (:attr:`clio.recall.encoder_models.EncoderModel.cosine_ask`)."""
@@ -163,7 +167,15 @@ def score_hits(
                 unanswered=R.answers_nothing([(role, t) for _, role, t in parts[i]]),
             )
         )
-    return hits
+    if said_elsewhere is None:
+        return hits
+    # the index is asked only about units that would be quoted (each ask reads the index)
+    return [
+        replace(h, unanswered=True)
+        if h.relevant and R.answers_nothing([(role, t) for _, role, t in h.parts], said_elsewhere)
+        else h
+        for h in hits
+    ]
 
 
 def choose(hits: Sequence[Hit], max_hits: int = MAX_HITS) -> list[Hit]:

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections import Counter
 from typing import Any
 
-from clio.recall.query import and_query, choose_terms, or_query, quote_term
+from clio.recall.query import and_query, choose_terms, fts_words, or_query, quote_term
 
 COMMON_AND_TERMS = 4  # when every query word is common: rows holding the first this many words
+REPLY_CHARS = 400  # a reply longer than this is never looked for word for word elsewhere
+REPLY_PHRASE = 16  # the words of a reply the index looks it up by (then the whole text is compared)
+REPLY_ROWS = 50  # rows of a reply's phrase read at most
+REPLY_BUDGET_S = 0.005  # a lookup that takes longer is given up (the reply then counts as an answer)
 
 
 class LexicalSide:
@@ -70,6 +75,37 @@ class LexicalSide:
                 )
                 for w in words
             }
+
+    def said_to_other_questions(self, reply: str, asked: list[str]) -> bool:
+        """Whether an assistant message with exactly the text ``reply`` answered a user message
+        that is none of ``asked`` (compared with whitespace folded), in any session: a reply given
+        word for word to different questions answers none of them (a canned reply, a refusal).
+        The same question answered alike (a model at temperature 0) is not that. Only short
+        replies are looked up, by their first words as one FTS5 phrase, at most
+        :data:`REPLY_ROWS` rows and :data:`REPLY_BUDGET_S` (a phrase of words common in the
+        archive can take tens of ms at 200,000 messages): past it, False, as if never said."""
+        words = fts_words(reply)
+        if not words or len(reply) > REPLY_CHARS:
+            return False
+        phrase = "body : " + quote_term(" ".join(words[:REPLY_PHRASE]))
+        flat = {" ".join(a.split()) for a in asked}
+        sql = (
+            "SELECT m.body, (SELECT p.body FROM msgs p WHERE p.session_id = m.session_id "
+            "AND p.id < m.id AND p.role = 'user' ORDER BY p.id DESC LIMIT 1) "
+            "FROM (SELECT rowid FROM docs WHERE docs MATCH ? LIMIT ?) d JOIN msgs m ON m.id = d.rowid "
+            "WHERE m.role = 'assistant'"
+        )
+        deadline = time.perf_counter() + REPLY_BUDGET_S
+        with self._lock:
+            self._conn.set_progress_handler(lambda: time.perf_counter() > deadline, 2_000)
+            try:
+                rows = self._conn.execute(sql, (phrase, REPLY_ROWS)).fetchall()
+            except sqlite3.OperationalError:  # interrupted: past the budget
+                self.stats["reply_lookups_given_up"] += 1
+                return False
+            finally:
+                self._conn.set_progress_handler(None, 0)
+        return any(body == reply and " ".join(str(before or "").split()) not in flat for body, before in rows)
 
     def _choose(self, terms: list[str]) -> tuple[list[str], bool]:
         """The query words to search with (see :func:`clio.recall.query.choose_terms`), and

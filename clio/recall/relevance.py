@@ -128,17 +128,23 @@ def only_work_at_hand(text: str, own: Sequence[str] | None = None) -> bool:
     return not is_question(text) or any(w.lower() in _AT_HAND for w in fts_words(text[:200]))
 
 
-def answers_nothing(parts: Sequence[tuple[str, str]]) -> bool:
+def answers_nothing(parts: Sequence[tuple[str, str]], said_elsewhere: Callable[[str, list[str]], bool] | None = None) -> bool:
     """Whether a unit (its messages as (role, text)) is a question nobody answered: every message
     of the user's in it a question (:func:`is_question`), and nothing else in it but replies
     without a word of their own ("OK.", "Done.", "Sure!"), no tool step nor result. Quoting it
     would only tell the model that the question was once asked: an earlier one-shot question
     whose answer was a greeting, a question the session ended on. A statement of the user's
-    ("the staging database is on 5433 now") is a fact, whatever the reply. Pure."""
+    ("the staging database is on 5433 now") is a fact, whatever the reply.
+    ``said_elsewhere(reply, questions)``: whether that very reply answered other questions than
+    these elsewhere (the index knows): a reply given word for word to different questions (a
+    canned reply, a refusal) says nothing of its own either, whatever its words. Pure but for it."""
     asks = [text for role, text in parts if role == "user"]
     if not asks or not all(is_question(text) for text in asks):
         return False
-    return all(role == "assistant" and CALL_MARK.strip() not in text and not own_words(text) for role, text in parts if role != "user")
+    replies = [(role, text) for role, text in parts if role != "user"]
+    if not all(role == "assistant" and CALL_MARK.strip() not in text for role, text in replies):
+        return False
+    return all(not own_words(text) or (said_elsewhere is not None and said_elsewhere(text, asks)) for _, text in replies)
 
 
 def asks_something(text: str, is_common: Callable[[str], bool], own: Sequence[str] | None = None) -> bool:

@@ -72,6 +72,10 @@ class Recall(Protocol):
         """How many indexed messages hold each word, and how many messages are indexed."""
         ...
 
+    def said_to_other_questions(self, reply: str, asked: list[str]) -> bool:
+        """Whether that very reply answered other questions than ``asked``, word for word."""
+        ...
+
 
 @dataclass
 class Services:

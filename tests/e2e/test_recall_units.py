@@ -7,7 +7,8 @@ own, and costs a one-shot run no heavy import; through the installed clio and th
   ("error", "wait") in a message of real work; nor do "run the linter" and "CI is failing", though
   the archive holds a session that did both.
 - A question nobody answered ("Done.") is never quoted, however many words it shares; a statement
-  of the user's answered the same way is.
+  of the user's answered the same way is. Nor is a question whose reply was given word for word to
+  other questions (a canned reply).
 - A tool call is quoted and indexed in words, never its JSON.
 - An agent that explains what it found, edits, then says "Done." has its explanation quoted.
 - The one-shot path of a project with history imports no numpy, tokenizers or onnxruntime.
@@ -37,6 +38,7 @@ EXPLANATION = (
     "Preview builds are meant to use https://api-staging.example.dev; I'll set APP_VARIANT=staging."
 )
 NIGHTLY = "The nightly upload job retries three times after a timeout, 30 seconds apart; I raised the wait to 60."
+CANNED = "Here is what I found: it depends on how the deployment is configured."  # a harness's one reply to all
 HEAVY = ("numpy", "tokenizers", "onnxruntime", "torch", "sentence_transformers")
 
 
@@ -61,6 +63,8 @@ def responder(body: dict[str, Any]) -> Reply:
         return Reply(tool_calls=[read("web/navbar.css")])
     if text.startswith("The nightly upload job fails"):
         return Reply(text=NIGHTLY)
+    if text.startswith("[canned]"):
+        return Reply(text=CANNED)
     return Reply(text="Done.")
 
 
@@ -180,6 +184,25 @@ def test_a_question_nobody_answered_is_not_quoted_a_statement_is(env: Any) -> No
     block = sent(server, "port of the staging database?").partition("<recalled_context>")[2]
     assert "6543" in block, block
     assert "is the replica on the same one" not in block, block
+
+
+def test_a_reply_given_word_for_word_to_other_questions_answers_none_of_them(env: Any) -> None:
+    """A canned reply (a test harness's, a refusal) has words of its own, but said word for word to
+    different questions it answers none of them: once the archive shows that, the question it
+    followed is no longer quoted. The same question asked twice and answered alike is not that."""
+    project, home, server = env
+    history(env)
+    asked = "[canned] which keycloak realm does the billing backend use in staging?"
+    clio(env, asked)
+    clio(env, "keycloak realm of the billing backend?")
+    assert "which keycloak realm does the billing backend use" in sent(server, "keycloak realm of the billing")  # its words clear
+    clio(env, asked)  # the same question, the same reply: still its own answer
+    clio(env, "the billing backend keycloak realm?")
+    assert "which keycloak realm does the billing backend use" in sent(server, "the billing backend keycloak")
+    clio(env, "[canned] how many workers does the image resizer run?")
+    clio(env, "what keycloak realm is the billing backend on?")
+    block = sent(server, "what keycloak realm is the billing").partition("<recalled_context>")[2]
+    assert "which keycloak realm does the billing backend use" not in block, block
 
 
 def test_a_tool_call_is_recalled_in_words_never_as_json(env: Any) -> None:

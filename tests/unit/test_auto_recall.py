@@ -420,6 +420,9 @@ class _Recall:
     def frequencies(self, words: list[str]) -> tuple[dict[str, int], int]:
         return freqs(words)
 
+    def said_to_other_questions(self, reply: str, asked: list[str]) -> bool:
+        return False
+
 
 class _Window:
     shares = Budget(32000).shares(3.5)
@@ -570,6 +573,81 @@ def test_results_with_their_text_carry_no_excerpts_and_the_others_do(tmp_path: P
 )
 def test_a_question_nobody_answered_is_told_apart(parts: list[tuple[str, str]], unanswered: bool) -> None:
     assert relevance.answers_nothing(parts) is unanswered
+
+
+CANNED = "Here is what I found: it depends on how the deployment is configured."
+
+
+def test_a_worded_reply_answers_nothing_when_it_was_said_word_for_word_to_other_questions() -> None:
+    parts = [("user", "which keycloak realm does the backend use?"), ("assistant", CANNED)]
+    asked: list[tuple[str, list[str]]] = []
+
+    def elsewhere(answer: bool) -> Any:
+        return lambda reply, questions: asked.append((reply, questions)) or answer
+
+    assert not relevance.answers_nothing(parts)  # its own words: an answer, as far as its text goes
+    assert not relevance.answers_nothing(parts, elsewhere(False))
+    assert relevance.answers_nothing(parts, elsewhere(True))
+    assert asked == [(CANNED, ["which keycloak realm does the backend use?"])] * 2
+    statement = [("user", "the backend uses the keycloak realm billing-stg"), ("assistant", CANNED)]
+    assert not relevance.answers_nothing(statement, elsewhere(True))  # the user's fact stands
+    stepped = [("user", "which realm?"), ("assistant", CANNED + "\n\u25b8 read file realm.json")]
+    assert not relevance.answers_nothing(stepped, elsewhere(True))  # it did something
+
+
+def test_the_index_tells_a_reply_said_to_other_questions(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    q1, q2 = "which keycloak realm does the backend use?", "how many workers does the resizer run?"
+    _archive(store, [("user", q1, {}), ("assistant", CANNED, {})])
+    _archive(store, [("user", "  which keycloak realm does\nthe backend use?", {}), ("assistant", CANNED, {})])
+    idx = RecallIndex(tmp_path / "r.sqlite", store, embedder=None)
+    idx.refresh()
+    assert not idx.said_to_other_questions(CANNED, [q1])  # the same question answered alike
+    _archive(store, [("user", "thanks", {}), ("user", q2, {}), ("assistant", CANNED, {})])
+    idx.refresh()
+    assert idx.said_to_other_questions(CANNED, [q1]) and idx.said_to_other_questions(CANNED, [q2])
+    assert not idx.said_to_other_questions(CANNED, [q1, q2])
+    assert not idx.said_to_other_questions(CANNED + " Then more.", [q1])  # word for word only
+    assert not idx.said_to_other_questions("It depends.", [q1])
+    # within one session too: one reply to two questions
+    long = "The realm is billing-stg; " * 30
+    _archive(store, [("user", "is the realm billing-stg?", {}), ("assistant", "Yes.", {}), ("user", q1, {}), ("assistant", "Yes.", {})])
+    _archive(store, [("user", q2, {}), ("assistant", long, {})])
+    _archive(store, [("user", q1, {}), ("assistant", long, {})])
+    idx.refresh()
+    assert idx.said_to_other_questions("Yes.", [q1])
+    assert not idx.said_to_other_questions(long, [q1])  # a long reply is never looked up
+
+
+def test_only_units_that_would_be_quoted_are_looked_up() -> None:
+    ask, other = "which port does the staging database listen on?", "what colour is the login button?"
+    results = [
+        hit(f"{ask}\n{CANNED}", role="user", parts=[{"seq": 1, "role": "user"}, {"seq": 2, "role": "assistant"}], texts=[ask, CANNED]),
+        hit(f"{other}\n{CANNED}", role="user", seq=5, parts=[{"seq": 5, "role": "user"}, {"seq": 6, "role": "assistant"}], texts=[other, CANNED]),
+    ]
+    asked: list[list[str]] = []
+    hits = auto.score_hits("staging database port?", results, None, freqs, said_elsewhere=lambda r, q: asked.append(q) or True)
+    assert asked == [[ask]]  # the login button's unit shares no word: never quoted, never looked up
+    assert hits[0].unanswered and not hits[0].relevant and "a question nobody answered" in hits[0].why()
+    kept = auto.score_hits("staging database port?", results, None, freqs, said_elsewhere=lambda r, q: False)
+    assert kept[0].relevant
+
+
+def test_a_reply_lookup_past_its_budget_is_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lookup is bounded in time (a phrase of words common in a big archive can take tens of
+    ms): past its budget it answers False, so the unit is judged as if its reply were its own."""
+    from clio.recall import lexical
+
+    store = SessionStore(tmp_path / "sessions")
+    for n in range(60):
+        _archive(store, [("user", f"question number {n}?", {}), ("assistant", CANNED, {})])
+    idx = RecallIndex(tmp_path / "r.sqlite", store, embedder=None)
+    idx.refresh()
+    assert idx.said_to_other_questions(CANNED, ["question number 0?"])
+    monkeypatch.setattr(lexical, "REPLY_BUDGET_S", 0.0)
+    assert not idx.said_to_other_questions(CANNED, ["question number 0?"])
+    assert idx.stats["reply_lookups_given_up"] == 1
+    assert idx.search("question number") != []  # the connection is as before: no handler left behind
 
 
 def test_a_question_nobody_answered_is_never_quoted_whatever_its_words() -> None:
