@@ -217,7 +217,8 @@ def _wait_in_namespaces(sock: socket.socket) -> None:
             request, fds = got
             frame = _frame(request)
             sent = down.sendmsg([frame], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds[:3]))])
-            down.sendall(frame[sent:])
+            if sent < len(frame):  # never an empty send: PID 1 may have read it all and exec'd the
+                down.sendall(frame[sent:])  # command, and a send to a closed peer is SIGPIPE here
             _close(fds)
             down.close()
             sock.close()
