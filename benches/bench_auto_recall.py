@@ -63,10 +63,10 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit; clio as installed
 
-from clio.app.auto_recall import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS  # noqa: E402
 from clio.app.recall import TOOL_NEAR  # noqa: E402
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
+from clio.recall.auto_turn import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS  # noqa: E402
 from clio.recall.common_words import is_common  # noqa: E402
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402

@@ -150,11 +150,10 @@ class App(CommandSurface):
         chosen, the endpoint's model list decides it first (:mod:`clio.app.served_model`); with
         ``settle_model`` False (a one-shot slash command, which may send nothing), only when
         something is about to be sent (:meth:`settle_model`). ``first``: a one-shot run's message,
-        which the encoder helper embeds while the session opens (its recall finds it ready)."""
+        which the encoder helper recalls for (or embeds) once the session is open (its recall
+        finds it done, or the query embedded)."""
         listing = choose_served_model(settings) if settle_model else None
         app = cls(settings, paths, interactive=interactive, console=console, err=err, ui=ui, ask=ask)
-        if first:
-            app.auto_recall.embed_ahead(first)
         app.window.listing = listing
         app.model_pending = not settle_model and needs_choice(settings)
         try:
@@ -165,6 +164,8 @@ class App(CommandSurface):
             else:
                 infos = app.sessions.list()
                 app.open_session(infos[0].id if infos else None)
+            if first:  # the helper recalls for it (else embeds it) while the run goes on
+                app.auto_recall.ahead(first)
             if interactive:  # the REPL: servers start while the user types (a one-shot: on first need)
                 app.mcp.start()
         except BaseException:

@@ -29,11 +29,7 @@ if TYPE_CHECKING:
     from clio.config import Settings
     from clio.tools.context import Services
 
-SEARCH_RESULTS = 8  # candidate units scored per message
 AHEAD_MIN_WORDS = 3  # a line this long is embedded while the user types (embed_ahead)
-SEARCH_SESSIONS = 5
-NEAR_ASKED = 8  # messages nearest by meaning asked of the encoder helper (their units: after the words')
-SHORT_QUERY_WORDS = 3  # a message with fewer own words is searched together with the task
 
 
 class AutoRecall:
@@ -47,6 +43,8 @@ class AutoRecall:
         self.enabled = settings.auto_recall and not (settings.no_ltm or settings.incognito)
         self.encoder = encoder if self.enabled else None
         self.last: dict[str, Any] = {"state": "on" if self.enabled else "off"}
+        self._ahead: tuple[str, str, str] | None = None  # (text, session, token): recalled by the helper ahead
+        self._helper_silent = False  # asked ahead, it did not answer: this message by words alone
 
     def start_warm_up(self) -> threading.Thread | None:
         """Open the recall index and bring it up to date in a background thread (the REPL starts
@@ -86,12 +84,77 @@ class AutoRecall:
     def chars(self) -> int:
         return self.window.shares.recall_chars(self.settings.auto_recall_tokens)
 
+    def ahead(self, first: str) -> None:
+        """A one-shot run's message, as its session opens: the encoder helper, when it runs, is
+        asked to do the message's whole recall now (:mod:`clio.recall.encoder_recall`: the search,
+        the scores and the decision, in a process that has them loaded), so the run finds it done
+        and imports none of it; else the message is embedded ahead (:meth:`embed_ahead`). Only for
+        a new session's first message, in a project whose index exists: anything else (a resumed
+        session, a different message by the time it is sent) is recalled in process."""
+        self._ahead = None
+        if self.encoder is None or not self.enabled:
+            return
+        session = self.services.session
+        text = self._redacted(first.strip())
+        if (
+            session is not None
+            and not session.messages
+            and text
+            and text[:1] not in "/!#"
+            and self._has_archive()
+            and self.encoder.index.exists()
+        ):
+            token = self.encoder.recall_ahead(text, "", session.id, self.settings.redaction)
+            if token is not None:
+                self._ahead = (text, session.id, token)
+                return
+        self.embed_ahead(first)
+
+    def _redacted(self, text: str) -> str:
+        redactor = getattr(self.services, "redactor", None)
+        return redactor.text(text).strip() if redactor is not None else text
+
+    def _has_archive(self) -> bool:
+        has_archive = getattr(getattr(self.services, "recall", None), "has_archive", None)
+        return has_archive is None or bool(has_archive())
+
+    def _from_helper(self, text: str, task: str) -> tuple[bool, Message | None]:
+        """The recall the helper did ahead for this message (:meth:`ahead`): (True, the block's
+        message or None), or (False, None) when it has none for it (then recalled here, by words
+        alone if the helper was asked and did not answer)."""
+        sent, self._ahead = self._ahead, None
+        session = self.services.session
+        if sent is None or self.encoder is None or session is None:
+            return False, None
+        if (text, "", session.id) != (sent[0], task, sent[1]):
+            return False, None
+        started = time.perf_counter()
+        budget = self.chars()
+        got = self.encoder.recalled(sent[2], budget)
+        if got is None:
+            self._helper_silent = True  # it did not answer in time: the words decide this message alone
+            return False, None
+        block, last, quoted = got
+        ms = round((time.perf_counter() - started) * 1000, 1)
+        last = dict(last, ms=ms, ahead_ms=last.get("ms", 0))
+        self.last = dict(last, encoder=f"{self._encoder_label()}, searched by the helper ahead")
+        if not block:
+            return True, None
+        return True, make("system", block, meta={"kind": KIND_RECALL, "recalled": quoted, "ms": ms})
+
+    def _encoder_label(self) -> str:
+        enc = self.encoder
+        if enc is None:
+            return "off"
+        return f"{enc.model.name}: {enc.state}" + (f" ({enc.fallback})" if enc.fallback else "")
+
     def __call__(self, user: Message, task: str) -> Message | None:
         """The recall block for the user message just archived, or None (told in ``last``).
 
         The search is lexical (bm25 over the index, no embedding model: nothing heavy is loaded
         on a run's path for it) and the decision is :mod:`clio.recall.relevance`'s, with the
-        encoder helper's cosines when it answers in time (:mod:`clio.recall.encoder_client`)."""
+        encoder helper's cosines when it answers in time (:mod:`clio.recall.encoder_client`).
+        A one-shot run whose message the helper recalled ahead takes its answer instead."""
         if not self.enabled or self.services.recall is None:
             return None
         recall = self.services.recall
@@ -99,72 +162,48 @@ class AutoRecall:
         if has_archive is not None and not has_archive():
             self.last = {"state": "skipped", "why": "nothing archived outside the window yet"}
             return None  # a project's first session: the decision's modules are not even imported
-        from clio.recall import auto
-        from clio.recall.common_words import is_common
-        from clio.recall.relevance import asks_something, only_work_at_hand, own_words
-
         text = typed_words(user).strip()
-        own = own_words(text)
-        query = text
-        at_hand = only_work_at_hand(text, own)  # "run the linter", "CI is failing": the task in front of the user
-        follow_up = bool(own) and not at_hand and len(own) < SHORT_QUERY_WORDS and bool(task) and task.strip() != text
-        if follow_up:
-            query = f"{text}\n{task}"  # a short follow-up, read with the task it belongs to
-        # alone (a one-shot run, or the task's first message) a message must ask something itself:
-        # "wait" or "same error again" would match some archived message by their one common word
-        asks = follow_up or asks_something(text, is_common, own)
+        if self._ahead is not None:
+            handled, message = self._from_helper(text, task)
+            if handled:
+                return message
+        from clio.recall import auto_turn
+
+        current = self.services.session.id if self.services.session is not None else None
+        encoder = None if self._helper_silent else self.encoder
+        self._helper_silent = False
         budget = self.chars()
-        if not asks or budget < auto.MIN_BLOCK_CHARS:
-            why = (
-                ("no words of its own" if not own else "nothing it asks: only the work at hand" if at_hand else "nothing it asks: one everyday word")
-                if budget
-                else "no room in the window"
-            )
-            self.last = {"state": "skipped", "why": why}
-            return None
-        started = time.perf_counter()
-        pending = self.encoder.begin(query, near=NEAR_ASKED) if self.encoder is not None else None  # embedded while we search
         try:
-            results = recall.search(
-                query,
-                max_sessions=SEARCH_SESSIONS,
-                max_results=SEARCH_RESULTS,
-                with_text=True,
-                skip_quoted=True,
-                lexical=True,
-                nearby=pending.near if pending is not None else None,
-            )
-            current = self.services.session.id if self.services.session is not None else None
-            similarity = pending.finish if pending is not None else None
-            cut = self.encoder.model.cosine_ask if self.encoder is not None else auto.R.COSINE_ASK
-            hits = (
-                auto.score_hits(query, results, current, recall.frequencies, similarity, cut, recall.said_to_other_questions)
-                if results
-                else []
+            found = auto_turn.search_and_score(
+                text,
+                task,
+                budget,
+                search=lambda query, nearby: recall.search(
+                    query,
+                    max_sessions=auto_turn.SEARCH_SESSIONS,
+                    max_results=auto_turn.SEARCH_RESULTS,
+                    with_text=True,
+                    skip_quoted=True,
+                    lexical=True,
+                    nearby=nearby,
+                ),
+                frequencies=recall.frequencies,
+                said_elsewhere=recall.said_to_other_questions,
+                begin=(lambda query: encoder.begin(query, near=auto_turn.NEAR_ASKED)) if encoder is not None else None,
+                current=current,
+                cosine_ask=encoder.model.cosine_ask if encoder is not None else auto_turn.auto.R.COSINE_ASK,
             )
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}
             return None
-        finally:
-            if pending is not None:
-                pending.close()  # when nothing was scored
-        chosen = auto.choose(hits)
-        block = auto.render(chosen, query, budget)
-        ms = round((time.perf_counter() - started) * 1000, 1)
-        self.last = {
-            "state": "recalled" if block else "nothing relevant",
-            "query": query[:200],
-            "ms": ms,
-            "candidates": len(hits),
-            "encoder": f"{self.encoder.model.name}: {self.encoder.state}" + (f" ({self.encoder.fallback})" if self.encoder.fallback else "")
-            if self.encoder is not None
-            else "off",
-            "recalled": [dict(h.to_dict(), why=h.why()) for h in chosen] if block else [],
-            "best_rejected": next((dict(h.to_dict(), why=h.why()) for h in hits if not h.relevant), None),
-        }
+        block, last, quoted = auto_turn.outcome(found, budget)
+        if found.skipped:
+            self.last = last
+            return None
+        ms = round(found.ms, 1)
+        self.last = dict(last, ms=ms, encoder=self._encoder_label())
         if not block:
             return None
-        quoted = [dict(h.to_dict(), why=h.why()) for h in chosen]
         return make("system", block, meta={"kind": KIND_RECALL, "recalled": quoted, "ms": ms})
 
     def describe(self, window: list[Message]) -> dict[str, Any]:

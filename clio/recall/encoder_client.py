@@ -25,15 +25,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clio import __version__
 from clio.recall.encoder_models import ENV_SWITCH, MINILM, EncoderModel, chosen
 
 if TYPE_CHECKING:
     import socket
 
+    from clio.recall.encoder_pending import Pending
+
 # socket, subprocess, tempfile, hashlib and importlib.util are imported where they are used: a run
 # in a project without history never asks the helper, and its start-up pays for none of them.
 
-__all__ = ["ENV_SWITCH", "EncoderClient", "Pending", "installed", "socket_path"]
+__all__ = ["ENV_SWITCH", "EncoderClient", "installed", "socket_path"]
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
 STARTING_S = 60.0  # a lock file younger than this: a helper is starting, do not start another
 FAILED_RETRY_S = 86_400.0  # after a helper could not start, try again a day later (or after an upgrade)
@@ -198,6 +201,8 @@ class EncoderClient:
             conn.close()
             self.state = f"failed: {exc}"[:200]
             return None
+        from clio.recall.encoder_pending import Pending  # only a run that asks the helper
+
         return Pending(self, conn, asked_near="near" in req)
 
     def embed_ahead(self, text: str) -> None:
@@ -209,6 +214,41 @@ class EncoderClient:
         self._ahead = text
         with contextlib.suppress(OSError):
             self._request({"op": "ahead", "q": text}, AHEAD_CONNECT_S, reply=False)
+
+    def recall_ahead(self, text: str, task: str, current: str, redaction: str) -> str | None:
+        """Have the running helper do the whole automatic recall of ``text`` (a one-shot run's
+        message, session ``current`` new) now, while the run starts: the search, the scores and
+        the decision (:mod:`clio.recall.encoder_recall`). Never starts the helper, never waits for
+        its answer; the token to fetch the block with (:meth:`recalled`), or None when not sent.
+        ``redaction``: the run's level, through which the helper reads session names."""
+        if self._why_not is not None or not self.path().exists():
+            return None
+        token = os.urandom(8).hex()
+        req = {"op": "recall", "id": token, "index": str(self.index), "cache": str(self.cache), "q": text}
+        req.update(task=task, current=current, redaction=redaction, v=__version__)
+        try:
+            self._request(req, AHEAD_CONNECT_S, reply=False)
+        except OSError:
+            return None
+        self._ahead = text  # embedded by that request
+        return token
+
+    def recalled(self, token: str, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
+        """The block of the recall :meth:`recall_ahead` asked for, within ``budget`` characters:
+        (block, '' for none; what ``/context`` tells; the units quoted), or None when the helper
+        has none for it in time (told in :attr:`state`)."""
+        try:
+            got = self._request({"op": "recalled", "id": token, "budget": budget}, self.timeout_s)
+            block, last, quoted = got["block"], got["last"], got["quoted"]
+            if not isinstance(block, str) or not isinstance(last, dict) or not isinstance(quoted, list):
+                raise ValueError("a malformed answer")
+        except (OSError, ValueError, KeyError) as exc:
+            timeout = isinstance(exc, TimeoutError)
+            self.state = f"no answer in time ({self.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+            return None
+        self.state = "ready"
+        self.fill_after_turn()
+        return block, last, quoted
 
     def status(self, timeout: float = 1.0) -> dict[str, Any]:
         """The running helper's answer to a ping (its model, pid, scores served from texts
@@ -326,74 +366,3 @@ class EncoderClient:
             return True
         return False
 
-
-class Pending:
-    """A score whose query the helper is embedding; :meth:`finish` sends the units and waits for
-    the cosines (at most the client's timeout), :meth:`close` drops it if it was not finished."""
-
-    def __init__(self, client: EncoderClient, conn: socket.socket, asked_near: bool = False) -> None:
-        self.client = client
-        self.conn = conn
-        self.done = False
-        self.asked_near = asked_near
-        self.cosines: dict[int, float] = {}  # the nearest messages' cosines, by index row id
-
-    def near(self) -> list[int]:
-        """The index row ids of the messages nearest to the query, best first (empty when not
-        asked, or not told within the client's timeout: the score is then dropped too)."""
-        if not self.asked_near or self.done:
-            return []
-        self.asked_near = False
-        client = self.client
-        try:
-            got = client._reply(self.conn, client.timeout_s)
-            found = [(int(p[0]), float(p[1])) for p in got.get("near") or ()]
-        except (OSError, ValueError, TypeError, IndexError) as exc:
-            timeout = isinstance(exc, TimeoutError)
-            client.state = f"no answer in time ({client.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
-            self.close()
-            return []
-        self.cosines = dict(found)
-        return [rid for rid, _ in found]
-
-    def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None:
-        """Each unit's best cosine, or None (the signature of a ``similarity`` for
-        :func:`clio.recall.auto.score_hits`; ``query`` was sent already). A unit the helper could
-        not embed in time (a project's first fill under way) is None in the list."""
-        client = self.client
-        if self.done:
-            return None
-        if self.asked_near:
-            self.near()  # the line before the cosines (not read when the search asked for none)
-            if self.done:
-                return None
-        self.done = True
-        try:
-            with self.conn:
-                try:
-                    self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the helper answered the query line already (an error) and closed: read it
-                got = client._reply(self.conn, client.timeout_s)
-        except (OSError, ValueError) as exc:
-            timeout = isinstance(exc, TimeoutError)
-            client.state = f"no answer in time ({client.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
-            return None
-        cos = got.get("cos")
-        if not isinstance(cos, list) or len(cos) != len(units):
-            client.state = "failed: a malformed answer"
-            return None
-        scored = [None if c is None else float(c) for c in cos]
-        client.state = "ready, the message embedded while typed" if got.get("ahead") is True else "ready"
-        if None in scored:
-            client.state += f" ({len(scored) - scored.count(None)} of {len(scored)} units scored in time: the archive is still being embedded)"
-        client.fill_after_turn()
-        return scored
-
-    def close(self) -> None:
-        """Drop a score that was never finished (nothing to score, or the search failed); the
-        helper still embeds what the search indexed, once the turn ends."""
-        if not self.done:
-            self.done = True
-            self.conn.close()
-            self.client.fill_after_turn()

@@ -6,9 +6,10 @@ clio starts it when a search first wants it (:mod:`clio.recall.encoder_client`),
 environment that holds none of clio's keys; it listens on ``$CLIO_HOME/encoder.sock`` (mode 0600,
 in a folder only the user can enter; no command clio runs can reach ``$CLIO_HOME``), answers one
 JSON line per connection, and exits after :data:`IDLE_S` without a request, or as soon as its
-socket file is removed or replaced. It reads a project's recall index only read-only, and writes
-only that project's ``.clio/recall-vectors.sqlite`` (its model's: ``recall-vectors-mpnet.sqlite``
-for mpnet; :mod:`clio.recall.encoder_cache`).
+socket file is removed or replaced. It writes a project's ``.clio/recall-vectors.sqlite`` (its
+model's: ``recall-vectors-mpnet.sqlite`` for mpnet; :mod:`clio.recall.encoder_cache`), and the
+project's recall index only as a clio run does, to bring it up to date for a one-shot run's
+recall done here (:mod:`clio.recall.encoder_recall`: new sessions' messages indexed).
 
 Requests (one JSON object per line):
 - ``{"op": "ping"}`` -> ``{"ok": true, "model": NAME, "pid": ...}``
@@ -24,6 +25,9 @@ Requests (one JSON object per line):
 - ``{"op": "ahead", "q": TEXT}`` -> ``{"ok": true}``: ``TEXT`` embedded now and kept (the last
   :data:`AHEAD_KEEP`), so a score of the same text finds its vector ready: the REPL sends its line
   while the user types (a pause), and only the scan and the cosines are left for Enter.
+- ``{"op": "recall", ...}`` and ``{"op": "recalled", "id": TOKEN, "budget": CHARS}``: a one-shot
+  run's whole automatic recall, done here ahead while the run starts, then its block handed back
+  within the run's room (:mod:`clio.recall.encoder_recall` has the fields).
 - ``{"op": "fill", "cache": PATH, "index": PATH}`` -> ``{"ok": true}`` at once; the indexed
   messages without a vector are embedded in the background, newest first, pausing while a score
   request is served.
@@ -48,10 +52,12 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from clio.recall.auto_turn import NEAR_ASKED
 from clio.recall.encoder import Encoder
 from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
 from clio.recall.encoder_client import failed_file
 from clio.recall.encoder_models import MODELS
+from clio.recall.encoder_recall import HelperRecall, LocalScores
 from clio.recall.encoder_scan import NearScan
 
 IDLE_S = 1800.0  # without a request, the helper exits (and frees its ~265 MB)
@@ -83,6 +89,7 @@ class Service:
         self.filling = False
         self.ahead: OrderedDict[str, Any] = OrderedDict()  # text -> its vector, embedded ahead of its score
         self.ahead_used = 0  # scores that found their query embedded ahead
+        self.recalls = HelperRecall()  # one-shot runs' recalls, done ahead (clio.recall.encoder_recall)
 
     def cache(self, path: Path) -> VectorCache:
         path = path.resolve()
@@ -119,7 +126,7 @@ class Service:
         line before the reply (the nearest messages, which clio searches with)."""
         op = req.get("op")
         if op == "ping":
-            return {"ok": True, "model": self.encoder.model.name, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used}
+            return {"ok": True, "model": self.encoder.model.name, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served}
         if op == "ahead":
             text = str(req.get("q", ""))[:MAX_QUERY]
             if text.strip() and text not in self.ahead:
@@ -152,6 +159,19 @@ class Service:
                 return {"cos": self.score(cache, q, units, deadline), "ahead": ahead}
             finally:
                 self.busy.clear()
+        if op == "recall":
+            self.cache(Path(str(req["cache"])))  # a project's own cache of this model, beside the index
+            self.busy.set()
+            try:
+                return self.recalls.recall(req, self.encoder.model.cosine_ask, lambda q: self._scores(req, q))
+            finally:
+                self.busy.clear()
+        if op == "recalled":  # units left without a cosine are scored once more: the fill pauses
+            self.busy.set()
+            try:
+                return self.recalls.recalled(req)
+            finally:
+                self.busy.clear()
         if op == "fill":
             target, index = Path(str(req["cache"])), Path(str(req["index"]))
             if index.name != INDEX_NAME or index.resolve().parent != target.resolve().parent:
@@ -159,6 +179,29 @@ class Service:
             self.jobs.put((target, index))
             return {"ok": True}
         raise ValueError(f"unknown op {op!r}")
+
+    def _query(self, text: str) -> Any:
+        """The query's vector: embedded ahead, else now (and kept, as if ahead)."""
+        text = text[:MAX_QUERY]
+        q = self.ahead.get(text)
+        if q is not None:
+            self.ahead_used += 1
+            return q
+        q = self.ahead[text] = self.encoder.embed([text])[0]
+        while len(self.ahead) > AHEAD_KEEP:
+            self.ahead.popitem(last=False)
+        return q
+
+    def _scores(self, req: dict[str, Any], text: str) -> LocalScores:
+        """A recall's scores here (:mod:`clio.recall.encoder_recall`): the nearest messages and
+        each unit's cosine, as a ``score`` request would give them."""
+        cache_path = Path(str(req["cache"]))
+        cache, q = self.cache(cache_path), self._query(text)
+        near = {"index": str(req["index"]), "k": NEAR_ASKED}
+        return LocalScores(
+            lambda: [int(p[0]) for p in self.nearest(cache, cache_path, near, q)],
+            lambda units: self.score(cache, q, units, time.monotonic() + SPOT_BUDGET_S),
+        )
 
     def score(self, cache: VectorCache, q: Any, units: list[list[str]], deadline: float | None = None) -> list[float | None]:
         """Per unit, the best cosine of the query vector ``q`` with a chunk of one of its texts.

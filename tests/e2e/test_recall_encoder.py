@@ -85,17 +85,19 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
         clio(REWORDED, {"CLIO_RECALL_ENCODER": "0"})  # the words alone find nothing to quote
         assert "allkeys-lru" not in sent(server, REWORDED)
 
-        served_ahead = EncoderClient(home, project / ".clio").status()["ahead_used"]
+        served_ahead = EncoderClient(home, project / ".clio").status()["recalls_ahead"]
         r = clio(REWORDED, {**on, "PYTHONPROFILEIMPORTTIME": "1"})
         message = sent(server, REWORDED)
-        # the run sent its message to the helper as it started: the recall found it embedded
-        assert EncoderClient(home, project / ".clio").status()["ahead_used"] == served_ahead + 1
+        # the run sent its message to the helper as it started: the helper did its recall
+        assert EncoderClient(home, project / ".clio").status()["recalls_ahead"] == served_ahead + 1
         assert "<recalled_context>" in message and "allkeys-lru" in message, message
         block = message.split("<recalled_context>", 1)[1]
         assert "the assistant:" in block and ASKED in block  # the unit: what was asked, and its answer
         imported = {ln.rsplit("|", 1)[-1].strip() for ln in r.stderr.splitlines() if ln.startswith("import time:")}
         assert "clio.recall.encoder_client" in imported
         assert sorted(m for m in imported if m.split(".")[0] in HEAVY) == []  # the model is the helper's
+        # nor the search: the run imported no index, no decision, not even sqlite3
+        assert sorted(m for m in imported if m in ("sqlite3", "clio.recall.index", "clio.recall.relevance")) == []
 
         for small_talk in ("ok, continue", "thanks, that looks good"):
             clio(small_talk, on)

@@ -224,3 +224,55 @@ def test_a_one_shot_run_with_history_recalls_without_loading_a_heavy_library(env
     assert sorted(m for m in imported if m.split(".")[0] in HEAVY) == []
     # nor the vector side of the index, which a lexical search never uses (~4 ms of imports)
     assert sorted(m for m in imported if m in ("clio.recall.vectors", "clio.recall.vec_table", "clio.recall.ivf")) == []
+
+
+def test_a_helper_that_takes_the_message_but_never_answers_leaves_the_recall_to_the_words(env: Any) -> None:
+    """A one-shot run hands its message to the encoder helper as it starts, to have the recall done
+    there; a helper that takes it and then says nothing (hung, busy) costs the run its timeout, and
+    the words still recall (the block as without a helper). A stand-in on the helper's socket
+    records what the run sent: the message redacted, its own session to leave out, clio's version."""
+    import json
+    import socket
+    import threading
+    import time
+
+    from clio import __version__
+    from clio.recall.encoder_client import socket_path
+
+    project, home, server = env
+    history(env)
+    asked: list[dict[str, Any]] = []
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(socket_path(home)))
+    listener.listen(8)
+
+    def answer(conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as f:
+            asked.append(json.loads(f.readline()))
+            if asked[-1].get("op") == "recalled":
+                time.sleep(1.0)  # holds the run's question without an answer
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
+    try:
+        clio(env, "how do we handle big file uploads over 100 MB?", extra={"CLIO_RECALL_ENCODER": None})
+        assert "8 MB parts" in sent(server, "how do we handle big file uploads")  # the words recalled it
+        clio(env, f"does the deploy job still push with {token}?", extra={"CLIO_RECALL_ENCODER": None})
+    finally:
+        listener.close()
+    assert [a.get("op") for a in asked] == ["recall", "recalled"] * 2, asked
+    recall, recalled = asked[0], asked[1]
+    assert recall["q"] == "how do we handle big file uploads over 100 MB?" and recall["task"] == ""
+    assert recall["v"] == __version__ and recall["redaction"] == "standard"
+    assert recall["index"] == str(project / ".clio" / "recall.sqlite")
+    sessions = {p.name for p in (project / ".clio" / "sessions").iterdir()}
+    assert recall["current"] in sessions and recalled["id"] == recall["id"] and recalled["budget"] > 0
+    assert token not in json.dumps(asked) and "[REDACTED" in asked[2]["q"]  # a secret typed never reaches it

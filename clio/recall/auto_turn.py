@@ -1,0 +1,122 @@
+"""One user message's automatic recall, from its words to its block, over a search and scores it
+is handed: the app runs it in process (:mod:`clio.app.auto_recall`), the encoder helper for a
+one-shot run whose message it was sent at start (:mod:`clio.recall.encoder_recall`). No I/O of its
+own; the decision is :mod:`clio.recall.auto`'s and :mod:`clio.recall.relevance`'s.
+
+Two steps, so the helper can do the first ahead and the second once the run knows the block's
+room (the window is probed after the run starts): :func:`search_and_score` (whether the message
+asks anything, the search, the hits with their scores) and :func:`outcome` (the units chosen, the
+block within ``budget`` characters, what ``/context`` tells).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from clio.recall import auto
+from clio.recall.common_words import is_common
+from clio.recall.relevance import asks_something, only_work_at_hand, own_words
+
+SEARCH_RESULTS = 8  # candidate units scored per message
+SEARCH_SESSIONS = 5
+NEAR_ASKED = 8  # messages nearest by meaning asked of the encoder helper (their units: after the words')
+SHORT_QUERY_WORDS = 3  # a message with fewer own words is searched together with the task
+
+
+class Scores(Protocol):
+    """The encoder's side of one message (:class:`clio.recall.encoder_pending.Pending`, or the
+    helper's own): the messages nearest by meaning, then each unit's cosine."""
+
+    def near(self) -> list[int]: ...
+
+    def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class Searched:
+    """What :func:`search_and_score` found: ``skipped`` (why nothing was searched) or the hits."""
+
+    query: str = ""
+    hits: list[auto.Hit] = field(default_factory=list)
+    skipped: str = ""
+    ms: float = 0.0
+    results: list[dict[str, Any]] = field(default_factory=list)  # the search's, which the hits score
+
+    def unscored(self) -> bool:
+        """Whether a unit was left without a cosine (the encoder could not embed it in time)."""
+        return any(h.features.cosine is None for h in self.hits)
+
+
+def plan(text: str, task: str) -> tuple[str, str]:
+    """(the query, '') when ``text`` asks something worth a search, else ('', why not). A short
+    follow-up ("and the staging one?") is read with the task it belongs to."""
+    own = own_words(text)
+    at_hand = only_work_at_hand(text, own)  # "run the linter", "CI is failing": the task in front of the user
+    follow_up = bool(own) and not at_hand and len(own) < SHORT_QUERY_WORDS and bool(task) and task.strip() != text
+    query = f"{text}\n{task}" if follow_up else text
+    # alone (a one-shot run, or the task's first message) a message must ask something itself:
+    # "wait" or "same error again" would match some archived message by their one common word
+    if follow_up or asks_something(text, is_common, own):
+        return query, ""
+    if not own:
+        return "", "no words of its own"
+    return "", "nothing it asks: only the work at hand" if at_hand else "nothing it asks: one everyday word"
+
+
+def search_and_score(
+    text: str,
+    task: str,
+    budget: int,
+    *,
+    search: Callable[[str, Callable[[], Sequence[int]] | None], list[dict[str, Any]]],
+    frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
+    said_elsewhere: Callable[[str, list[str]], bool] | None,
+    begin: Callable[[str], Scores | None] | None,
+    current: str | None,
+    cosine_ask: float,
+) -> Searched:
+    """The message's hits, scored. ``search(query, nearby)``: the archive's units for the query
+    (lexical; ``nearby()`` the row ids the encoder found by meaning, or None); ``begin(query)``:
+    the encoder's scores for it, started before the search (None: words only). Raises what the
+    search raises (the caller says so and sends no block)."""
+    query, why = plan(text, task)
+    if not query or budget < auto.MIN_BLOCK_CHARS:
+        return Searched(skipped=why if budget and not query else "no room in the window")
+    started = time.perf_counter()
+    pending = begin(query) if begin is not None else None  # embedded while we search
+    try:
+        results = search(query, pending.near if pending is not None else None)
+        similarity = pending.finish if pending is not None else None
+        hits = (
+            auto.score_hits(query, results, current, frequencies, similarity, cosine_ask, said_elsewhere)
+            if results
+            else []
+        )
+    finally:
+        if pending is not None:
+            pending.close()  # when nothing was scored
+    return Searched(query=query, hits=hits, ms=(time.perf_counter() - started) * 1000, results=results)
+
+
+def outcome(found: Searched, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """(the block, '' for none; what ``/context`` tells of it, without the encoder's state; the
+    units quoted, as the block's message keeps them)."""
+    if found.skipped:
+        return "", {"state": "skipped", "why": found.skipped}, []
+    chosen = auto.choose(found.hits)
+    block = auto.render(chosen, found.query, budget)
+    quoted = [dict(h.to_dict(), why=h.why()) for h in chosen] if block else []
+    last = {
+        "state": "recalled" if block else "nothing relevant",
+        "query": found.query[:200],
+        "ms": round(found.ms, 1),
+        "candidates": len(found.hits),
+        "recalled": quoted,
+        "best_rejected": next((dict(h.to_dict(), why=h.why()) for h in found.hits if not h.relevant), None),
+    }
+    return block, last, quoted

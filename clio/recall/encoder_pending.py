@@ -1,0 +1,93 @@
+"""A score the encoder helper is working on (:meth:`clio.recall.encoder_client.EncoderClient.begin`):
+the query sent, the nearest messages and the units' cosines read back within the client's timeout."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import socket
+
+
+class EncoderClient(Protocol):
+    """What a score needs of :class:`clio.recall.encoder_client.EncoderClient`."""
+
+    timeout_s: float
+    state: str
+
+    def _reply(self, conn: socket.socket, timeout: float) -> dict[str, Any]: ...
+
+    def fill_after_turn(self) -> None: ...
+
+
+class Pending:
+    """A score whose query the helper is embedding; :meth:`finish` sends the units and waits for
+    the cosines (at most the client's timeout), :meth:`close` drops it if it was not finished."""
+
+    def __init__(self, client: EncoderClient, conn: socket.socket, asked_near: bool = False) -> None:
+        self.client = client
+        self.conn = conn
+        self.done = False
+        self.asked_near = asked_near
+        self.cosines: dict[int, float] = {}  # the nearest messages' cosines, by index row id
+
+    def near(self) -> list[int]:
+        """The index row ids of the messages nearest to the query, best first (empty when not
+        asked, or not told within the client's timeout: the score is then dropped too)."""
+        if not self.asked_near or self.done:
+            return []
+        self.asked_near = False
+        client = self.client
+        try:
+            got = client._reply(self.conn, client.timeout_s)
+            found = [(int(p[0]), float(p[1])) for p in got.get("near") or ()]
+        except (OSError, ValueError, TypeError, IndexError) as exc:
+            timeout = isinstance(exc, TimeoutError)
+            client.state = f"no answer in time ({client.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+            self.close()
+            return []
+        self.cosines = dict(found)
+        return [rid for rid, _ in found]
+
+    def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None:
+        """Each unit's best cosine, or None (the signature of a ``similarity`` for
+        :func:`clio.recall.auto.score_hits`; ``query`` was sent already). A unit the helper could
+        not embed in time (a project's first fill under way) is None in the list."""
+        client = self.client
+        if self.done:
+            return None
+        if self.asked_near:
+            self.near()  # the line before the cosines (not read when the search asked for none)
+            if self.done:
+                return None
+        self.done = True
+        try:
+            with self.conn:
+                try:
+                    self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the helper answered the query line already (an error) and closed: read it
+                got = client._reply(self.conn, client.timeout_s)
+        except (OSError, ValueError) as exc:
+            timeout = isinstance(exc, TimeoutError)
+            client.state = f"no answer in time ({client.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+            return None
+        cos = got.get("cos")
+        if not isinstance(cos, list) or len(cos) != len(units):
+            client.state = "failed: a malformed answer"
+            return None
+        scored = [None if c is None else float(c) for c in cos]
+        client.state = "ready, the message embedded while typed" if got.get("ahead") is True else "ready"
+        if None in scored:
+            client.state += f" ({len(scored) - scored.count(None)} of {len(scored)} units scored in time: the archive is still being embedded)"
+        client.fill_after_turn()
+        return scored
+
+    def close(self) -> None:
+        """Drop a score that was never finished (nothing to score, or the search failed); the
+        helper still embeds what the search indexed, once the turn ends."""
+        if not self.done:
+            self.done = True
+            self.conn.close()
+            self.client.fill_after_turn()

@@ -1,0 +1,158 @@
+"""The encoder helper's side of a one-shot run's automatic recall: the run sends its message as it
+starts (:meth:`clio.recall.encoder_client.EncoderClient.recall_ahead`), and the helper, which has
+the index's modules loaded and its model at hand, does the whole recall while the run opens its
+session: it brings the project's index up to date, searches it, scores the units with its own
+encoder and applies the decision (:mod:`clio.recall.auto_turn`, the same code the run would run).
+The run then asks only for the block within its room (``recalled``), and a one-shot answer pays a
+socket's round trip instead of ~15 ms of imports, opening the index and searching it.
+
+Requests (:mod:`clio.recall.encoder_service`):
+- ``{"op": "recall", "id": TOKEN, "index": PATH, "cache": PATH, "q": TEXT, "task": TEXT,
+  "current": SESSION, "redaction": LEVEL, "v": VERSION}`` -> ``{"ok": true}``, once done: the
+  recall of ``q`` (the running session ``current`` left out) kept under ``TOKEN`` (the last
+  :data:`KEEP`). ``v`` must be this helper's clio version (a helper left running across an
+  upgrade says no, and the run recalls in process); the index must be a project's
+  ``.clio/recall.sqlite`` beside the model's cache, its sessions in ``.clio/sessions``.
+- ``{"op": "recalled", "id": TOKEN, "budget": CHARS}`` -> ``{"block": TEXT, "last": {...},
+  "quoted": [...]}`` (the block '' when nothing clears the decision or fits), or an error when
+  the token is unknown (the run then recalls by words alone).
+
+The index is written here as any clio run writes it (the refresh: new sessions' messages); the
+session names it indexes are read through the redaction level the run sent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from clio import __version__
+from clio.recall import auto_turn
+from clio.recall.encoder_cache import INDEX_NAME
+from clio.recall.index import RecallIndex
+from clio.recall.query import best_first
+from clio.safety.redact import Redactor
+from clio.store.sessions import SessionStore
+
+KEEP = 8  # recalls kept for their run's ``recalled``
+OPEN_KEEP = 4  # projects' indexes kept open
+
+
+class LocalScores:
+    """:class:`clio.recall.auto_turn.Scores` in the helper: its own scan and cosines, no socket."""
+
+    def __init__(self, near: Callable[[], list[int]], finish: Callable[[list[list[str]]], list[float | None]]) -> None:
+        self._near = near
+        self._finish = finish
+
+    def near(self) -> list[int]:
+        return self._near()
+
+    def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None:
+        return self._finish(units)
+
+    def close(self) -> None:
+        pass
+
+
+class HelperRecall:
+    """The recalls a helper did ahead, and the projects' indexes it keeps open for them."""
+
+    def __init__(self) -> None:
+        self.done: OrderedDict[str, Callable[[], auto_turn.Searched]] = OrderedDict()  # token -> its recall
+        self.indexes: OrderedDict[tuple[Path, str], tuple[RecallIndex, int]] = OrderedDict()  # with the file's inode
+        self.served = 0  # blocks handed to the runs that asked (``recalled``): told by ``ping``
+
+    def index(self, path: Path, redaction: str) -> RecallIndex:
+        path = path.resolve()
+        if path.name != INDEX_NAME or path.parent.name != ".clio" or not path.is_file():
+            raise ValueError(f"not a project's recall index: {path}")
+        key, inode = (path, redaction), path.stat().st_ino
+        found = self.indexes.get(key)
+        if found is not None and found[1] != inode:  # a run rebuilt it (a damaged file): the new one
+            found[0].close()
+            found = None
+        if found is None:
+            store = SessionStore(path.parent / "sessions", redact=Redactor(redaction).text)
+            found = self.indexes[key] = (RecallIndex(path, store, embedder=None), inode)
+            while len(self.indexes) > OPEN_KEEP:
+                self.indexes.popitem(last=False)[1][0].close()
+        self.indexes.move_to_end(key)
+        return found[0]
+
+    def recall(
+        self,
+        req: dict[str, Any],
+        cosine_ask: float,
+        scores: Callable[[str], LocalScores],
+    ) -> dict[str, Any]:
+        """The ``recall`` request: done now, kept under its token. ``scores(query)``: the helper's
+        nearest messages and cosines for the query."""
+        if req.get("v") != __version__:
+            raise ValueError(f"this helper runs clio {__version__}, not {req.get('v')}")
+        token = str(req["id"])
+        index = self.index(Path(str(req["index"])), str(req.get("redaction") or "standard"))
+        current = str(req.get("current") or "") or None
+        text, task = str(req.get("q", "")), str(req.get("task", ""))
+
+        def search(query: str, nearby: Callable[[], Sequence[int]] | None) -> list[dict[str, Any]]:
+            return best_first(
+                index.search,
+                query,
+                auto_turn.SEARCH_RESULTS,
+                max_sessions=auto_turn.SEARCH_SESSIONS,
+                exclude_session=current,
+                with_text=True,
+                mode="lexical",
+                nearby=nearby,
+            )
+
+        def frequencies(words: list[str]) -> tuple[dict[str, int], int]:
+            return index.frequencies(words, (current, 0) if current else None, refresh=False)
+
+        started = time.perf_counter()
+        found = auto_turn.search_and_score(
+            text,
+            task,
+            auto_turn.auto.MIN_BLOCK_CHARS,  # the room is the run's, told with ``recalled``
+            search=search,
+            frequencies=frequencies,
+            said_elsewhere=index.said_to_other_questions,
+            begin=scores,
+            current=current,
+            cosine_ask=cosine_ask,
+        )
+        found.ms = (time.perf_counter() - started) * 1000
+
+        def again() -> auto_turn.Searched:
+            """Scored once more when the run asks, for the units the encoder had no vector of in
+            time (a project's first fill under way, which went on meanwhile): as late as the
+            run's own scores would have been asked."""
+            if not found.unscored():
+                return found
+            similarity = scores(found.query).finish
+            hits = auto_turn.auto.score_hits(
+                found.query, found.results, current, frequencies, similarity, cosine_ask, index.said_to_other_questions
+            )
+            return auto_turn.Searched(query=found.query, hits=hits, ms=found.ms, results=found.results)
+
+        self.done[token] = again
+        while len(self.done) > KEEP:
+            self.done.popitem(last=False)
+        return {"ok": True}
+
+    def recalled(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The ``recalled`` request: the block of a recall done ahead, within the run's room."""
+        again = self.done.pop(str(req.get("id")), None)
+        if again is None:
+            raise ValueError("no recall done ahead under this token")
+        found = again()
+        budget = int(req.get("budget", 0))
+        if not found.skipped and budget < auto_turn.auto.MIN_BLOCK_CHARS:
+            found = auto_turn.Searched(skipped="no room in the window")
+        block, last, quoted = auto_turn.outcome(found, budget)
+        self.served += 1
+        return {"block": block, "last": last, "quoted": quoted}

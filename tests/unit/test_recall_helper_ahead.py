@@ -1,0 +1,176 @@
+"""A one-shot run's automatic recall done ahead by the encoder helper (clio.recall.encoder_recall),
+with the real helper process and the real model: the block it hands back is the one the run would
+have made in process (the same units, the same text), small talk is skipped there as here, the
+room is the run's, and what the helper cannot vouch for (another clio version, a file that is no
+project's index, a token it does not know) gives no block, so the run recalls in process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clio.recall import auto_turn
+from clio.recall.encoder_cache import filled
+from clio.recall.encoder_client import ENV_SWITCH, EncoderClient, installed
+from clio.recall.index import RecallIndex
+from clio.recall.query import best_first
+from clio.store.sessions import SessionStore
+from testkit.clio_run import write_archive
+
+pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+
+ASKED = "session logins get dropped randomly in production"
+FACT = (
+    "The production Redis evicts with allkeys-lru, and sessions share that instance with the cache, so under "
+    "memory pressure Django sessions get evicted. Move sessions to the database backend."
+)
+UPLOAD_Q = "How do we handle file uploads larger than 100 MB?"
+UPLOAD_A = "Anything over 100 MB goes through S3 multipart in 8 MB parts (api/uploads.py); smaller files are a single PUT."
+OTHER = [
+    ("Tidy the navbar css: flex layout and a 4px gap between the links", "Done: the navbar is a flex row with a 4px gap."),
+    ("add a CSV export to the invoices page", "Added an Export CSV button that streams the invoices."),
+    ("ok that worked, thanks", "Glad it works."),
+]
+CURRENT = "20991231-000000-cccc"  # the run's own new session (left out of its recall)
+
+
+def exchange(q: str, a: str, ts: float) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": q, "meta": {"seq": 0, "ts": ts}},
+        {"role": "assistant", "content": a, "meta": {"seq": 1, "ts": ts + 1}},
+    ]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path, EncoderClient]]:
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
+    home.mkdir()
+    root = clio_dir / "sessions"
+    pairs = [(ASKED, FACT), (UPLOAD_Q, UPLOAD_A), *OTHER]
+    for k, (q, a) in enumerate(pairs):
+        ts = 1_763_000_000.0 + k * 86400
+        write_archive(root, f"2025{k:04d}-000000-{k:04x}", exchange(q, a, ts), ts, name=f"work {k}")
+    RecallIndex(clio_dir / "recall.sqlite", SessionStore(root), embedder=None).refresh()
+    client = EncoderClient(home, clio_dir, timeout_s=30.0)
+    client.start()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not filled(clio_dir, client.model):
+        with contextlib.suppress(OSError, ValueError):
+            client.fill()
+        time.sleep(0.2)
+    assert filled(clio_dir, client.model), "the helper did not embed the archive"
+    yield home, clio_dir, client
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(client.ping(2.0), signal.SIGTERM)
+
+
+def in_process(clio_dir: Path, client: EncoderClient, text: str, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """The run's own path for the same message: its index, the helper's cosines over the socket."""
+    index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(clio_dir / "sessions"), embedder=None)
+    found = auto_turn.search_and_score(
+        text,
+        "",
+        budget,
+        search=lambda query, nearby: best_first(
+            index.search, query, auto_turn.SEARCH_RESULTS, max_sessions=auto_turn.SEARCH_SESSIONS,
+            exclude_session=CURRENT, with_text=True, mode="lexical", nearby=nearby,
+        ),  # fmt: skip
+        frequencies=lambda words: index.frequencies(words, (CURRENT, 0), refresh=False),
+        said_elsewhere=index.said_to_other_questions,
+        begin=lambda query: client.begin(query, near=auto_turn.NEAR_ASKED),
+        current=CURRENT,
+        cosine_ask=client.model.cosine_ask,
+    )
+    return auto_turn.outcome(found, budget)
+
+
+def ahead(client: EncoderClient, text: str, budget: int = 3000, **extra: Any) -> Any:
+    token = client.recall_ahead(text, "", CURRENT, "standard")
+    assert token is not None
+    return client.recalled(token, budget)
+
+
+@pytest.mark.parametrize("text", ["users keep getting logged out in prod", "how do we handle big file uploads over 100 MB?"])
+def test_the_helper_hands_back_the_block_the_run_would_have_made(project: Any, text: str) -> None:
+    _home, clio_dir, client = project
+    got = ahead(client, text)
+    assert got is not None, client.state
+    block, last, quoted = got
+    assert block and last["state"] == "recalled" and quoted
+    assert ("allkeys-lru" in block) if "logged out" in text else ("8 MB parts" in block)
+    assert "the assistant:" in block  # the exchange, its answer with it
+    mine = in_process(clio_dir, client, text, 3000)
+    assert (block, quoted) == (mine[0], mine[2])
+    assert client.status()["recalls_ahead"] == 1
+
+
+def test_small_talk_is_skipped_in_the_helper_as_in_the_run(project: Any) -> None:
+    _home, _clio_dir, client = project
+    got = ahead(client, "thanks, that looks good")
+    assert got is not None
+    assert got[0] == "" and got[1] == {"state": "skipped", "why": "no words of its own"} and got[2] == []
+
+
+def test_the_block_takes_the_runs_room(project: Any) -> None:
+    _home, _clio_dir, client = project
+    text = "how do we handle big file uploads over 100 MB?"
+    wide = ahead(client, text, 3000)
+    narrow = ahead(client, text, 260)
+    assert wide is not None and narrow is not None
+    assert len(narrow[0]) <= 260 < len(wide[0])
+    none = ahead(client, text, 100)  # under the least a block can quote
+    assert none is not None and none[0] == "" and none[1]["why"] == "no room in the window"
+
+
+def test_what_the_helper_cannot_vouch_for_gives_no_block(project: Any, tmp_path: Path) -> None:
+    _home, clio_dir, client = project
+    text = "how do we handle big file uploads over 100 MB?"
+    # a token it never saw, or one already fetched
+    assert client.recalled("0123456789abcdef", 3000) is None and "no recall done ahead" in client.state
+    token = client.recall_ahead(text, "", CURRENT, "standard")
+    assert token is not None and client.recalled(token, 3000) is not None
+    assert client.recalled(token, 3000) is None
+    # another clio's request (a helper left running across an upgrade answers none)
+    req = {"op": "recall", "id": "feedfeedfeedfeed", "index": str(client.index), "cache": str(client.cache), "q": text, "v": "0.0.0-other"}
+    with pytest.raises(ValueError, match="runs clio"):
+        client._request(req, 30.0)
+    assert client.recalled("feedfeedfeedfeed", 3000) is None
+    # a file that is no project's recall index, however it is named
+    stray = tmp_path / "elsewhere" / "recall.sqlite"
+    stray.parent.mkdir()
+    stray.write_bytes((clio_dir / "recall.sqlite").read_bytes())
+    with pytest.raises(ValueError, match="not a project's recall index"):
+        client._request(dict(req, id="abababababababab", index=str(stray), v=client_version()), 30.0)
+    assert client.status()["pid"] == client.ping()  # the helper serves on
+
+
+def client_version() -> str:
+    from clio import __version__
+
+    return __version__
+
+
+def test_an_index_a_run_rebuilt_is_the_one_the_helper_searches_next(project: Any) -> None:
+    """A run that finds the index damaged deletes and rebuilds it; the helper then opens the new
+    file, and holds the deleted one open no longer (its disk space is freed)."""
+    _home, clio_dir, client = project
+    text = "how do we handle big file uploads over 100 MB?"
+    assert ahead(client, text) is not None
+    index_file = clio_dir / "recall.sqlite"
+    index = RecallIndex(index_file, SessionStore(clio_dir / "sessions"), embedder=None)
+    index.rebuild()
+    index.refresh()
+    index.close()
+    got = ahead(client, text)
+    assert got is not None and "8 MB parts" in got[0]
+    pid = client.ping()
+    held = [os.readlink(f) for f in Path(f"/proc/{pid}/fd").iterdir() if "recall.sqlite" in os.readlink(f)]
+    assert held and all("(deleted)" not in h for h in held), held
