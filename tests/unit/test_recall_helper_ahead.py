@@ -174,3 +174,16 @@ def test_an_index_a_run_rebuilt_is_the_one_the_helper_searches_next(project: Any
     pid = client.ping()
     held = [os.readlink(f) for f in Path(f"/proc/{pid}/fd").iterdir() if "recall.sqlite" in os.readlink(f)]
     assert held and all("(deleted)" not in h for h in held), held
+
+
+def test_two_runs_at_once_each_get_the_block_of_their_own_message(project: Any) -> None:
+    """Two one-shot runs that start together: each fetches the recall of its own message, in
+    whatever order they ask."""
+    home, clio_dir, client = project
+    other = EncoderClient(home, clio_dir, timeout_s=30.0)
+    first = client.recall_ahead("users keep getting logged out in prod", "", CURRENT, "standard")
+    second = other.recall_ahead("how do we handle big file uploads over 100 MB?", "", "20991231-000000-dddd", "standard")
+    assert first is not None and second is not None and first != second
+    late, early = other.recalled(second, 3000), client.recalled(first, 3000)
+    assert late is not None and "8 MB parts" in late[0] and "allkeys-lru" not in late[0]
+    assert early is not None and "allkeys-lru" in early[0] and "8 MB parts" not in early[0]
