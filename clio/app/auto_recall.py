@@ -136,8 +136,8 @@ class AutoRecall:
             return False, None
         block, last, quoted = got
         ms = round((time.perf_counter() - started) * 1000, 1)
-        last = dict(last, ms=ms, ahead_ms=last.get("ms", 0))
-        self.last = dict(last, encoder=f"{self._encoder_label()}, searched by the helper ahead")
+        ahead_ms = last.get("ms", 0)
+        self.last = dict(last, ms=ms, encoder=f"{self._encoder_label()}, searched by the helper ahead ({ahead_ms} ms there)")
         if not block:
             return True, None
         return True, make("system", block, meta={"kind": KIND_RECALL, "recalled": quoted, "ms": ms})
