@@ -121,7 +121,7 @@ class AutoRecall:
     def _from_helper(self, text: str, task: str) -> tuple[bool, Message | None]:
         """The recall the helper did ahead for this message (:meth:`ahead`): (True, the block's
         message or None), or (False, None) when it has none for it (then recalled here, by words
-        alone if the helper was asked and did not answer)."""
+        alone if the helper was asked and did not answer in time)."""
         sent, self._ahead = self._ahead, None
         session = self.services.session
         if sent is None or self.encoder is None or session is None:
@@ -132,7 +132,9 @@ class AutoRecall:
         budget = self.chars()
         got = self.encoder.recalled(sent[2], budget)
         if got is None:
-            self._helper_silent = True  # it did not answer in time: the words decide this message alone
+            # silent: the words decide this message alone (one wait at most); it answered that it
+            # has none (another clio version, an unknown token): recalled here with its cosines
+            self._helper_silent = self.encoder.timed_out
             return False, None
         block, last, quoted = got
         ms = round((time.perf_counter() - started) * 1000, 1)

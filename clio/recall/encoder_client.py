@@ -122,6 +122,7 @@ class EncoderClient:
         self.cache = clio_dir / self.model.cache_name
         self._path: Path | None = None
         self._ahead = ""  # the text last sent to be embedded ahead
+        self.timed_out = False  # the last ``recalled`` got no answer in time
 
     # -- the socket ------------------------------------------------------------------------------
     def path(self) -> Path:
@@ -236,15 +237,16 @@ class EncoderClient:
     def recalled(self, token: str, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
         """The block of the recall :meth:`recall_ahead` asked for, within ``budget`` characters:
         (block, '' for none; what ``/context`` tells; the units quoted), or None when the helper
-        has none for it in time (told in :attr:`state`)."""
+        has none for it (told in :attr:`state`; :attr:`timed_out` when it did not answer in time,
+        else it answered that it has none: an unknown token, a helper of another clio version)."""
         try:
             got = self._request({"op": "recalled", "id": token, "budget": budget}, self.timeout_s)
             block, last, quoted = got["block"], got["last"], got["quoted"]
             if not isinstance(block, str) or not isinstance(last, dict) or not isinstance(quoted, list):
                 raise ValueError("a malformed answer")
         except (OSError, ValueError, KeyError) as exc:
-            timeout = isinstance(exc, TimeoutError)
-            self.state = f"no answer in time ({self.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+            self.timed_out = isinstance(exc, TimeoutError)
+            self.state = f"no answer in time ({self.timeout_s * 1000:.0f} ms)" if self.timed_out else f"failed: {exc}"[:200]
             return None
         self.state = "ready"
         self.fill_after_turn()

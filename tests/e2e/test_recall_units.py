@@ -226,31 +226,22 @@ def test_a_one_shot_run_with_history_recalls_without_loading_a_heavy_library(env
     assert sorted(m for m in imported if m in ("clio.recall.vectors", "clio.recall.vec_table", "clio.recall.ivf")) == []
 
 
-def test_a_helper_that_takes_the_message_but_never_answers_leaves_the_recall_to_the_words(env: Any) -> None:
-    """A one-shot run hands its message to the encoder helper as it starts, to have the recall done
-    there; a helper that takes it and then says nothing (hung, busy) costs the run its timeout, and
-    the words still recall (the block as without a helper). A stand-in on the helper's socket
-    records what the run sent: the message redacted, its own session to leave out, clio's version."""
+def stand_in_helper(home: Path, answer: Any) -> Any:
+    """A stand-in encoder helper on the user's socket: ``answer(request, file)`` for each
+    connection, each on a thread of its own; close the returned socket to stop it."""
     import json
     import socket
     import threading
-    import time
 
-    from clio import __version__
     from clio.recall.encoder_client import socket_path
 
-    project, home, server = env
-    history(env)
-    asked: list[dict[str, Any]] = []
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(socket_path(home)))
     listener.listen(8)
 
-    def answer(conn: socket.socket) -> None:
-        with conn, conn.makefile("rb") as f:
-            asked.append(json.loads(f.readline()))
-            if asked[-1].get("op") == "recalled":
-                time.sleep(1.0)  # holds the run's question without an answer
+    def one(conn: socket.socket) -> None:
+        with conn, conn.makefile("rwb") as f:
+            answer(json.loads(f.readline()), f)
 
     def serve() -> None:
         while True:
@@ -258,9 +249,33 @@ def test_a_helper_that_takes_the_message_but_never_answers_leaves_the_recall_to_
                 conn, _ = listener.accept()
             except OSError:
                 return
-            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+            threading.Thread(target=one, args=(conn,), daemon=True).start()
 
     threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+def test_a_helper_that_takes_the_message_but_never_answers_leaves_the_recall_to_the_words(env: Any) -> None:
+    """A one-shot run hands its message to the encoder helper as it starts, to have the recall done
+    there; a helper that takes it and then says nothing (hung, busy) costs the run its timeout, and
+    the words still recall (the block as without a helper; the helper is not asked again). A
+    stand-in on the helper's socket records what the run sent: the message redacted, its own
+    session to leave out, clio's version."""
+    import json
+    import time
+
+    from clio import __version__
+
+    project, home, server = env
+    history(env)
+    asked: list[dict[str, Any]] = []
+
+    def answer(req: dict[str, Any], f: Any) -> None:
+        asked.append(req)
+        if req.get("op") == "recalled":
+            time.sleep(1.0)  # holds the run's question without an answer
+
+    listener = stand_in_helper(home, answer)
     token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
     try:
         clio(env, "how do we handle big file uploads over 100 MB?", extra={"CLIO_RECALL_ENCODER": None})
@@ -276,3 +291,32 @@ def test_a_helper_that_takes_the_message_but_never_answers_leaves_the_recall_to_
     sessions = {p.name for p in (project / ".clio" / "sessions").iterdir()}
     assert recall["current"] in sessions and recalled["id"] == recall["id"] and recalled["budget"] > 0
     assert token not in json.dumps(asked) and "[REDACTED" in asked[2]["q"]  # a secret typed never reaches it
+
+
+def test_a_helper_that_has_no_recall_for_the_run_still_gives_it_cosines(env: Any) -> None:
+    """A helper of another clio version (left running across an upgrade) answers that it knows no
+    such recall; the run then recalls in process and asks that helper for its cosines as before."""
+    import json
+
+    project, home, server = env
+    history(env)
+    asked: list[str] = []
+
+    def answer(req: dict[str, Any], f: Any) -> None:
+        asked.append(str(req.get("op")))
+        if req.get("op") == "recalled":
+            f.write(b'{"error": "ValueError: unknown op \'recalled\'"}\n')
+        elif req.get("op") == "score":
+            if "near" in req:
+                f.write(b'{"near": []}\n')
+                f.flush()
+            units = json.loads(f.readline())["units"]
+            f.write(json.dumps({"cos": [0.9] * len(units)}).encode() + b"\n")
+
+    listener = stand_in_helper(home, answer)
+    try:
+        clio(env, "how do we handle big file uploads over 100 MB?", extra={"CLIO_RECALL_ENCODER": None})
+    finally:
+        listener.close()
+    assert asked[:3] == ["recall", "recalled", "score"], asked
+    assert "8 MB parts" in sent(server, "how do we handle big file uploads")
