@@ -75,11 +75,9 @@ class AutoRecall:
         text = line.strip()
         if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#":
             return
-        has_archive = getattr(getattr(self.services, "recall", None), "has_archive", None)
-        if has_archive is not None and not has_archive():
+        if not self._has_archive():
             return  # a project's first session: nothing to recall, no helper asked (nor socket imported)
-        redactor = getattr(self.services, "redactor", None)
-        self.encoder.embed_ahead(redactor.text(text).strip() if redactor is not None else text)
+        self.encoder.embed_ahead(self._redacted(text))
 
     def chars(self) -> int:
         return self.window.shares.recall_chars(self.settings.auto_recall_tokens)

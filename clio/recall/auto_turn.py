@@ -24,6 +24,7 @@ SEARCH_RESULTS = 8  # candidate units scored per message
 SEARCH_SESSIONS = 5
 NEAR_ASKED = 8  # messages nearest by meaning asked of the encoder helper (their units: after the words')
 SHORT_QUERY_WORDS = 3  # a message with fewer own words is searched together with the task
+NO_ROOM = "no room in the window"
 
 
 class Scores(Protocol):
@@ -71,7 +72,7 @@ def plan(text: str, task: str) -> tuple[str, str]:
 def search_and_score(
     text: str,
     task: str,
-    budget: int,
+    room: int | None,
     *,
     search: Callable[[str, Callable[[], Sequence[int]] | None], list[dict[str, Any]]],
     frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
@@ -82,11 +83,14 @@ def search_and_score(
 ) -> Searched:
     """The message's hits, scored. ``search(query, nearby)``: the archive's units for the query
     (lexical; ``nearby()`` the row ids the encoder found by meaning, or None); ``begin(query)``:
-    the encoder's scores for it, started before the search (None: words only). Raises what the
-    search raises (the caller says so and sends no block)."""
+    the encoder's scores for it, started before the search (None: words only); ``room``: the
+    block's, when known already (too little: no search; None: told to :func:`outcome`, as the
+    helper is). Raises what the search raises (the caller says so and sends no block)."""
     query, why = plan(text, task)
-    if not query or budget < auto.MIN_BLOCK_CHARS:
-        return Searched(skipped=why if budget and not query else "no room in the window")
+    if not query:
+        return Searched(skipped=why)
+    if room is not None and room < auto.MIN_BLOCK_CHARS:
+        return Searched(skipped=NO_ROOM)
     started = time.perf_counter()
     pending = begin(query) if begin is not None else None  # embedded while we search
     try:
@@ -105,7 +109,10 @@ def search_and_score(
 
 def outcome(found: Searched, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
     """(the block, '' for none; what ``/context`` tells of it, without the encoder's state; the
-    units quoted, as the block's message keeps them)."""
+    units quoted, as the block's message keeps them). A room of none says so whatever the
+    message; one too small for a block, unless the message was not searched for its own reason."""
+    if budget < auto.MIN_BLOCK_CHARS and (not found.skipped or not budget):
+        found = Searched(skipped=NO_ROOM)
     if found.skipped:
         return "", {"state": "skipped", "why": found.skipped}, []
     chosen = auto.choose(found.hits)

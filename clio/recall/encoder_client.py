@@ -245,12 +245,18 @@ class EncoderClient:
             if not isinstance(block, str) or not isinstance(last, dict) or not isinstance(quoted, list):
                 raise ValueError("a malformed answer")
         except (OSError, ValueError, KeyError) as exc:
-            self.timed_out = isinstance(exc, TimeoutError)
-            self.state = f"no answer in time ({self.timeout_s * 1000:.0f} ms)" if self.timed_out else f"failed: {exc}"[:200]
+            self.timed_out = self.gave_nothing(exc)
             return None
         self.state = "ready"
         self.fill_after_turn()
         return block, last, quoted
+
+    def gave_nothing(self, exc: Exception) -> bool:
+        """Say in :attr:`state` why the helper's answer is missing (``exc``, raised while asking
+        or reading it); True when it did not come in time."""
+        timeout = isinstance(exc, TimeoutError)
+        self.state = f"no answer in time ({self.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+        return timeout
 
     def status(self, timeout: float = 1.0) -> dict[str, Any]:
         """The running helper's answer to a ping (its model, pid, scores served from texts

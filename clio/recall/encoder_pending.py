@@ -20,6 +20,8 @@ class EncoderClient(Protocol):
 
     def fill_after_turn(self) -> None: ...
 
+    def gave_nothing(self, exc: Exception) -> bool: ...
+
 
 class Pending:
     """A score whose query the helper is embedding; :meth:`finish` sends the units and waits for
@@ -43,8 +45,7 @@ class Pending:
             got = client._reply(self.conn, client.timeout_s)
             found = [(int(p[0]), float(p[1])) for p in got.get("near") or ()]
         except (OSError, ValueError, TypeError, IndexError) as exc:
-            timeout = isinstance(exc, TimeoutError)
-            client.state = f"no answer in time ({client.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+            client.gave_nothing(exc)
             self.close()
             return []
         self.cosines = dict(found)
@@ -70,8 +71,7 @@ class Pending:
                     pass  # the helper answered the query line already (an error) and closed: read it
                 got = client._reply(self.conn, client.timeout_s)
         except (OSError, ValueError) as exc:
-            timeout = isinstance(exc, TimeoutError)
-            client.state = f"no answer in time ({client.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+            client.gave_nothing(exc)
             return None
         cos = got.get("cos")
         if not isinstance(cos, list) or len(cos) != len(units):

@@ -15,7 +15,7 @@ Requests (:mod:`clio.recall.encoder_service`):
   ``.clio/recall.sqlite`` beside the model's cache, its sessions in ``.clio/sessions``.
 - ``{"op": "recalled", "id": TOKEN, "budget": CHARS}`` -> ``{"block": TEXT, "last": {...},
   "quoted": [...]}`` (the block '' when nothing clears the decision or fits), or an error when
-  the token is unknown (the run then recalls by words alone).
+  the token is unknown (the run then recalls in process, asking this helper for cosines).
 
 The index is written here as any clio run writes it (the refresh: new sessions' messages); the
 session names it indexes are read through the redaction level the run sent.
@@ -23,7 +23,6 @@ session names it indexes are read through the redaction level the run sent.
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -113,29 +112,32 @@ class HelperRecall:
         def frequencies(words: list[str]) -> tuple[dict[str, int], int]:
             return index.frequencies(words, (current, 0) if current else None, refresh=False)
 
-        started = time.perf_counter()
+        made: list[LocalScores] = []  # the query's scores, kept for a second look
+
+        def begin(query: str) -> LocalScores:
+            made.append(scores(query))
+            return made[-1]
+
         found = auto_turn.search_and_score(
             text,
             task,
-            auto_turn.auto.MIN_BLOCK_CHARS,  # the room is the run's, told with ``recalled``
+            None,  # the room is the run's, told with ``recalled``
             search=search,
             frequencies=frequencies,
             said_elsewhere=index.said_to_other_questions,
-            begin=scores,
+            begin=begin,
             current=current,
             cosine_ask=cosine_ask,
         )
-        found.ms = (time.perf_counter() - started) * 1000
 
         def again() -> auto_turn.Searched:
             """Scored once more when the run asks, for the units the encoder had no vector of in
             time (a project's first fill under way, which went on meanwhile): as late as the
             run's own scores would have been asked."""
-            if not found.unscored():
+            if not found.unscored() or not made:
                 return found
-            similarity = scores(found.query).finish
             hits = auto_turn.auto.score_hits(
-                found.query, found.results, current, frequencies, similarity, cosine_ask, index.said_to_other_questions
+                found.query, found.results, current, frequencies, made[0].finish, cosine_ask, index.said_to_other_questions
             )
             return auto_turn.Searched(query=found.query, hits=hits, ms=found.ms, results=found.results)
 
@@ -149,10 +151,6 @@ class HelperRecall:
         again = self.done.pop(str(req.get("id")), None)
         if again is None:
             raise ValueError("no recall done ahead under this token")
-        found = again()
-        budget = int(req.get("budget", 0))
-        if not found.skipped and budget < auto_turn.auto.MIN_BLOCK_CHARS:
-            found = auto_turn.Searched(skipped="no room in the window")
-        block, last, quoted = auto_turn.outcome(found, budget)
+        block, last, quoted = auto_turn.outcome(again(), int(req.get("budget", 0)))
         self.served += 1
         return {"block": block, "last": last, "quoted": quoted}
