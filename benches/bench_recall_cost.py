@@ -9,7 +9,10 @@ there, else generated), and one run first builds the recall index, as the first 
 project would; the measured runs are the steady state that follows. Each run is the installed
 ``clio`` against the fake server (testkit/fakeserver.py), which answers with a short text.
 
-    python benches/bench_recall_cost.py [--runs 15] [--sessions 60] [--messages 30] [--models-from CLIO_HOME]
+``--resume`` times ``clio -c -p`` instead: each run resumes the latest session (the first run's,
+growing by a turn a run), whose window's messages the recall must leave out.
+
+    python benches/bench_recall_cost.py [--runs 15] [--sessions 60] [--messages 30] [--models-from CLIO_HOME] [--resume]
 """
 
 from __future__ import annotations
@@ -69,12 +72,12 @@ def history(sessions: int, messages: int, seed: int = 7) -> list[tuple[str, list
     return out
 
 
-def run(proj: Path, home: Path, server: FakeServer) -> tuple[float, int, str]:
+def run(proj: Path, home: Path, server: FakeServer, resume: bool = False) -> tuple[float, int, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CLIO_"))}
     env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="k", CLIO_HOME=str(home),
                CLIO_MODEL="bench-model", NO_COLOR="1")
     started = time.monotonic()
-    proc = subprocess.Popen([str(CLIO), "-p", QUESTION], cwd=proj, env=env, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen([str(CLIO), *(["-c"] if resume else []), "-p", QUESTION], cwd=proj, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert proc.stderr is not None
     err = proc.stderr.read().decode(errors="replace")
@@ -115,6 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sessions", type=int, default=60)
     ap.add_argument("--messages", type=int, default=30)
     ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="the encoders installed there (clio encoder install): the 'on' runs use the one clio would")
+    ap.add_argument("--resume", action="store_true", help="time clio -c -p: each run resumes the latest session")
     args = ap.parse_args(argv)
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="clio-recall-cost-") as tmp, FakeServer() as server:
@@ -139,11 +143,11 @@ def main(argv: list[str] | None = None) -> None:
         rss: dict[str, list[int]] = {mode: [] for mode in MODES}
         for _ in range(args.runs):
             for mode in MODES:
-                w, r, _ = run(proj, homes[mode], server)
+                w, r, _ = run(proj, homes[mode], server, args.resume)
                 walls[mode].append(w)
                 rss[mode].append(r)
         n = args.sessions * args.messages
-        print(f"history: {args.sessions} sessions, {n:,} messages; first run (builds the index) "
+        print(f"history: {args.sessions} sessions, {n:,} messages{'; each run resumes the latest session' if args.resume else ''}; first run (builds the index) "
               f"{first * 1000:,.0f} ms; {args.runs} triples; load {load:.2f} -> {os.getloadavg()[0]:.2f}")
         for mode in MODES:
             w = walls[mode]
@@ -157,14 +161,17 @@ def main(argv: list[str] | None = None) -> None:
                   f"({statistics.median(diffs) / base:+.0%}), p95 {pct(diffs, 95) * 1000:+,.0f} ms; "
                   f"peak RSS {(statistics.median(rss[mode]) - statistics.median(rss['off'])) / 1024:+.1f} MiB")
         if helper:
+            with_ahead = EncoderClient(homes["on"], proj / ".clio").status().get("recalls_ahead", 0)
+            print(f"recalls the helper did ahead for the 'on' runs: {with_ahead} of {args.runs}")
             status = Path(f"/proc/{helper}/status").read_text()
             hwm = next((ln.split()[1] for ln in status.splitlines() if ln.startswith("VmHWM")), "0")
             print(f"the encoder helper (a separate process, pid {helper}): peak RSS {int(hwm) / 1024:.0f} MiB")
             os.kill(helper, signal.SIGTERM)
         wait_background(proj)  # each run's read-back child, before its project is removed
-        served = [m for r in server.chat_requests for m in r.get("messages", []) if m.get("role") == "user"]
+        # the run's own message (a resumed session's requests carry the earlier turns too)
+        served = [next((m for m in reversed(r.get("messages", [])) if m.get("role") == "user"), {}) for r in server.chat_requests]
         blocks = sum("<recalled_context>" in str(m.get("content")) for m in served)
-        print(f"requests with a recall block: {blocks} of {len(served)}")
+        print(f"requests whose message has a recall block: {blocks} of {len(served)}")
 
 
 if __name__ == "__main__":

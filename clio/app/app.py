@@ -164,8 +164,9 @@ class App(CommandSurface):
             else:
                 infos = app.sessions.list()
                 app.open_session(infos[0].id if infos else None)
-            if first:  # the helper recalls for it (else embeds it) while the run goes on
-                app.auto_recall.ahead(first)
+            if first and app.orchestrator is not None:  # the helper recalls for it (else embeds it) meanwhile
+                summary = app.orchestrator.engine.summary
+                app.auto_recall.ahead(first, summary.current_task if summary is not None else "")
             if interactive:  # the REPL: servers start while the user types (a one-shot: on first need)
                 app.mcp.start()
         except BaseException:

@@ -43,7 +43,8 @@ class AutoRecall:
         self.enabled = settings.auto_recall and not (settings.no_ltm or settings.incognito)
         self.encoder = encoder if self.enabled else None
         self.last: dict[str, Any] = {"state": "on" if self.enabled else "off"}
-        self._ahead: tuple[str, str, str] | None = None  # (text, session, token): recalled by the helper ahead
+        self._ahead: tuple[str, str, str, str, dict[str, set[int]]] | None = None  # recalled by the helper ahead:
+        # (text, task, session, token, what the request carries)
         self._helper_silent = False  # asked ahead, it did not answer: this message by words alone
 
     def start_warm_up(self) -> threading.Thread | None:
@@ -82,13 +83,17 @@ class AutoRecall:
     def chars(self) -> int:
         return self.window.shares.recall_chars(self.settings.auto_recall_tokens)
 
-    def ahead(self, first: str) -> None:
-        """A one-shot run's message, as its session opens: the encoder helper, when it runs, is
-        asked to do the message's whole recall now (:mod:`clio.recall.encoder_recall`: the search,
-        the scores and the decision, in a process that has them loaded), so the run finds it done
-        and imports none of it; else the message is embedded ahead (:meth:`embed_ahead`). Only for
-        a new session's first message, in a project whose index exists: anything else (a resumed
-        session, a different message by the time it is sent) is recalled in process."""
+    def ahead(self, first: str, task: str = "") -> None:
+        """A one-shot run's message, as its session opens (new or resumed; ``task``: the session's
+        current task, which the message's recall reads a short follow-up with): the encoder
+        helper, when it runs, is asked to do the message's whole recall now
+        (:mod:`clio.recall.encoder_recall`: the search, the scores and the decision, in a process
+        that has them loaded), so the run finds it done and imports none of it; else the message
+        is embedded ahead (:meth:`embed_ahead`). What the request will carry is left out there as
+        here: the window's messages, the message itself (its sequence number is the session's
+        next) and what the window's recall blocks quote. When the run comes to its recall and any
+        of that differs (another message, another task, a window trimmed meanwhile), it recalls
+        in process."""
         self._ahead = None
         if self.encoder is None or not self.enabled:
             return
@@ -96,17 +101,25 @@ class AutoRecall:
         text = self._redacted(first.strip())
         if (
             session is not None
-            and not session.messages
             and text
             and text[:1] not in "/!#"
             and self._has_archive()
             and self.encoder.index.exists()
         ):
-            token = self.encoder.recall_ahead(text, "", session.id, self.settings.redaction)
+            skip, nxt = self._carried(), len(session.messages)  # nxt: the message's own, once archived
+            since = min(self._carried(quoted=False).get(session.id) or {nxt})  # as frequencies() counts
+            skip.setdefault(session.id, set()).add(nxt)
+            token = self.encoder.recall_ahead(text, task, session.id, self.settings.redaction, skip, since)
             if token is not None:
-                self._ahead = (text, session.id, token)
+                self._ahead = (text, task, session.id, token, skip)
                 return
         self.embed_ahead(first)
+
+    def _carried(self, quoted: bool = True) -> dict[str, set[int]]:
+        """What the request carries now, by session and sequence number (never recalled again):
+        :meth:`clio.app.recall.LazyRecall.carried`."""
+        carried = getattr(self.services.recall, "carried", None)
+        return {sid: set(seqs) for sid, seqs in carried(quoted).items()} if carried is not None else {}
 
     def _redacted(self, text: str) -> str:
         redactor = getattr(self.services, "redactor", None)
@@ -124,11 +137,11 @@ class AutoRecall:
         session = self.services.session
         if sent is None or self.encoder is None or session is None:
             return False, None
-        if (text, "", session.id) != (sent[0], task, sent[1]):
-            return False, None
+        if (text, task, session.id) != sent[:3] or self._carried() != sent[4]:
+            return False, None  # another message, task or window than the helper searched for
         started = time.perf_counter()
         budget = self.chars()
-        got = self.encoder.recalled(sent[2], budget)
+        got = self.encoder.recalled(sent[3], budget)
         if got is None:
             # silent: the words decide this message alone (one wait at most); it answered that it
             # has none (another clio version, an unknown token): recalled here with its cosines

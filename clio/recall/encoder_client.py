@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -216,17 +217,31 @@ class EncoderClient:
         with contextlib.suppress(OSError):
             self._request({"op": "ahead", "q": text}, AHEAD_CONNECT_S, reply=False)
 
-    def recall_ahead(self, text: str, task: str, current: str, redaction: str) -> str | None:
+    def recall_ahead(
+        self,
+        text: str,
+        task: str,
+        current: str,
+        redaction: str,
+        skip: Mapping[str, Collection[int]] | None = None,
+        since: int = 0,
+    ) -> str | None:
         """Have the running helper do the whole automatic recall of ``text`` (a one-shot run's
-        message, session ``current`` new) now, while the run starts: the search, the scores and
+        message in session ``current``) now, while the run starts: the search, the scores and
         the decision (:mod:`clio.recall.encoder_recall`). Never starts the helper, never waits for
         its answer; the token to fetch the block with (:meth:`recalled`), or None when not sent.
-        ``redaction``: the run's level, through which the helper reads session names."""
+        ``redaction``: the run's level, through which the helper reads session names. ``skip``:
+        what the request will carry, by session and sequence number (the window's messages, the
+        message itself, what its recall blocks quote), left out of the search, and ``since`` the
+        first of the running session's messages still in the window (its words' frequencies are
+        counted before it); None: the whole running session is left out (a new one)."""
         if self._why_not is not None or not self.path().exists():
             return None
         token = os.urandom(8).hex()
-        req = {"op": "recall", "id": token, "index": str(self.index), "cache": str(self.cache), "q": text}
+        req: dict[str, Any] = {"op": "recall", "id": token, "index": str(self.index), "cache": str(self.cache), "q": text}
         req.update(task=task, current=current, redaction=redaction, v=__version__)
+        if skip is not None:
+            req.update(skip={sid: sorted(seqs) for sid, seqs in skip.items()}, since=since)
         try:
             self._request(req, AHEAD_CONNECT_S, reply=False)
         except OSError:

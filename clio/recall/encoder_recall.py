@@ -8,9 +8,12 @@ socket's round trip instead of ~15 ms of imports, opening the index and searchin
 
 Requests (:mod:`clio.recall.encoder_service`):
 - ``{"op": "recall", "id": TOKEN, "index": PATH, "cache": PATH, "q": TEXT, "task": TEXT,
-  "current": SESSION, "redaction": LEVEL, "v": VERSION}`` -> ``{"ok": true}``, once done: the
-  recall of ``q`` (the running session ``current`` left out) kept under ``TOKEN`` (the last
-  :data:`KEEP`). ``v`` must be this helper's clio version (a helper left running across an
+  "current": SESSION, "redaction": LEVEL, "v": VERSION, "skip": {SESSION: [SEQ, ...]}, "since":
+  SEQ}`` -> ``{"ok": true}``, once done: the recall of ``q`` kept under ``TOKEN`` (the last
+  :data:`KEEP`), leaving out what the run's request will carry (``skip``: its window's messages,
+  the message itself, what its recall blocks quote; ``since``: the running session's first
+  message in the window, before which its words' frequencies are counted), or without ``skip``
+  the whole running session ``current`` (a new one). ``v`` must be this helper's clio version (a helper left running across an
   upgrade says no, and the run recalls in process); the index must be a project's
   ``.clio/recall.sqlite`` beside the model's cache, its sessions in ``.clio/sessions``.
 - ``{"op": "recalled", "id": TOKEN, "budget": CHARS}`` -> ``{"block": TEXT, "last": {...},
@@ -38,6 +41,21 @@ from clio.store.sessions import SessionStore
 
 KEEP = 8  # recalls kept for their run's ``recalled``
 OPEN_KEEP = 4  # projects' indexes kept open
+MAX_SKIP_SESSIONS = 1000  # sessions a run's ``skip`` may name (its window's, and those its blocks quote)
+
+
+def carried(sent: Any) -> dict[str, set[int]] | None:
+    """The ``skip`` a run sent (what its request carries, by session and sequence number), checked."""
+    if sent is None:
+        return None
+    if not isinstance(sent, dict) or len(sent) > MAX_SKIP_SESSIONS:
+        raise ValueError("skip: not a map of sessions to sequence numbers")
+    out: dict[str, set[int]] = {}
+    for sid, seqs in sent.items():
+        if not isinstance(seqs, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in seqs):
+            raise ValueError("skip: not a map of sessions to sequence numbers")
+        out[str(sid)] = set(seqs)
+    return out
 
 
 class LocalScores:
@@ -96,6 +114,10 @@ class HelperRecall:
         index = self.index(Path(str(req["index"])), str(req.get("redaction") or "standard"))
         current = str(req.get("current") or "") or None
         text, task = str(req.get("q", "")), str(req.get("task", ""))
+        skip = carried(req.get("skip"))  # None: the running session is new, left out whole
+        since = req.get("since", 0)
+        if not isinstance(since, int) or isinstance(since, bool) or since < 0:
+            raise ValueError("since: not a sequence number")
 
         def search(query: str, nearby: Callable[[], Sequence[int]] | None) -> list[dict[str, Any]]:
             return best_first(
@@ -103,14 +125,15 @@ class HelperRecall:
                 query,
                 auto_turn.SEARCH_RESULTS,
                 max_sessions=auto_turn.SEARCH_SESSIONS,
-                exclude_session=current,
+                exclude_session=current if skip is None else None,
+                skip=skip,
                 with_text=True,
                 mode="lexical",
                 nearby=nearby,
             )
 
         def frequencies(words: list[str]) -> tuple[dict[str, int], int]:
-            return index.frequencies(words, (current, 0) if current else None, refresh=False)
+            return index.frequencies(words, (current, since) if current else None, refresh=False)
 
         made: list[LocalScores] = []  # the query's scores, kept for a second look
 

@@ -132,7 +132,7 @@ def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path
     def clio(text: str, *args: str) -> Any:
         r = run_clio(
             ["--model", "fake-model", "--context-window", "6000", *args, "-p", text],
-            server=server, project=project, home=home, env_extra=on,
+            server=server, project=project, home=home, env_extra={**on, "PYTHONPROFILEIMPORTTIME": "1"},
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
         return r
@@ -146,10 +146,18 @@ def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and not ready(project):
             time.sleep(0.2)
-        clio(REWORDED, "--resume")
+        served_ahead = EncoderClient(home, project / ".clio").status()["recalls_ahead"]
+        r = clio(REWORDED, "--resume")
         message = sent(server, REWORDED)
         assert "<recalled_context>" in message and "allkeys-lru" in message, message
-        assert "this session" in message.split("<recalled_context>", 1)[1]
+        block = message.split("<recalled_context>", 1)[1]
+        assert "this session" in block
+        # a resumed session's recall is the helper's too, leaving out what the window carries:
+        # none of the filler turns still in it is quoted
+        assert EncoderClient(home, project / ".clio").status()["recalls_ahead"] == served_ahead + 1
+        assert "[fill09]" not in block
+        imported = {ln.rsplit("|", 1)[-1].strip() for ln in r.stderr.splitlines() if ln.startswith("import time:")}
+        assert sorted(m for m in imported if m in ("sqlite3", "clio.recall.index", "clio.recall.relevance")) == []
     finally:
         server.stop()
         stop_helper(home)

@@ -72,8 +72,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[P
         os.kill(client.ping(2.0), signal.SIGTERM)
 
 
-def in_process(clio_dir: Path, client: EncoderClient, text: str, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
-    """The run's own path for the same message: its index, the helper's cosines over the socket."""
+def in_process(
+    clio_dir: Path, client: EncoderClient, text: str, budget: int, skip: dict[str, set[int]] | None = None, since: int = 0
+) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """The run's own path for the same message: its index, the helper's cosines over the socket
+    (``skip``: what the run's request carries, as ``clio.app.recall`` leaves it out)."""
     index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(clio_dir / "sessions"), embedder=None)
     found = auto_turn.search_and_score(
         text,
@@ -81,9 +84,9 @@ def in_process(clio_dir: Path, client: EncoderClient, text: str, budget: int) ->
         budget,
         search=lambda query, nearby: best_first(
             index.search, query, auto_turn.SEARCH_RESULTS, max_sessions=auto_turn.SEARCH_SESSIONS,
-            exclude_session=CURRENT, with_text=True, mode="lexical", nearby=nearby,
+            exclude_session=None if skip else CURRENT, skip=skip, with_text=True, mode="lexical", nearby=nearby,
         ),  # fmt: skip
-        frequencies=lambda words: index.frequencies(words, (CURRENT, 0), refresh=False),
+        frequencies=lambda words: index.frequencies(words, (CURRENT, since), refresh=False),
         said_elsewhere=index.said_to_other_questions,
         begin=lambda query: client.begin(query, near=auto_turn.NEAR_ASKED),
         current=CURRENT,
@@ -187,3 +190,39 @@ def test_two_runs_at_once_each_get_the_block_of_their_own_message(project: Any) 
     late, early = other.recalled(second, 3000), client.recalled(first, 3000)
     assert late is not None and "8 MB parts" in late[0] and "allkeys-lru" not in late[0]
     assert early is not None and "allkeys-lru" in early[0] and "8 MB parts" not in early[0]
+
+
+def test_a_resumed_sessions_recall_leaves_out_only_what_its_window_carries(project: Any) -> None:
+    """``clio -c -p``: the running session has messages of its own. The helper leaves out what
+    the run's request carries (the window's messages and the message itself), and still finds
+    what left the window, as the run's own search would."""
+    _home, clio_dir, client = project
+    ts = 1_763_900_000.0
+    msgs = [
+        ("user", "which port does the staging database listen on?"),
+        ("assistant", "The staging database listens on port 6543, behind pgbouncer."),
+        ("user", "and which port does the production database listen on?"),
+        ("assistant", "The production database listens on port 5433, reachable only through the VPN."),
+    ]
+    session = [{"role": r, "content": c, "meta": {"seq": i, "ts": ts + i}} for i, (r, c) in enumerate(msgs)]
+    write_archive(clio_dir / "sessions", CURRENT, session, ts, name="resumed")
+    text = "remind me which port the database listens on"
+    skip = {CURRENT: {2, 3, 4}}  # the window: the last exchange, and the message itself (seq 4)
+    token = client.recall_ahead(text, "", CURRENT, "standard", skip, since=2)
+    assert token is not None
+    got = client.recalled(token, 3000)
+    assert got is not None, client.state
+    block, _last, quoted = got
+    assert "6543" in block and "5433" not in block, block  # what left the window, not what is in it
+    mine_quoted = [set(q["seqs"]) for q in quoted if q["session"] == CURRENT]
+    assert mine_quoted and all(seqs <= {0, 1} for seqs in mine_quoted), quoted
+    mine = in_process(clio_dir, client, text, 3000, skip, since=2)
+    assert (block, quoted) == (mine[0], mine[2])
+    # without a skip the running session is left out whole, as for a new one
+    new = ahead(client, text)
+    assert new is not None and "6543" not in new[0] and "5433" not in new[0]
+    # a skip that is not a map of sessions to sequence numbers is refused, and the run recalls itself
+    req = {"op": "recall", "id": "cdcdcdcdcdcdcdcd", "index": str(client.index), "cache": str(client.cache), "q": text}
+    for bad in ({"skip": [1, 2]}, {"skip": {CURRENT: ["1"]}}, {"skip": {CURRENT: [True]}}, {"skip": {}, "since": -1}):
+        with pytest.raises(ValueError, match="skip|since"):
+            client._request(dict(req, v=client_version(), **bad), 30.0)
