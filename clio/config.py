@@ -84,6 +84,8 @@ class Settings:
     # the automatic recall's decision also asks the sentence encoder, kept loaded by a per-user
     # helper process (clio.recall.encoder_service); off: words only (CLIO_RECALL_ENCODER=0 too)
     recall_encoder: bool = True
+    # how long that helper stays loaded without a request (user only: it holds ~265-530 MiB)
+    recall_encoder_idle_minutes: float = 30.0
     approvals: Approvals = field(default_factory=Approvals)
     # MCP servers clio starts as a client: name -> {command, args, env} or {url} (clio.mcp.config)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
@@ -210,6 +212,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "context_window": (1024, 10_000_000), "max_output_tokens": (1, 1_000_000), "temperature": (0, 2),
     "max_iterations": (1, 1000), "max_retries": (0, 20), "request_timeout": (1, 86_400),
     "ltm_budget_tokens": (0, 100_000), "prefs_budget_tokens": (0, 100_000),
+    "recall_encoder_idle_minutes": (1, 1440),
 }  # fmt: skip
 _CHOICES: dict[str, tuple[Any, ...]] = {
     "redaction": REDACTION_LEVELS, "tool_choice": (None, "auto", "required"), "profile": ("auto", "full", "lean"),
@@ -411,4 +414,6 @@ def load_settings(
         raise ConfigError(f"profile must be auto, full or lean (got {s.profile!r}).")
     if s.context_window is not None and s.context_window < 1024:
         raise ConfigError(f"context_window {s.context_window} is too small: use at least 1024 tokens.")
+    if not 1 <= s.recall_encoder_idle_minutes <= 1440:
+        raise ConfigError(f"recall_encoder_idle_minutes must be 1 to 1440 (got {s.recall_encoder_idle_minutes:g}).")
     return s, warnings

@@ -57,9 +57,15 @@ TIGHTEN_ONLY: dict[str, Any] = {
     "auto_recall": False,
     "recall_encoder": False,
 }
-# Settings a project never makes, trusted or not: which paths are the user's credential stores is
-# the user's to say (a repository could hide the project itself from clio's tools, or "/").
-USER_ONLY = frozenset({"credential_stores", "sandbox_hide"})
+# Settings a project never makes, trusted or not, and why: which paths are the user's credential
+# stores (a repository could hide the project itself from clio's tools, or "/"), how long a
+# process of the user's stays loaded after clio is gone.
+USER_ONLY_WHY = {
+    "credential_stores": "which paths are your credential stores is yours to say",
+    "sandbox_hide": "which paths are your credential stores is yours to say",
+    "recall_encoder_idle_minutes": "how long clio's encoder helper stays in your memory after clio exits is yours to say",
+}
+USER_ONLY = frozenset(USER_ONLY_WHY)
 # Why each risky setting needs trust (shown when asking).
 RISKY_REASONS = {
     "base_url": "where every request, and your API key, is sent",
@@ -268,8 +274,8 @@ def refused_warnings(refused: dict[str, Any], user_redaction: str) -> list[str]:
             )
         elif name in USER_ONLY:
             out.append(
-                f"{PROJECT_SOURCE}: {name} ignored: which paths are your credential stores is yours to "
-                "say, in $CLIO_HOME/config.yaml (a project's list is never used, trusted or not)"
+                f"{PROJECT_SOURCE}: {name} ignored: {USER_ONLY_WHY[name]}, in $CLIO_HOME/config.yaml "
+                "(a project's is never used, trusted or not)"
             )
         else:
             out.append(

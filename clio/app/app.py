@@ -105,7 +105,8 @@ class App(CommandSurface):
         recall = LazyRecall(paths.clio_dir / "recall.sqlite" if self.writes else None, self.sessions, self.services)
         recall.carried = self._carried  # the window's messages are not recalled
         self.services.recall = recall
-        encoder = EncoderClient(paths.home, paths.clio_dir) if s.recall_encoder and self.writes else None
+        idle = s.recall_encoder_idle_minutes * 60
+        encoder = EncoderClient(paths.home, paths.clio_dir, idle_s=idle) if s.recall_encoder and self.writes else None
         recall.encoder = self.encoder = encoder
         self.auto_recall = AutoRecall(self.services, self.window, s, encoder)
         self.session: Session | None = None

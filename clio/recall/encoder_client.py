@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ENV_SWITCH", "EncoderClient", "installed", "socket_path"]
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
+WORK_OPS = ("score", "ahead", "recall", "fill")  # requests that carry the user's idle time
 STARTING_S = 60.0  # a lock file younger than this: a helper is starting, do not start another
 FAILED_RETRY_S = 86_400.0  # after a helper could not start, try again a day later (or after an upgrade)
 FILL_EVERY_S = 60.0
@@ -106,8 +107,12 @@ def fallback(home: Path, model: EncoderModel) -> str:
 class EncoderClient:
     """One per run: asks the user's encoder helper for cosines, starting it when needed."""
 
-    def __init__(self, home: Path, clio_dir: Path, timeout_s: float = TIMEOUT_S) -> None:
+    def __init__(self, home: Path, clio_dir: Path, timeout_s: float = TIMEOUT_S, idle_s: float | None = None) -> None:
+        """``idle_s``: how long the helper stays loaded without a request (the user's
+        ``recall_encoder_idle_minutes``): one this run starts is started so, and a running one
+        is told with each request that asks it to work (None: the helper's own default)."""
         self.home = home
+        self.idle_s = idle_s
         self.index = clio_dir / "recall.sqlite"
         self.timeout_s = timeout_s
         self.state = "not asked yet"
@@ -165,8 +170,14 @@ class EncoderClient:
 
     def _request(self, req: dict[str, Any], timeout: float, reply: bool = True) -> dict[str, Any]:
         with self._connect(timeout) as conn:
-            conn.sendall(json.dumps(req).encode() + b"\n")
+            conn.sendall(self._line(req))
             return self._reply(conn, timeout) if reply else {}
+
+    def _line(self, req: dict[str, Any]) -> bytes:
+        """A request as sent: what asks the helper to work carries the user's idle time."""
+        if self.idle_s is not None and req.get("op") in WORK_OPS:
+            req = dict(req, idle=self.idle_s)
+        return json.dumps(req).encode() + b"\n"
 
     def ping(self, timeout: float = 1.0) -> int:
         """The running helper's pid (raises OSError or ValueError when none answers)."""
@@ -198,7 +209,7 @@ class EncoderClient:
             req: dict[str, Any] = {"op": "score", "cache": str(self.cache), "q": query}
             if near > 0 and self.index.exists():
                 req["near"] = {"index": str(self.index), "k": near}
-            conn.sendall(json.dumps(req).encode() + b"\n")
+            conn.sendall(self._line(req))
         except OSError as exc:
             conn.close()
             self.state = f"failed: {exc}"[:200]
@@ -341,6 +352,8 @@ class EncoderClient:
             return
         args = [sys.executable, "-m", "clio.recall.encoder_service", "--socket", str(path)]
         args += ["--model", self.model.name, "--home", str(self.home)]
+        if self.idle_s is not None:
+            args += ["--idle", f"{self.idle_s:g}"]
         if self.cache.parent.is_dir():  # embed the project's archive once up (its index may be in the making)
             args += ["--fill", str(self.cache), str(self.index)]
         import subprocess

@@ -61,6 +61,7 @@ from clio.recall.encoder_recall import HelperRecall, LocalScores
 from clio.recall.encoder_scan import NearScan
 
 IDLE_S = 1800.0  # without a request, the helper exits (and frees its ~265 MB)
+IDLE_RANGE = (60.0, 86_400.0)  # what a run may set it to (recall_encoder_idle_minutes: 1 to 1,440)
 MAX_REQUEST = 8 << 20
 MAX_QUERY = 2000  # characters of a query embedded
 FILL_LIMIT = 20_000  # messages embedded per fill request at the most
@@ -125,8 +126,11 @@ class Service:
         units follow: the query is embedded while clio still searches), ``send(obj)`` writes a
         line before the reply (the nearest messages, which clio searches with)."""
         op = req.get("op")
+        idle = req.get("idle")  # the asking run's user's setting (recall_encoder_idle_minutes)
+        if isinstance(idle, (int, float)) and not isinstance(idle, bool) and IDLE_RANGE[0] <= idle <= IDLE_RANGE[1]:
+            self.idle_s = float(idle)
         if op == "ping":
-            return {"ok": True, "model": self.encoder.model.name, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served}
+            return {"ok": True, "model": self.encoder.model.name, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served, "idle_s": self.idle_s}
         if op == "ahead":
             text = str(req.get("q", ""))[:MAX_QUERY]
             if text.strip() and text not in self.ahead:

@@ -72,6 +72,8 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
         return r
 
     sock = socket_path(home)
+    home.mkdir()
+    (home / "config.yaml").write_text("recall_encoder_idle_minutes: 90\n")  # the user's, for the helper
     try:
         clio(ASKED, on)  # the earlier session that settles it (nothing archived yet: no helper)
         assert not sock.exists()
@@ -81,6 +83,7 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
         while time.monotonic() < deadline and not ready(project):
             time.sleep(0.2)
         assert ready(project), "the helper did not embed the project's archive"
+        assert EncoderClient(home, project / ".clio").status()["idle_s"] == 90 * 60  # started with the user's time
 
         clio(REWORDED, {"CLIO_RECALL_ENCODER": "0"})  # the words alone find nothing to quote
         assert "allkeys-lru" not in sent(server, REWORDED)
