@@ -242,7 +242,21 @@ def status(home: Path) -> str:
         why = fallback(home, use)
         if why:
             lines.append(f"but {why}; `clio encoder install {use.name}` again if a file was damaged")
+        lines.append(helper_line(home))
     return "\n".join(lines)
+
+
+def helper_line(home: Path) -> str:
+    """Whether the helper of the model in use runs, and how long it stays without a request."""
+    from clio.recall.encoder_client import EncoderClient
+
+    try:
+        got = EncoderClient(home, home).status(0.5)
+    except (OSError, ValueError):
+        return "its helper: not running (the first run in a project with history starts it)"
+    idle = got.get("idle_s")
+    stays = f", leaves after {float(idle) / 60:g} idle minutes" if isinstance(idle, (int, float)) else ""
+    return f"its helper: running (pid {got.get('pid')}, {got.get('model')}){stays}"
 
 
 def main(argv: list[str], home: Path) -> int:

@@ -84,6 +84,8 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
             time.sleep(0.2)
         assert ready(project), "the helper did not embed the project's archive"
         assert EncoderClient(home, project / ".clio").status()["idle_s"] == 90 * 60  # started with the user's time
+        shown = run_clio(["encoder"], server=None, project=project, home=home, env_extra=on).stdout.splitlines()
+        assert shown[-1].startswith("its helper: running (pid ") and shown[-1].endswith("leaves after 90 idle minutes"), shown
 
         clio(REWORDED, {"CLIO_RECALL_ENCODER": "0"})  # the words alone find nothing to quote
         assert "allkeys-lru" not in sent(server, REWORDED)
