@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 import time
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["ENV_SWITCH", "EncoderClient", "installed", "socket_path"]
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
 WORK_OPS = ("score", "ahead", "recall", "fill")  # requests that carry the user's idle time
-STARTING_S = 60.0  # a lock file younger than this: a helper is starting, do not start another
 FAILED_RETRY_S = 86_400.0  # after a helper could not start, try again a day later (or after an upgrade)
 FILL_EVERY_S = 60.0
 AHEAD_CONNECT_S = 0.05  # a helper that does not take the typed line at once is not waited for
@@ -347,58 +345,7 @@ class EncoderClient:
             self._why_not = failed
             self.state = f"off: {failed}"
             return
-        if not self._lock(Path(str(path) + ".lock")):
-            self.state = "starting"
-            return
-        args = [sys.executable, "-m", "clio.recall.encoder_service", "--socket", str(path)]
-        args += ["--model", self.model.name, "--home", str(self.home)]
-        if self.idle_s is not None:
-            args += ["--idle", f"{self.idle_s:g}"]
-        if self.cache.parent.is_dir():  # embed the project's archive once up (its index may be in the making)
-            args += ["--fill", str(self.cache), str(self.index)]
-        import subprocess
+        from clio.recall.encoder_start import spawn  # only a run that starts the helper
 
-        keep = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "PYTHONPATH", "SYSTEMROOT")
-        env = {k: os.environ[k] for k in keep if k in os.environ}  # none of clio's keys
-        # numpy's BLAS on one thread: its pool's threads spin after each scan (a matrix-vector
-        # product that one core does in ~2 ms) and took the core the next query's embedding
-        # needed, which ran 2x slower for it (16-21 ms instead of 7-9 at 10k messages)
-        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        try:
-            subprocess.Popen(
-                args,
-                cwd="/",
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                close_fds=True,
-                start_new_session=True,
-            )
-            self.state = "starting"
-        except OSError as exc:
-            self.state = f"failed to start: {exc}"[:200]
-
-    @staticmethod
-    def _lock(lock: Path) -> bool:
-        """Take the start lock (a file made with O_EXCL); a stale one (a helper that died while
-        starting) is taken over."""
-        for _ in range(2):
-            try:
-                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            except FileExistsError:
-                try:
-                    if time.time() - lock.stat().st_mtime < STARTING_S:
-                        return False
-                    lock.unlink()
-                except FileNotFoundError:
-                    pass
-                continue
-            except OSError:
-                return False
-            with contextlib.suppress(OSError):
-                os.write(fd, f"{os.getpid()} {time.time():.0f}\n".encode())
-            os.close(fd)
-            return True
-        return False
-
+        fill = (self.cache, self.index) if self.cache.parent.is_dir() else None
+        self.state = spawn(path, self.model.name, self.home, self.idle_s, fill)
