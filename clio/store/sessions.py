@@ -389,13 +389,20 @@ class SessionStore:
         lock_path = path / "lock"
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + BRIEF_WAIT
+        seen = None
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 holder = os.pread(fd, 32, 0).decode().strip()
-                if holder.endswith(BRIEF) and time.monotonic() < deadline:
+                # A holder is believed once read twice: taken this very moment, the file still
+                # names the last one (or nothing), until the new holder writes itself (a
+                # read-back's brief look as a script's next run resumes the session: that run
+                # was refused, "pid ?" or its own old pid). A brief holder, or none written,
+                # is waited for.
+                if (not holder or holder != seen or holder.endswith(BRIEF)) and time.monotonic() < deadline:
+                    seen = holder
                     time.sleep(0.05)
                     continue
                 os.close(fd)
@@ -403,7 +410,9 @@ class SessionStore:
                     f"session {path.name} is open in another clio process (pid {holder.split()[0] if holder else '?'}); "
                     "close it there or start a new session with --new"
                 ) from None
-        # the kernel drops a flock when its process dies, so a stale lock is simply taken over
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, (f"{os.getpid()} {BRIEF}" if brief else str(os.getpid())).encode(), 0)
+        # the kernel drops a flock when its process dies, so a stale lock is simply taken over;
+        # written before it is cut to length, so a reader never finds it empty while it is held
+        mine = (f"{os.getpid()} {BRIEF}" if brief else str(os.getpid())).encode()
+        os.pwrite(fd, mine, 0)
+        os.ftruncate(fd, len(mine))
         return fd
