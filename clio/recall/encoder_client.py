@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["ENV_SWITCH", "EncoderClient", "installed", "socket_path"]
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
 WORK_OPS = ("score", "ahead", "recall", "fill")  # requests that carry the user's idle time
+START_AGAIN_S = 60.0  # a run starts the helper again (it left after its idle time) at most this often
 FAILED_RETRY_S = 86_400.0  # after a helper could not start, try again a day later (or after an upgrade)
 FILL_EVERY_S = 60.0
 AHEAD_CONNECT_S = 0.05  # a helper that does not take the typed line at once is not waited for
@@ -114,7 +115,7 @@ class EncoderClient:
         self.index = clio_dir / "recall.sqlite"
         self.timeout_s = timeout_s
         self.state = "not asked yet"
-        self._started = False
+        self._started: float | None = None  # when this run last started the helper (monotonic)
         self._filled = 0.0  # when this client last asked for a fill (monotonic)
         self._fill_due = False  # a search asked the helper this turn: the fill is asked when it ends
         choice = chosen(home)
@@ -218,13 +219,19 @@ class EncoderClient:
 
     def embed_ahead(self, text: str) -> None:
         """Have the running helper embed ``text`` now (the REPL's line while the user types: a
-        pause), so that scoring the same text on Enter finds its vector ready. Never starts the
-        helper, never waits for its answer; nothing when it is not running."""
+        pause), so that scoring the same text on Enter finds its vector ready. Never waits for
+        its answer. When none runs (it left after its idle time while the REPL stayed open) it is
+        started, detached, so it is up by the time the line is sent."""
         if self._why_not is not None or not text.strip() or text == self._ahead:
             return
         self._ahead = text
-        with contextlib.suppress(OSError):
+        try:
             self._request({"op": "ahead", "q": text}, AHEAD_CONNECT_S, reply=False)
+        except (FileNotFoundError, ConnectionRefusedError):
+            self._ahead = ""
+            self.start()
+        except OSError:
+            pass
 
     def recall_ahead(
         self,
@@ -324,11 +331,13 @@ class EncoderClient:
 
     def start(self) -> None:
         """Start the helper, detached, unless one is starting, it cannot run here, or this run
-        started one already. Never waits for it."""
-        if self._started:
+        started one less than :data:`START_AGAIN_S` ago (a REPL open for hours outlives the
+        helper's idle time: it starts it again). Never waits for it."""
+        now = time.monotonic()
+        if self._started is not None and now - self._started < START_AGAIN_S:
             self.state = "starting"
             return
-        self._started = True
+        self._started = now
         why = installed(self.model)
         if why is not None:
             self._why_not = why

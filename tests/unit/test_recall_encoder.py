@@ -649,3 +649,39 @@ def test_a_group_of_chunks_is_started_only_if_it_would_end_before_the_deadline(t
     assert got[0] is not None and got[1] is not None  # the first group began in time
     assert got[2] is None  # the second would have ended past the deadline
     cache.close()
+
+
+@needs_model
+def test_a_long_run_starts_the_helper_again_once_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A REPL open for hours outlives the helper's idle time: the helper leaves, and the REPL's
+    next message (or the line the user is typing) starts it again, as the first did. (Before, a
+    run started the helper once at most: every message after the helper left was words only
+    for the rest of the session.)"""
+    import clio.recall.encoder_client as C
+
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    monkeypatch.setattr(C, "START_AGAIN_S", 0.0, raising=False)  # a minute in use: not waited for here
+    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
+    home.mkdir()
+    clio_dir.mkdir(parents=True)
+    client = EncoderClient(home, clio_dir, timeout_s=5.0)
+    client.warm_up()  # the REPL's prompt is up: the helper starts
+    first = wait_ready(socket_path(home))
+    os.kill(first, signal.SIGTERM)  # it left (its idle time)
+    deadline = time.monotonic() + 30
+    while not gone(first) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(first)
+    assert client.score(ASK, [[FACT]]) is None and client.state == "starting"  # this message: words
+    second = wait_ready(socket_path(home))
+    assert second != first
+    cos = client.score(ASK, [[FACT]])
+    assert cos is not None and cos[0] is not None, client.state
+    os.kill(second, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while not gone(second) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    client.embed_ahead("what did we decide about the session store")  # typing, after it left again
+    third = wait_ready(socket_path(home))
+    assert third not in (first, second)
+    os.kill(third, signal.SIGTERM)
