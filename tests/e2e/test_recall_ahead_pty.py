@@ -63,3 +63,62 @@ def test_a_line_left_a_moment_before_enter_is_embedded_while_typed(fake_server: 
         assert term.wait_exit() == 0
     finally:
         stop_helper(home)
+
+
+def test_a_line_typed_after_the_helper_left_starts_it_again(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
+    """A REPL outlives the helper (it leaves after its idle time): the next line the user types
+    starts it again, so the reworded question sent a moment later is decided with the encoder
+    (before: that message, and in a REPL that had started the helper itself every later one,
+    by words alone, which quote nothing here)."""
+    import os
+    import signal
+
+    home = project.parent / "home"
+
+    def reply(body: dict[str, Any]) -> Reply:
+        text, _ = latest_user(body)
+        return Reply(text=FACT if text.startswith(ASKED) else "Done.")
+
+    fake_server.responder = reply
+    on = {"CLIO_RECALL_ENCODER": None}
+    try:
+        for text in [ASKED, *OTHER]:
+            r = run_clio(["--model", "fake-model", "-p", text], server=fake_server, project=project, home=home, env_extra=on)
+            assert r.returncode == 0, r.stderr
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not filled(project / ".clio"):
+            time.sleep(0.2)
+        client = EncoderClient(home, project / ".clio")
+        term = spawn(env={"CLIO_RECALL_ENCODER": ""})
+        term.prompt()
+        time.sleep(2.0)  # the REPL's warm-up (the index, a ping of the helper) is done
+        first = client.ping()
+        os.kill(first, signal.SIGTERM)  # its idle time is up while the REPL stays open
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                client.ping()
+            except (OSError, ValueError):
+                break
+            time.sleep(0.05)
+        time.sleep(1.0)
+        with pytest.raises((OSError, ValueError)):
+            client.ping()  # an idle REPL does not bring it back
+        term.child.send(REWORDED)  # typed, and a pause: the line finds no helper and starts it
+        second = 0
+        deadline = time.monotonic() + 60
+        while not second and time.monotonic() < deadline:
+            try:
+                second = client.ping()
+            except (OSError, ValueError):
+                time.sleep(0.1)
+        assert second and second != first, "typing did not start the helper again"
+        term.child.send("\r")
+        term.expect("Done.")
+        message = sent(fake_server, REWORDED)
+        assert "<recalled_context>" in message and "allkeys-lru" in message, message
+        term.prompt()
+        term.child.sendeof()
+        assert term.wait_exit() == 0
+    finally:
+        stop_helper(home)
