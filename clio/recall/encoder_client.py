@@ -38,6 +38,11 @@ if TYPE_CHECKING:
 
 __all__ = ["ENV_SWITCH", "EncoderClient", "installed", "socket_path"]
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
+# A one-shot run's recall done ahead (recalled): the run's one wait for its recall. Longer than a
+# score's: the helper did the search too, and with mpnet during a project's first fill its recall
+# competes with the run's own start (250 ms: reworded 15/36 in bench_recall_oneshot.py; 400: 21/36,
+# as the in-process path read before stop 52). Answered in ~1 ms once the archive is embedded.
+RECALLED_WAIT_S = 0.40
 WORK_OPS = ("score", "ahead", "recall", "fill")  # requests that carry the user's idle time
 START_AGAIN_S = 60.0  # a run starts the helper again (it left after its idle time) at most this often
 FAILED_RETRY_S = 86_400.0  # after a helper could not start, try again a day later (or after an upgrade)
@@ -268,25 +273,30 @@ class EncoderClient:
     def recalled(self, token: str, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
         """The block of the recall :meth:`recall_ahead` asked for, within ``budget`` characters:
         (block, '' for none; what ``/context`` tells; the units quoted), or None when the helper
-        has none for it (told in :attr:`state`; :attr:`timed_out` when it did not answer in time,
+        has none for it (told in :attr:`state`; :attr:`timed_out` when it did not answer within
+        :data:`RECALLED_WAIT_S`,
         else it answered that it has none: an unknown token, a helper of another clio version)."""
         try:
-            got = self._request({"op": "recalled", "id": token, "budget": budget}, self.timeout_s)
+            wait = max(self.timeout_s, RECALLED_WAIT_S)
+            req = {"op": "recalled", "id": token, "budget": budget, "until": time.time() + wait}
+            got = self._request(req, wait)
             block, last, quoted = got["block"], got["last"], got["quoted"]
             if not isinstance(block, str) or not isinstance(last, dict) or not isinstance(quoted, list):
                 raise ValueError("a malformed answer")
         except (OSError, ValueError, KeyError) as exc:
-            self.timed_out = self.gave_nothing(exc)
+            self.timed_out = self.gave_nothing(exc, wait)
             return None
         self.state = "ready"
         self.fill_after_turn()
         return block, last, quoted
 
-    def gave_nothing(self, exc: Exception) -> bool:
+    def gave_nothing(self, exc: Exception, waited: float | None = None) -> bool:
         """Say in :attr:`state` why the helper's answer is missing (``exc``, raised while asking
-        or reading it); True when it did not come in time."""
+        or reading it, after ``waited`` seconds at most: the client's timeout unless said); True
+        when it did not come in time."""
         timeout = isinstance(exc, TimeoutError)
-        self.state = f"no answer in time ({self.timeout_s * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
+        wait = self.timeout_s if waited is None else waited
+        self.state = f"no answer in time ({wait * 1000:.0f} ms)" if timeout else f"failed: {exc}"[:200]
         return timeout
 
     def status(self, timeout: float = 1.0) -> dict[str, Any]:

@@ -26,6 +26,7 @@ session names it indexes are read through the redaction level the run sent.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +43,13 @@ from clio.store.sessions import SessionStore
 KEEP = 8  # recalls kept for their run's ``recalled``
 OPEN_KEEP = 4  # projects' indexes kept open
 MAX_SKIP_SESSIONS = 1000  # sessions a run's ``skip`` may name (its window's, and those its blocks quote)
+# A fetch's second look at units without a vector ends this long before the run stops waiting
+# (the decision, the reply and the socket); under MIN_AGAIN_S left, there is none; never longer
+# than MAX_AGAIN_S. With mpnet during a project's first fill, that look took the helper past the
+# run's 250 ms, and the message went to words alone (stop 53).
+ANSWER_MARGIN_S = 0.04
+MIN_AGAIN_S = 0.02
+MAX_AGAIN_S = 0.18
 
 
 def carried(sent: Any) -> dict[str, set[int]] | None:
@@ -59,9 +67,13 @@ def carried(sent: Any) -> dict[str, set[int]] | None:
 
 
 class LocalScores:
-    """:class:`clio.recall.auto_turn.Scores` in the helper: its own scan and cosines, no socket."""
+    """:class:`clio.recall.auto_turn.Scores` in the helper: its own scan and cosines, no socket.
+    ``finish(units, deadline)``: each unit's cosine, texts without a vector embedded until the
+    deadline (None: the helper's on-the-spot budget from now)."""
 
-    def __init__(self, near: Callable[[], list[int]], finish: Callable[[list[list[str]]], list[float | None]]) -> None:
+    def __init__(
+        self, near: Callable[[], list[int]], finish: Callable[[list[list[str]], float | None], list[float | None]]
+    ) -> None:
         self._near = near
         self._finish = finish
 
@@ -69,7 +81,11 @@ class LocalScores:
         return self._near()
 
     def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None:
-        return self._finish(units)
+        return self._finish(units, None)
+
+    def finish_by(self, deadline: float) -> Callable[[str, list[list[str]]], list[float | None]]:
+        """:meth:`finish` with its embedding done by ``deadline`` (monotonic)."""
+        return lambda query, units: self._finish(units, deadline)
 
     def close(self) -> None:
         pass
@@ -79,7 +95,7 @@ class HelperRecall:
     """The recalls a helper did ahead, and the projects' indexes it keeps open for them."""
 
     def __init__(self) -> None:
-        self.done: OrderedDict[str, Callable[[], auto_turn.Searched]] = OrderedDict()  # token -> its recall
+        self.done: OrderedDict[str, Callable[[float], auto_turn.Searched]] = OrderedDict()  # token -> its recall
         self.indexes: OrderedDict[tuple[Path, str], tuple[RecallIndex, int]] = OrderedDict()  # with the file's inode
         self.served = 0  # blocks handed to the runs that asked (``recalled``): told by ``ping``
 
@@ -153,15 +169,17 @@ class HelperRecall:
             cosine_ask=cosine_ask,
         )
 
-        def again() -> auto_turn.Searched:
+        def again(deadline: float) -> auto_turn.Searched:
             """Scored once more when the run asks, for the units the encoder had no vector of in
-            time (a project's first fill under way, which went on meanwhile): as late as the
-            run's own scores would have been asked."""
-            if not found.unscored() or not made:
+            time (a project's first fill under way, which went on meanwhile), as late as the
+            run's own scores would have been asked: what is embedded by ``deadline`` (monotonic;
+            the run waits no longer for its answer), the rest decided by its words."""
+            if not found.unscored() or not made or deadline - time.monotonic() < MIN_AGAIN_S:
                 return found
             hits = auto_turn.auto.score_hits(
-                found.query, found.results, current, frequencies, made[0].finish, cosine_ask, index.said_to_other_questions
-            )
+                found.query, found.results, current, frequencies, made[0].finish_by(deadline), cosine_ask,
+                index.said_to_other_questions,
+            )  # fmt: skip
             return auto_turn.Searched(query=found.query, hits=hits, ms=found.ms, results=found.results)
 
         self.done[token] = again
@@ -174,6 +192,9 @@ class HelperRecall:
         again = self.done.pop(str(req.get("id")), None)
         if again is None:
             raise ValueError("no recall done ahead under this token")
-        block, last, quoted = auto_turn.outcome(again(), int(req.get("budget", 0)))
+        until = req.get("until")  # when the run stops waiting (its clock: time.time())
+        left = float(until) - time.time() if isinstance(until, (int, float)) and not isinstance(until, bool) else 0.25
+        deadline = time.monotonic() + min(left - ANSWER_MARGIN_S, MAX_AGAIN_S)
+        block, last, quoted = auto_turn.outcome(again(deadline), int(req.get("budget", 0)))
         self.served += 1
         return {"block": block, "last": last, "quoted": quoted}

@@ -202,10 +202,11 @@ class Service:
         cache_path = Path(str(req["cache"]))
         cache, q = self.cache(cache_path), self._query(text)
         near = {"index": str(req["index"]), "k": NEAR_ASKED}
-        return LocalScores(
-            lambda: [int(p[0]) for p in self.nearest(cache, cache_path, near, q)],
-            lambda units: self.score(cache, q, units, time.monotonic() + SPOT_BUDGET_S),
-        )
+
+        def finish(units: list[list[str]], deadline: float | None) -> list[float | None]:
+            return self.score(cache, q, units, deadline if deadline is not None else time.monotonic() + SPOT_BUDGET_S)
+
+        return LocalScores(lambda: [int(p[0]) for p in self.nearest(cache, cache_path, near, q)], finish)
 
     def score(self, cache: VectorCache, q: Any, units: list[list[str]], deadline: float | None = None) -> list[float | None]:
         """Per unit, the best cosine of the query vector ``q`` with a chunk of one of its texts.
