@@ -414,6 +414,7 @@ def load_settings(
         raise ConfigError(f"profile must be auto, full or lean (got {s.profile!r}).")
     if s.context_window is not None and s.context_window < 1024:
         raise ConfigError(f"context_window {s.context_window} is too small: use at least 1024 tokens.")
-    if not 1 <= s.recall_encoder_idle_minutes <= 1440:
-        raise ConfigError(f"recall_encoder_idle_minutes must be 1 to 1440 (got {s.recall_encoder_idle_minutes:g}).")
+    why = bad_value("recall_encoder_idle_minutes", s.recall_encoder_idle_minutes)
+    if why:  # user only (a project's is refused): its bound in BOUNDS, checked here
+        raise ConfigError(f"recall_encoder_idle_minutes: {why} (got {s.recall_encoder_idle_minutes:g}).")
     return s, warnings

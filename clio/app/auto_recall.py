@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clio import threads
 from clio.messages import KIND_RECALL, Message, make, meta, typed_words
@@ -32,6 +32,17 @@ if TYPE_CHECKING:
 AHEAD_MIN_WORDS = 3  # a line this long is embedded while the user types (embed_ahead)
 
 
+class Ahead(NamedTuple):
+    """A one-shot run's recall the helper was asked to do (:meth:`AutoRecall.ahead`): what it was
+    sent, to compare with what the run has when it comes to its recall."""
+
+    text: str
+    task: str
+    session: str
+    token: str
+    carried: dict[str, set[int]]  # what the request carries, by session and sequence number
+
+
 class AutoRecall:
     def __init__(
         self, services: Services, window: Window, settings: Settings, encoder: EncoderClient | None = None
@@ -43,8 +54,7 @@ class AutoRecall:
         self.enabled = settings.auto_recall and not (settings.no_ltm or settings.incognito)
         self.encoder = encoder if self.enabled else None
         self.last: dict[str, Any] = {"state": "on" if self.enabled else "off"}
-        self._ahead: tuple[str, str, str, str, dict[str, set[int]]] | None = None  # recalled by the helper ahead:
-        # (text, task, session, token, what the request carries)
+        self._ahead: Ahead | None = None  # recalled by the helper ahead
         self._helper_silent = False  # asked ahead, it did not answer: this message by words alone
 
     def start_warm_up(self) -> threading.Thread | None:
@@ -111,7 +121,7 @@ class AutoRecall:
             skip.setdefault(session.id, set()).add(nxt)
             token = self.encoder.recall_ahead(text, task, session.id, self.settings.redaction, skip, since)
             if token is not None:
-                self._ahead = (text, task, session.id, token, skip)
+                self._ahead = Ahead(text, task, session.id, token, skip)
                 return
         self.embed_ahead(first)
 
@@ -137,11 +147,11 @@ class AutoRecall:
         session = self.services.session
         if sent is None or self.encoder is None or session is None:
             return False, None
-        if (text, task, session.id) != sent[:3] or self._carried() != sent[4]:
+        if (text, task, session.id) != (sent.text, sent.task, sent.session) or self._carried() != sent.carried:
             return False, None  # another message, task or window than the helper searched for
         started = time.perf_counter()
         budget = self.chars()
-        got = self.encoder.recalled(sent[3], budget)
+        got = self.encoder.recalled(sent.token, budget)
         if got is None:
             # silent: the words decide this message alone (one wait at most); it answered that it
             # has none (another clio version, an unknown token): recalled here with its cosines

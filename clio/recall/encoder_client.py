@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 
     from clio.recall.encoder_pending import Pending
 
-# socket, subprocess, tempfile, hashlib and importlib.util are imported where they are used: a run
-# in a project without history never asks the helper, and its start-up pays for none of them.
+# socket, tempfile, hashlib and importlib.util are imported where they are used, and starting the
+# helper (subprocess with it) lives in clio.recall.encoder_start: a run in a project without
+# history never asks the helper, and its start-up pays for none of them.
 
 __all__ = ["ENV_SWITCH", "EncoderClient", "installed", "socket_path"]
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for

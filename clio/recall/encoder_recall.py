@@ -35,6 +35,7 @@ from typing import Any
 from clio import __version__
 from clio.recall import auto_turn
 from clio.recall.encoder_cache import INDEX_NAME
+from clio.recall.encoder_client import TIMEOUT_S
 from clio.recall.index import RecallIndex
 from clio.recall.query import best_first
 from clio.safety.redact import Redactor
@@ -44,12 +45,11 @@ KEEP = 8  # recalls kept for their run's ``recalled``
 OPEN_KEEP = 4  # projects' indexes kept open
 MAX_SKIP_SESSIONS = 1000  # sessions a run's ``skip`` may name (its window's, and those its blocks quote)
 # A fetch's second look at units without a vector ends this long before the run stops waiting
-# (the decision, the reply and the socket); under MIN_AGAIN_S left, there is none; never longer
-# than MAX_AGAIN_S. With mpnet during a project's first fill, that look took the helper past the
-# run's 250 ms, and the message went to words alone (stop 53).
+# (the decision, the reply and the socket); under MIN_AGAIN_S left, there is none (and never longer
+# than the helper's on-the-spot budget). With mpnet during a project's first fill, that look took
+# the helper past the run's 250 ms, and the message went to words alone (stop 53).
 ANSWER_MARGIN_S = 0.04
 MIN_AGAIN_S = 0.02
-MAX_AGAIN_S = 0.18
 
 
 def carried(sent: Any) -> dict[str, set[int]] | None:
@@ -69,7 +69,7 @@ def carried(sent: Any) -> dict[str, set[int]] | None:
 class LocalScores:
     """:class:`clio.recall.auto_turn.Scores` in the helper: its own scan and cosines, no socket.
     ``finish(units, deadline)``: each unit's cosine, texts without a vector embedded until the
-    deadline (None: the helper's on-the-spot budget from now)."""
+    deadline, and never past the helper's on-the-spot budget from now (None: that budget)."""
 
     def __init__(
         self, near: Callable[[], list[int]], finish: Callable[[list[list[str]], float | None], list[float | None]]
@@ -193,8 +193,8 @@ class HelperRecall:
         if again is None:
             raise ValueError("no recall done ahead under this token")
         until = req.get("until")  # when the run stops waiting (its clock: time.time())
-        left = float(until) - time.time() if isinstance(until, (int, float)) and not isinstance(until, bool) else 0.25
-        deadline = time.monotonic() + min(left - ANSWER_MARGIN_S, MAX_AGAIN_S)
+        left = float(until) - time.time() if isinstance(until, (int, float)) and not isinstance(until, bool) else TIMEOUT_S
+        deadline = time.monotonic() + left - ANSWER_MARGIN_S
         block, last, quoted = auto_turn.outcome(again(deadline), int(req.get("budget", 0)))
         self.served += 1
         return {"block": block, "last": last, "quoted": quoted}

@@ -204,7 +204,8 @@ class Service:
         near = {"index": str(req["index"]), "k": NEAR_ASKED}
 
         def finish(units: list[list[str]], deadline: float | None) -> list[float | None]:
-            return self.score(cache, q, units, deadline if deadline is not None else time.monotonic() + SPOT_BUDGET_S)
+            spot = time.monotonic() + SPOT_BUDGET_S  # never longer than a score's on-the-spot budget
+            return self.score(cache, q, units, spot if deadline is None else min(deadline, spot))
 
         return LocalScores(lambda: [int(p[0]) for p in self.nearest(cache, cache_path, near, q)], finish)
 

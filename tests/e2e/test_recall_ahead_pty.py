@@ -8,6 +8,8 @@ vector (the helper counts the score as served ahead) and quotes the earlier answ
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -25,22 +27,33 @@ from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (fixtur
 pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
 
 
-def test_a_line_left_a_moment_before_enter_is_embedded_while_typed(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
-    home = project.parent / "home"
+def with_history(fake_server: FakeServer, proj: Path) -> Path:
+    """A project with history (the earlier session that settles the fact, and others), through
+    one-shot runs that start the helper, once it has embedded the archive; the user's home."""
+    home = proj.parent / "home"
 
     def reply(body: dict[str, Any]) -> Reply:
         text, _ = latest_user(body)
         return Reply(text=FACT if text.startswith(ASKED) else "Done.")
 
     fake_server.responder = reply
-    on = {"CLIO_RECALL_ENCODER": None}
     try:
-        for text in [ASKED, *OTHER]:  # a project with history: these start the helper and fill it
-            r = run_clio(["--model", "fake-model", "-p", text], server=fake_server, project=project, home=home, env_extra=on)
+        for text in [ASKED, *OTHER]:
+            on = {"CLIO_RECALL_ENCODER": None}
+            r = run_clio(["--model", "fake-model", "-p", text], server=fake_server, project=proj, home=home, env_extra=on)
             assert r.returncode == 0, r.stderr
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not filled(project / ".clio"):
+        while time.monotonic() < deadline and not filled(proj / ".clio"):
             time.sleep(0.2)
+    except BaseException:
+        stop_helper(home)
+        raise
+    return home
+
+
+def test_a_line_left_a_moment_before_enter_is_embedded_while_typed(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
+    home = with_history(fake_server, project)
+    try:
         client = EncoderClient(home, project / ".clio")
         before = client.status()
         term = spawn(env={"CLIO_RECALL_ENCODER": ""})
@@ -70,24 +83,8 @@ def test_a_line_typed_after_the_helper_left_starts_it_again(fake_server: FakeSer
     starts it again, so the reworded question sent a moment later is decided with the encoder
     (before: that message, and in a REPL that had started the helper itself every later one,
     by words alone, which quote nothing here)."""
-    import os
-    import signal
-
-    home = project.parent / "home"
-
-    def reply(body: dict[str, Any]) -> Reply:
-        text, _ = latest_user(body)
-        return Reply(text=FACT if text.startswith(ASKED) else "Done.")
-
-    fake_server.responder = reply
-    on = {"CLIO_RECALL_ENCODER": None}
+    home = with_history(fake_server, project)
     try:
-        for text in [ASKED, *OTHER]:
-            r = run_clio(["--model", "fake-model", "-p", text], server=fake_server, project=project, home=home, env_extra=on)
-            assert r.returncode == 0, r.stderr
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not filled(project / ".clio"):
-            time.sleep(0.2)
         client = EncoderClient(home, project / ".clio")
         term = spawn(env={"CLIO_RECALL_ENCODER": ""})
         term.prompt()
