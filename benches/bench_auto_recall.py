@@ -86,6 +86,7 @@ BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens
 ASK_CUT: list[float | None] = [None]  # the encoder's threshold while a sweep tries one (else the model's)
 TYPED_AHEAD: list[bool] = [False]  # --typed-ahead: each timed message was embedded while typed (the REPL)
 MEANING_WEIGHT: list[float | None] = [None]  # --meaning-weight: instead of the model's own (a sweep)
+WEAK_WORDS_WEIGHT: list[float | None] = [None]  # --weak-words-weight: likewise, when the words barely match
 MODELS_FROM: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed models the helper may run
 
 
@@ -376,6 +377,11 @@ def tool_figures(
                         MEANING_WEIGHT[0] if MEANING_WEIGHT[0] is not None
                         else encoder.model.meaning_weight if encoder is not None else 0.0
                     ),
+                    weak_words_weight=(
+                        WEAK_WORDS_WEIGHT[0] if WEAK_WORDS_WEIGHT[0] is not None
+                        else MEANING_WEIGHT[0] if MEANING_WEIGHT[0] is not None
+                        else encoder.model.weak_words_weight if encoder is not None else 0.0
+                    ),
                 )  # fmt: skip
                 hits = search(3)
                 at = rank(hits)
@@ -601,12 +607,14 @@ def main() -> None:
     ap.add_argument("--narrated", action="store_true", help="the sets as a model that narrates its tool steps writes them")
     ap.add_argument("--whole-files", action="store_true", help="read results as whole files (real stdlib code appended, seeded)")
     ap.add_argument("--long-replies", action="store_true", help="replies as a chatty model writes them (an opening, quoted output, a closing offer; seeded)")
-    ap.add_argument("--meaning-weight", type=float, help="with --tool --encoder: the helper's list fused at this weight, not its model's")
+    ap.add_argument("--meaning-weight", type=float, help="with --tool --encoder: the helper's list fused at this weight, not its model's (alone: also when the words barely match)")
+    ap.add_argument("--weak-words-weight", type=float, help="with --tool --encoder: the helper's list's weight when the words barely match, not its model's")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
     args = ap.parse_args()
     MODELS_FROM[0] = args.models_from
     TYPED_AHEAD[0] = args.typed_ahead
     MEANING_WEIGHT[0] = args.meaning_weight
+    WEAK_WORDS_WEIGHT[0] = args.weak_words_weight
     whole_rng = random.Random(7)  # one draw across the sets, in their order
     reply_rng = random.Random(11)
     for name in [n for n in args.sets.split(",") if n]:

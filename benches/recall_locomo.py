@@ -147,12 +147,21 @@ class Nearest:
 _encoder: Any = None
 _models_from: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed encoder to use
 _weight: list[float | None] = [None]  # --meaning-weight: instead of the model's own
+_weak_weight: list[float | None] = [None]  # --weak-words-weight: likewise, when the words barely match
 
 
 def meaning_weight() -> float:
     """The weight of the helper's nearest list in the fusion: the model's own, as the memory tool
     has it (clio.recall.encoder_models), unless ``--meaning-weight`` says."""
     return _weight[0] if _weight[0] is not None else float(encoder().model.meaning_weight)
+
+
+def weak_words_weight() -> float:
+    """Its weight when the words barely match (clio.recall.query.WEAK_WORDS): the model's own,
+    unless ``--weak-words-weight`` says (``--meaning-weight`` alone: that one weight throughout)."""
+    if _weak_weight[0] is not None:
+        return _weak_weight[0]
+    return _weight[0] if _weight[0] is not None else float(encoder().model.weak_words_weight)
 
 
 def encoder() -> Any:
@@ -265,6 +274,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
             index.sync_vectors()
             nearest = Nearest(index) if base.endswith("+enc") else None
             weight = meaning_weight() if nearest is not None else 0.0
+            weak = weak_words_weight() if nearest is not None else 0.0
         else:
             index = PlainFts5(src)
         build_s += time.perf_counter() - t0
@@ -280,7 +290,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
                 index.search(
                     q, max_sessions=1000, max_results=10, mode=MODES[base], refine=False,
                     nearby=functools.partial(nearest, q) if nearest is not None else None, fuse_nearby=nearest is not None,
-                    meaning_weight=weight,
+                    meaning_weight=weight, weak_words_weight=weak,
                 )  # fmt: skip
                 fused_s = time.perf_counter() - t0
             t0 = time.perf_counter()
@@ -289,7 +299,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
                 near = functools.partial(nearest, q) if nearest is not None else None
                 hits = index.search(
                     q, max_sessions=1000, max_results=10, mode=mode, refine=refine, nearby=near, fuse_nearby=near is not None,
-                    meaning_weight=weight,
+                    meaning_weight=weight, weak_words_weight=weak,
                 )
             else:
                 match = build(q)
@@ -378,7 +388,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--nprobe", type=int, default=None, help="override the IVF lists scanned per query")
     ap.add_argument("--only", default=None, help="comma-separated engines to run (e.g. clio-hyb)")
     ap.add_argument("--parts", type=int, default=None, help="override the messages of a recall unit (1: single messages)")
-    ap.add_argument("--meaning-weight", type=float, default=None, help="override the weight of the helper's nearest list")
+    ap.add_argument("--meaning-weight", type=float, default=None, help="override the weight of the helper's nearest list (alone: also when the words barely match)")
+    ap.add_argument("--weak-words-weight", type=float, default=None, help="override its weight when the words barely match")
     ap.add_argument("--stages", action="store_true", help="each refine stage's gain per half and category (lexical)")
     ap.add_argument("--half", type=int, choices=(0, 1), default=None, help="only conversations 0,2,4.. (0) or 1,3,5.. (1)")
     args = ap.parse_args(argv)
@@ -388,6 +399,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.rrf_k is not None:
         recall_index_mod.RRF_K = args.rrf_k
     _weight[0] = args.meaning_weight
+    _weak_weight[0] = args.weak_words_weight
     if args.min_cosine is not None:
         vectors_mod.MIN_COSINE = args.min_cosine
     if args.ivf_min_rows is not None:

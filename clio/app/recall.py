@@ -14,7 +14,7 @@ from typing import Any
 from clio.memory.meaning import say_once
 from clio.messages import Message, meta
 from clio.recall.encoder_client import EncoderClient
-from clio.recall.query import MEANING_WEIGHT, best_first
+from clio.recall.query import MEANING_WEIGHT, WEAK_WORDS_WEIGHT, best_first
 from clio.store.sessions import SessionStore
 from clio.tools.context import Services
 
@@ -90,6 +90,9 @@ class LazyRecall:
                 nearby=pending.near if pending is not None else nearby,
                 fuse_nearby=pending is not None,
                 meaning_weight=self.encoder.model.meaning_weight if self.encoder is not None else MEANING_WEIGHT,
+                weak_words_weight=(
+                    self.encoder.model.weak_words_weight if self.encoder is not None else WEAK_WORDS_WEIGHT
+                ),
             )
         finally:
             if pending is not None:

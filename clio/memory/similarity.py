@@ -1,7 +1,7 @@
 """Text similarity for long-term memory: word sets, Jaccard, MinHash and a light stemmer.
 
 The one tokenizer and stemmer for matching words in memory: long-term entries, notes,
-preferences and behaviours. (Recall over the archive has its own, ``clio.recall.query.fts_words``
+preferences and behaviours. (Recall over the archive has its own, ``clio.recall.terms.fts_words``
 and ``excerpt_stem``, which follow FTS5's split so that queries and excerpts agree with the index.)
 
 Pure functions, no I/O. Two kinds of tokens:

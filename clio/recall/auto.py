@@ -24,7 +24,8 @@ from typing import Any
 
 from clio.recall import relevance as R
 from clio.recall.format import hit_source
-from clio.recall.query import MIN_NEW_WORDS, content_words, excerpt, fts_words
+from clio.recall.query import MIN_NEW_WORDS, content_words
+from clio.recall.terms import excerpt, fts_words
 
 MAX_HITS = 3
 EXCERPT_CHARS = 480  # one unit's quote in the block, all its messages together, at least (room allowing)

@@ -38,6 +38,9 @@ from clio.recall.query import (
     RRF_K,
     SYNC_BUDGET_S,
     VECTOR_WEIGHT,
+    WEAK_WORDS,
+    WEAK_WORDS_HITS,
+    WEAK_WORDS_WEIGHT,
     passage_key,
     query_terms,
     shape_results,
@@ -46,6 +49,7 @@ from clio.recall.refine import refine_rows
 from clio.recall.refresh import RefreshSide, SessionSource
 from clio.recall.relevance import says_something
 from clio.recall.schema import open_index, remove_db_files
+from clio.recall.terms import share_held
 from clio.recall.units import Exchanges, Part, Shown, compose, shape_units
 from clio.store.atomic import FileLock
 
@@ -129,6 +133,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         nearby_results: int = NEAR_RESULTS,
         fuse_nearby: bool = False,
         meaning_weight: float = MEANING_WEIGHT,
+        weak_words_weight: float = WEAK_WORDS_WEIGHT,
     ) -> list[dict[str, Any]]:
         """The best-matching archived messages for ``query`` (plain words, any characters).
 
@@ -143,7 +148,9 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         asked once the words' search is done; up to ``nearby_results`` units of them that the
         words did not find follow the words' results (``"found": "meaning"``); with
         ``fuse_nearby``, they are fused into the ranking instead, as a third list beside bm25 and
-        the static table's cosines, at ``meaning_weight`` (the memory tool: its model's weight).
+        the static table's cosines, at ``meaning_weight`` (the memory tool: its model's weight), or
+        at ``weak_words_weight`` when the words barely match: none of bm25's ``WEAK_WORDS_HITS``
+        best rows holds ``WEAK_WORDS`` of the query's terms (a reworded question).
         """
         terms = query_terms(query)
         if not terms or max_sessions < 1 or max_results < 1:
@@ -168,6 +175,8 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
                 lexical = self._lexical(terms, exclude_session, limit)
                 near = scan() if scan is not None else []
             meaning = list(nearby())[:50] if nearby is not None and fuse_nearby else []
+            if meaning and share_held(terms, (r[5] for r in lexical[:WEAK_WORDS_HITS])) < WEAK_WORDS:
+                meaning_weight = weak_words_weight  # the words barely match: what is found by meaning counts more
             fused = (
                 fuse_rows(self._conn, lexical, near, RRF_K, VECTOR_WEIGHT, [(meaning, meaning_weight)])
                 if near or meaning

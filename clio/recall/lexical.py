@@ -18,7 +18,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from clio.recall.query import and_query, choose_terms, fts_words, or_query, quote_term
+from clio.recall.query import and_query, choose_terms, or_query, quote_term
+from clio.recall.terms import fts_words
 
 COMMON_AND_TERMS = 4  # when every query word is common: rows holding the first this many words
 REPLY_CHARS = 400  # a reply longer than this is never looked for word for word elsewhere

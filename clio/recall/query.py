@@ -12,7 +12,6 @@ parentheses and quotes in the input are plain text (or dropped punctuation).
 
 from __future__ import annotations
 
-import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -30,9 +29,7 @@ from clio.messages import (
     tool_call_args,
 )
 from clio.recall.encoder_models import MINILM
-
-# Same split as FTS5's unicode61 tokenizer: letters and digits; '_' and punctuation separate.
-WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+from clio.recall.terms import WORD_RE, excerpt, excerpt_stem, fts_words
 
 STOPWORDS: frozenset[str] = frozenset(
     """
@@ -82,38 +79,15 @@ NEAR_RESULTS = 3  # units found by the encoder helper's scan alone, after the wo
 # with MiniLM, hybrid R@10 by half (0 / 1): 0.752 / 0.693 without; 0.758 / 0.693 at 0.3; 0.761 /
 # 0.694 at 0.5; 0.763 / 0.659 at 1.0: the largest weight that gains on both halves.
 MEANING_WEIGHT = MINILM.meaning_weight
+# ... and at the model's weak_words_weight when the words barely match: none of bm25's three best
+# rows holds half of the query's terms (clio.recall.terms.share_held: a question asked in other
+# words than its answer's). Chosen on the dev halves as the smallest share that takes set E's
+# reworded question (its words 0.40 held by near misses) into the top 3 (docs/memory.md, "When the
+# words barely match").
+WEAK_WORDS = 0.5
+WEAK_WORDS_HITS = 3
+WEAK_WORDS_WEIGHT = MINILM.weak_words_weight
 SYNC_BUDGET_S = 2.0
-
-_SUFFIXES = (
-    "ational", "ization", "fulness", "iveness", "ations", "ation", "ments", "ement", "ness", "ment",
-    "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s", "e",
-)  # fmt: skip
-
-
-def fts_words(text: str) -> list[str]:
-    """Lower-cased words, split like FTS5 ``unicode61`` (so 'snake_case' -> ['snake', 'case']).
-
-    For FTS5 queries and excerpts only; long-term memory, notes, preferences and behaviours match
-    words with :mod:`clio.memory.similarity` (``tokenize``, ``stem``, ``terms``).
-    """
-    return [w.lower() for w in WORD_RE.findall(text)]
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def excerpt_stem(word: str) -> str:
-    """A light suffix stripper (decided/deciding/decides -> 'decid'), for excerpt placement only.
-
-    The index itself uses FTS5's porter stemmer; this only has to agree often enough
-    to place the excerpt window on the matching words.
-    """
-    w = word.lower()
-    for suf in _SUFFIXES:
-        if len(w) - len(suf) >= 3 and w.endswith(suf):
-            w = w[: -len(suf)]
-            break
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":  # planned -> plann -> plan
-        w = w[:-1]
-    return w
 
 
 def query_terms(text: str, stopwords: Iterable[str] = STOPWORDS, max_terms: int = 32) -> list[str]:
@@ -178,67 +152,6 @@ def choose_terms(doc_freq: dict[str, int], budget: int = POSTINGS_BUDGET) -> lis
         kept.append((i, w))
         total += df
     return [w for _, w in sorted(kept)]
-
-
-def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
-    """About ``width`` characters of ``text`` around the densest cluster of query terms.
-
-    Words match a term when their light stems agree or the word starts with the
-    term. Cut at word boundaries, '…' marks a cut; whitespace is collapsed.
-    """
-    flat = " ".join(text.split())
-    if len(flat) <= width:
-        return flat
-    words = [t for t in terms if t]
-    stems = {excerpt_stem(t) for t in words}
-    prefixes = tuple(t.lower() for t in words if len(t) >= 4)
-    which: dict[str, str | None] = {}  # a word as written -> the term it matches (long texts repeat words)
-    hits: list[tuple[int, int, str]] = []  # (start, end, which term)
-    for m in WORD_RE.finditer(flat):
-        word = m.group()
-        if word in which:
-            term = which[word]
-        else:
-            w = word.lower()
-            s = excerpt_stem(w)
-            if s in stems:
-                term = s
-            elif prefixes and w.startswith(prefixes):
-                term = next(t for t in prefixes if w.startswith(t))
-            else:
-                term = None
-            which[word] = term
-        if term is not None:
-            hits.append((m.start(), m.end(), term))
-    start = 0
-    if hits:
-        # sliding window: the run of hits within ``width`` chars with the most distinct terms
-        best = (-1, -1)
-        first, last_end = hits[0][0], hits[0][1]
-        counts: dict[str, int] = {}
-        j = 0
-        for i, (h_start, h_end, _) in enumerate(hits):
-            while j < len(hits) and (j == i or hits[j][1] <= h_start + width):
-                counts[hits[j][2]] = counts.get(hits[j][2], 0) + 1
-                j += 1
-            key = (len(counts), j - i)
-            if key > best:
-                best, first, last_end = key, h_start, max(h_end, hits[j - 1][1])
-            counts[hits[i][2]] -= 1
-            if not counts[hits[i][2]]:
-                del counts[hits[i][2]]
-        start = max(0, first - max(0, (width - (last_end - first)) // 3))
-    start = min(start, max(0, len(flat) - width))
-    if start > 0 and flat[start - 1] != " ":  # do not begin mid-word
-        space = flat.find(" ", start)
-        if space != -1 and space - start < 30:
-            start = space + 1
-    end = min(len(flat), start + width)
-    if end < len(flat) and flat[end] != " ":
-        space = flat.rfind(" ", start, end)
-        if space > start + width // 2:
-            end = space
-    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
 
 
 def _clip(text: str, limit: int) -> str:

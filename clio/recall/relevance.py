@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from clio.recall.encoder_models import MINILM
-from clio.recall.query import CALL_MARK, content_words, excerpt_stem, fts_words, iter_content_words
+from clio.recall.query import CALL_MARK, content_words, iter_content_words
+from clio.recall.terms import excerpt_stem, fts_words
 
 _EVERYDAY = """
 ok okay okey k kk thanks thank thx ty cheers great good nice cool perfect fine sure yes yeah yep yup

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clio.recall.query import CALL_MARK, excerpt, format_date
+from clio.recall.query import CALL_MARK, format_date
 from clio.recall.relevance import says_something
+from clio.recall.terms import excerpt
 
 MAX_PARTS = 3  # messages one unit quotes: the ask, the match, the answer
 OTHER_CHARS = 160  # the excerpt of a unit's message besides the match

@@ -11,6 +11,7 @@ import pytest
 from clio.messages import KIND_SUMMARY, make
 from clio.recall import embedder as semantic
 from clio.recall import query as recall
+from clio.recall import terms
 from clio.recall.index import RecallIndex
 from clio.store.sessions import SessionStore
 from tests.unit.conftest import add_session
@@ -30,7 +31,7 @@ def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
 
 
 def test_tokenize_splits_like_unicode61() -> None:
-    assert recall.fts_words("Fix snake_case in Café-Bar (v2.1)") == [
+    assert terms.fts_words("Fix snake_case in Café-Bar (v2.1)") == [
         "fix",
         "snake",
         "case",
@@ -98,12 +99,12 @@ def test_choose_terms_keeps_rarest_and_respects_budget() -> None:
 def test_excerpt_centres_on_the_match() -> None:
     filler = "lorem ipsum dolor sit amet " * 40
     text = filler + "finally we decided to use PostgreSQL for the queue " + filler
-    out = recall.excerpt(text, ["deciding", "postgresql"], width=120)
+    out = terms.excerpt(text, ["deciding", "postgresql"], width=120)
     assert "decided to use PostgreSQL" in out
     assert out.startswith("…") and out.endswith("…")
     assert len(out) <= 122
-    assert recall.excerpt("short text", ["x"]) == "short text"
-    assert recall.excerpt(filler, ["absent"], width=50).startswith("lorem")
+    assert terms.excerpt("short text", ["x"]) == "short text"
+    assert terms.excerpt(filler, ["absent"], width=50).startswith("lorem")
 
 
 def test_document_text_choices() -> None:
@@ -383,10 +384,27 @@ def test_concurrent_processes_index_once(store: SessionStore, tmp_path: Path) ->
 def test_excerpt_prefers_the_window_with_most_distinct_terms() -> None:
     pad = "filler words here " * 30
     text = pad + "queue queue queue " + pad + "the queue runs on postgres now " + pad
-    out = recall.excerpt(text, ["queue", "postgres"], width=100)
+    out = terms.excerpt(text, ["queue", "postgres"], width=100)
     assert "queue runs on postgres" in out
     huge = "error " * 20_000  # many hits stay linear
-    assert recall.excerpt(huge, ["error"], width=60).startswith("error error")
+    assert terms.excerpt(huge, ["error"], width=60).startswith("error error")
+
+
+def test_a_term_matches_its_stem_or_a_longer_word_it_starts() -> None:
+    match = terms.TermMatch(["deciding", "postgres", "db"])
+    assert match("decided") == "deciding" and match("Decides") == "deciding"  # light stems agree
+    assert match("PostgreSQL") == "postgres"  # starts with a term of four letters or more
+    assert match("dbs") is None and match("db") == "db"  # a short term only as itself (or its stem)
+    assert match("queue") is None
+
+
+def test_the_share_of_a_query_a_text_holds_is_the_best_texts() -> None:
+    asked = ["staging", "database", "port", "outage"]
+    texts = ["the staging database listens on 6543", "the port is taken", "Staging databases and ports"]
+    assert terms.share_held(asked, texts) == 0.75  # the third: staging, database, port (not outage)
+    assert terms.share_held(asked, ["nothing in common"]) == 0.0
+    assert terms.share_held(asked, []) == 0.0 and terms.share_held([], texts) == 0.0
+    assert terms.share_held(["port", "port"], ["port 80"]) == 1.0  # terms counted once
 
 
 def test_unchanged_session_files_are_not_read_again(store: SessionStore, tmp_path: Path) -> None:

@@ -186,23 +186,54 @@ def test_the_memory_tool_fuses_what_is_found_by_meaning_into_its_ranking(store: 
     assert {h["session_id"] for h in fused} <= {meaning, *near_misses}
 
 
+FACT = "Invalid events go to the dead-letter topic events.invalid.v2."
+
+
+def near_misses_and_a_fact(store: SessionStore) -> tuple[RecallIndex, str]:
+    """Six sessions that share the words "staging database port", and one whose answer (FACT)
+    shares none of them: the index, and the fact's session."""
+    for i in range(6):
+        add_session(store, [f"the staging database port {i} is documented in the wiki", "ok"])
+    meaning = add_session(store, ["where do the events that fail validation end up?", FACT])
+    index = RecallIndex(None, store)
+    index.refresh()
+    return index, meaning
+
+
+def place_of_fact(index: RecallIndex, meaning: str, query: str, **weights: float) -> int:
+    """Where the fact's session ranks when the meaning list names the fact alone."""
+    hits = index.search(
+        query, max_sessions=10, max_results=8, mode="lexical",
+        nearby=lambda: [row_id(index, FACT)], fuse_nearby=True, **weights,  # type: ignore[arg-type]
+    )  # fmt: skip
+    return [h["session_id"] for h in hits].index(meaning)
+
+
 def test_the_meaning_list_weighs_as_much_as_its_model_is_trusted(store: SessionStore) -> None:
     """Each encoder's nearest list is fused at its own weight (encoder_models): the stronger
     model's list can lift a fact no word finds past the words' results; a weak one cannot."""
-    for i in range(6):
-        add_session(store, [f"the staging database port {i} is documented in the wiki", "ok"])
-    fact = "Invalid events go to the dead-letter topic events.invalid.v2."
-    meaning = add_session(store, ["where do the events that fail validation end up?", fact])
-    index = RecallIndex(None, store)
-    index.refresh()
+    index, meaning = near_misses_and_a_fact(store)
 
     def place(weight: float) -> int:
-        hits = index.search(
-            "staging database port", max_sessions=10, max_results=8, mode="lexical",
-            nearby=lambda: [row_id(index, fact)], fuse_nearby=True, meaning_weight=weight,
-        )  # fmt: skip
-        return [h["session_id"] for h in hits].index(meaning)
+        return place_of_fact(index, meaning, "staging database port", meaning_weight=weight)
 
     assert place(MINILM.meaning_weight) > 0  # after the words' best
     assert place(4.0) == 0
     assert place(MINILM.meaning_weight) >= place(MPNET.meaning_weight) >= place(4.0)
+
+
+def test_what_is_found_by_meaning_counts_more_when_the_words_barely_match(store: SessionStore) -> None:
+    """The meaning list is fused at the model's weak_words_weight when none of bm25's best rows
+    holds half of the query's terms (a reworded question), at its usual weight otherwise."""
+    index, meaning = near_misses_and_a_fact(store)
+
+    def place(query: str, usual: float, weak: float) -> int:
+        return place_of_fact(index, meaning, query, meaning_weight=usual, weak_words_weight=weak)
+
+    matched = "staging database port"  # every term in the words' best rows
+    barely = "staging rollout postmortem timeline owner"  # one term of five (0.2) in any of them
+    assert place(matched, 0.5, 4.0) > 0  # the usual weight: after the words' best
+    assert place(barely, 0.5, 4.0) == 0  # the weak-words weight lifts it first
+    assert place(barely, 0.5, 0.5) > 0  # and it is that weight that does it
+    assert MINILM.weak_words_weight > MINILM.meaning_weight  # MiniLM's list counts more then
+    assert MPNET.weak_words_weight >= MPNET.meaning_weight  # never less

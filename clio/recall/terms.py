@@ -1,0 +1,130 @@
+"""Pure: words as the recall index splits them, and which of a query's words a text holds.
+
+The split is FTS5's ``unicode61`` (letters and digits; ``_`` and punctuation separate); the stems
+are a light suffix stripper that agrees with the index's porter stemmer often enough to place an
+excerpt and to tell how much of a query a text holds (:class:`TermMatch`, :func:`share_held`),
+and :func:`excerpt` cuts a long text around its densest cluster of a query's words.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+
+# Same split as FTS5's unicode61 tokenizer: letters and digits; '_' and punctuation separate.
+WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+_SUFFIXES = (
+    "ational", "ization", "fulness", "iveness", "ations", "ation", "ments", "ement", "ness", "ment",
+    "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "s", "e",
+)  # fmt: skip
+
+
+def fts_words(text: str) -> list[str]:
+    """Lower-cased words, split like FTS5 ``unicode61`` (so 'snake_case' -> ['snake', 'case']).
+
+    For FTS5 queries and excerpts only; long-term memory, notes, preferences and behaviours match
+    words with :mod:`clio.memory.similarity` (``tokenize``, ``stem``, ``terms``).
+    """
+    return [w.lower() for w in WORD_RE.findall(text)]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def excerpt_stem(word: str) -> str:
+    """A light suffix stripper (decided/deciding/decides -> 'decid').
+
+    The index itself uses FTS5's porter stemmer; this only has to agree with it often enough to
+    place an excerpt on the matching words and to tell how much of a query a text holds (and
+    :mod:`clio.recall.relevance` compares a message's words with a unit's through it).
+    """
+    w = word.lower()
+    for suf in _SUFFIXES:
+        if len(w) - len(suf) >= 3 and w.endswith(suf):
+            w = w[: -len(suf)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":  # planned -> plann -> plan
+        w = w[:-1]
+    return w
+
+
+class TermMatch:
+    """Which of a query's terms a word matches: their light stems agree, or the word starts with
+    a term of at least four letters (where an excerpt is placed; how much of a query a text holds).
+    Words are remembered once looked at: long texts repeat them."""
+
+    def __init__(self, terms: Iterable[str]) -> None:
+        words = [t.lower() for t in terms if t]
+        self._stems = {excerpt_stem(t): t for t in words}
+        self._prefixes = tuple(t for t in words if len(t) >= 4)
+        self._seen: dict[str, str | None] = {}
+
+    def __call__(self, word: str) -> str | None:
+        if word in self._seen:
+            return self._seen[word]
+        w = word.lower()
+        term = self._stems.get(excerpt_stem(w))
+        if term is None and self._prefixes and w.startswith(self._prefixes):
+            term = next(t for t in self._prefixes if w.startswith(t))
+        self._seen[word] = term
+        return term
+
+
+def share_held(terms: Sequence[str], texts: Iterable[str]) -> float:
+    """The largest share of ``terms`` (a query's, distinct) that any one of ``texts`` holds, as
+    :class:`TermMatch` matches words: 0.0 with no terms or texts."""
+    wanted = {t.lower() for t in terms if t}
+    if not wanted:
+        return 0.0
+    match = TermMatch(wanted)
+    best = 0
+    for text in texts:
+        held = {match(w) for w in WORD_RE.findall(text)}
+        best = max(best, len(held & wanted))
+    return best / len(wanted)
+
+
+def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
+    """About ``width`` characters of ``text`` around the densest cluster of query terms.
+
+    Words match a term as :class:`TermMatch` says. Cut at word boundaries, '…' marks a cut;
+    whitespace is collapsed.
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    match = TermMatch(terms)
+    hits: list[tuple[int, int, str]] = []  # (start, end, which term)
+    for m in WORD_RE.finditer(flat):
+        term = match(m.group())
+        if term is not None:
+            hits.append((m.start(), m.end(), term))
+    start = 0
+    if hits:
+        # sliding window: the run of hits within ``width`` chars with the most distinct terms
+        best = (-1, -1)
+        first, last_end = hits[0][0], hits[0][1]
+        counts: dict[str, int] = {}
+        j = 0
+        for i, (h_start, h_end, _) in enumerate(hits):
+            while j < len(hits) and (j == i or hits[j][1] <= h_start + width):
+                counts[hits[j][2]] = counts.get(hits[j][2], 0) + 1
+                j += 1
+            key = (len(counts), j - i)
+            if key > best:
+                best, first, last_end = key, h_start, max(h_end, hits[j - 1][1])
+            counts[hits[i][2]] -= 1
+            if not counts[hits[i][2]]:
+                del counts[hits[i][2]]
+        start = max(0, first - max(0, (width - (last_end - first)) // 3))
+    start = min(start, max(0, len(flat) - width))
+    if start > 0 and flat[start - 1] != " ":  # do not begin mid-word
+        space = flat.find(" ", start)
+        if space != -1 and space - start < 30:
+            start = space + 1
+    end = min(len(flat), start + width)
+    if end < len(flat) and flat[end] != " ":
+        space = flat.rfind(" ", start, end)
+        if space > start + width // 2:
+            end = space
+    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
