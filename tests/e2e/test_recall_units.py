@@ -23,6 +23,7 @@ import pytest
 
 from testkit.clio_run import run_clio, tool_results
 from testkit.fakeserver import FakeServer, Reply
+from testkit.helper_stand_in import stand_in_helper
 from testkit.scripted import latest_user
 
 UPLOADS = (
@@ -226,33 +227,13 @@ def test_a_one_shot_run_with_history_recalls_without_loading_a_heavy_library(env
     assert sorted(m for m in imported if m in ("clio.recall.vectors", "clio.recall.vec_table", "clio.recall.ivf")) == []
 
 
-def stand_in_helper(home: Path, answer: Any) -> Any:
-    """A stand-in encoder helper on the user's socket: ``answer(request, file)`` for each
-    connection, each on a thread of its own; close the returned socket to stop it."""
+def stand_in(home: Path, answer: Any) -> Any:
+    """The stand-in helper on the user's socket, ``answer(request, file)`` for each connection."""
     import json
-    import socket
-    import threading
 
     from clio.recall.encoder_client import socket_path
 
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(socket_path(home)))
-    listener.listen(8)
-
-    def one(conn: socket.socket) -> None:
-        with conn, conn.makefile("rwb") as f:
-            answer(json.loads(f.readline()), f)
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=one, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return listener
+    return stand_in_helper(socket_path(home), lambda f: answer(json.loads(f.readline()), f))
 
 
 def test_a_helper_that_takes_the_message_but_never_answers_leaves_the_recall_to_the_words(env: Any) -> None:
@@ -275,7 +256,7 @@ def test_a_helper_that_takes_the_message_but_never_answers_leaves_the_recall_to_
         if req.get("op") == "recalled":
             time.sleep(1.0)  # holds the run's question without an answer
 
-    listener = stand_in_helper(home, answer)
+    listener = stand_in(home, answer)
     token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
     try:
         clio(env, "how do we handle big file uploads over 100 MB?", extra={"CLIO_RECALL_ENCODER": None})
@@ -313,7 +294,7 @@ def test_a_helper_that_has_no_recall_for_the_run_still_gives_it_cosines(env: Any
             units = json.loads(f.readline())["units"]
             f.write(json.dumps({"cos": [0.9] * len(units)}).encode() + b"\n")
 
-    listener = stand_in_helper(home, answer)
+    listener = stand_in(home, answer)
     try:
         clio(env, "how do we handle big file uploads over 100 MB?", extra={"CLIO_RECALL_ENCODER": None})
     finally:

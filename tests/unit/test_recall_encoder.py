@@ -30,6 +30,7 @@ from clio.recall import auto
 from clio.recall import relevance as R
 from clio.recall.encoder import CHUNK_CHARS, MAX_CHUNKS, chunks
 from clio.recall.encoder_client import ENV_SWITCH, EncoderClient, installed, socket_path
+from testkit.helper_stand_in import stand_in_helper
 
 ASKED = "session logins get dropped randomly in production"
 FACT = (
@@ -105,28 +106,6 @@ def test_the_switch_turns_the_client_off(tmp_path: Path, monkeypatch: pytest.Mon
     assert client.state.startswith("off") and not socket_path(tmp_path).exists()
 
 
-def stand_in(path: Path, answer: Any) -> socket.socket:
-    """A stand-in helper on the real socket: ``answer(file)`` for each connection (the file reads
-    and writes it); close the returned server to stop it."""
-    import threading
-
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen(8)
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn, conn.makefile("rwb") as f:
-                answer(f)
-
-    threading.Thread(target=serve, daemon=True).start()
-    return server
-
-
 def test_the_fill_is_asked_when_the_turn_ends_not_during_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A search leaves the helper's background pass due; it is asked for once the turn has ended
     (the request and the answer have the machine to themselves), and once only. A stand-in
@@ -150,7 +129,7 @@ def test_the_fill_is_asked_when_the_turn_ends_not_during_it(tmp_path: Path, monk
             f.write(json.dumps({"cos": [0.5] * len(units)}).encode() + b"\n")
             f.flush()
 
-    server = stand_in(socket_path(home), answer)
+    server = stand_in_helper(socket_path(home), answer)
     client = EncoderClient(home, clio_dir, timeout_s=5.0)
     try:
         assert client.score("which port?", [["the port is 6543"]]) == [0.5]
@@ -457,7 +436,7 @@ def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monke
     home.mkdir()
     clio_dir.mkdir(parents=True)
     sent: list[dict[str, str]] = []
-    server = stand_in(socket_path(home), lambda f: sent.append(json.loads(f.readline())))
+    server = stand_in_helper(socket_path(home), lambda f: sent.append(json.loads(f.readline())))
     archived = [False]
     services = types.SimpleNamespace(redactor=Redactor("standard"), recall=types.SimpleNamespace(has_archive=lambda: archived[0]))
     recall = AutoRecall(services, None, Settings(), EncoderClient(home, clio_dir))  # type: ignore[arg-type]
@@ -575,7 +554,7 @@ def test_the_client_takes_the_units_scored_in_time_and_says_the_rest_were_not(
         f.write(json.dumps({"cos": [0.61, None], "ahead": False}).encode() + b"\n")
         f.flush()
 
-    server = stand_in(socket_path(home), answer)
+    server = stand_in_helper(socket_path(home), answer)
     try:
         client = EncoderClient(home, tmp_path / ".clio", timeout_s=5.0)
         assert client.score(ASK, [[FACT], ["Tidy the navbar."]]) == [0.61, None]
