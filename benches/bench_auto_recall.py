@@ -74,9 +74,8 @@ from clio.recall.encoder_models import EncoderModel, chosen  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import best_first  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
-from testkit.clio_run import write_archive  # noqa: E402
+from testkit.recall_sets import build  # noqa: E402
 
-T0 = 1_763_000_000.0
 SETS = Path(__file__).resolve().parent / "recall_dev"
 SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f")
 DEV_SETS = ("set_a", "set_e")  # the dev half, where thresholds are chosen; the others are reported only
@@ -88,32 +87,6 @@ TYPED_AHEAD: list[bool] = [False]  # --typed-ahead: each timed message was embed
 MEANING_WEIGHT: list[float | None] = [None]  # --meaning-weight: instead of the model's own (a sweep)
 WEAK_WORDS_WEIGHT: list[float | None] = [None]  # --weak-words-weight: likewise, when the words barely match
 MODELS_FROM: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed models the helper may run
-
-
-def archived(messages: list[dict[str, Any]], ts: float) -> list[dict[str, Any]]:
-    """A set's messages as clio archives them (tool calls with ids, results naming their tool)."""
-    out: list[dict[str, Any]] = []
-    pending: list[tuple[str, str]] = []
-    for n, m in enumerate(messages):
-        msg: dict[str, Any] = {"role": m["role"], "content": m.get("content")}
-        if m.get("tool_calls"):
-            calls = []
-            for k, c in enumerate(m["tool_calls"]):
-                cid = f"call_{n}_{k}"
-                pending.append((cid, c["name"]))
-                args = json.dumps(c.get("arguments") or {})
-                calls.append({"id": cid, "type": "function", "function": {"name": c["name"], "arguments": args}})
-            msg["tool_calls"] = calls
-        if m["role"] == "tool":
-            cid, tool = pending.pop(0) if pending else (f"call_{n}", str(m.get("name", "")))
-            msg["tool_call_id"] = cid
-            msg["meta_tool"] = tool
-        meta: dict[str, Any] = {"seq": n, "ts": ts + n * 30}
-        if msg.pop("meta_tool", None):
-            meta["tool"] = m.get("name")
-        msg["meta"] = meta
-        out.append(msg)
-    return out
 
 
 def say(call: dict[str, Any]) -> str:
@@ -202,18 +175,6 @@ def long_replies(data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
                 parts.append(close)
                 m["content"] = "\n\n".join(parts)
     return out
-
-
-def build(data: dict[str, Any], root: Path, first: int = 0) -> dict[str, str]:
-    """Write the set's sessions in clio's layout, a day apart, the ``first``-th day on; returns
-    session name -> id."""
-    ids = {}
-    for k, s in enumerate(data["sessions"], start=first):
-        sid = f"2025{k % 10000:04d}-{k // 10000:06d}-{k:04x}"
-        ts = T0 + k * 86400
-        write_archive(root, sid, archived(s["messages"], ts), ts, s["name"])
-        ids[s["name"]] = sid
-    return ids
 
 
 def step(
