@@ -74,9 +74,8 @@ from clio.recall.encoder_models import EncoderModel, chosen  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import best_first  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
-from testkit.recall_sets import build  # noqa: E402
+from testkit.recall_sets import SETS, build, load_set  # noqa: E402
 
-SETS = Path(__file__).resolve().parent / "recall_dev"
 SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f")
 DEV_SETS = ("set_a", "set_e")  # the dev half, where thresholds are chosen; the others are reported only
 EVERYDAY = SETS / "everyday.json"  # short everyday messages: none may get a block
@@ -521,7 +520,7 @@ def scale_dev(size: int, repeat: int, encoder: bool) -> None:
     holds ``size`` messages, and the sets' 144 new messages as the queries (everyday lengths: where
     ``--scale``'s queries are 8 synthetic words, ~30 model tokens, these are 5-25). Latency only:
     the copies repeat each fact, so the choices are not figures."""
-    sets = [json.loads((SETS / f"{n}.json").read_text(encoding="utf-8")) for n in SET_NAMES]
+    sets = [load_set(n) for n in SET_NAMES]
     probes = [p["text"] for data in sets for p in data["probes"]]
     with tempfile.TemporaryDirectory() as tmp:
         root, clio_dir = Path(tmp) / "sessions", Path(tmp) / ".clio"
@@ -582,7 +581,7 @@ def main() -> None:
         if not (SETS / f"{name}.json").is_file():
             print(f"{name}: not found in {SETS}")
             continue
-        data = json.loads((SETS / f"{name}.json").read_text(encoding="utf-8"))
+        data = load_set(name)
         if args.narrated:
             data = narrated(data)
         if args.whole_files:

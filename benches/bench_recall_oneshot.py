@@ -21,7 +21,6 @@ session is then a question with a reply that says nothing, which later messages 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -36,7 +35,7 @@ from typing import Any
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 sys.path.append(str(Path(__file__).resolve().parent))  # bench_auto_recall, for the sets' layout
 
-from bench_auto_recall import SET_NAMES, SETS, build, has  # noqa: E402
+from bench_auto_recall import SET_NAMES, build, has, load_set  # noqa: E402
 
 from testkit.clio_run import run_clio  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
@@ -69,7 +68,7 @@ def block_sent(server: FakeServer, since: int, text: str) -> str | None:
 
 
 def run_set(name: str, args: argparse.Namespace) -> dict[str, Any]:
-    data = json.loads((SETS / f"{name}.json").read_text(encoding="utf-8"))
+    data = load_set(name)
     out: dict[str, Any] = {"same": [0, 0], "reworded": [0, 0], "unrelated": [0, 0], "times": [], "lines": []}
     with tempfile.TemporaryDirectory() as tmp:
         project, home = Path(tmp) / "proj", Path(tmp) / "home"

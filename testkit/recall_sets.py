@@ -16,7 +16,7 @@ T0 = 1_763_000_000.0  # the first session's day
 
 def load_set(name: str) -> dict[str, Any]:
     """One set (``set_e``): its sessions and its probes (text, kind, session, needles)."""
-    data: dict[str, Any] = json.loads((SETS / f"{name}.json").read_text())
+    data: dict[str, Any] = json.loads((SETS / f"{name}.json").read_text(encoding="utf-8"))
     return data
 
 

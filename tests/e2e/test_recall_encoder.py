@@ -146,9 +146,7 @@ def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path
             clio(filler(i), "--resume")  # the first turn leaves the window
         state = json.loads(next((project / ".clio" / "sessions").iterdir()).joinpath("stm.json").read_text())
         assert state["summary"]["trims"] >= 1
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not ready(project):
-            time.sleep(0.2)
+        wait_filled(project)
         served_ahead = EncoderClient(home, project / ".clio").status()["recalls_ahead"]
         r = clio(REWORDED, "--resume")
         message = sent(server, REWORDED)
