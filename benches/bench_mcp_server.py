@@ -1,7 +1,17 @@
 """``clio mcp`` figures: server start to first tool call, and recall latency through MCP.
 
-Run: .venv/bin/python benches/bench_mcp_server.py [--quick] [--before TREE [--starts N]]
+Run: .venv/bin/python benches/bench_mcp_server.py [--quick] [--before TREE [--starts N] [--history]]
+       .venv/bin/python benches/bench_mcp_server.py --sessions [--rounds N]
 Prints the figures; docs/benchmarks.md records them.
+
+``--first-search``: the paired starts' first call is ``search_sessions`` rather than ``note_list``.
+``--history``: the paired starts in a project with history (the dev set E's 42 sessions), where
+the server warms up as it opens (the session index brought up to date, the user's encoder helper
+started or asked to fill) while the client connects.
+
+``--sessions``: ``search_sessions`` latency and what it finds in that project, with the encoder
+helper (started and filled first) and without it (``CLIO_RECALL_ENCODER=0``): set E's 24
+probes, ``--rounds`` times each; the related probes whose fact is in the top 3.
 
 ``--before TREE``: paired starts only: a folder holding another ``clio`` package (e.g. ``git archive
 COMMIT clio | tar -x -C TREE``) is put first on PYTHONPATH for every other start, the installed
@@ -21,19 +31,24 @@ difference (after minus before).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 
-sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
+sys.path.append(
+    str(Path(__file__).resolve().parents[1])
+)  # testkit/ (appended: an installed clio comes first)
 
 from testkit.clio_run import CLIO  # noqa: E402
 from testkit.mcp_client import call, clio_mcp  # noqa: E402
+from testkit.recall_sets import build, load_set  # noqa: E402
 
 VOCABULARY = (
     "billing invoice render cache session queue worker retry deploy cluster proxy token schema migration "
@@ -53,10 +68,80 @@ def fact(i: int) -> str:
     return f"The {w[0]} {w[1]} module {i} keeps its {w[2]} state next to the {w[3]} handler (item {i})"
 
 
-async def start_once(project: Path, home: Path) -> float:
+def history(project: Path) -> dict[str, Any]:
+    """The dev set E written as clio archives it, in ``project``; the set."""
+    data = load_set("set_e")
+    build(data, project / ".clio" / "sessions")
+    return data
+
+
+async def sessions_run(
+    project: Path, home: Path, probes: list[dict[str, Any]], rounds: int, env: dict[str, str | None]
+) -> tuple[list[float], int]:
+    """search_sessions for each probe, ``rounds`` times over one session: the latencies, and the
+    related probes whose fact (a needle) is in the top 3 (counted in the first round)."""
+    times: list[float] = []
+    found = 0
+    async with clio_mcp(project, home, env_extra=env) as s:
+        for r in range(rounds):
+            for p in probes:
+                t0 = time.perf_counter()
+                is_error, text = await call(s, "search_sessions", query=p["text"], max_results=3)
+                times.append((time.perf_counter() - t0) * 1000)
+                assert not is_error, text
+                if r == 0 and p.get("needles") and any(n in text for n in p["needles"]):
+                    found += 1
+    return times, found
+
+
+def helper_filled(project: Path, home: Path) -> None:
+    """Start the user's helper through the server and wait until it has embedded the archive."""
+    from clio.recall.encoder_cache import filled
+
+    async def one() -> None:
+        async with clio_mcp(project, home, env_extra={"CLIO_RECALL_ENCODER": None}) as s:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not filled(project / ".clio"):
+                await call(s, "search_sessions", query="warm up")  # asks for the fill once the helper is up
+                await anyio.sleep(1.0)
+
+    anyio.run(one)
+    if not filled(project / ".clio"):
+        raise SystemExit("the encoder helper did not embed the archive in 2 minutes")
+
+
+def sessions_bench(rounds: int) -> None:
+    import os
+    import signal
+
+    from clio.recall.encoder_client import EncoderClient
+
+    with tempfile.TemporaryDirectory() as tmp:
+        project, home = Path(tmp) / "proj", Path(tmp) / "home"
+        project.mkdir()
+        probes = history(project)["probes"]
+        related = sum(1 for p in probes if p.get("needles"))
+        try:
+            helper_filled(project, home)
+            for name, env in (
+                ("words only", {"CLIO_RECALL_ENCODER": "0"}),
+                ("with the helper", {"CLIO_RECALL_ENCODER": None}),
+            ):
+                times, found = anyio.run(sessions_run, project, home, probes, rounds, env)
+                print(
+                    f"search_sessions {name}: p50 {pct(times, 0.5):.1f} ms, p95 {pct(times, 0.95):.1f}, "
+                    f"max {max(times):.1f} ({len(times)} calls); fact in the top 3: {found}/{related}"
+                )
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(EncoderClient(home, home).ping(2.0), signal.SIGTERM)
+
+
+async def start_once(project: Path, home: Path, search: bool = False) -> float:
     t0 = time.perf_counter()
     async with clio_mcp(project, home) as s:
-        is_error, text = await call(s, "note_list")
+        args = {"query": "who can invite me to the beta builds?"} if search else {}
+        is_error, text = await call(s, "search_sessions" if search else "note_list", **args)
         assert not is_error, text
         return (time.perf_counter() - t0) * 1000
 
@@ -81,26 +166,37 @@ async def recall_run(
     return writes, reads
 
 
-def paired_starts(before: str, pairs: int) -> None:
+def paired_starts(before: str, pairs: int, with_history: bool = False, search: bool = False) -> None:
     """Start to first tool result, ``before`` (PYTHONPATH) and the installed clio alternately."""
     import os
+    import signal
+
+    from clio.recall.encoder_client import EncoderClient
 
     times: dict[str, list[float]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory() as tmp:
         project, home = Path(tmp) / "proj", Path(tmp) / "home"
         project.mkdir()
+        if with_history:
+            history(project)
         for i in range(pairs):
             for which in ("before", "after") if i % 2 == 0 else ("after", "before"):
                 if which == "before":
                     os.environ["PYTHONPATH"] = before
                 else:
                     os.environ.pop("PYTHONPATH", None)
-                times[which].append(anyio.run(start_once, project, home))
+                times[which].append(anyio.run(start_once, project, home, search))
+        with contextlib.suppress(OSError, ValueError):  # the helper a start warmed up
+            os.kill(EncoderClient(home, home).ping(2.0), signal.SIGTERM)
     os.environ.pop("PYTHONPATH", None)
     for which, xs in times.items():
-        print(f"{which}: p50 {pct(xs, 0.5):.0f} ms, p95 {pct(xs, 0.95):.0f}, min {min(xs):.0f} ({pairs} starts)")
+        print(
+            f"{which}: p50 {pct(xs, 0.5):.0f} ms, p95 {pct(xs, 0.95):.0f}, min {min(xs):.0f} ({pairs} starts)"
+        )
     diffs = [a - b for a, b in zip(times["after"], times["before"], strict=True)]
-    print(f"after - before, per pair: median {statistics.median(diffs):+.0f} ms, p5..p95 {pct(diffs, 0.05):+.0f}..{pct(diffs, 0.95):+.0f}")
+    print(
+        f"after - before, per pair: median {statistics.median(diffs):+.0f} ms, p5..p95 {pct(diffs, 0.05):+.0f}..{pct(diffs, 0.95):+.0f}"
+    )
 
 
 def main() -> None:
@@ -108,9 +204,18 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--before", metavar="TREE", help="paired starts against the clio package in TREE")
     ap.add_argument("--starts", type=int, default=15, help="pairs with --before")
+    ap.add_argument("--history", action="store_true", help="the paired starts in a project with history")
+    ap.add_argument("--first-search", action="store_true", help="the paired starts' first call is search_sessions")
+    ap.add_argument(
+        "--sessions", action="store_true", help="search_sessions with and without the encoder helper"
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of set E's probes with --sessions")
     args = ap.parse_args()
+    if args.sessions:
+        sessions_bench(args.rounds)
+        return
     if args.before:
-        paired_starts(args.before, args.starts)
+        paired_starts(args.before, args.starts, args.history, args.first_search)
         return
     starts, entries, queries = (3, 50, 30) if args.quick else (10, 200, 200)
     with tempfile.TemporaryDirectory() as tmp:

@@ -121,7 +121,7 @@ MODES: dict[str, Literal["lexical", "semantic", "hybrid"]] = {
     "clio-hyb+enc": "hybrid",  # the memory tool with the encoder helper: its nearest messages fused in
     "clio+enc": "lexical",  # bm25 and the helper's nearest, no static table
 }
-ENCODER_NEAR = 30  # as the memory tool asks the helper (clio.app.recall.TOOL_NEAR)
+ENCODER_NEAR = 30  # as the memory tool asks the helper (clio.recall.tool_search.NEAR)
 
 
 class Nearest:

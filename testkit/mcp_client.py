@@ -8,7 +8,7 @@ project, with the test's CLIO_HOME.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -21,16 +21,22 @@ from testkit.clio_run import CLIO, clio_env
 
 @asynccontextmanager
 async def clio_mcp(
-    project: Path | None, home: Path, *flags: str, cwd: Path | None = None, errlog: TextIO = sys.stderr
+    project: Path | None,
+    home: Path,
+    *flags: str,
+    cwd: Path | None = None,
+    errlog: TextIO = sys.stderr,
+    env_extra: Mapping[str, str | None] | None = None,
 ) -> AsyncIterator[ClientSession]:
     """An initialized client session with ``clio mcp --dir PROJECT FLAGS...`` (its stderr to
-    ``errlog``); ``project=None`` gives no --dir (then ``cwd`` decides)."""
+    ``errlog``); ``project=None`` gives no --dir (then ``cwd`` decides). ``env_extra`` as for
+    :func:`testkit.clio_run.clio_env` (None removes a variable)."""
     home.mkdir(parents=True, exist_ok=True)
     where = ["--dir", str(project)] if project is not None else []
     params = StdioServerParameters(
         command=str(CLIO),
         args=["mcp", *where, *flags],
-        env=clio_env(None, home),
+        env=clio_env(None, home, env_extra),
         cwd=str(cwd or project or Path.cwd()),
     )
     async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:

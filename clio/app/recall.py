@@ -14,11 +14,10 @@ from typing import Any
 from clio.memory.meaning import say_once
 from clio.messages import Message, meta
 from clio.recall.encoder_client import EncoderClient
-from clio.recall.query import MEANING_WEIGHT, WEAK_WORDS_WEIGHT, best_first
+from clio.recall.query import best_first
+from clio.recall.tool_search import search_with_meaning
 from clio.store.sessions import SessionStore
 from clio.tools.context import Services
-
-TOOL_NEAR = 30  # messages nearest by meaning fused into the memory tool's ranking (the encoder helper)
 
 
 class LazyRecall:
@@ -75,10 +74,12 @@ class LazyRecall:
         nearby: Callable[[], Sequence[int]] | None = None,
     ) -> list[dict[str, Any]]:
         skip = self.carried(skip_quoted)
-        pending = None
-        if nearby is None and not lexical and self.encoder is not None:  # the memory tool: meaning fused in
-            pending = self.encoder.begin(query, near=TOOL_NEAR)
-        try:
+        if nearby is None and not lexical:  # the memory tool: the helper's nearest fused in
+            hits = search_with_meaning(
+                self.index().search, query, max_results, self.encoder,
+                max_sessions=max_sessions, skip=skip, with_text=with_text,
+            )  # fmt: skip
+        else:
             hits = best_first(
                 self.index().search,
                 query,
@@ -87,20 +88,11 @@ class LazyRecall:
                 skip=skip,
                 with_text=with_text,
                 mode="lexical" if lexical else "hybrid",
-                nearby=pending.near if pending is not None else nearby,
-                fuse_nearby=pending is not None,
-                meaning_weight=self.encoder.model.meaning_weight if self.encoder is not None else MEANING_WEIGHT,
-                weak_words_weight=(
-                    self.encoder.model.weak_words_weight if self.encoder is not None else WEAK_WORDS_WEIGHT
-                ),
+                nearby=nearby,
             )
-        finally:
-            if pending is not None:
-                pending.close()
         note = self._index.take_semantic_note()  # why recall is lexical only: said once
         say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
         return hits
-
 
     def frequencies(self, words: list[str]) -> tuple[dict[str, int], int]:
         """The words' document frequencies for the automatic recall's decision, asked right after

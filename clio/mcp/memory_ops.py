@@ -10,32 +10,38 @@ Trust: an MCP client is not the user. Its writes are tainted like file content
 (:func:`clio.memory.provenance.from_mcp`: ``by: mcp``, shown by ``/memory list``, marked in later
 prompts), it may not forget an entry the user pinned, and recalling never reinforces anything.
 Read-only (``--incognito``): every write is refused and nothing reaches the disk (the recall
-index is kept in memory).
+index is kept in memory, and searched without the encoder helper, whose vectors belong to the
+project's index on disk and whose fill writes beside it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from clio import threads
 from clio.memory import provenance
 from clio.memory.ltm import DEFAULT_CONFIDENCE, TYPES, Entry, LtmError, render_entry
 from clio.memory.ltm_rank import by_relevance
 from clio.memory.ltm_stats import day
 from clio.memory.notes import NoteError, NoteStore
 from clio.recall.format import format_hits
-from clio.recall.query import best_first
+from clio.recall.tool_search import search_with_meaning
 
 if TYPE_CHECKING:
     from clio.config import Settings
     from clio.memory.ltm_store import LtmStore
     from clio.paths import Paths
+    from clio.recall.encoder_client import EncoderClient
     from clio.safety.redact import Redactor
 
 MAX_RESULTS = 50
+WARM_UP_AFTER_S = 1.0  # the server's warm-up waits this long after it opens (bench_mcp_server.py --history)
 READ_ONLY = "clio mcp runs read-only (--incognito): nothing was written"
 # The fields an entry of each type takes (the first required ones first), for the tool's description.
 FIELDS = {t: (*spec.text, *spec.lists) for t, spec in TYPES.items()}
@@ -90,6 +96,8 @@ class MemoryOps:
     budget_tokens: int
     count_tokens: Callable[[str], int]
     clock: Callable[[], float]
+    encoder: EncoderClient | None = None  # the user's encoder helper (None: read-only, or switched off)
+    has_history: Callable[[], bool] = lambda: False  # whether any past session holds a message
     _index: Any = field(default=None, repr=False)
     _opening: threading.Lock = field(default_factory=threading.Lock, repr=False)  # tools run in threads
 
@@ -209,21 +217,46 @@ class MemoryOps:
         return "\n".join(lines)
 
     # -- past sessions -----------------------------------------------------------------------
-    def search_sessions(self, query: str, max_results: int = 5, max_sessions: int = 10) -> str:
-        """The same ranked index and order as the ``recall_sessions`` operation of clio's memory
-        tool (restatements of the query after the messages that answer it)."""
-        _query(query)
-        limit = _limit(max_results, "max_results")
+    def warm_up(self, after_s: float = WARM_UP_AFTER_S) -> threading.Thread | None:
+        """In a project with history, open the session index and bring it up to date, then start
+        the encoder helper (or ask the running one to embed what it has not), in a background
+        thread, ``after_s`` from now: a server lives long, as a REPL does, and its first search
+        waits for neither; the client's handshake and first calls, which come at once, do not
+        share the process with it (a search meanwhile brings the index up to date itself)."""
+        if not self.has_history():
+            return None
+
+        def warm() -> None:
+            time.sleep(after_s)
+            with contextlib.suppress(Exception):  # a failure is told where a search needs the index
+                self._open_index().search("warm up", max_sessions=1, max_results=1, mode="lexical")
+            if self.encoder is not None:
+                self.encoder.warm_up()
+
+        return threads.start(warm, "clio-mcp-warm-up")
+
+    def _open_index(self) -> Any:
         with self._opening:
             if self._index is None:
                 self._index = self.search_index()
-        hits = best_first(self._index.search, query, limit, max_sessions=_limit(max_sessions, "max_sessions"))
+            return self._index
+
+    def search_sessions(self, query: str, max_results: int = 5, max_sessions: int = 10) -> str:
+        """The same search and order as the ``recall_sessions`` operation of clio's memory tool:
+        bm25 and the static table, the encoder helper's nearest messages fused in when it answers
+        (:mod:`clio.recall.tool_search`), restatements of the query after the messages that
+        answer it. The helper's fill of what it has not embedded yet is asked after the search."""
+        _query(query)
+        limit = _limit(max_results, "max_results")
+        sessions = _limit(max_sessions, "max_sessions")
+        hits = search_with_meaning(self._open_index().search, query, limit, self.encoder, max_sessions=sessions)
+        if self.encoder is not None:
+            self.encoder.turn_ended()
         return format_hits(query, hits)
 
 
 def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bool) -> MemoryOps:
     """The operations over the project's ``.clio/`` (read-only: nothing is ever written there)."""
-    import time
 
     from clio.context.tokens import TokenEstimator
     from clio.memory.ltm_store import LtmStore
@@ -238,6 +271,12 @@ def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bo
         from clio.recall.index import RecallIndex
 
         return RecallIndex(None if read_only else paths.clio_dir / "recall.sqlite", sessions)
+
+    encoder: EncoderClient | None = None
+    if settings.recall_encoder and not read_only:  # read-only: the index is in memory, its rows not the helper's
+        from clio.recall.encoder_client import EncoderClient
+
+        encoder = EncoderClient(paths.home, paths.clio_dir, idle_s=settings.recall_encoder_idle_minutes * 60)
 
     signer = Signer.open(paths.home, create=not read_only)
     ltm: LtmStore | None = None if no_ltm else LtmStore(paths.clio_dir / "ltm.json", signer=signer)
@@ -257,4 +296,6 @@ def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bo
         budget_tokens=settings.ltm_budget_tokens,
         count_tokens=TokenEstimator(settings.model).count_text,
         clock=time.time,
+        encoder=encoder,
+        has_history=sessions.holds_messages,
     )

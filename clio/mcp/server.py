@@ -80,6 +80,7 @@ def main(argv: list[str]) -> int:
         )
     )
     ops = open_memory(paths, settings, read_only=args.incognito, no_ltm=args.no_ltm)
+    ops.warm_up()  # the index brought up to date and the encoder helper started, while the client connects
     try:
         if args.http is None:
             from clio.mcp.stdio import StdioServer, serve_stdio

@@ -268,3 +268,43 @@ def test_the_memory_tool_leans_on_meaning_when_the_words_barely_match(tmp_path: 
     finally:
         server.stop()
         stop_helper(home)
+
+
+def test_clio_mcp_search_sessions_leans_on_the_helper_as_the_memory_tool_does(tmp_path: Path) -> None:
+    """``clio mcp``'s search_sessions searches as recall_sessions does: the installed server, opened
+    on a project with history, starts the user's helper; its first search asks for the fill; once
+    the archive is embedded, set E's reworded iPhone question gets its answer in the top 3, which
+    the same server with the helper switched off does not find."""
+    import anyio
+
+    from testkit.mcp_client import call, clio_mcp
+
+    data = load_set("set_e")
+    probe = next(p for p in data["probes"] if p["text"].startswith("who can invite me"))
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    build(data, project / ".clio" / "sessions")
+
+    async def search(env: dict[str, str | None], then_fill: bool) -> str:
+        async with clio_mcp(project, home, env_extra=env) as s:
+            if then_fill:  # the server started the helper as it opened: once it is up, a search asks for the fill
+                up, deadline = False, time.monotonic() + 30
+                while not up and time.monotonic() < deadline:
+                    with contextlib.suppress(OSError, ValueError):
+                        up = EncoderClient(home, home).ping(1.0) > 0
+                    await anyio.sleep(0.2)
+                assert up, "clio mcp did not start the encoder helper"
+                bad, first = await call(s, "search_sessions", query=probe["text"], max_results=3)
+                assert not bad, first
+                await anyio.to_thread.run_sync(wait_filled, project)
+            bad, text = await call(s, "search_sessions", query=probe["text"], max_results=3)
+            assert not bad, text
+            return text
+
+    try:
+        words = anyio.run(search, {"CLIO_RECALL_ENCODER": "0"}, False)
+        assert not any(n in words for n in probe["needles"]), words
+        meaning = anyio.run(search, {"CLIO_RECALL_ENCODER": None}, True)
+        assert any(n in meaning for n in probe["needles"]), meaning
+    finally:
+        stop_helper(home)

@@ -4,7 +4,12 @@ read-only and --no-ltm, pinned entries, and what the prompt shows of an MCP writ
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,3 +187,135 @@ def test_search_sessions_puts_what_answers_before_what_only_asks_again(tmp_path:
     )
     first = out.split("\n2. ")[0]  # the first unit: the question with its answer
     assert "What port does the staging database use?" in first and "6543" in first, out
+
+
+# -- search_sessions with the user's encoder helper (a stand-in on its socket) -------------------
+
+FACT = "Invalid events go to the dead-letter topic events.invalid.v2."
+
+
+def archive_with_a_reworded_fact(paths: Paths) -> None:
+    """Six sessions that share the query's words, and one whose answer (FACT) shares none."""
+    from testkit.clio_run import write_archive
+
+    sessions = paths.clio_dir / "sessions"
+    for i in range(6):
+        write_archive(sessions, f"20261101-0{i}0000-aaa{i}", [
+            {"role": "user", "content": f"the staging database port {i} is documented in the wiki", "meta": {"seq": 0}},
+            {"role": "assistant", "content": "ok", "meta": {"seq": 1}},
+        ], 1_793_000_000.0 + i * 100)  # fmt: skip
+    write_archive(sessions, "20261102-090000-bbbb", [
+        {"role": "user", "content": "where do the events that fail validation end up?", "meta": {"seq": 0}},
+        {"role": "assistant", "content": FACT, "meta": {"seq": 1}},
+    ], 1_793_100_000.0)  # fmt: skip
+
+
+def helper_naming_the_fact(home: Path, asked: list[dict[str, Any]]) -> Any:
+    """A stand-in helper that records each request and, asked for the nearest messages, names the
+    row of FACT in the index the request names (as the real helper's scan reads that index)."""
+    import sqlite3
+
+    from clio.recall.encoder_client import socket_path
+    from testkit.helper_stand_in import stand_in_helper
+
+    def answer(f: Any) -> None:
+        req = json.loads(f.readline())
+        asked.append(req)
+        if req["op"] == "ping":
+            f.write(json.dumps({"ok": True, "pid": os.getpid()}).encode() + b"\n")
+        elif req["op"] == "score" and "near" in req:
+            row, deadline = None, time.monotonic() + 2
+            while row is None and time.monotonic() < deadline:  # the search indexes the archive meanwhile
+                with contextlib.closing(sqlite3.connect(req["near"]["index"])) as db, contextlib.suppress(sqlite3.Error):
+                    row = db.execute("SELECT id FROM msgs WHERE body = ?", (FACT,)).fetchone()
+                time.sleep(0.01)
+            rid = row[0] if row else -1
+            f.write(json.dumps({"near": [[rid, 0.8]]}).encode() + b"\n")
+            f.flush()
+            f.readline()  # the search took the list and closed (nothing to score)
+            return
+        f.flush()
+
+    home.mkdir(parents=True, exist_ok=True)
+    return stand_in_helper(socket_path(home), answer)
+
+
+def ops_asked(asked: list[dict[str, Any]], ops: list[str]) -> list[str]:
+    """The ops the stand-in was asked, once they read ``ops`` (or after 5 s)."""
+    deadline = time.monotonic() + 5
+    while [r["op"] for r in asked] != ops and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.1)  # and nothing more
+    return [r["op"] for r in asked]
+
+
+def test_search_sessions_fuses_what_the_encoder_helper_finds_by_meaning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """clio mcp searches as clio's memory tool does: the helper's nearest messages are fused into
+    the ranking, so an answer that shares no word with the query is found; a search that used the
+    helper asks it to embed what it has not yet, with the user's idle time."""
+    monkeypatch.delenv("CLIO_RECALL_ENCODER", raising=False)  # the tests' default: off
+    paths = paths_in(tmp_path)
+    archive_with_a_reworded_fact(paths)
+    query = "staging rollout postmortem timeline owner"
+    words_only = open_memory(paths, Settings(recall_encoder=False), read_only=False, no_ltm=False)
+    assert "dead-letter" not in words_only.search_sessions(query, max_results=3)
+    asked: list[dict[str, Any]] = []
+    helper = helper_naming_the_fact(paths.home, asked)
+    try:
+        out = open_memory(paths, Settings(), read_only=False, no_ltm=False).search_sessions(query, max_results=3)
+        assert "dead-letter" in out, out
+        assert ops_asked(asked, ["score", "fill"]) == ["score", "fill"]
+        score, fill = asked
+        assert score["q"] == query and score["near"]["k"] > 0
+        assert Path(fill["index"]) == paths.clio_dir / "recall.sqlite"
+        assert fill["idle"] == Settings().recall_encoder_idle_minutes * 60  # the user's idle time goes along
+    finally:
+        helper.close()
+
+
+def test_the_server_warms_up_the_index_and_the_helper_in_a_project_with_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server lives long, as a REPL: opened on a project with history it brings the index up to
+    date and asks the helper to embed it, in the background; on a project without history, nothing."""
+    monkeypatch.delenv("CLIO_RECALL_ENCODER", raising=False)
+    asked: list[dict[str, Any]] = []
+    paths = paths_in(tmp_path)
+    helper = helper_naming_the_fact(paths.home, asked)
+    try:
+        assert open_memory(paths, Settings(), read_only=False, no_ltm=False).warm_up() is None
+        assert ops_asked(asked, []) == [] and not (paths.clio_dir / "recall.sqlite").exists()
+        archive_with_a_reworded_fact(paths)
+        thread = open_memory(paths, Settings(), read_only=False, no_ltm=False).warm_up(after_s=0)
+        assert thread is not None
+        thread.join(10)
+        assert ops_asked(asked, ["ping", "fill"]) == ["ping", "fill"]  # the helper runs: it fills the index
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(paths.clio_dir / "recall.sqlite")) as db:
+            assert db.execute("SELECT count(*) FROM msgs WHERE body = ?", (FACT,)).fetchone() == (1,)
+    finally:
+        helper.close()
+
+
+def test_read_only_search_sessions_never_asks_the_encoder_helper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--incognito searches an index kept in memory, whose rows are not the helper's, and must write
+    nothing: the helper (whose fill writes in .clio/) is neither asked nor started."""
+    monkeypatch.delenv("CLIO_RECALL_ENCODER", raising=False)
+    paths = paths_in(tmp_path)
+    archive_with_a_reworded_fact(paths)
+    before = files_under(tmp_path)
+    asked: list[dict[str, Any]] = []
+    helper = helper_naming_the_fact(paths.home, asked)
+    try:
+        ro = open_memory(paths, Settings(), read_only=True, no_ltm=False)
+        out = ro.search_sessions("staging rollout postmortem timeline owner", max_results=3)
+        time.sleep(0.3)
+        assert asked == [] and "dead-letter" not in out and "staging database port" in out
+    finally:
+        helper.close()
+    assert {k for k in files_under(tmp_path) if k not in before} <= {"home/encoder.sock"}
