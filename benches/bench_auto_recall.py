@@ -63,7 +63,6 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit; clio as installed
 
-from clio.app.recall import TOOL_NEAR  # noqa: E402
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
 from clio.recall.auto_turn import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS  # noqa: E402
@@ -71,8 +70,10 @@ from clio.recall.common_words import is_common  # noqa: E402
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from clio.recall.encoder_models import EncoderModel, chosen  # noqa: E402
+from clio.recall.format import format_hits  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import best_first  # noqa: E402
+from clio.recall.tool_search import NEAR as TOOL_NEAR  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.recall_sets import SETS, build, load_set  # noqa: E402
 
@@ -329,10 +330,11 @@ def tool_figures(
 
         for arm in names:
             pending = encoder.begin(p["text"], near=TOOL_NEAR) if encoder is not None and arm != "hybrid" else None
+            near = pending.near() if pending is not None else []  # read once: each search below fuses the same list
             try:
                 search = partial(
-                    best_first, index.search, p["text"], max_sessions=10, with_text=True, mode="hybrid",
-                    nearby=pending.near if pending is not None else None, fuse_nearby=pending is not None,
+                    best_first, index.search, p["text"], max_sessions=10, mode="hybrid",
+                    nearby=(lambda near=near: near) if pending is not None else None, fuse_nearby=pending is not None,
                     meaning_weight=(
                         MEANING_WEIGHT[0] if MEANING_WEIGHT[0] is not None
                         else encoder.model.meaning_weight if encoder is not None else 0.0
@@ -343,22 +345,27 @@ def tool_figures(
                         else encoder.model.weak_words_weight if encoder is not None else 0.0
                     ),
                 )  # fmt: skip
-                hits = search(3)
+                hits = search(3, with_text=True)
                 at = rank(hits)
+                shown = format_hits(p["text"], search(3, with_text=False))  # what the model reads
                 # a miss of the last arm is listed with where the fact was in the top 10
-                wide = search(10) if show and at is None and arm == names[-1] else None
+                wide = search(10, with_text=True) if show and at is None and arm == names[-1] else None
             finally:
                 if pending is not None:
                     pending.close()
-            counts = arms.setdefault(arm, [0, 0, 0])
+            counts = arms.setdefault(arm, [0, 0, 0, 0])
             counts[0] += at is not None
             counts[1] += at == 1
             counts[2] += 1
+            counts[3] += has(shown, p["needles"])
             if wide is not None:
                 first = str(hits[0].get("text", ""))[:70] if hits else ""
                 misses.append(f"  tool missed {p['text']!r} ({p['kind']}): fact at {rank(wide) or '>10'}; first {first!r}")
-    for arm, (top3, top1, n) in arms.items():
-        print(f"{name} recall_sessions, {arm}: fact in the top 3 {top3}/{n}, first {top1}/{n}")
+    for arm, (top3, top1, n, read) in arms.items():
+        print(
+            f"{name} recall_sessions, {arm}: fact in the top 3 {top3}/{n}, first {top1}/{n}, "
+            f"its words in the excerpts the model reads {read}/{n}"
+        )
     for line in misses:
         print(line)
     index.close()
