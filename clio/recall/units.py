@@ -25,7 +25,9 @@ from clio.recall.relevance import says_something
 from clio.recall.terms import excerpt
 
 MAX_PARTS = 3  # messages one unit quotes: the ask, the match, the answer
-OTHER_CHARS = 160  # the excerpt of a unit's message besides the match
+MATCH_CHARS = 300  # the excerpt of the message that matched
+REPLY_CHARS = 300  # the excerpt of the unit's answer (:func:`answer`), when another message matched
+OTHER_CHARS = 160  # the excerpt of a unit's other message (the ask, a tool step)
 EXCHANGE_ROWS = 400  # messages read from one exchange at the most (a long run of tool steps)
 ASK_TAIL = 80  # where a question mark makes a message a question
 
@@ -216,9 +218,11 @@ def shape_units(
             hit["text"] = unit_text(parts)
             hit["texts"] = [p.body for p in parts]
         else:
-            hit["excerpt"] = cut = excerpt(body, terms)
+            hit["excerpt"] = cut = excerpt(body, terms, MATCH_CHARS)
+            prose = [p for p in parts if is_prose(p)]
+            reply = answer(prose).seq if prose else None  # where the fact usually is: as much room as the match
             for part, p in zip(hit["parts"], parts, strict=True):
-                width = 300 if p.seq == seq else OTHER_CHARS
+                width = MATCH_CHARS if p.seq == seq else REPLY_CHARS if p.seq == reply else OTHER_CHARS
                 part["excerpt"] = cut if p.seq == seq and p.body == body else excerpt(p.body, terms, width)
         out.append(hit)
     return out

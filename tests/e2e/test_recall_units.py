@@ -10,6 +10,7 @@ own, and costs a one-shot run no heavy import; through the installed clio and th
   of the user's answered the same way is. Nor is a question whose reply was given word for word to
   other questions (a canned reply).
 - A tool call is quoted and indexed in words, never its JSON.
+- The memory tool shows a matched step's answer with room for its fact (past 160 characters).
 - An agent that explains what it found, edits, then says "Done." has its explanation quoted.
 - The one-shot path of a project with history imports no numpy, tokenizers or onnxruntime.
 """
@@ -39,6 +40,11 @@ EXPLANATION = (
     "Preview builds are meant to use https://api-staging.example.dev; I'll set APP_VARIANT=staging."
 )
 NIGHTLY = "The nightly upload job retries three times after a timeout, 30 seconds apart; I raised the wait to 60."
+HELM = (  # a diagnosis whose fix comes after the 160 characters a unit's other messages get
+    "The upgrade renders the ingress from deploy/values.yaml, and since chart 4.x the ingress class is "
+    "no longer defaulted: the Ingress object comes out without one, so no controller picks it up and "
+    "the health check times out. Set ingress.className: nginx-internal in the staging values."
+)
 CANNED = "Here is what I found: it depends on how the deployment is configured."  # a harness's one reply to all
 HEAVY = ("numpy", "tokenizers", "onnxruntime", "torch", "sentence_transformers")
 
@@ -64,6 +70,8 @@ def responder(body: dict[str, Any]) -> Reply:
         return Reply(tool_calls=[read("web/navbar.css")])
     if text.startswith("The nightly upload job fails"):
         return Reply(text=NIGHTLY)
+    if text.startswith("Why does the staging deploy fail"):
+        return Reply(tool_calls=[read("deploy/values.yaml")]) if rounds == 0 else Reply(text=HELM)
     if text.startswith("[canned]"):
         return Reply(text=CANNED)
     return Reply(text="Done.")
@@ -213,6 +221,21 @@ def test_a_tool_call_is_recalled_in_words_never_as_json(env: Any) -> None:
     (out,) = tool_results(server.chat_requests[-1]).values()
     assert "read file api/uploads.py" in out, out
     assert '{"operation"' not in out and '"path"' not in out and "file_operations" not in out
+
+
+def test_the_memory_tool_shows_the_answer_of_a_matched_step_with_room_for_its_fact(env: Any) -> None:
+    """recall_sessions matches a file read (the tool result); its unit quotes the question it
+    served and the answer it came to, whose fix sits past the first 160 characters: the model
+    reads it in the tool's result."""
+    project, home, server = env
+    (project / "deploy").mkdir()
+    (project / "deploy" / "values.yaml").write_text("replicaCount: 3\ningress:\n  enabled: true\n  hosts: [shop.staging]\n")
+    history(env)
+    clio(env, "Why does the staging deploy fail after the helm upgrade?")
+    clio(env, "[recall] replicaCount ingress hosts")
+    (out,) = tool_results(server.chat_requests[-1]).values()
+    assert "replicaCount: 3" in out and "Why does the staging deploy fail" in out, out  # the step, with its ask
+    assert HELM.index("nginx-internal") > 160 and "ingress.className: nginx-internal" in out, out
 
 
 def test_a_one_shot_run_with_history_recalls_without_loading_a_heavy_library(env: Any) -> None:

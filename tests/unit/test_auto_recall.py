@@ -20,6 +20,7 @@ from clio.messages import KIND_RECALL, make
 from clio.recall import auto, relevance
 from clio.recall import refresh as refresh_mod
 from clio.recall import schema as schema_mod
+from clio.recall.format import format_hits
 from clio.recall.index import RecallIndex
 from clio.recall.query import (
     CALL_MARK,
@@ -30,7 +31,19 @@ from clio.recall.query import (
     readable_call,
     shape_results,
 )
-from clio.recall.units import Exchanges, Part, Shown, answer, compose, exchange, is_prose, pair, prose_chars
+from clio.recall.units import (
+    OTHER_CHARS,
+    REPLY_CHARS,
+    Exchanges,
+    Part,
+    Shown,
+    answer,
+    compose,
+    exchange,
+    is_prose,
+    pair,
+    prose_chars,
+)
 from clio.store.sessions import SessionStore
 
 FACT = "The staging database listens on port 6543 behind pgbouncer."
@@ -557,6 +570,32 @@ def test_results_with_their_text_carry_no_excerpts_and_the_others_do(tmp_path: P
     assert "excerpt" not in full and all("excerpt" not in p for p in full["parts"])
     assert full["texts"][-1].startswith("deploy/staging.env sets PORT=5433.") and len(full["text"]) > 1000
     assert [p["seq"] for p in full["parts"]] == [p["seq"] for p in plain["parts"]]
+
+
+def test_the_answer_of_a_unit_is_shown_with_as_much_room_as_the_match(tmp_path: Path) -> None:
+    """A search that matches a tool step of an exchange shows the step with the question it served
+    and the answer it came to; the answer, where the fact usually is, gets the match's room in the
+    excerpts the model reads (its fact here past the 160 characters of a unit's other messages)."""
+    store = SessionStore(tmp_path / "sessions")
+    reply = (
+        "Yes. The preview profile doesn't set APP_VARIANT, so app.config.ts falls back to production "
+        "and the build talks to https://api.fernly.app. Preview builds are meant to use the staging API, "
+        "https://fernly-api-staging.fly.dev. I'll set APP_VARIANT=staging on the preview profile."
+    )
+    call = [{"id": "a", "function": {"name": "file_operations", "arguments": '{"operation": "read_file", "path": "eas.json"}'}}]
+    _archive(store, [
+        ("user", "installed the preview build and it shows my real plants, is it talking to prod?", {}),
+        ("assistant", "", {"tool_calls": call}),
+        ("tool", '{"build": {"preview": {"distribution": "internal", "channel": "preview"}}}', {"tool_call_id": "a"}),
+        ("assistant", reply, {}),
+    ])  # fmt: skip
+    idx = RecallIndex(tmp_path / "r.sqlite", store, embedder=None)
+    [hit] = idx.search("distribution internal channel", max_results=1)
+    excerpts = {p["seq"]: p["excerpt"] for p in hit["parts"]}
+    assert hit["seq"] == 2 and sorted(excerpts) == [0, 2, 3], hit  # the ask, the step, the answer
+    assert reply.index("fernly-api-staging") > OTHER_CHARS and "fernly-api-staging.fly.dev" in excerpts[3]
+    assert OTHER_CHARS < len(excerpts[3]) <= REPLY_CHARS + 2
+    assert "fernly-api-staging.fly.dev" in format_hits("distribution internal channel", [hit])
 
 
 @pytest.mark.parametrize(
