@@ -257,7 +257,6 @@ class MemoryOps:
 
 def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bool) -> MemoryOps:
     """The operations over the project's ``.clio/`` (read-only: nothing is ever written there)."""
-
     from clio.context.tokens import TokenEstimator
     from clio.memory.ltm_store import LtmStore
     from clio.safety.redact import Redactor
