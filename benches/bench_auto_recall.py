@@ -74,6 +74,7 @@ from clio.recall.format import format_hits  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import best_first  # noqa: E402
 from clio.recall.tool_search import NEAR as TOOL_NEAR  # noqa: E402
+from clio.recall.tool_search import WHOLE_UNITS  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.recall_sets import SETS, build, load_set  # noqa: E402
 
@@ -333,7 +334,7 @@ def tool_figures(
             near = pending.near() if pending is not None else []  # read once: each search below fuses the same list
             try:
                 search = partial(
-                    best_first, index.search, p["text"], max_sessions=10, mode="hybrid",
+                    best_first, index.search, p["text"], max_sessions=10, mode="hybrid", whole_units=WHOLE_UNITS,
                     nearby=(lambda near=near: near) if pending is not None else None, fuse_nearby=pending is not None,
                     meaning_weight=(
                         MEANING_WEIGHT[0] if MEANING_WEIGHT[0] is not None

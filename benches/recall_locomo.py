@@ -35,6 +35,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended:
 
 import clio.recall.index as recall_index_mod  # noqa: E402
 import clio.recall.ivf as ivf_mod  # noqa: E402
+import clio.recall.tool_search as tool_search  # noqa: E402
 import clio.recall.units as units_mod  # noqa: E402
 import clio.recall.vectors as vectors_mod  # noqa: E402
 from clio.recall.embedder import Embedder, get_embedder, unavailable_reason  # noqa: E402
@@ -122,6 +123,7 @@ MODES: dict[str, Literal["lexical", "semantic", "hybrid"]] = {
     "clio+enc": "lexical",  # bm25 and the helper's nearest, no static table
 }
 ENCODER_NEAR = 30  # as the memory tool asks the helper (clio.recall.tool_search.NEAR)
+WHOLE_UNITS: list[int | None] = [tool_search.WHOLE_UNITS]  # the memory tool's whole units (--whole-units)
 
 
 class Nearest:
@@ -300,6 +302,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
                 hits = index.search(
                     q, max_sessions=1000, max_results=10, mode=mode, refine=refine, nearby=near, fuse_nearby=near is not None,
                     meaning_weight=weight, weak_words_weight=weak,
+                    whole_units=WHOLE_UNITS[0] if mode == "hybrid" else None,  # the memory tool's; lexical: the automatic recall's
                 )
             else:
                 match = build(q)
@@ -388,6 +391,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--nprobe", type=int, default=None, help="override the IVF lists scanned per query")
     ap.add_argument("--only", default=None, help="comma-separated engines to run (e.g. clio-hyb)")
     ap.add_argument("--parts", type=int, default=None, help="override the messages of a recall unit (1: single messages)")
+    ap.add_argument(
+        "--whole-units", type=int, default=None,
+        help="hybrid (the memory tool): units shown whole before the compact ones (0: every unit whole)",
+    )  # fmt: skip
     ap.add_argument("--meaning-weight", type=float, default=None, help="override the weight of the helper's nearest list (alone: also when the words barely match)")
     ap.add_argument("--weak-words-weight", type=float, default=None, help="override its weight when the words barely match")
     ap.add_argument("--stages", action="store_true", help="each refine stage's gain per half and category (lexical)")
@@ -396,6 +403,8 @@ def main(argv: list[str] | None = None) -> None:
     _models_from[0] = args.models_from
     if args.parts is not None:
         units_mod.MAX_PARTS = args.parts
+    if args.whole_units is not None:
+        WHOLE_UNITS[0] = args.whole_units or None
     if args.rrf_k is not None:
         recall_index_mod.RRF_K = args.rrf_k
     _weight[0] = args.meaning_weight

@@ -134,6 +134,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         fuse_nearby: bool = False,
         meaning_weight: float = MEANING_WEIGHT,
         weak_words_weight: float = WEAK_WORDS_WEIGHT,
+        whole_units: int | None = None,
     ) -> list[dict[str, Any]]:
         """The best-matching archived messages for ``query`` (plain words, any characters).
 
@@ -151,6 +152,9 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         the static table's cosines, at ``meaning_weight`` (the memory tool: its model's weight), or
         at ``weak_words_weight`` when the words barely match: none of bm25's ``WEAK_WORDS_HITS``
         best rows holds ``WEAK_WORDS`` of the query's terms (a reworded question).
+        ``whole_units``: the units after that many are compact (:func:`~clio.recall.units.compose`:
+        the match, with the answer to a step or to a user's message it answers; the memory tool's
+        results after its best), one per exchange; None: every unit whole.
         """
         terms = query_terms(query)
         if not terms or max_sessions < 1 or max_results < 1:
@@ -192,7 +196,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             if skipped:
                 rows = [r for r in rows if (r[0], r[2]) not in skipped]
             names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
-            units = self._guarded(self._units, rows, keep, max_sessions, max_results)
+            units = self._guarded(self._units, rows, keep, max_sessions, max_results, (), whole_units)
             extra = (
                 self._guarded(self._near_units, nearby, keep, nearby_results, units)
                 if nearby is not None and not fuse_nearby
@@ -221,13 +225,14 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         max_sessions: int,
         max_results: int,
         taken: Sequence[tuple[tuple[Any, ...], list[Part]]] = (),
+        whole_units: int | None = None,
     ) -> list[tuple[tuple[Any, ...], list[Part]]]:
         """Ranked rows -> (row, its unit) best first (:mod:`clio.recall.units`): a row without
         content of its own is no hit; one unit per exchange, at its best-ranked row; each message
         once in the results (:class:`~clio.recall.units.Shown`: a unit joins a better one it
         overlaps, or leaves out what that one shows), and a message shown already is no hit;
-        units from the ``max_sessions`` best sessions, at most ``max_results``; the parts the
-        request carries already left out."""
+        units from the ``max_sessions`` best sessions, at most ``max_results``, those after the
+        first ``whole_units`` compact (None: none); the parts the request carries already left out."""
         shown = Shown(taken)
         sessions: set[str] = set()
         seen: set[tuple[str, int]] = {(row[0], parts[0].seq) for row, parts in taken}
@@ -240,14 +245,19 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             key = passage_key(body)
             if key in passages or shown.holds(sid, int(seq)) or not says_something(body):
                 continue  # the same text, or this very message, is in a better unit already
+            exchange_rows = read(sid, int(seq))
+            whole = whole_units is None or len(shown.units) < whole_units
             parts = [
                 p
-                for p in compose(int(seq), read(sid, int(seq)))
+                for p in compose(int(seq), exchange_rows, whole)
                 if p.seq == seq or keep(sid, p.seq)
             ]
-            if not parts or (sid, parts[0].seq) in seen:
+            # one unit per exchange: a whole one keyed at its first message, a compact one at its
+            # exchange's (so an exchange's other matches never come back as singles of their own)
+            first = parts[0].seq if whole or not parts or not exchange_rows else exchange_rows[0].seq
+            if not parts or (sid, first) in seen:
                 continue
-            seen.add((sid, parts[0].seq))
+            seen.add((sid, first))
             passages.add(key)
             if shown.add(row, parts):
                 sessions.add(sid)

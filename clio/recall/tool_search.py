@@ -2,7 +2,8 @@
 ``search_sessions`` alike. bm25 and the static table, and, when the user's encoder helper answers
 in time, the messages it finds nearest by meaning fused in as a third list at its model's weights
 (:mod:`clio.recall.encoder_models`: ``meaning_weight``, ``weak_words_weight`` when the words
-barely match); then :func:`clio.recall.query.best_first`'s one ordering."""
+barely match); then :func:`clio.recall.query.best_first`'s one ordering. The best
+:data:`WHOLE_UNITS` units are whole, the later ones compact (``RecallIndex.search(whole_units=...)``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ if TYPE_CHECKING:
     from clio.recall.encoder_client import EncoderClient
 
 NEAR = 30  # messages nearest by meaning the helper is asked for, fused into the ranking
+# The best units are shown whole (the ask, the match, the answer), the later ones compact: the
+# match, with the answer to a question, a report or a step (clio.recall.units.compose), one per
+# exchange: more of the archive in a result of the same size (stop 55, docs/memory.md).
+WHOLE_UNITS = 3
 
 
 def search_with_meaning(
@@ -39,6 +44,7 @@ def search_with_meaning(
             fuse_nearby=pending is not None,
             meaning_weight=encoder.model.meaning_weight if encoder is not None else MEANING_WEIGHT,
             weak_words_weight=encoder.model.weak_words_weight if encoder is not None else WEAK_WORDS_WEIGHT,
+            whole_units=WHOLE_UNITS,
             **options,
         )
     finally:

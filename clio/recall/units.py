@@ -30,6 +30,7 @@ REPLY_CHARS = 300  # the excerpt of the unit's answer (:func:`answer`), when ano
 OTHER_CHARS = 160  # the excerpt of a unit's other message (the ask, a tool step)
 EXCHANGE_ROWS = 400  # messages read from one exchange at the most (a long run of tool steps)
 ASK_TAIL = 80  # where a question mark makes a message a question
+ANSWERS_MORE = 2.0  # a reply saying this many times as much as a user's statement answers it (compact units)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,13 @@ def answer(replies: Sequence[Part]) -> Part:
     return max(replies, key=lambda p: (prose_chars(p), p.seq))
 
 
+def answered(said: Part, reply: Part) -> bool:
+    """Whether ``reply`` answers the user's message ``said`` in a compact unit: ``said`` asks, or
+    the reply says at least :data:`ANSWERS_MORE` times as much (a report's diagnosis, an order's
+    account of the work; not the partner's turn after a remark in a conversation)."""
+    return asks(said.body) or prose_chars(reply) >= ANSWERS_MORE * len(said.body.strip())
+
+
 def calls(part: Part) -> bool:
     """An assistant message that makes tool calls."""
     return part.role == "assistant" and any(line.startswith(CALL_MARK) for line in part.body.splitlines())
@@ -80,23 +88,28 @@ def pair(step: Part, rows: Sequence[Part]) -> Part | None:
     return after if after is not None and after.role == "tool" else None
 
 
-def compose(hit: int, rows: list[Part]) -> list[Part]:
+def compose(hit: int, rows: list[Part], whole: bool = True) -> list[Part]:
     """The unit of the message ``hit`` (a seq) in its exchange ``rows`` (in order, the hit among
     them): the exchange's user message, the hit, the prose reply after it that says the most
     (:func:`answer`; for a matched reply, a later one only when it says more: "let me check the
     config" brings the findings), and for a tool step where there is room, its other half
     (:func:`pair`: a commit's result without the call says nothing of what was run); each once,
-    in order."""
+    in order. Not ``whole`` (a compact unit, the memory tool's results after its best): the hit,
+    with the answer when the hit is a step or a user's message it answers (:func:`answered`)."""
     by_seq = {p.seq: p for p in rows}
     if hit not in by_seq:
         return []
     matched = by_seq[hit]
     step = matched.role == "tool" or (matched.role == "assistant" and not is_prose(matched))
     chosen = [hit]  # by priority: the match, the ask, the answer, the step's other half
+    after = [p for p in rows if p.seq > hit and is_prose(p)]
+    if not whole:
+        if after and (step or (matched.role == "user" and answered(matched, answer(after)))):
+            chosen.append(answer(after).seq)  # what a question, a report or a step came to
+        return [p for p in rows if p.seq in chosen]
     ask = rows[0] if rows[0].role == "user" and rows[0].seq != hit else None
     if ask is not None and (step or asks(ask.body)) and says_something(ask.body):
         chosen.append(ask.seq)  # what a step or an answer was for ("ok, go on" says nothing)
-    after = [p for p in rows if p.seq > hit and is_prose(p)]
     if after and (step or matched.role == "user"):
         chosen.append(answer(after).seq)  # the reply to what the user asked or said, what a step came to
     elif after and is_prose(matched) and prose_chars(best := answer(after)) > prose_chars(matched):

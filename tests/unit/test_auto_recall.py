@@ -38,6 +38,7 @@ from clio.recall.units import (
     Part,
     Shown,
     answer,
+    answered,
     compose,
     exchange,
     is_prose,
@@ -354,6 +355,61 @@ def test_a_search_shows_each_message_once(tmp_path: Path) -> None:
     assert sorted(seqs) == sorted(set(seqs))  # the answer both steps led to is quoted once
     assert {2, 4, 5} <= set(seqs)  # every message that matched is shown
     assert all(u["seq"] in u["seqs"] for u in units)
+
+
+def test_a_compact_unit_is_the_match_with_what_answered_it() -> None:
+    """The memory tool's later results (``compose(whole=False)``): the match, with the answer to a
+    question, a step, or a user's report or order whose reply says much more than it; a remark's
+    reply of about its own size (a conversation's partner turn) is left out, as is the ask of a
+    matched reply."""
+    rows = [
+        Part(10, "user", "how do we handle uploads larger than 100 MB?"),
+        Part(11, "assistant", CALL_MARK + "read file api/uploads.py"),
+        Part(12, "tool", "CHUNK = 8 * 1024 * 1024  # multipart"),
+        Part(13, "assistant", "Uploads over 100 MB go through S3 multipart in 8 MB chunks."),
+    ]
+    assert [p.seq for p in compose(10, rows, whole=False)] == [10, 13]  # a question: its answer
+    assert [p.seq for p in compose(12, rows, whole=False)] == [12, 13]  # a step: what it came to, no ask
+    assert [p.seq for p in compose(13, rows, whole=False)] == [13]  # the answer: alone
+    report = [
+        Part(0, "user", "session logins get dropped randomly in production"),
+        Part(1, "assistant", "Redis evicts the session keys under memory pressure: maxmemory-policy is allkeys-lru. "
+             "Use volatile-lru, or a separate Redis for sessions."),  # fmt: skip
+    ]
+    assert [p.seq for p in compose(0, report, whole=False)] == [0, 1]  # a report: its diagnosis
+    remark = [Part(0, "user", "I went to the climbing gym with my sister yesterday"), Part(1, "assistant", "Oh nice, how did it go for you two?")]
+    assert [p.seq for p in compose(0, remark, whole=False)] == [0]  # a remark: alone
+    assert [p.seq for p in compose(0, remark)] == [0, 1]  # whole, as before
+    assert answered(remark[0], Part(1, "assistant", "x" * (2 * len(remark[0].body)))) and not answered(remark[0], remark[1])
+
+
+def test_after_the_whole_units_each_exchange_comes_back_once_and_compact(tmp_path: Path) -> None:
+    """The memory tool's later results are compact (``whole_units``); an exchange whose other
+    messages match too comes back once, not as singles of their own."""
+    store = SessionStore(tmp_path / "sessions")
+    first = _archive(store, [
+        ("user", "which port does the billing staging database use?", {}),
+        ("assistant", "The billing staging database listens on 6543 behind pgbouncer.", {}),
+    ])  # fmt: skip
+    later = _archive(store, [
+        ("user", "the billing staging database was moved to a new host today", {}),
+        ("assistant", "Noted: the billing staging database is on db2.", {}),
+        ("user", "and the billing staging database backups?", {}),
+        ("assistant", "Billing staging database backups run nightly at 02:00 to the staging bucket.", {}),
+    ])  # fmt: skip
+    idx = RecallIndex(tmp_path / "r.sqlite", store, embedder=None)
+    whole = idx.search("billing staging database", max_sessions=10, max_results=10)
+    compact = idx.search("billing staging database", max_sessions=10, max_results=10, whole_units=1)
+    assert compact[0]["seqs"] == whole[0]["seqs"] and len(compact[0]["seqs"]) == 2  # the best: whole
+    rest = [(u["session_id"], u["seqs"]) for u in compact[1:]]
+    shown = [(sid, q) for sid, seqs in rest for q in seqs]
+    assert len(shown) == len(set(shown))  # each message once
+    exchanges = [(sid, 0 if seqs[0] < 2 else 2) for sid, seqs in rest]
+    assert len(exchanges) == len(set(exchanges)), rest  # one unit per exchange
+    remark = [seqs for sid, seqs in rest if sid == later and seqs[0] < 2]
+    assert len(remark) == 1 and len(remark[0]) == 1, rest  # the remark's exchange: once, one message
+    assert {u["session_id"] for u in compact} == {first, later}
+    assert any(u["session_id"] == later and u["seqs"] == [2, 3] for u in compact)  # the question with its answer
 
 
 def test_a_reply_matched_first_joins_its_question_rather_than_losing_it(tmp_path: Path) -> None:

@@ -319,3 +319,22 @@ def test_read_only_search_sessions_never_asks_the_encoder_helper(
     finally:
         helper.close()
     assert {k for k in files_under(tmp_path) if k not in before} <= {"home/encoder.sock"}
+
+
+def test_search_sessions_shows_its_best_units_whole_and_the_rest_compact(tmp_path: Path) -> None:
+    """As recall_sessions: the first three units with what was said and answered, the later ones
+    compact: here a remark whose reply says no more than it, the remark alone."""
+    from testkit.clio_run import write_archive
+
+    paths = paths_in(tmp_path)
+    for i in range(6):
+        write_archive(paths.clio_dir / "sessions", f"20261101-0{i}0000-ccc{i}", [
+            {"role": "user", "content": f"the nightly export job {i} now writes to bucket exports-{i}", "meta": {"seq": 0}},
+            {"role": "assistant", "content": f"Noted, I updated the runbook for job {i} accordingly.", "meta": {"seq": 1}},
+        ], 1_793_000_000.0 + i * 100)  # fmt: skip
+    out = ops_in(tmp_path).search_sessions("nightly export job bucket", max_results=6)
+    units = out.split("\n")[1:]
+    heads = [i for i, line in enumerate(units) if line[:1].isdigit()]
+    sizes = [b - a - 1 for a, b in zip(heads, [*heads[1:], len(units)], strict=True)]
+    assert len(heads) == 6 and sizes[:3] == [2, 2, 2] and sizes[3:] == [1, 1, 1], out
+    assert all("Noted, I updated the runbook" not in line for line in units[heads[3] :]), out
