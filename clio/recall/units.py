@@ -8,7 +8,8 @@ message that matched, and the reply after it that says the most in prose (where 
 is: an agent's findings, not the "Done." after its edits), each once. So a match on a question
 brings back its answer, and a match on an answer says what it answered. A message with no
 content of its own ("ok, thanks", "looks good") never carries a unit alone: matched by itself it
-is no hit (:func:`clio.recall.relevance.own_words`).
+is no hit (:func:`clio.recall.relevance.own_words`). The memory tool shows its later results
+compact (``compose(whole=False)``: the match and what answered it, :func:`answered`).
 
 :func:`exchange` reads one exchange from the index (SQLite); the rest is pure.
 """
