@@ -21,7 +21,8 @@ Figures (printed; docs/memory.md keeps them), per set:
 - the fact among the candidates (before the decision), and latency p50/p95 of the whole step.
 
 ``--tool`` also measures the memory tool's ``recall_sessions`` on the related messages: the fact's
-unit in its top 3 and first, hybrid as shipped and (with ``--encoder``) with the helper's nearest
+unit in its top 3 and first, and the fact's words in the top 3 as the model reads it (the
+formatted excerpts), hybrid as shipped and (with ``--encoder``) with the helper's nearest
 messages fused in.
 
 ``--scale DIR`` also times the per-message step over a corpus built by ``benches/recall_scale.py
