@@ -10,7 +10,8 @@ own, and costs a one-shot run no heavy import; through the installed clio and th
   of the user's answered the same way is. Nor is a question whose reply was given word for word to
   other questions (a canned reply).
 - A tool call is quoted and indexed in words, never its JSON.
-- The memory tool shows a matched step's answer with room for its fact (past 160 characters).
+- The memory tool shows a matched step's answer with room for its fact (past 160 characters), and
+  its best three units whole, the later ones compact.
 - An agent that explains what it found, edits, then says "Done." has its explanation quoted.
 - The one-shot path of a project with history imports no numpy, tokenizers or onnxruntime.
 """
@@ -236,6 +237,21 @@ def test_the_memory_tool_shows_the_answer_of_a_matched_step_with_room_for_its_fa
     (out,) = tool_results(server.chat_requests[-1]).values()
     assert "replicaCount: 3" in out and "Why does the staging deploy fail" in out, out  # the step, with its ask
     assert HELM.index("nginx-internal") > 160 and "ingress.className: nginx-internal" in out, out
+
+
+def test_the_memory_tool_shows_its_best_three_units_whole_and_the_rest_compact(env: Any) -> None:
+    """recall_sessions through the installed clio: the first three units with the reply that
+    followed, the later ones as the matched remark alone (its reply, "Done.", says nothing more)."""
+    project, home, server = env
+    for i in range(5):
+        clio(env, f"the nightly export job {i} now writes to bucket exports-{i}")
+    clio(env, "[recall] nightly export job bucket")
+    (out,) = tool_results(server.chat_requests[-1]).values()
+    lines = out.splitlines()[1:]
+    heads = [i for i, line in enumerate(lines) if line[:1].isdigit()]
+    sizes = [b - a - 1 for a, b in zip(heads, [*heads[1:], len(lines)], strict=True)]
+    assert len(heads) == 5 and sizes == [2, 2, 2, 1, 1], out
+    assert all("nightly export job" in lines[h + 1] for h in heads[3:]), out  # the match itself
 
 
 def test_a_one_shot_run_with_history_recalls_without_loading_a_heavy_library(env: Any) -> None:
