@@ -252,10 +252,12 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
                 for p in compose(int(seq), exchange_rows, whole)
                 if p.seq == seq or keep(sid, p.seq)
             ]
+            if not parts:
+                continue
             # one unit per exchange: a whole one keyed at its first message, a compact one at its
             # exchange's (so an exchange's other matches never come back as singles of their own)
-            first = parts[0].seq if whole or not parts or not exchange_rows else exchange_rows[0].seq
-            if not parts or (sid, first) in seen:
+            first = parts[0].seq if whole else exchange_rows[0].seq
+            if (sid, first) in seen:
                 continue
             seen.add((sid, first))
             passages.add(key)

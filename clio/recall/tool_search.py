@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from clio.recall.query import MEANING_WEIGHT, WEAK_WORDS_WEIGHT, best_first
+from clio.recall.query import best_first
 
 if TYPE_CHECKING:
     from clio.recall.encoder_client import EncoderClient
@@ -34,19 +34,17 @@ def search_with_meaning(
     timeout (a helper not running is started, detached, for the next search, and this one is
     words only). A search that asked the helper leaves its fill due (``encoder.turn_ended()``)."""
     pending = encoder.begin(query, near=NEAR) if encoder is not None else None
-    try:
-        return best_first(
-            search,
-            query,
-            limit,
-            mode="hybrid",
-            nearby=pending.near if pending is not None else None,
-            fuse_nearby=pending is not None,
-            meaning_weight=encoder.model.meaning_weight if encoder is not None else MEANING_WEIGHT,
-            weak_words_weight=encoder.model.weak_words_weight if encoder is not None else WEAK_WORDS_WEIGHT,
-            whole_units=WHOLE_UNITS,
-            **options,
+    fused: dict[str, Any] = {}
+    if pending is not None and encoder is not None:  # the model's weights matter only with its list
+        model = encoder.model
+        fused = dict(
+            nearby=pending.near,
+            fuse_nearby=True,
+            meaning_weight=model.meaning_weight,
+            weak_words_weight=model.weak_words_weight,
         )
+    try:
+        return best_first(search, query, limit, mode="hybrid", whole_units=WHOLE_UNITS, **fused, **options)
     finally:
         if pending is not None:
             pending.close()
