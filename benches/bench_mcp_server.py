@@ -31,7 +31,6 @@ difference (after minus before).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import subprocess
 import sys
@@ -47,6 +46,7 @@ sys.path.append(
 )  # testkit/ (appended: an installed clio comes first)
 
 from testkit.clio_run import CLIO  # noqa: E402
+from testkit.encoder_helper import stop_helper  # noqa: E402
 from testkit.mcp_client import call, clio_mcp  # noqa: E402
 from testkit.recall_sets import build, load_set  # noqa: E402
 
@@ -111,10 +111,7 @@ def helper_filled(project: Path, home: Path) -> None:
 
 
 def sessions_bench(rounds: int) -> None:
-    import os
-    import signal
 
-    from clio.recall.encoder_client import EncoderClient
 
     with tempfile.TemporaryDirectory() as tmp:
         project, home = Path(tmp) / "proj", Path(tmp) / "home"
@@ -133,8 +130,7 @@ def sessions_bench(rounds: int) -> None:
                     f"max {max(times):.1f} ({len(times)} calls); fact in the top 3: {found}/{related}"
                 )
         finally:
-            with contextlib.suppress(OSError, ValueError):
-                os.kill(EncoderClient(home, home).ping(2.0), signal.SIGTERM)
+            stop_helper(home)
 
 
 async def start_once(project: Path, home: Path, search: bool = False) -> float:
@@ -169,9 +165,7 @@ async def recall_run(
 def paired_starts(before: str, pairs: int, with_history: bool = False, search: bool = False) -> None:
     """Start to first tool result, ``before`` (PYTHONPATH) and the installed clio alternately."""
     import os
-    import signal
 
-    from clio.recall.encoder_client import EncoderClient
 
     times: dict[str, list[float]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -186,8 +180,7 @@ def paired_starts(before: str, pairs: int, with_history: bool = False, search: b
                 else:
                     os.environ.pop("PYTHONPATH", None)
                 times[which].append(anyio.run(start_once, project, home, search))
-        with contextlib.suppress(OSError, ValueError):  # the helper a start warmed up
-            os.kill(EncoderClient(home, home).ping(2.0), signal.SIGTERM)
+        stop_helper(home)  # the helper a start warmed up
     os.environ.pop("PYTHONPATH", None)
     for which, xs in times.items():
         print(

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ import pytest
 from clio.recall.encoder_cache import filled
 from clio.recall.encoder_client import EncoderClient, installed, socket_path
 from testkit.clio_run import run_clio
+from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer, Reply
 from testkit.recall_sets import build, load_set
 from testkit.scripted import latest_user
@@ -54,11 +53,6 @@ def sent(server: FakeServer, start: str) -> str:
         if text.startswith(start) and rounds == 0:
             return text
     raise AssertionError(f"no request for {start!r}")
-
-
-def stop_helper(home: Path) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        os.kill(EncoderClient(home, home).ping(2.0), signal.SIGTERM)
 
 
 def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) -> None:
