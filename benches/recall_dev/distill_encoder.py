@@ -115,7 +115,7 @@ def teacher(out: Path, home: Path, n_groups: int) -> None:
     started, parts = time.time(), []
     for i in range(0, len(texts), 256):
         parts.append(enc.embed(texts[i : i + 256]))
-        print(f"{i + 256}/{len(texts)} {time.time() - started:.0f} s", flush=True)
+        print(f"{min(i + 256, len(texts))}/{len(texts)} {time.time() - started:.0f} s", flush=True)
     np.save(out / "teacher.npy", np.concatenate(parts))
     (out / "texts.json").write_text(json.dumps({"groups": [len(g) for g in groups], "texts": texts}))
 
