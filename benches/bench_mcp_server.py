@@ -111,8 +111,6 @@ def helper_filled(project: Path, home: Path) -> None:
 
 
 def sessions_bench(rounds: int) -> None:
-
-
     with tempfile.TemporaryDirectory() as tmp:
         project, home = Path(tmp) / "proj", Path(tmp) / "home"
         project.mkdir()
@@ -165,7 +163,6 @@ async def recall_run(
 def paired_starts(before: str, pairs: int, with_history: bool = False, search: bool = False) -> None:
     """Start to first tool result, ``before`` (PYTHONPATH) and the installed clio alternately."""
     import os
-
 
     times: dict[str, list[float]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory() as tmp:

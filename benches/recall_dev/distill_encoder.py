@@ -105,7 +105,6 @@ def teacher(out: Path, home: Path, n_groups: int) -> None:
     """The teacher's vectors of the first ``n_groups`` groups' texts (clio's venv, mpnet installed)."""
     import numpy as np
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from clio.recall.encoder import Encoder
     from clio.recall.encoder_models import MPNET
 
@@ -221,15 +220,18 @@ def export(src: Path, dest: Path) -> None:
     quantize_dynamic(f"{dest}.onnx", f"{dest}-int8.onnx", weight_type=QuantType.QInt8, per_channel=True)
 
 
-def dense(model: Path, tokenizer: Path, locomo: Path) -> None:
-    """R@5 / R@10 of the encoder alone over LoCoMo's turns, per half (clio's venv)."""
+def dense(model: Path, tokenizer: Path, locomo: Path | None) -> None:
+    """R@5 / R@10 of the encoder alone over LoCoMo's turns, per half, the questions that
+    ``recall_locomo.py`` counts (clio's venv)."""
     import numpy as np
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from recall_locomo import DEFAULT_DATA, load, usable
     from second_encoder import Onnx
 
     enc = Onnx(model, tokenizer)
-    data = json.loads(locomo.read_text())
+    data = load(locomo or DEFAULT_DATA)
     for half in (0, 1):
         r5: list[float] = []
         r10: list[float] = []
@@ -240,18 +242,18 @@ def dense(model: Path, tokenizer: Path, locomo: Path) -> None:
             while f"session_{n}" in c:
                 for turn in c[f"session_{n}"] or []:
                     texts.append(f"{turn.get('speaker')}: {turn.get('text', '')}")
-                    dias.append(turn.get("dia_id"))
+                    dias.append(str(turn.get("dia_id")))
                 n += 1
             vecs = np.concatenate([enc.embed(texts[i : i + 32]) for i in range(0, len(texts), 32)])
             known = set(dias)
             for qa in conv["qa"]:
-                ev = qa.get("evidence")
-                if qa.get("category") == 5 or not isinstance(ev, list) or not ev or not all(e in known for e in ev):
+                if not usable(qa, known):
                     continue
+                ev = set(qa["evidence"])
                 order = np.argsort(-(vecs @ enc.embed([qa["question"]])[0]))
                 top = [dias[i] for i in order[:10]]
-                r5.append(len(set(top[:5]) & set(ev)) / len(set(ev)))
-                r10.append(len(set(top) & set(ev)) / len(set(ev)))
+                r5.append(len(set(top[:5]) & ev) / len(ev))
+                r10.append(len(set(top) & ev) / len(ev))
         print(f"half {half}: {len(r10)} questions, R@5 {np.mean(r5):.3f}, R@10 {np.mean(r10):.3f}", flush=True)
 
 
@@ -266,7 +268,7 @@ def main() -> None:
     ap.add_argument("--epochs", type=float, default=1.0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--tokenizer", type=Path, help="dense: the model's tokenizer.json")
-    ap.add_argument("--locomo", type=Path, default=Path(__file__).resolve().parents[3] / "shared/data/locomo/locomo7.json")
+    ap.add_argument("--locomo", type=Path, help="dense: LoCoMo-format JSON (default: recall_locomo.py's)")
     args = ap.parse_args()
     if args.step == "corpus":
         corpus(args.out)
