@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.text import Text
 
 from clio import __version__, lazy_re, threads
-from clio.app import background
+from clio.app import background, encoder_tip
 from clio.app.app import App
 from clio.commands.dispatch import run_slash
 from clio.commands.registry import COMMANDS, ExitRequested
@@ -331,6 +331,10 @@ def _banner(app: App, out: Console) -> None:
             ("/help for commands, Alt-Enter for a newline, Ctrl-D to exit", "dim"),
         )
     )
+    encoder = app.auto_recall.encoder
+    tip = encoder_tip.offer(app.paths.home, app.paths.sessions_dir, app.session.id, encoder.model.name if encoder else None)
+    if tip:
+        out.print(Text(tip, style="dim"))
     for line, style in resume_view.render(app.session.messages, out.width):
         out.print(visible(line, style), soft_wrap=True)
 
