@@ -1,4 +1,4 @@
-"""Writes set_a.json .. set_f.json from the sessions in sets_a.py .. sets_f.py (hand-written for
+"""Writes set_a.json .. set_g.json from the sessions in sets_a.py .. sets_g.py (hand-written for
 clio; no public data).
 
 Shorthand: ("u", text) a user message; ("c", tool, {args}) an assistant tool call, followed by
@@ -36,6 +36,7 @@ from sets_c import C_FACT, C_OTHER, C_PROBES  # noqa: E402
 from sets_d import D_FACT, D_OTHER, D_PROBES  # noqa: E402
 from sets_e import E_FACT, E_OTHER, E_PROBES  # noqa: E402
 from sets_f import F_FACT, F_OTHER, F_PROBES  # noqa: E402
+from sets_g import G_FACT, G_OTHER, G_PROBES  # noqa: E402
 
 if __name__ == "__main__":
     write("set_a", "invoicing SaaS: Django, Celery, PostgreSQL, Redis, React", A_FACT, A_OTHER, A_PROBES)
@@ -44,3 +45,4 @@ if __name__ == "__main__":
     write("set_d", "thermostat firmware: Rust no_std on ESP32-C3 (esp-hal, embassy), MQTT, thermoctl CLI", D_FACT, D_OTHER, D_PROBES)
     write("set_e", "mobile app backend and admin: TypeScript, NestJS API, Prisma on PostgreSQL, React Native (Expo) app, Stripe, FCM push, GitHub Actions, Fly.io", E_FACT, E_OTHER, E_PROBES)
     write("set_f", "shipment tracking monolith for a logistics company: Spring Boot (Java/Kotlin), Gradle, Oracle + Flyway, RabbitMQ, Keycloak, Vue 3, Jenkins, OpenShift", F_FACT, F_OTHER, F_PROBES)
+    write("set_g", "clinic appointment booking: Ruby on Rails 7 monolith (Ruby 3.3), Sidekiq on Redis, PostgreSQL 16, Hotwire/Turbo, RSpec, FHIR R4 integration with the clinics' EHRs, Twilio SMS reminders, Kamal on Hetzner, GitHub Actions, Sentry", G_FACT, G_OTHER, G_PROBES)
