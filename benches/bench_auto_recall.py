@@ -6,9 +6,9 @@ data): seven imaginary projects, each with 14 sessions that settle a fact among 
 work (tool calls and results, everyday turns, near-miss topics), and 24 new messages: 6 that need a
 fact in the same key words, 6 reworded, 12 unrelated (everyday short messages, new tasks sharing
 words with the archive; in E, F and G also questions near a topic the archive does not answer).
-Sets A and E are the dev half (``--sweep`` shows the decision's thresholds chosen on them); B, C,
-D, F and G are reported only (C to G each by another author; G written in stop 57, after
-everything it measures was fixed). Per set it also counts the blocks given to
+Sets A and E are the dev half (``--sweep`` shows the decision's thresholds chosen on them), and G
+since stop 57 (written then, read, and one rule taken from it); B, C, D and F are reported only (C
+to G each by another author). Per set it also counts the blocks given to
 the everyday short messages of ``recall_dev/everyday.json`` (a dev list and a held-out list).
 For each message the product's path runs in-process: RecallIndex.search
 (lexical, units) -> clio.recall.auto (features, score, block).
@@ -81,7 +81,7 @@ from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.recall_sets import SETS, build, load_set  # noqa: E402
 
 SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f", "set_g")
-DEV_SETS = ("set_a", "set_e")  # the dev half, where thresholds are chosen; the others are reported only
+DEV_SETS = ("set_a", "set_e", "set_g")  # where thresholds and rules are chosen (G since stop 57); the others are reported only
 EVERYDAY = SETS / "everyday.json"  # short everyday messages: none may get a block
 WORK_AT_HAND = SETS / "work_at_hand.json"  # short messages about the work at hand in any code base: none either
 BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens

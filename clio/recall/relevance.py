@@ -28,6 +28,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from clio.lazy_re import lazy
 from clio.recall.encoder_models import MINILM
 from clio.recall.query import CALL_MARK, content_words, iter_content_words
 from clio.recall.terms import excerpt_stem, fts_words
@@ -253,9 +254,22 @@ _LEAD = "please pls now also then and ok okay so next"
 _LEADS: frozenset[str] = frozenset(_LEAD.split())
 
 
+_SENTENCE = lazy(r"(?<=[.!?;:])\s+|\n+")
+
+
 def is_task(text: str) -> bool:
     """Whether a message orders new work ("add …", "please write …", "can you make …") rather
-    than asking something or reporting a problem. Pure."""
+    than asking something or reporting a problem: its first words, or, when it is not a question,
+    a later sentence's ("the mapper should also take the prefix. add it with a spec"). Pure."""
+    if _orders(text):
+        return True
+    if is_question(text):
+        return False
+    return any(_orders(sentence) for sentence in _SENTENCE.split(text[:400])[1:])
+
+
+def _orders(text: str) -> bool:
+    """Whether ``text`` begins with an order of new work."""
     words = [w.lower() for w in fts_words(text[:200])]
     while words and words[0] in _LEADS:
         words = words[1:]

@@ -60,7 +60,9 @@ def test_chunks_cut_at_sentence_ends_within_the_limit() -> None:
     "text",
     ["add a healthcheck endpoint", "Please write a unit test for slugify", "can you make the search case-insensitive",
      "let's rename the module", "ok, now set up dependabot", "send a push notification when a payment fails",
-     "show the humidity with one decimal on the display", "export the admin users to CSV"],
+     "show the humidity with one decimal on the display", "export the admin users to CSV",
+     "the FHIR mapper should also take the practitioner's prefix. add it with a spec",
+     "invoices over 10k need a second approver\nplease add that check to the approval service"],
 )
 def test_orders_of_new_work_are_tasks(text: str) -> None:
     assert R.is_task(text)
@@ -70,7 +72,9 @@ def test_orders_of_new_work_are_tasks(text: str) -> None:
     "text",
     ["users keep getting logged out in prod", "how do I build the web app?", "is it safe to upgrade postgres?",
      "who should review the VAT logic?", "the brokers reject our certificate", "adding more memory did not help",
-     "show me how we deploy to staging", "log in fails with a 403 on staging"],
+     "show me how we deploy to staging", "log in fails with a 403 on staging",
+     "why does the export fail on staging? add logging if you must", "the sync failed again. can you add a retry?",
+     "the payment webhook returns 500. no idea why"],
 )
 def test_questions_and_problem_reports_are_not_tasks(text: str) -> None:
     assert not R.is_task(text)
