@@ -390,6 +390,36 @@ def test_excerpt_prefers_the_window_with_most_distinct_terms() -> None:
     assert terms.excerpt(huge, ["error"], width=60).startswith("error error")
 
 
+def test_a_long_replys_excerpt_also_shows_its_details_away_from_the_words() -> None:
+    talk = "that is how the paging behaves with the settings as they are now, nothing else to it. " * 6
+    reply = (
+        "The empty category pages come from the pagination cap of the index. " + talk
+        + "**Fix** raise it: set `pagination.maxTotalHits` to 5000 in config/scout.php, then sync."
+    )
+    out = terms.excerpt(reply, ["category", "pages", "pagination"], width=300)
+    assert "empty category pages" in out  # the words that found it
+    assert "`pagination.maxTotalHits` to 5000" in out  # and the value, far from them
+    assert " … " in out and len(out) <= 306
+    only_words = terms.excerpt(reply.replace("`pagination.maxTotalHits` to 5000 in config/scout.php", "it up"),
+                               ["category", "pages", "pagination"], width=300)  # fmt: skip
+    assert " … " not in only_words and "empty category pages" in only_words  # no details: one window
+    short = "The cap is `maxTotalHits`, " + talk[:150]  # a little longer than the width: the words alone
+    assert " … " not in terms.excerpt(short, ["cap"], width=200)
+
+
+def test_quoted_code_does_not_count_as_the_answers_details() -> None:
+    talk = "the upload goes through the storage helper as before and nothing changes for small files. " * 5
+    reply = (
+        "Uploads fail above 100 MB. " + talk
+        + "```python\nMULTIPART_THRESHOLD = 100 * 1024 * 1024\nPART_SIZE = 16 * 1024 * 1024\n"
+        + "MAX_PARTS = 10_000\nRETRY_DELAYS = (1, 5, 30)\n```\n" + talk
+    )
+    out = terms.excerpt(reply, ["uploads", "fail"], width=300)
+    assert "MULTIPART_THRESHOLD" not in out and " … " not in out  # a file's constants: not the answer's value
+    lots = ("port 5432 and host db-01.internal, " * 3000) + "uploads fail"
+    assert "uploads fail" in terms.excerpt(lots, ["uploads"], width=300)  # linear in the details too
+
+
 def test_a_term_matches_its_stem_or_a_longer_word_it_starts() -> None:
     match = terms.TermMatch(["deciding", "postgres", "db"])
     assert match("decided") == "deciding" and match("Decides") == "deciding"  # light stems agree
