@@ -69,15 +69,18 @@ from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
 from clio.recall.auto_turn import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS  # noqa: E402
 from clio.recall.common_words import is_common  # noqa: E402
+from clio.recall.encoder import Encoder  # noqa: E402
 from clio.recall.encoder_cache import filled  # noqa: E402
+from clio.recall.encoder_calibration import stored  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
-from clio.recall.encoder_models import EncoderModel, chosen  # noqa: E402
+from clio.recall.encoder_models import EncoderModel, Endpoint, chosen  # noqa: E402
 from clio.recall.format import format_hits  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import best_first  # noqa: E402
 from clio.recall.tool_search import NEAR as TOOL_NEAR  # noqa: E402
 from clio.recall.tool_search import WHOLE_UNITS  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
+from testkit.fakeserver import FakeServer  # noqa: E402
 from testkit.recall_sets import SETS, build, load_set  # noqa: E402
 
 SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f", "set_g", "set_h")
@@ -89,6 +92,7 @@ ASK_CUT: list[float | None] = [None]  # the encoder's threshold while a sweep tr
 TYPED_AHEAD: list[bool] = [False]  # --typed-ahead: each timed message was embedded while typed (the REPL)
 MEANING_WEIGHT: list[float | None] = [None]  # --meaning-weight: instead of the model's own (a sweep)
 WEAK_WORDS_WEIGHT: list[float | None] = [None]  # --weak-words-weight: likewise, when the words barely match
+SERVED: list[Endpoint | None] = [None]  # --served: the helper asks this endpoint's embeddings API (recall_embeddings)
 MODELS_FROM: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed models the helper may run
 
 
@@ -200,7 +204,7 @@ def step(
             nearby=pending.near if pending is not None else None,
         )
         similarity = pending.finish if pending is not None else None
-        cut = ASK_CUT[0] if ASK_CUT[0] is not None else encoder.model.cosine_ask if encoder is not None else R.COSINE_ASK
+        cut = ASK_CUT[0] if ASK_CUT[0] is not None else encoder.cosine_ask() if encoder is not None else R.COSINE_ASK
         hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity, cut, index.said_to_other_questions) if results else []
     finally:
         if pending is not None:
@@ -382,7 +386,7 @@ def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
         (home / "models").unlink()
     if MODELS_FROM[0] is not None:
         (home / "models").symlink_to(MODELS_FROM[0].resolve() / "models")
-    client = EncoderClient(home, clio_dir, timeout_s=60.0)
+    client = EncoderClient(home, clio_dir, timeout_s=60.0, endpoint=SERVED[0])
     client.start()
     for _ in range(600):
         try:
@@ -400,6 +404,10 @@ def embedded_helper(home: Path, clio_dir: Path) -> EncoderClient:
     client.fill()
     while not filled(clio_dir, client.model):
         time.sleep(0.2)
+    if SERVED[0] is not None:  # the endpoint's model: its threshold chosen by the helper's calibration first
+        while stored(home, client.model.model_id) is None:
+            time.sleep(0.2)
+        client.model = client.served_model()
     return client
 
 
@@ -412,6 +420,19 @@ def indexed(data: dict[str, Any], tmp: Path) -> tuple[RecallIndex, dict[str, str
     index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(tmp / "sessions"), embedder=None)
     index.refresh()
     return index, ids, clio_dir
+
+
+def serve_embeddings(models_from: Path | None) -> Endpoint:
+    """The model clio would run (MiniLM, or the stronger one installed in ``models_from``) behind an
+    embeddings API on 127.0.0.1 (the fake server's ``/v1/embeddings``, in this process)."""
+    which = chosen(models_from or Path("/nonexistent"))
+    assert isinstance(which, EncoderModel), which
+    encoder = Encoder(threads=2, model=which, home=models_from)
+    server = FakeServer()
+    server.embedder = lambda texts: encoder.embed(texts).tolist()
+    server.start()
+    print(f"embeddings of {which.name} served at {server.base_url} (the helper asks it as a user's endpoint)")
+    return Endpoint(server.base_url, server.embed_model, None)
 
 
 def stop_helper(client: EncoderClient) -> None:
@@ -499,7 +520,6 @@ def scale(workdir: Path, repeat: int, encoder: bool = False, random_vectors: boo
         which = chosen(MODELS_FROM[0] or home / "none")
         assert isinstance(which, EncoderModel), which
         if not filled(workdir, which):  # the helper's own fill, run here on both cores (the helper's is niced)
-            from clio.recall.encoder import Encoder
             from clio.recall.encoder_cache import VectorCache
 
             cache = VectorCache(workdir / which.cache_name, which)
@@ -580,8 +600,11 @@ def main() -> None:
     ap.add_argument("--meaning-weight", type=float, help="with --tool --encoder: the helper's list fused at this weight, not its model's (alone: also when the words barely match)")
     ap.add_argument("--weak-words-weight", type=float, help="with --tool --encoder: the helper's list's weight when the words barely match, not its model's")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
+    ap.add_argument("--served", action="store_true", help="with --encoder: the model (MiniLM, or --models-from's) served over HTTP on 127.0.0.1 as an embeddings API, and the helper asking it as for recall_embeddings (its threshold calibrated)")
     args = ap.parse_args()
     MODELS_FROM[0] = args.models_from
+    if args.served:
+        SERVED[0] = serve_embeddings(args.models_from)
     TYPED_AHEAD[0] = args.typed_ahead
     MEANING_WEIGHT[0] = args.meaning_weight
     WEAK_WORDS_WEIGHT[0] = args.weak_words_weight

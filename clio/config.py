@@ -86,6 +86,9 @@ class Settings:
     recall_encoder: bool = True
     # how long that helper stays loaded without a request (user only: it holds ~265-530 MiB)
     recall_encoder_idle_minutes: float = 30.0
+    # an embedding model the endpoint serves, as that encoder ("text-embedding-3-small",
+    # "nomic-embed-text"): every archived message of a project goes to the endpoint (user only)
+    recall_embeddings: str | None = None
     approvals: Approvals = field(default_factory=Approvals)
     # MCP servers clio starts as a client: name -> {command, args, env} or {url} (clio.mcp.config)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
@@ -337,6 +340,7 @@ ENV_MAP = {
     "CLIO_MODEL": "model",
     "CLIO_CONTEXT_WINDOW": "context_window",
     "CLIO_SHARED_MEMORY": "shared_memory",
+    "CLIO_RECALL_EMBEDDINGS": "recall_embeddings",
 }
 
 

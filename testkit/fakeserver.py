@@ -103,6 +103,10 @@ class FakeServer:
         self.model_info = dict(model_info or {})
         # the models /v1/models lists (model_info joins each); None: just ``model``, [] lists none
         self.models = None if models is None else list(models)
+        # the embeddings API (POST /v1/embeddings): texts -> vectors, for the model ``embed_model``;
+        # None: the endpoint has none (404, as a chat-only server answers)
+        self.embedder: Callable[[list[str]], list[list[float]]] | None = None
+        self.embed_model = "fake-embed"
         self.requests: list[Recorded] = []
         self.dropped: list[int] = []  # indexes into requests of streams the client hung up on
         self._host, self._port = host, port
@@ -117,6 +121,11 @@ class FakeServer:
         self.base_url = ""
 
     # ------------------------------------------------------------ public API
+
+    @property
+    def embedding_requests(self) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self.requests if r.method == "POST" and r.path.rstrip("/") == "/v1/embeddings"]
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
@@ -310,8 +319,25 @@ class _Handler(BaseHTTPRequestHandler):
             return self._fail(Fail.not_found_model(name))
         if method == "POST" and path == "/v1/chat/completions":
             return self._chat(body, index)
+        if method == "POST" and path == "/v1/embeddings" and fake.embedder is not None:
+            return self._embeddings(body)
         err = {"message": f"Unknown request URL: {method} {path}.", "type": "invalid_request_error"}
         return self._json(404, {"error": {**err, "param": None, "code": "unknown_url"}})
+
+    def _embeddings(self, body: dict[str, Any] | None) -> None:
+        fake = self.fake
+        texts = (body or {}).get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return self._fail(Fail.bad_request("input must be a string or a list of strings"))
+        if (body or {}).get("model") != fake.embed_model:
+            return self._fail(Fail.not_found_model(str((body or {}).get("model"))))
+        assert fake.embedder is not None
+        vectors = fake.embedder(texts)
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+        usage = {"prompt_tokens": sum(len(t) // 4 for t in texts), "total_tokens": sum(len(t) // 4 for t in texts)}
+        return self._json(200, {"object": "list", "model": fake.embed_model, "data": data, "usage": usage})
 
     def _chat(self, body: dict[str, Any] | None, index: int) -> None:
         fake = self.fake

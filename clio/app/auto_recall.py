@@ -16,6 +16,7 @@ Off with ``--no-ltm``, ``--incognito`` and ``auto_recall: false``.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -169,7 +170,10 @@ class AutoRecall:
         enc = self.encoder
         if enc is None:
             return "off"
-        return f"{enc.model.name}: {enc.state}" + (f" ({enc.fallback})" if enc.fallback else "")
+        name = f"{enc.model.remote} (recall_embeddings)" if enc.model.endpoint else enc.model.name
+        if enc.model.endpoint and math.isinf(enc.cosine_ask()):
+            name += ", not calibrated yet"
+        return f"{name}: {enc.state}" + (f" ({enc.fallback})" if enc.fallback else "")
 
     def __call__(self, user: Message, task: str) -> Message | None:
         """The recall block for the user message just archived, or None (told in ``last``).
@@ -214,7 +218,7 @@ class AutoRecall:
                 said_elsewhere=recall.said_to_other_questions,
                 begin=(lambda query: encoder.begin(query, near=auto_turn.NEAR_ASKED)) if encoder is not None else None,
                 current=current,
-                cosine_ask=encoder.model.cosine_ask if encoder is not None else auto_turn.auto.R.COSINE_ASK,
+                cosine_ask=encoder.cosine_ask() if encoder is not None else auto_turn.auto.R.COSINE_ASK,
             )
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}

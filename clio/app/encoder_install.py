@@ -22,6 +22,7 @@ import gzip
 import hashlib
 import html
 import json
+import math
 import os
 import re
 import shutil
@@ -37,6 +38,7 @@ from clio.recall.encoder_models import (
     MODELS,
     MODELS_DIR,
     EncoderModel,
+    Endpoint,
     Wheel,
     chosen,
     is_installed,
@@ -227,31 +229,57 @@ def _forget_failure(home: Path, model: EncoderModel) -> None:
         failed_file(socket_path(home, model)).unlink()
 
 
-def status(home: Path) -> str:
+def served_model(home: Path) -> Endpoint | None:
+    """The embedding model of the user's endpoint that ``recall_embeddings`` names, from the
+    user's config and environment (a project's cannot name one), or None."""
+    from clio.config import load_settings
+
+    try:
+        settings, _ = load_settings(home, None, {})
+    except Exception:  # a config clio cannot read says so when clio starts
+        return None
+    if not settings.recall_embeddings:
+        return None
+    return Endpoint(settings.endpoint(), settings.recall_embeddings, settings.api_key)
+
+
+def status(home: Path, endpoint: Endpoint | None = None) -> str:
     """The models, whether each is installed, and the one the helper runs."""
-    use = chosen(home)
+    from clio.recall.encoder_client import EncoderClient
+
+    client = EncoderClient(home, home, endpoint=endpoint)
+    use: EncoderModel | str = client.model if client._why_not is None else client._why_not
     lines = []
     for model in MODELS.values():
         here = "installed" if is_installed(model, home) else f"not installed (clio encoder install {model.name})"
         mark = "*" if use is model else " "
         lines.append(f"{mark} {model.name:<7} {model.description}: {here}")
-    lines.append(f"in use: {use.name}" if isinstance(use, EncoderModel) else f"in use: none, {use}")
+    if client.endpoint is not None:
+        served = client.served_model()
+        mark = "*" if isinstance(use, EncoderModel) and use.endpoint else " "
+        how = "not calibrated yet" if math.isinf(served.cosine_ask) else f"calibrated, threshold {served.cosine_ask:.2f}"
+        lines.append(f"{mark} {client.endpoint.model} at {served.endpoint} (recall_embeddings): {how}")
+    label = (use.remote or use.name) if isinstance(use, EncoderModel) else ""
+    lines.append(f"in use: {label}" if isinstance(use, EncoderModel) else f"in use: none, {use}")
     if isinstance(use, EncoderModel):
-        from clio.recall.encoder_client import fallback
-
-        why = fallback(home, use)
-        if why:
-            lines.append(f"but {why}; `clio encoder install {use.name}` again if a file was damaged")
-        lines.append(helper_line(home))
+        if client.fallback:
+            picked = chosen(home)
+            fix = (
+                "it is tried again a day later, or at once after a fix of the endpoint or recall_embeddings"
+                if client.endpoint is not None
+                else f"`clio encoder install {picked.name if isinstance(picked, EncoderModel) else ''}` again if a file was damaged"
+            )
+            lines.append(f"but {client.fallback}; {fix}")
+        lines.append(helper_line(home, endpoint))
     return "\n".join(lines)
 
 
-def helper_line(home: Path) -> str:
+def helper_line(home: Path, endpoint: Endpoint | None = None) -> str:
     """Whether the helper of the model in use runs, and how long it stays without a request."""
     from clio.recall.encoder_client import EncoderClient
 
     try:
-        got = EncoderClient(home, home).status(0.5)
+        got = EncoderClient(home, home, endpoint=endpoint).status(0.5)
     except (OSError, ValueError):
         return "its helper: not running (the first run in a project with history starts it)"
     idle = got.get("idle_s")
@@ -259,7 +287,7 @@ def helper_line(home: Path) -> str:
     return f"its helper: running (pid {got.get('pid')}, {got.get('model')}){stays}"
 
 
-def main(argv: list[str], home: Path) -> int:
+def main(argv: list[str], home: Path, endpoint: Endpoint | None = None) -> int:
     ap = argparse.ArgumentParser(prog="clio encoder", description="the automatic recall's sentence encoder")
     sub = ap.add_subparsers(dest="cmd")
     sub.add_parser("status", help="the models and the one in use (the default)")
@@ -297,5 +325,5 @@ def main(argv: list[str], home: Path) -> int:
             socket_path(home, model).unlink()
         print(f"clio: removed {model.name} ({folder})")
         return 0
-    print(status(home))
+    print(status(home, endpoint))
     return 0

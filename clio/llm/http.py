@@ -201,9 +201,16 @@ class Transport:
 
     def get_json(self, path: str, limit: int = MAX_JSON_BODY) -> Any:
         """GET ``path`` as JSON; a body over ``limit`` bytes is :class:`StreamFailed`."""
+        return self._json(self._open("GET", path), limit)
+
+    def post_json(self, path: str, payload: dict[str, Any], limit: int = MAX_JSON_BODY) -> Any:
+        """POST ``payload`` and read the reply as JSON (errors as :meth:`get_json`'s)."""
+        return self._json(self._open("POST", path, json.dumps(payload, ensure_ascii=False).encode("utf-8")), limit)
+
+    @staticmethod
+    def _json(response: urllib3.BaseHTTPResponse, limit: int) -> Any:
         import urllib3
 
-        response = self._open("GET", path)
         try:
             raw = response.read(limit + 1, decode_content=True)
         except urllib3.exceptions.HTTPError as exc:

