@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from clio.app.encoder_tip import MARK, MIN_SESSIONS
+from clio.recall.encoder_client import socket_path
 from testkit.clio_run import run_clio, write_archive
 from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer
@@ -19,7 +20,19 @@ from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (fixtur
 TIP = "clio encoder install mpnet"
 
 
+def stop_started(home: Path) -> None:
+    """Stop the helper a REPL's warm-up started, once it is up (it may still be loading)."""
+    lock = Path(str(socket_path(home)) + ".lock")
+    deadline = time.monotonic() + 20
+    while lock.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stop_helper(home)
+
+
 def history(proj: Path, n: int) -> None:
+    home = proj.parent / "home"
+    home.mkdir(exist_ok=True)
+    (home / "config.yaml").write_text("recall_encoder_idle_minutes: 1\n")  # a helper the REPL left starting goes soon
     t0 = time.time() - 86_400 * (n + 1)
     for k in range(n):
         msgs = [
@@ -50,7 +63,7 @@ def test_the_repl_offers_the_stronger_encoder_once(fake_server: FakeServer, proj
         assert again.wait_exit() == 0
         assert TIP not in again.text
     finally:
-        stop_helper(home)
+        stop_started(home)
 
 
 def test_no_tip_without_history_nor_in_a_one_shot_run(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
@@ -70,4 +83,4 @@ def test_no_tip_without_history_nor_in_a_one_shot_run(fake_server: FakeServer, p
         assert r.returncode == 0, r.stderr
         assert TIP not in r.stdout + r.stderr and not (home / MARK).exists()
     finally:
-        stop_helper(home)
+        stop_started(home)
