@@ -407,7 +407,7 @@ def embedded_helper(home: Path, clio_dir: Path) -> EncoderClient:
     if SERVED[0] is not None:  # the endpoint's model: its threshold chosen by the helper's calibration first
         while stored(home, client.model.model_id) is None:
             time.sleep(0.2)
-        client.model = client.served_model()
+        client.model = client.calibrated_model()
     return client
 
 

@@ -15,7 +15,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clio.llm.endpoint import Endpoint
 from clio.project_config import (
@@ -28,6 +28,9 @@ from clio.project_config import (
     refused_warnings,
     yaml_mark,
 )
+
+if TYPE_CHECKING:
+    from clio.recall.encoder_models import Endpoint as EmbeddingsEndpoint
 
 PROFILE_SETTINGS = ("auto", "full", "lean")  # auto: full unless its fixed part is too big (agent/window.py)
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -132,6 +135,15 @@ class Settings:
 
     def endpoint(self) -> str:
         return self.base_url or OPENAI_URL
+
+    def embeddings_endpoint(self) -> EmbeddingsEndpoint | None:
+        """The model of the endpoint that ``recall_embeddings`` names for the recall's encoder
+        (with the endpoint's URL and key), or None."""
+        if not self.recall_embeddings:
+            return None
+        from clio.recall.encoder_models import Endpoint as EmbeddingsEndpoint
+
+        return EmbeddingsEndpoint(self.endpoint(), self.recall_embeddings, self.api_key)
 
     def is_local_endpoint(self) -> bool:
         url = self.endpoint()

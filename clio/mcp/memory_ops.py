@@ -274,10 +274,9 @@ def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bo
     encoder: EncoderClient | None = None
     if settings.recall_encoder and not read_only:  # read-only: the index is in memory, its rows not the helper's
         from clio.recall.encoder_client import EncoderClient
-        from clio.recall.encoder_models import Endpoint
 
-        served = Endpoint(settings.endpoint(), settings.recall_embeddings, settings.api_key) if settings.recall_embeddings else None
-        encoder = EncoderClient(paths.home, paths.clio_dir, idle_s=settings.recall_encoder_idle_minutes * 60, endpoint=served)
+        idle = settings.recall_encoder_idle_minutes * 60
+        encoder = EncoderClient(paths.home, paths.clio_dir, idle_s=idle, endpoint=settings.embeddings_endpoint())
 
     signer = Signer.open(paths.home, create=not read_only)
     ltm: LtmStore | None = None if no_ltm else LtmStore(paths.clio_dir / "ltm.json", signer=signer)

@@ -110,7 +110,7 @@ def fallback(home: Path, model: EncoderModel) -> str:
     with contextlib.suppress(OSError):
         failed = recent_failure(socket_path(home, model), model)
         if failed:
-            return f"{model.remote or model.name}'s helper failed ({failed}); {MINILM.name} is used"
+            return f"{model.label}'s helper failed ({failed}); {MINILM.name} is used"
     return ""
 
 
@@ -134,11 +134,10 @@ class EncoderClient:
         self._started: float | None = None  # when this run last started the helper (monotonic)
         self._filled = 0.0  # when this client last asked for a fill (monotonic)
         self._fill_due = False  # a search asked the helper this turn: the fill is asked when it ends
-        choice = chosen(home)
         self.endpoint = endpoint if endpoint is not None and not os.environ.get(ENV_SWITCH, "").strip() else None
-        if self.endpoint is not None:
-            choice = self.served_model()
+        choice = self.calibrated_model() if self.endpoint is not None else chosen(home)
         self.model: EncoderModel = choice if isinstance(choice, EncoderModel) else MINILM
+        self.wanted = self.model  # the model chosen, before a failed helper's fallback to MiniLM
         self._why_not: str | None = choice if isinstance(choice, str) else None
         self._threshold_read = time.monotonic()
         self.fallback = fallback(home, self.model)  # why the model the user installed is not the one used
@@ -149,7 +148,12 @@ class EncoderClient:
         self._ahead = ""  # the text last sent to be embedded ahead
         self.timed_out = False  # the last ``recalled`` got no answer in time
 
-    def served_model(self) -> EncoderModel:
+    @property
+    def off_reason(self) -> str | None:
+        """Why no helper is asked in this run (switched off, cannot run here), or None."""
+        return self._why_not
+
+    def calibrated_model(self) -> EncoderModel:
         """The endpoint's model, with the threshold its helper chose and kept, if it did."""
         from clio.recall.encoder_calibration import stored
 
@@ -166,7 +170,7 @@ class EncoderClient:
             now = time.monotonic()
             if now - self._threshold_read >= THRESHOLD_AGAIN_S:
                 self._threshold_read = now
-                self.model = self.served_model()
+                self.model = self.calibrated_model()
         return self.model.cosine_ask
 
     # -- the socket ------------------------------------------------------------------------------

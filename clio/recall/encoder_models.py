@@ -77,6 +77,11 @@ class EncoderModel:
         model's helper delete the other's."""
         return "recall-vectors.sqlite" if self.name == DEFAULT else f"recall-vectors-{self.name}.sqlite"
 
+    @property
+    def label(self) -> str:
+        """What the user reads: the name they typed (an endpoint's model: its name there)."""
+        return self.remote or self.name
+
     def folder(self, home: Path) -> Path:
         """Where an installed model's files are (a packaged model's ONNX file is in its package)."""
         return home / MODELS_DIR / self.model_id

@@ -123,6 +123,7 @@ def test_an_endpoint_without_embeddings_leaves_the_recall_to_minilm(tmp_path: Pa
         assert client.model is MINILM and "failed" in client.fallback  # MiniLM, not no encoder at all
         shown = run_clio(["encoder"], server=server, project=project, home=home, env_extra=ON).stdout
         assert "in use: minilm" in shown and "has no embeddings API" in shown, shown
+        assert "it is tried again after 10 minutes" in shown, shown
     finally:
         server.stop()
         stop_helper(home)
