@@ -19,12 +19,12 @@ Vectors are stored as int8 (:func:`pack`, :func:`unpack`): one byte a dimension 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clio.recall.embedder import TOKENIZER_FILE, EmbedderUnavailable, sha256_file
 from clio.recall.encoder_models import MINILM, EncoderModel, is_installed
+from clio.recall.terms import SENTENCE_END
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,7 +36,6 @@ MAX_CHUNKS = 4  # of a text: its first ~1,600 characters (the index clips long t
 MAX_TOKENS = 128  # per chunk (400 characters are ~100 WordPiece tokens)
 BATCH = 16
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
 
 
 def chunks(text: str) -> list[str]:
@@ -45,7 +44,7 @@ def chunks(text: str) -> list[str]:
     reaches the limit). Pure."""
     out: list[str] = []
     cur = ""
-    for piece in _SENTENCE_END.split(text):
+    for piece in SENTENCE_END.split(text):
         piece = " ".join(piece.split())
         while piece:
             if len(cur) + 1 + len(piece) <= CHUNK_CHARS:

@@ -28,10 +28,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from clio.lazy_re import lazy
 from clio.recall.encoder_models import MINILM
 from clio.recall.query import CALL_MARK, content_words, iter_content_words
-from clio.recall.terms import excerpt_stem, fts_words
+from clio.recall.terms import SENTENCE_END, excerpt_stem, fts_words
 
 _EVERYDAY = """
 ok okay okey k kk thanks thank thx ty cheers great good nice cool perfect fine sure yes yeah yep yup
@@ -254,9 +253,6 @@ _LEAD = "please pls now also then and ok okay so next"
 _LEADS: frozenset[str] = frozenset(_LEAD.split())
 
 
-_SENTENCE = lazy(r"(?<=[.!?;:])\s+|\n+")
-
-
 def is_task(text: str) -> bool:
     """Whether a message orders new work ("add …", "please write …", "can you make …") rather
     than asking something or reporting a problem: its first words, or, when it is not a question,
@@ -265,7 +261,7 @@ def is_task(text: str) -> bool:
         return True
     if is_question(text):
         return False
-    return any(_orders(sentence) for sentence in _SENTENCE.split(text[:400])[1:])
+    return any(_orders(sentence) for sentence in SENTENCE_END.split(text[:400])[1:])
 
 
 def _orders(text: str) -> bool:

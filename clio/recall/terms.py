@@ -12,8 +12,12 @@ import functools
 import re
 from collections.abc import Iterable, Sequence
 
+from clio.lazy_re import lazy
+
 # Same split as FTS5's unicode61 tokenizer: letters and digits; '_' and punctuation separate.
 WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+# Where a sentence or a line ends (the encoder's chunks, the sentences of a message)
+SENTENCE_END = lazy(r"(?<=[.!?;:])\s+|\n+")
 
 _SUFFIXES = (
     "ational", "ization", "fulness", "iveness", "ations", "ation", "ments", "ement", "ness", "ment",
@@ -88,7 +92,7 @@ def share_held(terms: Sequence[str], texts: Iterable[str]) -> float:
 # path, CamelCase inside a word, CONSTANT_CASE, a ticket id like ASH-655), a flag, a number of two
 # digits or more (a port, a time, a version). A decision's value is one of these far more often
 # than it is one of the words of the question that finds it.
-VALUE_RE = re.compile(
+VALUE_RE = lazy(
     r"`[^`\n]{1,80}`"
     r"|--?[A-Za-z][\w-]*(?:=\S+)?"
     r"|\b\w+(?:[_./:]\w+)+"
@@ -96,7 +100,7 @@ VALUE_RE = re.compile(
     r"|\b[A-Z][A-Z0-9]+(?:[-_][A-Z0-9]+)+\b|\b[A-Z]{2,}-\d+\b"
     r"|\b\d[\d,]*\d\b"
 )
-FENCE_RE = re.compile(r"```.*?(?:```|$)")
+FENCE_RE = lazy(r"```.*?(?:```|$)")
 # of a long text's excerpt, the share given to its details: chosen on the dev sets A, E and G in
 # their four forms (0.2 to 0.4 measured; 0.25 quoted 4 more facts and showed the tool's reader 2
 # more, losing none; docs/memory.md)
