@@ -7,11 +7,16 @@ import contextlib
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from clio.recall.encoder_models import Endpoint
 
 
-def stop_helper(home: Path) -> None:
-    """Stop the helper listening in ``home`` (``$CLIO_HOME``), if one answers."""
+def stop_helper(home: Path, endpoint: Endpoint | None = None) -> None:
+    """Stop the helper listening in ``home`` (``$CLIO_HOME``), if one answers; ``endpoint``: the
+    helper of that endpoint's model (``recall_embeddings``)."""
     from clio.recall.encoder_client import EncoderClient
 
     with contextlib.suppress(OSError, ValueError):
-        os.kill(EncoderClient(home, home).ping(2.0), signal.SIGTERM)
+        os.kill(EncoderClient(home, home, endpoint=endpoint).ping(2.0), signal.SIGTERM)

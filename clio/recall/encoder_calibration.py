@@ -49,7 +49,10 @@ def load(path: Path = DATA_FILE) -> dict[str, Any]:
 def figures(data: dict[str, Any], cosines: Sequence[Sequence[float]], t: float) -> Figures:
     """The decision at threshold ``t`` over the data's messages, ``cosines[i][j]`` the best cosine
     of message i with its candidate j: a unit is quoted when the words quote it, or (not an order
-    of new work) its cosine reaches ``t``; a fact counts when its unit is among the three best."""
+    of new work) its cosine reaches ``t``; a fact counts when its unit is among those the block
+    quotes (:data:`clio.recall.auto.MAX_HITS`, the best first)."""
+    from clio.recall.auto import MAX_HITS  # not at import: a run reads the kept threshold only
+
     got = {"same": 0, "reworded": 0, "unrelated": 0}
     for probe, cos in zip(data["probes"], cosines, strict=True):
         kept = [
@@ -59,7 +62,7 @@ def figures(data: dict[str, Any], cosines: Sequence[Sequence[float]], t: float) 
         ]
         kept.sort(key=lambda x: -x[0])
         kind = probe["kind"]
-        got[kind] += bool(kept) if kind == "unrelated" else any(fact for _, fact in kept[:3])
+        got[kind] += bool(kept) if kind == "unrelated" else any(fact for _, fact in kept[:MAX_HITS])
     return Figures(got["same"], got["reworded"], got["unrelated"])
 
 

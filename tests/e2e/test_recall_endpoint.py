@@ -93,16 +93,7 @@ def test_the_endpoints_model_embeds_calibrates_and_brings_back_a_reworded_fact(t
     finally:
         server.stop()
         stop_helper(home)
-        stop_endpoint_helper(home, server.base_url)
-
-
-def stop_endpoint_helper(home: Path, base_url: str) -> None:
-    import contextlib
-    import os
-    import signal
-
-    with contextlib.suppress(OSError, ValueError):
-        os.kill(EncoderClient(home, home, endpoint=Endpoint(base_url, "fake-embed", KEY)).ping(2.0), signal.SIGTERM)
+        stop_helper(home, Endpoint(server.base_url, "fake-embed", KEY))
 
 
 def test_an_endpoint_without_embeddings_leaves_the_recall_to_minilm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
