@@ -19,7 +19,8 @@ from clio.llm.errors import LLMError
 from clio.paths import Paths, ensure_dir, escaping_link, resolve_paths
 from clio.safety.visible import escape_invisible
 from clio.store.atomic import add_damaged_hook
-from clio.store.sessions import SessionBusy, SessionNotFound, SessionStore
+from clio.store.session_lock import SessionBusy
+from clio.store.sessions import SessionNotFound, SessionStore
 from clio.ui.trust_ask import ProjectTrust
 
 

@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 from clio.app.consolidate import LOOK_BACK, NO_ANSWER, checked
 from clio.app.turn_lock import childs_request
 from clio.memory import consolidate as cons
-from clio.store.sessions import SessionBusy, SessionNotFound
+from clio.store.session_lock import SessionBusy
+from clio.store.sessions import SessionNotFound
 
 if TYPE_CHECKING:
     from clio.app.app import App

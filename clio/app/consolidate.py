@@ -27,7 +27,8 @@ from clio.memory import ltm, provenance
 from clio.memory.ltm import Entry
 from clio.messages import Message
 from clio.prompts import load_prompt
-from clio.store.sessions import Session, SessionBusy, SessionNotFound, SessionStore
+from clio.store.session_lock import SessionBusy
+from clio.store.sessions import Session, SessionNotFound, SessionStore
 from clio.tools.registry import REGISTRY
 
 if TYPE_CHECKING:

@@ -6,7 +6,8 @@ import time
 from typing import TYPE_CHECKING
 
 from clio.commands.registry import CommandError, command, split_sub
-from clio.store.sessions import SessionBusy, SessionNotFound
+from clio.store.session_lock import SessionBusy
+from clio.store.sessions import SessionNotFound
 from clio.wording import plural
 
 if TYPE_CHECKING:

@@ -20,7 +20,6 @@ everything in memory and writes nothing (incognito).
 from __future__ import annotations
 
 import builtins
-import fcntl
 import os
 import shutil
 import time
@@ -31,18 +30,11 @@ from typing import Any
 from clio.messages import Message
 from clio.store.atomic import atomic_write_json, read_json
 from clio.store.session_info import SessionInfo, is_meta, new_session_id
+from clio.store.session_lock import lock, unlock
 from clio.store.session_names import Redact, clean_name, name_from
 from clio.store.session_repair import from_damaged, has_archive, id_time, is_number
 
 CHUNK = 64
-
-
-BRIEF = "brief"  # in a lock file: held for a moment only (SessionStore.take)
-BRIEF_WAIT = 5.0  # seconds an opener waits for such a lock
-
-
-class SessionBusy(Exception):
-    """The session is open in another live clio process."""
 
 
 class SessionNotFound(LookupError):
@@ -138,11 +130,27 @@ class Session:
         if self.dir is None:
             return False
         if not self._materialized:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            self._lock_fd = SessionStore._lock(self.dir)
+            self._claim_dir()
+            self._lock_fd = lock(self.dir)
             self._materialized = True
             atomic_write_json(self.dir / "session.json", self.info.to_dict())
         return True
+
+    def _claim_dir(self) -> None:
+        """Create the session's folder, never one that exists: ids are second-stamped with four hex
+        digits, so two sessions started in the same second (parallel scripts, a test's loop) can
+        draw the same one; the later takes a fresh id rather than writing into the other's folder."""
+        assert self.info.path is not None
+        parent = self.info.path.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(100):
+            try:
+                self.info.path.mkdir()
+                return
+            except FileExistsError:
+                self.info.id = new_session_id(self.info.created)
+                self.info.path = parent / self.info.id
+        raise OSError(f"could not create a new session folder in {parent}")
 
     def _write_chunk(self, index: int) -> None:
         if not self._materialize() or self.dir is None:
@@ -181,11 +189,8 @@ class Session:
 
     def close(self) -> None:
         if self._lock_fd is not None:
-            try:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            finally:
-                os.close(self._lock_fd)
-                self._lock_fd = None
+            fd, self._lock_fd = self._lock_fd, None
+            unlock(fd)
 
 
 class SessionStore:
@@ -336,6 +341,8 @@ class SessionStore:
         now = time.time()
         info = SessionInfo(id=new_session_id(now), model=model, created=now, updated=now)
         if self.dir is not None:
+            while (self.dir / info.id).exists():  # taken this second; a race is caught at first write
+                info.id = new_session_id(now)
             info.path = self.dir / info.id
             return Session(info, [], materialized=False, redact=self.redact)
         return Session(info, [], redact=self.redact)
@@ -343,7 +350,7 @@ class SessionStore:
     def open(self, session_id: str) -> Session:
         info = self.info(session_id)
         assert info.path is not None
-        fd = self._lock(info.path)
+        fd = lock(info.path)
         messages = list(self.iter_messages(session_id))
         for i, m in enumerate(messages):  # seq is the position: heal anything odd
             m.setdefault("meta", {})["seq"] = i
@@ -366,12 +373,12 @@ class SessionStore:
         meanwhile waits for it); SessionBusy when another process has it."""
         info = self.info(session_id)
         assert info.path is not None
-        return self._lock(info.path, brief=True)
+        return lock(info.path, brief=True)
 
     def delete(self, session_id: str) -> None:
         info = self.info(session_id)
         assert info.path is not None
-        fd = self._lock(info.path)  # refuse to delete a session another process has open
+        fd = lock(info.path)  # refuse to delete a session another process has open
         try:
             # Out of sight first, in one rename: removed file by file under its own name, a half-
             # deleted session (its archive still there, session.json gone) would be "repaired" by
@@ -381,38 +388,3 @@ class SessionStore:
             shutil.rmtree(gone)
         finally:
             os.close(fd)
-
-    @staticmethod
-    def _lock(path: Path, *, brief: bool = False) -> int:
-        """The session's lock. ``brief``: held for a moment only (a background read-back writing
-        its result, clio.app.background); whoever finds it held that way waits for it."""
-        lock_path = path / "lock"
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + BRIEF_WAIT
-        seen = None
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                holder = os.pread(fd, 32, 0).decode().strip()
-                # A holder is believed once read twice: taken this very moment, the file still
-                # names the last one (or nothing), until the new holder writes itself (a
-                # read-back's brief look as a script's next run resumes the session: that run
-                # was refused, "pid ?" or its own old pid). A brief holder, or none written,
-                # is waited for.
-                if (not holder or holder != seen or holder.endswith(BRIEF)) and time.monotonic() < deadline:
-                    seen = holder
-                    time.sleep(0.05)
-                    continue
-                os.close(fd)
-                raise SessionBusy(
-                    f"session {path.name} is open in another clio process (pid {holder.split()[0] if holder else '?'}); "
-                    "close it there or start a new session with --new"
-                ) from None
-        # the kernel drops a flock when its process dies, so a stale lock is simply taken over;
-        # written before it is cut to length, so a reader never finds it empty while it is held
-        mine = (f"{os.getpid()} {BRIEF}" if brief else str(os.getpid())).encode()
-        os.pwrite(fd, mine, 0)
-        os.ftruncate(fd, len(mine))
-        return fd

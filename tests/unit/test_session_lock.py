@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from clio.store import session_lock
 from clio.store import sessions as S
-from clio.store.sessions import SessionBusy, SessionStore
+from clio.store.session_lock import SessionBusy
+from clio.store.sessions import SessionStore
 
 
 def held(lock: Path, holder: bytes) -> int:
@@ -94,7 +96,7 @@ def test_a_lock_that_stays_without_a_holder_is_refused_after_the_wait(
     store: tuple[SessionStore, str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sessions, sid, lock = store
-    monkeypatch.setattr(S, "BRIEF_WAIT", 0.3)
+    monkeypatch.setattr(session_lock, "BRIEF_WAIT", 0.3)
     fd = held(lock, b"")
     try:
         with pytest.raises(SessionBusy, match=r"pid \?"):
@@ -114,3 +116,36 @@ def test_a_holder_written_over_a_longer_one_is_cut_to_its_length(store: tuple[Se
     fd = sessions.take(sid)
     assert lock.read_text() == f"{os.getpid()} brief"
     os.close(fd)
+
+
+def test_sessions_started_in_the_same_second_never_share_a_folder(tmp_path: Path) -> None:
+    """Ids are second-stamped with four hex digits: a second session that draws an id already on
+    disk (created before it, or by a run racing it to its first write) takes a fresh one and keeps
+    its messages apart, rather than being refused as busy or writing into the other's folder."""
+    store = SessionStore(tmp_path / "sessions")
+    first = store.create("m")
+    first.append({"role": "user", "content": "first"})
+    # the second drew the same id before the first reached disk (two runs racing)
+    raced = store.create("m")
+    raced.info.id = first.id
+    raced.info.path = tmp_path / "sessions" / first.id
+    raced.append({"role": "user", "content": "raced"})
+    assert raced.id != first.id
+    first.append({"role": "assistant", "content": "still mine"})
+    first.close()
+    raced.close()
+    assert [m["content"] for m in store.open(first.id).messages] == ["first", "still mine"]
+    assert [m["content"] for m in store.open(raced.id).messages] == ["raced"]
+
+
+def test_a_session_created_in_a_taken_second_draws_a_free_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Created after the other reached disk, a session never draws its id (the CI failure: sixty
+    sessions archived in one second, two drew the same four hex digits, the second found the
+    first's folder locked)."""
+    store = SessionStore(tmp_path / "sessions")
+    first = store.create("m")
+    first.append({"role": "user", "content": "first"})
+    drawn = iter([first.id, first.id, "20261126-000000-beef"])
+    monkeypatch.setattr(S, "new_session_id", lambda now=None: next(drawn))
+    second = store.create("m")
+    assert second.id == "20261126-000000-beef"
