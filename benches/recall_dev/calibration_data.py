@@ -52,6 +52,7 @@ def gather() -> dict[str, object]:
                             "fact": p["kind"] != "unrelated" and h.session_id == ids[p["session"]] and B.has(h.text, p["needles"]),
                             "words": h.new_words >= B.auto.MIN_NEW_WORDS and h.score >= (R.THRESHOLD_TASK if h.task else R.THRESHOLD),
                             "skip": h.new_words < B.auto.MIN_NEW_WORDS or h.unanswered,
+                            "typed": h.typed,
                             "score": round(h.score, 4),
                         })  # fmt: skip
                     probes.append({"set": name, "text": p["text"], "kind": p["kind"], "task": R.is_task(p["text"]), "units": cands})

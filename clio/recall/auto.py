@@ -7,7 +7,9 @@ unit, an exchange of up to three messages (:mod:`clio.recall.units`). This modul
 it is worth sending: a unit must *clear a relevance decision*, not merely rank first (a search
 always ranks something first). The decision is :mod:`clio.recall.relevance`'s: how much of what
 the message asks in its own words the unit holds, each word weighed by how rare it is in the
-archive, in one calibrated score; a message without words of its own ("ok, continue", "thanks")
+archive, in one calibrated score, or the encoder's cosine (a unit that cannot hold the kind of
+answer a question asks for, a duration, a time, a count, is never quoted by meaning alone:
+:mod:`clio.recall.answer_kind`); a message without words of its own ("ok, continue", "thanks")
 gets no block. The best :data:`MAX_HITS` units that clear it are quoted in a block that fits its
 share of the window. Figures in docs/memory.md (``benches/bench_auto_recall.py``).
 
@@ -22,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from clio.recall import answer_kind
 from clio.recall import relevance as R
 from clio.recall.format import hit_source
 from clio.recall.query import MIN_NEW_WORDS, content_words
@@ -58,6 +61,9 @@ class Hit:
     meaning: bool = False  # found by the encoder helper's scan alone, not by the words
     cosine_ask: float = R.COSINE_ASK  # the encoder's threshold for a question (its model's)
     unanswered: bool = False  # a question nobody answered (clio.recall.relevance.answers_nothing)
+    # the unit could state the kind of answer the message asks for (a duration, a time, a count:
+    # clio.recall.answer_kind); one that cannot is quoted by the words only, never by meaning
+    typed: bool = True
 
     @property
     def relevant(self) -> bool:
@@ -68,7 +74,7 @@ class Hit:
         if self.score >= (R.THRESHOLD_TASK if self.task else R.THRESHOLD):
             return True
         cosine = self.features.cosine
-        return cosine is not None and cosine >= (R.COSINE_TASK if self.task else self.cosine_ask)
+        return self.typed and cosine is not None and cosine >= (R.COSINE_TASK if self.task else self.cosine_ask)
 
     @property
     def rank(self) -> float:
@@ -88,6 +94,8 @@ class Hit:
             parts.append("found by meaning")
         if self.unanswered:
             parts.append("a question nobody answered")
+        if not self.typed:
+            parts.append("holds no answer of the kind asked")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,6 +153,7 @@ def score_hits(
     parts = [_parts(r, text) for r, text in zip(results, texts, strict=True)]
     cosines = similarity(query, [[t for _, _, t in p] for p in parts]) if similarity is not None else None
     task = R.is_task(query)
+    kind = answer_kind.asked_for(query)
     hits = []
     for i, (r, text) in enumerate(zip(results, texts, strict=True)):
         cosine = None if cosines is None else cosines[i]  # None: not scored in time, the words decide
@@ -166,6 +175,7 @@ def score_hits(
                 meaning=r.get("found") == "meaning",
                 cosine_ask=cosine_ask,
                 unanswered=R.answers_nothing([(role, t) for _, role, t in parts[i]]),
+                typed=answer_kind.holds(kind, " ".join(t for _, _, t in parts[i])),
             )
         )
     if said_elsewhere is None:

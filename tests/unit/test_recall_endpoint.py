@@ -75,8 +75,8 @@ def test_an_endpoints_model_is_named_by_a_digest_and_decides_nothing_until_calib
 
 
 def _data() -> dict[str, Any]:
-    def unit(words: bool = False, fact: bool = False, score: float = 0.0) -> dict[str, Any]:
-        return {"parts": [0], "fact": fact, "words": words, "skip": False, "score": score}
+    def unit(words: bool = False, fact: bool = False, score: float = 0.0, typed: bool = True) -> dict[str, Any]:
+        return {"parts": [0], "fact": fact, "words": words, "skip": False, "score": score, "typed": typed}
 
     probes = [
         {"kind": "same", "task": False, "units": [unit(words=True, fact=True, score=1.0)]},
@@ -85,18 +85,21 @@ def _data() -> dict[str, Any]:
         {"kind": "unrelated", "task": False, "units": [unit()]},
         {"kind": "unrelated", "task": False, "units": [unit()]},
         {"kind": "unrelated", "task": True, "units": [unit()]},  # an order of work: the cosine never decides
+        # "how long ...?" near a unit that holds no duration: the cosine never decides either
+        {"kind": "unrelated", "task": False, "units": [unit(typed=False)]},
     ]
     return {"texts": ["t"], "probes": probes}
 
 
 def test_the_threshold_is_the_lowest_that_keeps_the_false_blocks_within_budget() -> None:
     data = _data()
-    cosines = [[0.9], [0.5, 0.2], [0.45], [0.35], [0.3], [0.99]]
+    cosines = [[0.9], [0.5, 0.2], [0.45], [0.35], [0.3], [0.99], [0.99]]
     assert cal.figures(data, cosines, 0.30) == cal.Figures(1, 1, 3)
     assert cal.figures(data, cosines, 0.36) == cal.Figures(1, 1, 1)
     assert cal.figures(data, cosines, 0.60) == cal.Figures(1, 0, 0)
-    assert cal.choose(data, cosines) == 0.31  # 0.30 blocks three, 0.31 the budget's two
-    everything = [[0.9], [0.9, 0.9], [0.99], [0.99], [0.99], [0.99]]
+    assert cal.FALSE_BUDGET == 1
+    assert cal.choose(data, cosines) == 0.36  # 0.35 blocks two, 0.36 the budget's one
+    everything = [[0.9], [0.9, 0.9], [0.99], [0.99], [0.99], [0.99], [0.99]]
     assert cal.choose(data, everything) == cal.SWEEP[-1]  # a model whose cosines say nothing
 
 

@@ -1,0 +1,68 @@
+"""End to end, issue 32: a question for a duration is not given a unit on its topic that states
+none (clio.recall.answer_kind), through the installed clio, the fake server and the user's encoder
+helper (which does a one-shot run's recall): "how long are the snapshots kept?" beside the session
+that took one gets no block, where a question about that session itself still gets it, and a
+duration stated in the archive is brought back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clio.recall.encoder_client import installed
+from testkit.clio_run import run_clio
+from testkit.encoder_helper import stop_helper
+from testkit.fakeserver import FakeServer, Reply
+from testkit.scripted import latest_user
+from tests.e2e.test_recall_encoder import OTHER, sent, wait_filled
+
+pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+
+SNAPSHOT_ASKED = "before I run the big plants migration on prod, how do i take a snapshot of the production db"
+SNAPSHOT_TAKEN = (
+    "Two volumes, one per Postgres machine; vol_4y5n0e8d2kw1x9jr is attached to the current primary. "
+    "I took an on-demand snapshot of that one: fly volumes snapshots create vol_4y5n0e8d2kw1x9jr."
+)
+TOKEN_ASKED = "the mobile app logs users out while they are using it, what is going on with the session tokens"
+TOKEN_SAID = "Access tokens are signed with the rotating key and expire after 15 min; the app refreshes them on a 401."
+
+
+def responder(body: dict[str, Any]) -> Reply:
+    text, _ = latest_user(body)
+    if text.startswith(SNAPSHOT_ASKED):
+        return Reply(text=SNAPSHOT_TAKEN)
+    if text.startswith(TOKEN_ASKED):
+        return Reply(text=TOKEN_SAID)
+    return Reply(text="Done.")
+
+
+def test_a_duration_question_is_quoted_only_what_could_state_a_duration(tmp_path: Path) -> None:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    server = FakeServer(responder).start()
+    on = {"CLIO_RECALL_ENCODER": None}
+
+    def clio(text: str) -> str:
+        r = run_clio(["--model", "fake-model", "-p", text], server=server, project=project, home=home, env_extra=on)
+        assert r.returncode == 0, r.stderr
+        return sent(server, text)
+
+    try:
+        for text in (SNAPSHOT_ASKED, TOKEN_ASKED, *OTHER):
+            clio(text)
+        wait_filled(project)
+        # about the session itself: quoted (the topic is the same as the next question's)
+        about = clio("how do I snapshot the production database volume?")
+        assert "vol_4y5n0e8d2kw1x9jr" in about, about
+        # the same topic, asked for a duration it never stated: no block
+        kept = clio("how long are the production database snapshots kept?")
+        assert "<recalled_context>" not in kept, kept
+        # a duration the archive states is brought back for a question for one, asked in other words
+        lasts = clio("how long is a login token valid in the app before it has to be renewed?")
+        assert "15 min" in lasts, lasts
+    finally:
+        server.stop()
+        stop_helper(home)

@@ -1,0 +1,96 @@
+"""A question for a duration, a time of day or a count (clio.recall.answer_kind), and the automatic
+recall's decision reading it: a unit on the question's topic that holds no such answer is not
+quoted by meaning alone, but still by the question's own words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from clio.recall import auto
+from clio.recall.answer_kind import CLOCK, COUNT, DURATION, asked_for, holds
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("how long are the production database snapshots kept?", DURATION),
+        ("for how long does adyen keep retrying the notifications?", DURATION),
+        ("how often does the ERP import run", DURATION),
+        ("up to how many hours before the appointment can a patient cancel?", DURATION),
+        ("what time at night does the sitemap get regenerated?", CLOCK),
+        ("at what hour do the backups start", CLOCK),
+        ("how many old releases does envoyer keep?", COUNT),
+        ("how much memory does the worker get", COUNT),
+        ("when does the dunning job run?", None),  # a day, an event, a time: any answer
+        ("which port does the staging database listen on?", None),
+        ("how do we deploy to staging", None),
+        ("the producer logs are too verbose at info level", None),
+    ],
+)
+def test_the_kind_of_answer_a_question_asks_for(question: str, kind: str | None) -> None:
+    assert asked_for(question) == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "held"),
+    [
+        ("We keep raw events in ClickHouse for 90 days only.", DURATION, True),
+        ("tokens expire after 15 min", DURATION, True),
+        ("keep them a week, then a fortnight for audits", DURATION, True),
+        ("prune with --keep-within 30d", DURATION, True),
+        ("retention.ms=604800000", DURATION, True),  # a config key's bare value
+        ('"maxAge": 86400', DURATION, True),
+        ("CACHE_TTL_SECONDS=300", DURATION, True),
+        ("P30D", DURATION, True),
+        ("kept forever, gzipped", DURATION, True),
+        ("0 3 * * * /usr/local/bin/backup", DURATION, True),
+        ("2 files changed, 14 insertions(+), 3 deletions(-)", DURATION, False),
+        ("Two volumes, one per machine; vol_4y5n0e8d2kw1x9jr is attached to 3d8d9e1b294e89", DURATION, False),
+        ("as and a day", DURATION, True),
+        ("as and", DURATION, False),  # no number read into "a" + "s"
+        ("the scheduler starts it at 02:30 London time", CLOCK, True),
+        ("every night at 3am", CLOCK, True),
+        ("0 3 * * * /usr/local/bin/backup", CLOCK, True),
+        ("regenerated every hour on one server", CLOCK, False),
+        ("envoyer keeps 5 releases", COUNT, True),
+        ("it keeps three releases", COUNT, True),
+        ("it keeps the old releases around", COUNT, False),
+        ("anything at all", None, True),
+    ],
+)
+def test_whether_a_text_could_state_that_answer(text: str, kind: str | None, held: bool) -> None:
+    assert holds(kind, text) is held
+
+
+def _hit(text: str, seq: int) -> dict[str, Any]:
+    return {"session_id": "s1", "session_name": "ops", "date": "2026-11-01 10:00", "role": "assistant", "seq": seq, "text": text}
+
+
+def _freqs(words: list[str]) -> tuple[dict[str, int], int]:
+    return {w: 3 for w in words}, 1000
+
+
+NEAR = "I took an on-demand snapshot of the primary's volume before the plants migration."
+ANSWER = "Fly keeps the automatic volume snapshots 5 days; on-demand ones until you delete them."
+
+
+def test_by_meaning_a_unit_is_quoted_for_a_duration_question_only_if_it_could_state_one() -> None:
+    question = "how long are the production database snapshots kept?"
+    same_cosine = lambda query, units: [0.6] * len(units)  # noqa: E731  (the encoder reads both as near)
+    hits = auto.score_hits(question, [_hit(NEAR, 3), _hit(ANSWER, 7)], None, _freqs, same_cosine)
+    assert [h.typed for h in hits] == [False, True]
+    assert [h.relevant for h in hits] == [False, True]
+    assert "holds no answer of the kind asked" in hits[0].why()
+    # another kind of question is read as before: both near, both quoted
+    other = auto.score_hits("what did we snapshot before the migration?", [_hit(NEAR, 3), _hit(ANSWER, 7)], None, _freqs, same_cosine)
+    assert all(h.typed and h.relevant for h in other)
+
+
+def test_the_questions_own_words_still_quote_a_unit_that_holds_no_such_answer() -> None:
+    """Only the cosine's say is withheld: a unit the message's own rare words match is quoted as
+    before (the gate is for the near miss an encoder cannot tell from the answer)."""
+    said = "the dunning retries are kept in the dunning_retries table, one row per attempt"
+    hits = auto.score_hits("how long are dunning retries kept", [_hit(said, 3)], None, _freqs, None)
+    assert not hits[0].typed and hits[0].relevant
