@@ -226,6 +226,22 @@ def has(text: str, needles: list[str]) -> bool:
     return any(n.lower() in low for n in needles)
 
 
+def candidate(h: auto.Hit, probe: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
+    """What the decision reads of a candidate unit besides an encoder's cosine, for replaying it
+    with another encoder (recall_dev/calibration_data.py, recall_dev/second_encoder.py): whether it
+    is the fact's unit (of the fact's session, holding a needle), whether the words alone quote it,
+    whether it is left out whatever its cosine (the message's words again, or a question nobody
+    answered), whether it could hold the kind of answer asked (clio.recall.answer_kind), and its
+    words' score."""
+    return {
+        "fact": probe["kind"] != "unrelated" and h.session_id == ids[probe["session"]] and has(h.text, probe["needles"]),
+        "words": h.new_words >= auto.MIN_NEW_WORDS and h.score >= (R.THRESHOLD_TASK if h.task else R.THRESHOLD),
+        "skip": h.new_words < auto.MIN_NEW_WORDS or h.unanswered,
+        "typed": h.typed,
+        "score": round(h.score, 4),
+    }
+
+
 def evaluate(
     index: RecallIndex, data: dict[str, Any], ids: dict[str, str], encoder: EncoderClient | None = None
 ) -> dict[str, Any]:

@@ -47,14 +47,7 @@ def gather() -> dict[str, object]:
                     cands = []
                     for h in hits:
                         parts = [t for _, _, t in h.parts] or [h.text]
-                        cands.append({
-                            "parts": [ref(t) for t in parts],
-                            "fact": p["kind"] != "unrelated" and h.session_id == ids[p["session"]] and B.has(h.text, p["needles"]),
-                            "words": h.new_words >= B.auto.MIN_NEW_WORDS and h.score >= (R.THRESHOLD_TASK if h.task else R.THRESHOLD),
-                            "skip": h.new_words < B.auto.MIN_NEW_WORDS or h.unanswered,
-                            "typed": h.typed,
-                            "score": round(h.score, 4),
-                        })  # fmt: skip
+                        cands.append({"parts": [ref(t) for t in parts], **B.candidate(h, p, ids)})
                     probes.append({"set": name, "text": p["text"], "kind": p["kind"], "task": R.is_task(p["text"]), "units": cands})
             finally:
                 B.stop_helper(client)

@@ -132,10 +132,7 @@ def gather(onnx: Onnx) -> list[dict[str, Any]]:
                             "text": p["text"],
                             "kind": p["kind"],
                             "task": h.task,
-                            "fact": p["kind"] != "unrelated" and h.session_id == ids[p["session"]] and B.has(h.text, p["needles"]),
-                            "words": h.new_words >= B.auto.MIN_NEW_WORDS and h.score >= (R.THRESHOLD_TASK if h.task else R.THRESHOLD),
-                            "repeat": h.new_words < B.auto.MIN_NEW_WORDS,
-                            "score": h.score,
+                            **B.candidate(h, p, ids),
                             "shipped": best_cosine(shipped, p["text"], texts),
                             "other": best_cosine(other, p["text"], texts),
                         }
@@ -157,7 +154,7 @@ def figures(rows: list[dict[str, Any]], sets: tuple[str, ...], key: str, t: floa
             by[(r["set"], r["text"])].append(r)
     got = {"same": 0, "reworded": 0, "unrelated": 0}
     for cands in by.values():
-        kept = [r for r in cands if not r["repeat"] and (r["words"] or (not r["task"] and r[key] >= t))]
+        kept = [r for r in cands if not r["skip"] and (r["words"] or (not r["task"] and r["typed"] and r[key] >= t))]
         kept.sort(key=lambda r: -(r["score"] + r[key]))
         kind = cands[0]["kind"]
         got[kind] += bool(kept) if kind == "unrelated" else any(r["fact"] for r in kept[:3])
