@@ -17,6 +17,18 @@ class SessionBusy(Exception):
     """The session is open in another live clio process."""
 
 
+def try_lock(path: Path) -> int | None:
+    """The lock of a session being created, or None at once when another process holds it."""
+    fd = os.open(path / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    _write_holder(fd, False)
+    return fd
+
+
 def lock(path: Path, *, brief: bool = False) -> int:
     """The session's lock. ``brief``: held for a moment only (a background read-back writing
     its result, clio.app.background); whoever finds it held that way waits for it."""
@@ -44,12 +56,16 @@ def lock(path: Path, *, brief: bool = False) -> int:
                 f"session {path.name} is open in another clio process (pid {holder.split()[0] if holder else '?'}); "
                 "close it there or start a new session with --new"
             ) from None
+    _write_holder(fd, brief)
+    return fd
+
+
+def _write_holder(fd: int, brief: bool) -> None:
     # the kernel drops a flock when its process dies, so a stale lock is simply taken over;
     # written before it is cut to length, so a reader never finds it empty while it is held
     mine = (f"{os.getpid()} {BRIEF}" if brief else str(os.getpid())).encode()
     os.pwrite(fd, mine, 0)
     os.ftruncate(fd, len(mine))
-    return fd
 
 
 def unlock(fd: int) -> None:

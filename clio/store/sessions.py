@@ -30,7 +30,7 @@ from typing import Any
 from clio.messages import Message
 from clio.store.atomic import atomic_write_json, read_json
 from clio.store.session_info import SessionInfo, is_meta, new_session_id
-from clio.store.session_lock import lock, unlock
+from clio.store.session_lock import lock, try_lock, unlock
 from clio.store.session_names import Redact, clean_name, name_from
 from clio.store.session_repair import from_damaged, has_archive, id_time, is_number
 
@@ -130,27 +130,31 @@ class Session:
         if self.dir is None:
             return False
         if not self._materialized:
-            self._claim_dir()
-            self._lock_fd = lock(self.dir)
+            self._lock_fd = self._claim_dir()
             self._materialized = True
             atomic_write_json(self.dir / "session.json", self.info.to_dict())
         return True
 
-    def _claim_dir(self) -> None:
-        """Create the session's folder, never one that exists: ids are second-stamped with four hex
-        digits, so two sessions started in the same second (parallel scripts, a test's loop) can
-        draw the same one; the later takes a fresh id rather than writing into the other's folder."""
+    def _claim_dir(self) -> int:
+        """Create the session's folder and take its lock, never another session's: ids are
+        second-stamped with four hex digits, so two sessions started in the same second (parallel
+        scripts, a test's loop) can draw the same one. A folder held by another process, or with
+        another session's ``session.json`` in it, makes this one draw a fresh id; a folder without
+        one is this session's (a tool may have written its results there before the first
+        message reached disk)."""
         assert self.info.path is not None
-        parent = self.info.path.parent
-        parent.mkdir(parents=True, exist_ok=True)
         for _ in range(100):
-            try:
-                self.info.path.mkdir()
-                return
-            except FileExistsError:
-                self.info.id = new_session_id(self.info.created)
-                self.info.path = parent / self.info.id
-        raise OSError(f"could not create a new session folder in {parent}")
+            path = self.info.path
+            path.mkdir(parents=True, exist_ok=True)
+            if not (path / "session.json").exists():
+                fd = try_lock(path)
+                if fd is not None:
+                    if not (path / "session.json").exists():
+                        return fd
+                    unlock(fd)
+            self.info.id = new_session_id(self.info.created)
+            self.info.path = path.parent / self.info.id
+        raise OSError(f"could not create a new session folder in {self.info.path.parent}")
 
     def _write_chunk(self, index: int) -> None:
         if not self._materialize() or self.dir is None:

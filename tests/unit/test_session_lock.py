@@ -134,6 +134,12 @@ def test_sessions_started_in_the_same_second_never_share_a_folder(tmp_path: Path
     first.append({"role": "assistant", "content": "still mine"})
     first.close()
     raced.close()
+    # and once the first is closed (its lock released), its session.json still keeps it apart
+    late = store.create("m")
+    late.info.id, late.info.path = first.id, tmp_path / "sessions" / first.id
+    late.append({"role": "user", "content": "late"})
+    late.close()
+    assert late.id not in (first.id, raced.id)
     assert [m["content"] for m in store.open(first.id).messages] == ["first", "still mine"]
     assert [m["content"] for m in store.open(raced.id).messages] == ["raced"]
 
@@ -149,3 +155,19 @@ def test_a_session_created_in_a_taken_second_draws_a_free_id(tmp_path: Path, mon
     monkeypatch.setattr(S, "new_session_id", lambda now=None: next(drawn))
     second = store.create("m")
     assert second.id == "20261126-000000-beef"
+
+
+def test_a_folder_a_tool_made_before_the_first_message_stays_the_sessions_own(tmp_path: Path) -> None:
+    """A `!command`'s before-images or a tool's results may reach the session's folder before its
+    first message does: a folder without another session's session.json, held by no one, is this
+    session's (the REPL otherwise split one session in two, its results left in a folder of
+    their own)."""
+    store = SessionStore(tmp_path / "sessions")
+    session = store.create("m")
+    assert session.dir is not None
+    sid = session.id
+    (session.dir / "results").mkdir(parents=True)
+    session.append({"role": "user", "content": "first"})
+    assert session.id == sid and (session.dir / "results").is_dir()
+    assert [p.name for p in (tmp_path / "sessions").iterdir()] == [sid]
+    session.close()
