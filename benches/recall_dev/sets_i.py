@@ -8,7 +8,7 @@ clio, by a different author than sets A-H, who read none of their probes."""
 
 from __future__ import annotations
 
-from dsl import F, G, commit, read, run, session
+from dsl import F, commit, read, run, session
 
 I_FACT = [
     session(
