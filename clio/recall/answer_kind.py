@@ -1,12 +1,13 @@
 """What kind of answer a question asks for, and whether a text holds one: a question for a
-duration ("how long are the snapshots kept?"), a time of day ("what time does the sitemap run?")
-or a count ("how many releases are kept?") is answered only by a text that holds one. The
+duration ("how long are the snapshots kept?"), a frequency ("how often does the import run?"), a
+time of day ("what time does the sitemap run?") or a count ("how many releases are kept?") is
+answered only by a text that holds one. The
 automatic recall's decision reads it for units it would quote by meaning alone
 (:attr:`clio.recall.auto.Hit.relevant`): a unit on the question's topic that holds no duration
 is the near miss a sentence encoder cannot tell from the answer (docs/memory.md, "A question for
 a quantity"). Generous on purpose: anything that could state the quantity counts (a number by a
-unit, a config key's bare value such as ``ttl: 3600``, an ISO duration, "forever", "until"), so
-that only a unit with no such thing at all is left out. Pure; patterns compiled on first use.
+unit, a config key's bare value such as ``ttl: 3600``, an ISO duration, "forever", "until", a cron
+line, "half past ten", ``hour=7``), so that only a unit with no such thing at all is left out. Pure; patterns compiled on first use.
 """
 
 from __future__ import annotations
@@ -15,45 +16,61 @@ import re
 
 from clio.lazy_re import lazy
 
-DURATION, CLOCK, COUNT = "duration", "clock", "count"
+DURATION, FREQUENCY, CLOCK, COUNT = "duration", "frequency", "clock", "count"
 
-_NUMBER_WORDS = (
-    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty sixty ninety hundred"
-)
+_SMALL = "one two three four five six seven eight nine ten eleven twelve"
+_NUMBER_WORDS = f"{_SMALL} fifteen twenty thirty forty fifty sixty ninety hundred"
+_WORD = rf"(?:{_SMALL.replace(' ', '|')})"
 _LONG_UNITS = r"(?:milli)?sec(?:ond)?s?|min(?:ute)?s?|h(?:ou)?rs?|hours?|days?|nights?|weeks?|fortnights?|months?|quarters?|years?"
 _KEYS = r"ttl|timeout|expir|retention|retain|max_?age|lifetime|interval|period|delay|seconds|secs|minutes|mins|hours|days|_ms\b"
+_DAYS = r"mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 
-# the question's kind: a time of day, a duration (or how often), a count
+# a duration: 90 days, 15 min, 30d, 5s; a week, two hours, every day; forever, until; P30D; a
+# config key's bare value (ttl: 3600, retention.ms=604800000)
+_DURATION = (
+    rf"\b\d+(?:[.,]\d+)?(?:\s?-?(?:{_LONG_UNITS})|ms|s|m|h|d|w|y)\b"
+    rf"|\b(?:an?|every|each|per|{_NUMBER_WORDS.replace(' ', '|')}|a few|several|few)[\s-]+(?:{_LONG_UNITS})\b"
+    r"|\b(?:forever|indefinitely|hourly|daily|weekly|monthly|nightly|yearly|until|till)\b"
+    r"|\bP(?:T?\d+[DHMSW])+\b"
+    rf"|(?:{_KEYS})[\w.]{{0,40}}?['\"]?[ \t]*[:=][ \t]*['\"]?\d"
+)
+# a schedule: a cron line (five to seven fields: 30 2 * * *, */15 * * * *, 0 18 ? * MON-FRI *)
+_CRON = rf"(?<![\w.-])[\d*?H][\d*?/,LW#H-]*(?:[ \t]+(?:[\d*?/,LW#H-]+|(?:{_DAYS})(?:-(?:{_DAYS}))?)){{4,6}}(?![\w-])"
+# a time of day: 02:30, 3am, 8 in the morning, half past ten, noon; a key's value (hour=7,
+# ORDER_CUTOFF_HOUR=14, schedule: "0 6 * * 1-5")
+_CLOCK = (
+    rf"\b\d{{1,2}}:\d{{2}}\b|\b(?:\d{{1,2}}|{_WORD})\s?(?:[ap]\.?m\b|o'?clock\b|in the (?:morning|afternoon|evening)\b|at night\b)"
+    rf"|\b(?:quarter|half)\s+(?:past|to)\s+(?:\d{{1,2}}|{_WORD}|midnight|noon)\b|\b(?:midnight|noon)\b"
+    r"|(?:hour|minute|cutoff|schedule|cron|recurrence|oncalendar)\w{0,40}?['\"]?[ \t]*[:=(][ \t]*['\"(]{0,2}[\d*]"
+    rf"|{_CRON}"
+)
+
+# the question's kind: a time of day, a duration, how often, a count
 _ASKS_CLOCK = lazy(r"\bwhat time\b|\bat what (?:time|hour)\b", re.I)
+_ASKS_FREQUENCY = lazy(r"\bhow (?:often|frequently)\b", re.I)
 _ASKS_DURATION = lazy(
-    r"\bhow long\b|\bhow often\b|\bhow old\b|\bhow many (?:milliseconds|seconds|minutes|hours|days|nights|weeks|months|years)\b",
+    r"\bhow long\b|\bhow old\b|\bhow many (?:milliseconds|seconds|minutes|hours|days|nights|weeks|months|years)\b",
     re.I,
 )
 _ASKS_COUNT = lazy(r"\bhow (?:many|much)\b", re.I)
 
 _HOLDS = {
-    DURATION: lazy(
-        rf"\b\d+(?:[.,]\d+)?(?:\s?-?(?:{_LONG_UNITS})|ms|s|m|h|d|w|y)\b"  # 90 days, 15 min, 30d, 5s
-        rf"|\b(?:an?|{_NUMBER_WORDS.replace(' ', '|')}|a few|several|few)[\s-]+(?:{_LONG_UNITS})\b"  # a week, two hours
-        r"|\b(?:forever|indefinitely|hourly|daily|weekly|monthly|nightly|yearly|until|till)\b"
-        r"|\bP(?:T?\d+[DHMSW])+\b"  # ISO 8601: P30D, PT15M
-        rf"|[\w.]*(?:{_KEYS})[\w.]*['\"]?\s*[:=]\s*['\"]?\d"  # a config key's bare value: ttl: 3600, retention.ms=6048
-        r"|\d+ \d+ [\d*]+ [\d*]+ [\d*]+",  # a cron line
-        re.I,
-    ),
-    CLOCK: lazy(
-        r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b|\b(?:midnight|noon)\b|\bcron\b|\d+ \d+ [\d*]+ [\d*]+ [\d*]+", re.I
-    ),
+    DURATION: lazy(_DURATION, re.I),
+    FREQUENCY: lazy(rf"{_DURATION}|{_CLOCK}|\b(?:once|twice)\b", re.I),
+    CLOCK: lazy(_CLOCK, re.I),
     COUNT: lazy(rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS.replace(' ', '|')}|dozens?|several|none|unlimited)\b", re.I),
 }
 
 
 def asked_for(question: str) -> str | None:
-    """The kind of answer ``question`` asks for (:data:`CLOCK`, :data:`DURATION`, :data:`COUNT`),
+    """The kind of answer ``question`` asks for (:data:`CLOCK`, :data:`FREQUENCY`, :data:`DURATION`,
+    :data:`COUNT`),
     or None (any other question, or not a question of these words)."""
     head = question[:300]
     if _ASKS_CLOCK.search(head):
         return CLOCK
+    if _ASKS_FREQUENCY.search(head):
+        return FREQUENCY
     if _ASKS_DURATION.search(head):
         return DURATION
     if _ASKS_COUNT.search(head):
@@ -61,6 +78,10 @@ def asked_for(question: str) -> str | None:
     return None
 
 
+SCANNED = 8_000  # characters of a text read (a unit's tool result can be far longer; a block quotes ~480)
+
+
 def holds(kind: str | None, text: str) -> bool:
-    """Whether ``text`` could state an answer of ``kind`` (always, for None)."""
-    return kind is None or _HOLDS[kind].search(text) is not None
+    """Whether ``text`` could state an answer of ``kind`` (always, for None). Linear in the text:
+    no pattern has two unbounded runs in a row."""
+    return kind is None or _HOLDS[kind].search(text[:SCANNED]) is not None

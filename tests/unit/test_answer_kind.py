@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from clio.recall import auto
-from clio.recall.answer_kind import CLOCK, COUNT, DURATION, asked_for, holds
+from clio.recall.answer_kind import CLOCK, COUNT, DURATION, FREQUENCY, asked_for, holds
 
 
 @pytest.mark.parametrize(
@@ -17,7 +17,7 @@ from clio.recall.answer_kind import CLOCK, COUNT, DURATION, asked_for, holds
     [
         ("how long are the production database snapshots kept?", DURATION),
         ("for how long does adyen keep retrying the notifications?", DURATION),
-        ("how often does the ERP import run", DURATION),
+        ("how often does the ERP import run", FREQUENCY),
         ("up to how many hours before the appointment can a patient cancel?", DURATION),
         ("what time at night does the sitemap get regenerated?", CLOCK),
         ("at what hour do the backups start", CLOCK),
@@ -45,7 +45,13 @@ def test_the_kind_of_answer_a_question_asks_for(question: str, kind: str | None)
         ("CACHE_TTL_SECONDS=300", DURATION, True),
         ("P30D", DURATION, True),
         ("kept forever, gzipped", DURATION, True),
-        ("0 3 * * * /usr/local/bin/backup", DURATION, True),
+        ("0 3 * * * /usr/local/bin/backup", DURATION, False),  # a schedule, not a duration
+        ("0 3 * * * /usr/local/bin/backup", FREQUENCY, True),
+        ('schedule: "*/15 * * * *"', FREQUENCY, True),
+        ("OnCalendar=*-*-* 00/4:00:00", FREQUENCY, True),
+        ("it runs every day after the backup", FREQUENCY, True),
+        ("twice a week, on the quiet days", FREQUENCY, True),
+        ("the janitor deletes orphaned uploads", FREQUENCY, False),
         ("2 files changed, 14 insertions(+), 3 deletions(-)", DURATION, False),
         ("Two volumes, one per machine; vol_4y5n0e8d2kw1x9jr is attached to 3d8d9e1b294e89", DURATION, False),
         ("as and a day", DURATION, True),
@@ -54,6 +60,13 @@ def test_the_kind_of_answer_a_question_asks_for(question: str, kind: str | None)
         ("every night at 3am", CLOCK, True),
         ("0 3 * * * /usr/local/bin/backup", CLOCK, True),
         ("regenerated every hour on one server", CLOCK, False),
+        ("it goes out at 8 in the morning Eastern", CLOCK, True),
+        ("queued at half past ten every Tuesday", CLOCK, True),
+        ("beat: crontab(hour=7, minute=30)", CLOCK, True),
+        ("ORDER_CUTOFF_HOUR=14", CLOCK, True),
+        ('schedule_expression = "cron(0 18 ? * MON-FRI *)"', CLOCK, True),
+        ("2 files changed, 14 insertions(+), 3 deletions(-)", CLOCK, False),  # five numbers, not a cron line
+        ("the report job mails finance the cost export", CLOCK, False),
         ("envoyer keeps 5 releases", COUNT, True),
         ("it keeps three releases", COUNT, True),
         ("it keeps the old releases around", COUNT, False),
