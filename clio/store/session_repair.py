@@ -16,6 +16,12 @@ def has_archive(d: Path) -> bool:
     return adir.is_dir() and any(p.name[:1].isdigit() and ".damaged-" not in p.name for p in adir.iterdir())
 
 
+def is_session(d: Path) -> bool:
+    """Whether folder ``d`` holds a session: its session.json, or an archive to rebuild it from
+    (a folder a tool wrote into before the session's first message holds neither)."""
+    return (d / "session.json").exists() or has_archive(d)
+
+
 def is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 

@@ -32,7 +32,7 @@ from clio.store.atomic import atomic_write_json, read_json
 from clio.store.session_info import SessionInfo, is_meta, new_session_id
 from clio.store.session_lock import lock, try_lock, unlock
 from clio.store.session_names import Redact, clean_name, name_from
-from clio.store.session_repair import from_damaged, has_archive, id_time, is_number
+from clio.store.session_repair import from_damaged, id_time, is_number, is_session
 
 CHUNK = 64
 
@@ -138,18 +138,18 @@ class Session:
     def _claim_dir(self) -> int:
         """Create the session's folder and take its lock, never another session's: ids are
         second-stamped with four hex digits, so two sessions started in the same second (parallel
-        scripts, a test's loop) can draw the same one. A folder held by another process, or with
-        another session's ``session.json`` in it, makes this one draw a fresh id; a folder without
-        one is this session's (a tool may have written its results there before the first
-        message reached disk)."""
+        scripts, a test's loop) can draw the same one. A folder held by another process, or
+        holding another session (:func:`is_session`), makes this one draw a fresh id; any other is
+        this session's (a tool may have written its results there before the first message
+        reached disk)."""
         assert self.info.path is not None
         for _ in range(100):
             path = self.info.path
             path.mkdir(parents=True, exist_ok=True)
-            if not (path / "session.json").exists():
+            if not is_session(path):
                 fd = try_lock(path)
                 if fd is not None:
-                    if not (path / "session.json").exists():
+                    if not is_session(path):  # written by the holder just gone
                         return fd
                     unlock(fd)
             self.info.id = new_session_id(self.info.created)
@@ -213,7 +213,7 @@ class SessionStore:
         for d in self.dir.iterdir():
             if d.name.startswith("."):
                 continue  # a session being deleted
-            if d.is_dir() and ((d / "session.json").exists() or has_archive(d)):
+            if d.is_dir() and is_session(d):
                 try:
                     out.append(self.info(d.name))
                 except SessionNotFound:
@@ -267,7 +267,7 @@ class SessionStore:
             raise SessionNotFound(session_id)
         d = self.dir / session_id
         meta = d / "session.json"
-        if not meta.exists() and not has_archive(d):
+        if not is_session(d):
             raise SessionNotFound(session_id)
         data = read_json(meta, lambda: None, validate=is_meta)
         if data is None:  # damaged (moved aside and reported) or lost: rebuild it from the archive

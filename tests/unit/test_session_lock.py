@@ -171,3 +171,20 @@ def test_a_folder_a_tool_made_before_the_first_message_stays_the_sessions_own(tm
     assert session.id == sid and (session.dir / "results").is_dir()
     assert [p.name for p in (tmp_path / "sessions").iterdir()] == [sid]
     session.close()
+
+
+def test_a_session_whose_session_json_is_lost_is_not_taken_for_a_new_ones_folder(tmp_path: Path) -> None:
+    """A folder with an archive but no session.json is a session to rebuild (the store lists it),
+    not a folder a tool made for the new session: the new one draws a fresh id."""
+    store = SessionStore(tmp_path / "sessions")
+    old = store.create("m")
+    old.append({"role": "user", "content": "kept"})
+    old.close()
+    assert old.dir is not None
+    (old.dir / "session.json").unlink()
+    late = store.create("m")
+    late.info.id, late.info.path = old.id, old.dir
+    late.append({"role": "user", "content": "late"})
+    late.close()
+    assert late.id != old.id
+    assert [m["content"] for m in store.open(old.id).messages] == ["kept"]
