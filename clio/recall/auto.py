@@ -175,7 +175,7 @@ def score_hits(
                 meaning=r.get("found") == "meaning",
                 cosine_ask=cosine_ask,
                 unanswered=R.answers_nothing([(role, t) for _, role, t in parts[i]]),
-                typed=answer_kind.holds(kind, " ".join(t for _, _, t in parts[i])),
+                typed=answer_kind.holds(kind, text),
             )
         )
     if said_elsewhere is None:
