@@ -1,13 +1,15 @@
 """What kind of answer a question asks for, and whether a text holds one: a question for a
-duration ("how long are the snapshots kept?"), a frequency ("how often does the import run?"), a
-time of day ("what time does the sitemap run?") or a count ("how many releases are kept?") is
-answered only by a text that holds one. The
-automatic recall's decision reads it for units it would quote by meaning alone
-(:attr:`clio.recall.auto.Hit.relevant`): a unit on the question's topic that holds no duration
-is the near miss a sentence encoder cannot tell from the answer (docs/memory.md, "A question for
-a quantity"). Generous on purpose: anything that could state the quantity counts (a number by a
-unit, a config key's bare value such as ``ttl: 3600``, an ISO duration, "forever", "until", a cron
-line, "half past ten", ``hour=7``), so that only a unit with no such thing at all is left out. Pure; patterns compiled on first use.
+duration ("how long are the snapshots kept?", "what's the retention on the seq logs?"), a
+frequency ("how often does the import run?"), a time of day ("what time does the sitemap run?"), a
+count ("how many releases are kept?"), a port ("which port is the staging redis on?") or a version
+("node version?") is answered only by a text that holds one. The automatic recall's decision reads
+it for every unit it would quote (:attr:`clio.recall.auto.Hit.relevant`): a unit on the question's
+topic that holds no such value is the near miss that neither a sentence encoder nor the question's
+own words tell from the answer (docs/memory.md, "A question for a quantity"). Generous on purpose:
+anything that could state the value counts (a number by a unit, a config key's value such as
+``ttl: 3600``, an ISO duration, "forever", "until", a cron line, "half past ten", ``hour=7``; for a
+port any number of two to five digits, for a version any number), so that only a unit with no
+such thing at all is left out. Pure; patterns compiled on first use.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ import re
 
 from clio.lazy_re import lazy
 
-DURATION, FREQUENCY, CLOCK, COUNT = "duration", "frequency", "clock", "count"
+DURATION, FREQUENCY, CLOCK, COUNT, PORT, VERSION = "duration", "frequency", "clock", "count", "port", "version"
 
 _SMALL = "one two three four five six seven eight nine ten eleven twelve"
 _NUMBER_WORDS = f"{_SMALL} fifteen twenty thirty forty fifty sixty ninety hundred"
 _WORD = rf"(?:{_SMALL.replace(' ', '|')})"
 _LONG_UNITS = r"(?:milli)?sec(?:ond)?s?|min(?:ute)?s?|h(?:ou)?rs?|hours?|days?|nights?|weeks?|fortnights?|months?|quarters?|years?"
-_KEYS = r"ttl|timeout|expir|retention|retain|max_?age|lifetime|interval|period|delay|seconds|secs|minutes|mins|hours|days|_ms\b"
+_KEYS = r"ttl|timeout|expir|retention|retain|max[-_]?age|lifetime|interval|period|delay|seconds|secs|minutes|mins|hours|days|_ms\b"
 _DAYS = r"mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
 
 # a duration: 90 days, 15 min, 30d, 5s; a week, two hours, every day; forever, until; P30D; a
@@ -32,7 +34,8 @@ _DURATION = (
     rf"|\b(?:an?|every|each|per|{_NUMBER_WORDS.replace(' ', '|')}|a few|several|few)[\s-]+(?:{_LONG_UNITS})\b"
     r"|\b(?:forever|indefinitely|hourly|daily|weekly|monthly|nightly|yearly|until|till)\b"
     r"|\bP(?:T?\d+[DHMSW])+\b"
-    rf"|(?:{_KEYS})[\w.]{{0,40}}?['\"]?[ \t]*[:=][ \t]*['\"]?\d"
+    rf"|(?:{_KEYS})[\w.]{{0,40}}?['\"]?(?:[ \t]*[:=(][ \t]*|[ \t]+)['\"]?\d"
+    r"|(?-i:\b\d+[ \t]+IN[ \t]+(?:A|AAAA|CNAME|MX|TXT|NS|SRV|CAA|PTR)\b)"
 )
 # a schedule: a cron line (five to seven fields: 30 2 * * *, */15 * * * *, 0 18 ? * MON-FRI *)
 _CRON = rf"(?<![\w.-])[\d*?H][\d*?/,LW#H-]*(?:[ \t]+(?:[\d*?/,LW#H-]+|(?:{_DAYS})(?:-(?:{_DAYS}))?)){{4,6}}(?![\w-])"
@@ -46,26 +49,46 @@ _CLOCK = (
 )
 
 # the question's kind: a time of day, a duration, how often, a count
-_ASKS_CLOCK = lazy(r"\bwhat time\b|\bat what (?:time|hour)\b", re.I)
-_ASKS_FREQUENCY = lazy(r"\bhow (?:often|frequently)\b", re.I)
+_ASKS_CLOCK = lazy(r"(?<!after )\bwhat time\b|\bat what (?:time|hour)\b", re.I)
+_ASKS_FREQUENCY = lazy(r"\bhow (?:often|frequently)\b|\bafter what time\b", re.I)
 _ASKS_DURATION = lazy(
     r"\bhow long\b|\bhow old\b|\bhow many (?:milliseconds|seconds|minutes|hours|days|nights|weeks|months|years)\b",
     re.I,
 )
 _ASKS_COUNT = lazy(r"\bhow (?:many|much)\b", re.I)
+# a question for a value that names it ("what's the ttl on the session cookie?", "which port is
+# grafana on", "node version?"): "what" or "which" before the noun in its clause, or a clause that
+# is the noun phrase and a question mark ("local debug port for the api?"); not a question of why,
+# how, who, where or whether ("why did we raise the timeout?", "is the redis port exposed?")
+_DURATION_NOUNS = r"retention|ttl|time-?outs?|expiry|expiration|lifetime|max[- _]?age|grace period"
+_NOUN_KIND = {"port": PORT, "ports": PORT, "version": VERSION, "versions": VERSION}
+_CLAUSE = lazy(r"[^.?!;\n]*(?:[.?!;]|\n|$)")
+_NOUN = lazy(rf"\b(?:ports?|versions?|{_DURATION_NOUNS})\b", re.I)
+_WHAT = lazy(r"\b(?:what|which|whats)\b", re.I)
+# "how do I find out what version ...", "where do i find which version ...": a procedure, a place
+_HOW_WHY = lazy(r"^\W*(?:how|why|where|who)\b", re.I)
+MAX_BARE_WORDS = 10  # a noun phrase asked as a question ("local debug port for the api?") is short
+_OTHER_ASK = lazy(
+    r"^\W*(?:and |so |ok,? |also,? )?(?:why|how|who|whom|whose|where|is|are|was|were|do|does|did|can|could|should|will|would|have|has|had|if|any)\b",
+    re.I,
+)
 
 _HOLDS = {
     DURATION: lazy(_DURATION, re.I),
     FREQUENCY: lazy(rf"{_DURATION}|{_CLOCK}|\b(?:once|twice)\b", re.I),
     CLOCK: lazy(_CLOCK, re.I),
     COUNT: lazy(rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS.replace(' ', '|')}|dozens?|several|none|unlimited)\b", re.I),
+    # a port: any number of two to five digits (":8080", "-p 5433", "port 22")
+    PORT: lazy(r"(?<![\d.])\d{2,5}(?![\d.]\d)"),
+    # a version: any number (3.2.1, node 20, v14, ^4.17), or a channel (latest, lts, stable ...)
+    VERSION: lazy(r"\d|\b(?:latest|lts|stable|nightly|canary|edge|beta|rc)\b", re.I),
 }
 
 
 def asked_for(question: str) -> str | None:
     """The kind of answer ``question`` asks for (:data:`CLOCK`, :data:`FREQUENCY`, :data:`DURATION`,
-    :data:`COUNT`),
-    or None (any other question, or not a question of these words)."""
+    :data:`COUNT`, :data:`PORT`, :data:`VERSION`), or None (any other question, or not a question
+    of these words). "After what time" is a frequency's: a duration or a time of day answers it."""
     head = question[:300]
     if _ASKS_CLOCK.search(head):
         return CLOCK
@@ -75,6 +98,28 @@ def asked_for(question: str) -> str | None:
         return DURATION
     if _ASKS_COUNT.search(head):
         return COUNT
+    return _named(head)
+
+
+def _bare(clause: str, at: int) -> bool:
+    """Whether the comma-separated piece of ``clause`` at ``at`` is a short noun phrase asked as a
+    question ("ttl on the session cookie?", "staging redis, port?"), not a statement with a question
+    after it ("the port forward keeps dropping, any idea?") nor a question of another kind."""
+    start = clause.rfind(",", 0, at) + 1
+    end = clause.find(",", at)
+    piece = clause[start:] if end < 0 else clause[start:end]
+    return piece.rstrip().endswith("?") and len(piece.split()) <= MAX_BARE_WORDS and not _OTHER_ASK.search(piece)
+
+
+def _named(head: str) -> str | None:
+    """The kind of a value a question names (a port, a version, a retention or ttl ...)."""
+    for clause in _CLAUSE.finditer(head):
+        text = clause.group()
+        noun = _NOUN.search(text)
+        if noun is None:
+            continue
+        if (_WHAT.search(text[: noun.start()]) and not _HOW_WHY.search(text)) or _bare(text, noun.start()):
+            return _NOUN_KIND.get(noun.group().lower(), DURATION)
     return None
 
 

@@ -61,8 +61,8 @@ class Hit:
     meaning: bool = False  # found by the encoder helper's scan alone, not by the words
     cosine_ask: float = R.COSINE_ASK  # the encoder's threshold for a question (its model's)
     unanswered: bool = False  # a question nobody answered (clio.recall.relevance.answers_nothing)
-    # the unit could state the kind of answer the message asks for (a duration, a time, a count:
-    # clio.recall.answer_kind); one that cannot is quoted by the words only, never by meaning
+    # the unit could state the kind of answer the message asks for (a duration, a time, a count, a
+    # port, a version: clio.recall.answer_kind); one that cannot is not quoted, by words or meaning
     typed: bool = True
 
     @property
@@ -71,10 +71,12 @@ class Hit:
             return False  # it would only say that the question was once asked
         if self.new_words < MIN_NEW_WORDS:
             return False  # the same words again (an earlier ask of the same thing): nothing to add
+        if not self.typed:
+            return False  # on the question's topic, but it cannot state the kind of answer asked
         if self.score >= (R.THRESHOLD_TASK if self.task else R.THRESHOLD):
             return True
         cosine = self.features.cosine
-        return self.typed and cosine is not None and cosine >= (R.COSINE_TASK if self.task else self.cosine_ask)
+        return cosine is not None and cosine >= (R.COSINE_TASK if self.task else self.cosine_ask)
 
     @property
     def rank(self) -> float:

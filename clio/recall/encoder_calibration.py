@@ -50,9 +50,9 @@ def load(path: Path = DATA_FILE) -> dict[str, Any]:
 
 def figures(data: dict[str, Any], cosines: Sequence[Sequence[float]], t: float) -> Figures:
     """The decision at threshold ``t`` over the data's messages, ``cosines[i][j]`` the best cosine
-    of message i with its candidate j: a unit is quoted when the words quote it, or (not an order
-    of new work, and it could hold the kind of answer asked: :mod:`clio.recall.answer_kind`) its
-    cosine reaches ``t``; a fact counts when its unit is among those the block
+    of message i with its candidate j: a unit that could hold the kind of answer asked
+    (:mod:`clio.recall.answer_kind`) is quoted when the words quote it, or (not an order of new
+    work) its cosine reaches ``t``; a fact counts when its unit is among those the block
     quotes (:data:`clio.recall.auto.MAX_HITS`, the best first)."""
     from clio.recall.auto import MAX_HITS  # not at import: a run reads the kept threshold only
 
@@ -61,7 +61,7 @@ def figures(data: dict[str, Any], cosines: Sequence[Sequence[float]], t: float) 
         kept = [
             (u["score"] + c, u["fact"])
             for u, c in zip(probe["units"], cos, strict=True)
-            if not u["skip"] and (u["words"] or (not probe["task"] and u.get("typed", True) and c >= t))
+            if not u["skip"] and u.get("typed", True) and (u["words"] or (not probe["task"] and c >= t))
         ]
         kept.sort(key=lambda x: -x[0])
         kind = probe["kind"]

@@ -1,8 +1,10 @@
-"""End to end, issue 32: a question for a duration is not given a unit on its topic that states
-none (clio.recall.answer_kind), through the installed clio, the fake server and the user's encoder
-helper (which does a one-shot run's recall): "how long are the snapshots kept?" beside the session
-that took one gets no block, where a question about that session itself still gets it, and a
-duration stated in the archive is brought back."""
+"""End to end, issue 32: a question for a duration or a port is not given a unit on its topic that
+states none (clio.recall.answer_kind), through the installed clio, the fake server and the user's
+encoder helper (which does a one-shot run's recall): "how long are the snapshots kept?" beside the
+session that took one gets no block, where a question about that session itself still gets it, and
+a duration stated in the archive is brought back; "which port is the staging redis on?" beside the
+session that set that redis up, in the same words, gets no block, and a port the archive states is
+brought back."""
 
 from __future__ import annotations
 
@@ -27,6 +29,10 @@ SNAPSHOT_TAKEN = (
 )
 TOKEN_ASKED = "the mobile app logs users out while they are using it, what is going on with the session tokens"
 TOKEN_SAID = "Access tokens are signed with the rotating key and expire after 15 min; the app refreshes them on a 401."
+REDIS_ASKED = "set up a staging redis for the queue workers on the ops box"
+REDIS_SAID = "Started the staging redis in docker on ops-1 with appendonly on; the queue workers read REDIS_URL from the env."
+EXPORTER_ASKED = "add a prometheus exporter to the billing api"
+EXPORTER_SAID = "Added yabeda-prometheus; the exporter listens on 9394 on every api host, path /metrics."
 
 
 def responder(body: dict[str, Any]) -> Reply:
@@ -35,10 +41,14 @@ def responder(body: dict[str, Any]) -> Reply:
         return Reply(text=SNAPSHOT_TAKEN)
     if text.startswith(TOKEN_ASKED):
         return Reply(text=TOKEN_SAID)
+    if text.startswith(REDIS_ASKED):
+        return Reply(text=REDIS_SAID)
+    if text.startswith(EXPORTER_ASKED):
+        return Reply(text=EXPORTER_SAID)
     return Reply(text="Done.")
 
 
-def test_a_duration_question_is_quoted_only_what_could_state_a_duration(tmp_path: Path) -> None:
+def test_a_question_for_a_duration_or_a_port_is_quoted_only_what_could_state_one(tmp_path: Path) -> None:
     project, home = tmp_path / "proj", tmp_path / "home"
     project.mkdir()
     home.mkdir()
@@ -51,7 +61,7 @@ def test_a_duration_question_is_quoted_only_what_could_state_a_duration(tmp_path
         return sent(server, text)
 
     try:
-        for text in (SNAPSHOT_ASKED, TOKEN_ASKED, *OTHER):
+        for text in (SNAPSHOT_ASKED, TOKEN_ASKED, REDIS_ASKED, EXPORTER_ASKED, *OTHER):
             clio(text)
         wait_filled(project)
         # about the session itself: quoted (the topic is the same as the next question's)
@@ -63,6 +73,15 @@ def test_a_duration_question_is_quoted_only_what_could_state_a_duration(tmp_path
         # a duration the archive states is brought back for a question for one, asked in other words
         lasts = clio("how long is a login token valid in the app before it has to be renewed?")
         assert "15 min" in lasts, lasts
+        # the question's own words found the redis session, which never said the port: no block
+        redis = clio("which port is the staging redis for the queue workers on?")
+        assert "<recalled_context>" not in redis, redis
+        # about that session otherwise: quoted
+        how = clio("how did we set up the staging redis for the queue workers?")
+        assert "ops-1" in how, how
+        # a port the archive states is brought back for a question for one
+        port = clio("which port does the prometheus exporter of the billing api listen on?")
+        assert "9394" in port, port
     finally:
         server.stop()
         stop_helper(home)

@@ -1,6 +1,6 @@
-"""A question for a duration, a time of day or a count (clio.recall.answer_kind), and the automatic
-recall's decision reading it: a unit on the question's topic that holds no such answer is not
-quoted by meaning alone, but still by the question's own words."""
+"""A question for a duration, a time of day, a count, a port or a version (clio.recall.answer_kind),
+and the automatic recall's decision reading it: a unit on the question's topic that holds no such
+answer is not quoted, by meaning or by the question's own words."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from clio.recall import auto
-from clio.recall.answer_kind import CLOCK, COUNT, DURATION, FREQUENCY, asked_for, holds
+from clio.recall.answer_kind import CLOCK, COUNT, DURATION, FREQUENCY, PORT, VERSION, asked_for, holds
 
 
 @pytest.mark.parametrize(
@@ -24,7 +24,28 @@ from clio.recall.answer_kind import CLOCK, COUNT, DURATION, FREQUENCY, asked_for
         ("how many old releases does envoyer keep?", COUNT),
         ("how much memory does the worker get", COUNT),
         ("when does the dunning job run?", None),  # a day, an event, a time: any answer
-        ("which port does the staging database listen on?", None),
+        ("after what time do the temp uploads get deleted", FREQUENCY),  # a duration or a time
+        # a value the question names: "what"/"which" before it, or a short noun phrase asked
+        ("which port does the staging database listen on?", PORT),
+        ("grafana's on which port again", PORT),
+        ("where do i point psql, host and port?", PORT),
+        ("local debug port for the api?", PORT),
+        ("which node version do we build with?", VERSION),
+        ("mlflow server version?", VERSION),
+        ("what's the retention on the seq logs in prod?", DURATION),
+        ("whats the lambda timeout set to", DURATION),
+        ("ttl on the session cookie?", DURATION),
+        ("expiry on the tls certs from our internal CA?", DURATION),
+        ("what's the max-age on the CORS preflight", DURATION),
+        # the same words in a question of another kind, or in a statement
+        ("is the redis port exposed publicly?", None),
+        ("why did we bump the timeout on the payment client?", None),
+        ("how do I change the ttl on the cache?", None),
+        ("how do I find out what version of a helm chart is deployed", None),
+        ("where do i find which version of the app a crash report came from", None),
+        ("the port forward keeps dropping, any idea?", None),
+        ("the internal test version I sideloaded shows real customer data", None),
+        ("consul ui port", None),  # no question asked: not read (a noun phrase or an order?)
         ("how do we deploy to staging", None),
         ("the producer logs are too verbose at info level", None),
     ],
@@ -70,6 +91,20 @@ def test_the_kind_of_answer_a_question_asks_for(question: str, kind: str | None)
         ("envoyer keeps 5 releases", COUNT, True),
         ("it keeps three releases", COUNT, True),
         ("it keeps the old releases around", COUNT, False),
+        ("#define WDT_TIMEOUT_MS 4000", DURATION, True),  # a key and its value, spaced
+        ("access-control-max-age: 86400", DURATION, True),
+        (".connectTimeout(10, TimeUnit.SECONDS)", DURATION, True),
+        ("api.shopfront.io.\t60\tIN\tA\t52.18.44.10", DURATION, True),  # a DNS record's ttl
+        ("we won 5 in a row", DURATION, False),  # not a DNS record: the record's words are upper case
+        ("ports:\n  - '5433:5432'", PORT, True),
+        ("psql postgres://app@db.internal:6432/app", PORT, True),
+        ("the broker has 3 replicas and 6 partitions", PORT, False),
+        ("kafka 3.6 on the brokers", PORT, False),  # a version, not a port
+        ("We build with node 20 (see .nvmrc).", VERSION, True),
+        ('"spring-boot-starter-parent" <version>3.2.1</version>', VERSION, True),
+        ("FROM python:slim", VERSION, False),
+        ("pinned to the latest LTS", VERSION, True),
+        ("the upgrade is tracked in the billing board; the blocker is paper_trail", VERSION, False),
         ("anything at all", None, True),
     ],
 )
@@ -101,9 +136,17 @@ def test_by_meaning_a_unit_is_quoted_for_a_duration_question_only_if_it_could_st
     assert all(h.typed and h.relevant for h in other)
 
 
-def test_the_questions_own_words_still_quote_a_unit_that_holds_no_such_answer() -> None:
-    """Only the cosine's say is withheld: a unit the message's own rare words match is quoted as
-    before (the gate is for the near miss an encoder cannot tell from the answer)."""
+def test_nor_by_the_questions_own_words() -> None:
+    """The question's own words do not bring it either: a unit on its topic that could not state the
+    answer is the near miss, found by words or by meaning ("what time at night does the sitemap get
+    regenerated?" beside the session that built the product feed)."""
     said = "the dunning retries are kept in the dunning_retries table, one row per attempt"
     hits = auto.score_hits("how long are dunning retries kept", [_hit(said, 3)], None, _freqs, None)
-    assert not hits[0].typed and hits[0].relevant
+    assert hits[0].score >= 0.5 and not hits[0].typed and not hits[0].relevant
+    stated = "dunning retries are kept 30 days, then the invoice is written off"
+    hits = auto.score_hits("how long are dunning retries kept", [_hit(stated, 3)], None, _freqs, None)
+    assert hits[0].typed and hits[0].relevant
+    # a port asked for by name: the unit that states one, not the one that only names the service
+    named = ["the staging redis runs on the ops box, in docker", "staging redis: redis://ops-1:6380/0"]
+    hits = auto.score_hits("which port is the staging redis on?", [_hit(t, i) for i, t in enumerate(named)], None, _freqs, None)
+    assert [h.relevant for h in hits] == [False, True]

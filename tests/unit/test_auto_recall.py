@@ -715,16 +715,16 @@ def test_the_index_tells_a_reply_said_to_other_questions(tmp_path: Path) -> None
 
 
 def test_only_units_that_would_be_quoted_are_looked_up() -> None:
-    ask, other = "which port does the staging database listen on?", "what colour is the login button?"
+    ask, other = "which keycloak realm does the staging backend use?", "what colour is the login button?"
     results = [
         hit(f"{ask}\n{CANNED}", role="user", parts=[{"seq": 1, "role": "user"}, {"seq": 2, "role": "assistant"}], texts=[ask, CANNED]),
         hit(f"{other}\n{CANNED}", role="user", seq=5, parts=[{"seq": 5, "role": "user"}, {"seq": 6, "role": "assistant"}], texts=[other, CANNED]),
     ]
     asked: list[list[str]] = []
-    hits = auto.score_hits("staging database port?", results, None, freqs, said_elsewhere=lambda r, q: asked.append(q) or True)
+    hits = auto.score_hits("staging backend keycloak realm?", results, None, freqs, said_elsewhere=lambda r, q: asked.append(q) or True)
     assert asked == [[ask]]  # the login button's unit shares no word: never quoted, never looked up
     assert hits[0].unanswered and not hits[0].relevant and "a question nobody answered" in hits[0].why()
-    kept = auto.score_hits("staging database port?", results, None, freqs, said_elsewhere=lambda r, q: False)
+    kept = auto.score_hits("staging backend keycloak realm?", results, None, freqs, said_elsewhere=lambda r, q: False)
     assert kept[0].relevant
 
 
