@@ -67,6 +67,9 @@ _NOUN = lazy(rf"\b(?:ports?|versions?|{_DURATION_NOUNS})\b", re.I)
 _WHAT = lazy(r"\b(?:what|which|whats)\b", re.I)
 # "how do I find out what version ...", "where do i find which version ...": a procedure, a place
 _HOW_WHY = lazy(r"^\W*(?:how|why|where|who)\b", re.I)
+MAX_BETWEEN = 4  # words between "what"/"which" and the value it asks for ("what's the lambda timeout")
+# words by which "what" asks about the value rather than for it
+_ABOUT = frozenset(["with", "about", "happened", "changed", "wrong", "broke", "reason", "problem", "issue"])
 MAX_BARE_WORDS = 10  # a noun phrase asked as a question ("local debug port for the api?") is short
 _OTHER_ASK = lazy(
     r"^\W*(?:and |so |ok,? |also,? )?(?:why|how|who|whom|whose|where|is|are|was|were|do|does|did|can|could|should|will|would|have|has|had|if|any)\b",
@@ -108,7 +111,23 @@ def _bare(clause: str, at: int) -> bool:
     start = clause.rfind(",", 0, at) + 1
     end = clause.find(",", at)
     piece = clause[start:] if end < 0 else clause[start:end]
-    return piece.rstrip().endswith("?") and len(piece.split()) <= MAX_BARE_WORDS and not _OTHER_ASK.search(piece)
+    return (
+        piece.rstrip().endswith("?")
+        and len(piece.split()) <= MAX_BARE_WORDS
+        and not _OTHER_ASK.search(piece)
+        and not _WHAT.search(piece)  # "what" or "which" asks as _asked_by_what reads it
+    )
+
+
+def _asked_by_what(clause: str, at: int) -> bool:
+    """Whether "what" or "which" asks for the noun at ``at`` ("which port does ...", "what's the
+    lambda timeout ..."): at most :data:`MAX_BETWEEN` words between them, none that asks about it
+    instead ("what's wrong with the port mapping?"), in a clause not led by how, why, where or who."""
+    asks = list(_WHAT.finditer(clause, 0, at))
+    if not asks or _HOW_WHY.search(clause):
+        return False
+    between = clause[asks[-1].end() : at].split()
+    return len(between) <= MAX_BETWEEN and not any(w.lower().strip(",'") in _ABOUT for w in between)
 
 
 def _named(head: str) -> str | None:
@@ -118,7 +137,7 @@ def _named(head: str) -> str | None:
         noun = _NOUN.search(text)
         if noun is None:
             continue
-        if (_WHAT.search(text[: noun.start()]) and not _HOW_WHY.search(text)) or _bare(text, noun.start()):
+        if _asked_by_what(text, noun.start()) or _bare(text, noun.start()):
             return _NOUN_KIND.get(noun.group().lower(), DURATION)
     return None
 

@@ -44,6 +44,8 @@ from clio.recall.answer_kind import CLOCK, COUNT, DURATION, FREQUENCY, PORT, VER
         ("how do I find out what version of a helm chart is deployed", None),
         ("where do i find which version of the app a crash report came from", None),
         ("the port forward keeps dropping, any idea?", None),
+        ("what's wrong with the port mapping in the compose file?", None),  # about it, not for it
+        ("what's the reason we're stuck on an old version of the elastic client?", None),
         ("the internal test version I sideloaded shows real customer data", None),
         ("consul ui port", None),  # no question asked: not read (a noun phrase or an order?)
         ("how do we deploy to staging", None),
