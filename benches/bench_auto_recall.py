@@ -1,15 +1,15 @@
 """Automatic recall: whether the block it injects quotes the fact a message needs, how often a
 message that needs nothing gets one, and what it costs per message.
 
-The data are the nine labelled sets of ``benches/recall_dev/`` (written for clio by hand, no public
-data): nine imaginary projects, each with 14 sessions that settle a fact among 30 sessions of other
+The data are the ten labelled sets of ``benches/recall_dev/`` (written for clio by hand, no public
+data): ten imaginary projects, each with 14 sessions that settle a fact among 30 sessions of other
 work (tool calls and results, everyday turns, near-miss topics), and 24 new messages: 6 that need a
 fact in the same key words, 6 reworded, 12 unrelated (everyday short messages, new tasks sharing
-words with the archive; in E to I also questions near a topic the archive does not answer).
+words with the archive; in E to J also questions near a topic the archive does not answer).
 Sets A and E are the dev half (``--sweep`` shows the decision's thresholds chosen on them), and G
-since stop 57 (written then, read, and one rule taken from it); B, C, D, F, H and I are reported only
-(C to I each by another author; H written in stop 57 after G was read; I in stop 58 after that
-stop's rule was fixed). Per set it also counts the blocks given to
+since stop 57 (written then, read, and one rule taken from it); B, C, D, F, H, I and J are reported only
+(C to J each by another author; H written in stop 57 after G was read; I in stop 58 after that
+stop's rule was fixed; J in stop 59 likewise). Per set it also counts the blocks given to
 the everyday short messages of ``recall_dev/everyday.json`` (a dev list and a held-out list).
 For each message the product's path runs in-process: RecallIndex.search
 (lexical, units) -> clio.recall.auto (features, score, block).
@@ -84,7 +84,7 @@ from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.fakeserver import FakeServer  # noqa: E402
 from testkit.recall_sets import SETS, build, load_set  # noqa: E402
 
-SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f", "set_g", "set_h", "set_i")
+SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f", "set_g", "set_h", "set_i", "set_j")
 DEV_SETS = ("set_a", "set_e", "set_g")  # where thresholds and rules are chosen (G since stop 57); the others are reported only
 EVERYDAY = SETS / "everyday.json"  # short everyday messages: none may get a block
 WORK_AT_HAND = SETS / "work_at_hand.json"  # short messages about the work at hand in any code base: none either
