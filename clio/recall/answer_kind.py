@@ -9,7 +9,10 @@ own words tell from the answer (docs/memory.md, "A question for a quantity"). Ge
 anything that could state the value counts (a number by a unit, a config key's value such as
 ``ttl: 3600``, an ISO duration, "forever", "until", a cron line, "half past ten", ``hour=7``; for a
 port any number of two to five digits, for a version any number), so that only a unit with no
-such thing at all is left out. Pure; patterns compiled on first use.
+such thing at all is left out. A question about how a library or a standard behaves in general
+(:func:`about_a_tool`) is answered by its documentation: a unit is quoted for it by the
+question's own words only (:attr:`clio.recall.auto.Hit.general`). Pure; patterns compiled on
+first use.
 """
 
 from __future__ import annotations
@@ -140,6 +143,36 @@ def _named(head: str) -> str | None:
         if _asked_by_what(text, noun.start()) or _bare(text, noun.start()):
             return _NOUN_KIND.get(noun.group().lower(), DURATION)
     return None
+
+
+# A question about how a library, a standard or a tool behaves in general ("does GTFS-realtime
+# have a standard field for ...", "is there a built-in way in liveview to ...", "in oban, if i
+# insert ..., does ...", "what's the difference between X and Y"): its documentation answers it;
+# a project's archive only by chance, and a session that used the tool is its near miss. Read by
+# its frame, in a question that says nothing of the project's own ("we", "our", "us").
+_NOT_A_NAME = r"(?!(?:the|our|your|my|this|that|these|those|it|its|we|they|he|she|you|i|anyone|anybody|someone|there)\b)"
+_NAME = rf"{_NOT_A_NAME}[\w.'+#/-]+(?: [\w.'+#/-]+){{0,2}}"  # "postgres", "go's net/http client", "rust std"
+_TOOL_FRAME = lazy(
+    r"\bis there (?:a|an|any) (?:built-?in|standard|native|official|idiomatic|canonical|recommended)\b"
+    rf"|(?:^\W*|[,:;—]\s*)(?:does|do|can) {_NAME} (?:have|support|allow|provide|offer|expose|guarantee|preserve|handle|"
+    r"enforce|cancel|pass|follow|work|treat|respect|retry|cache|batch|block|accept|require|include|keep|honou?r|run|"
+    r"auto-\w+|ignore)\b"
+    rf"|^\W*in {_NAME},? (?:if|when|how|what|does|do|can|is|are|which)\b"
+    rf"|^\W*{_NAME} ?(?::|—|--?) ?(?:does|do|can|is|are|what|how|which)\b"
+    rf"|\bdifference between {_NOT_A_NAME}"
+    rf"|\bwhat(?:'s| is|s)? the default [\w.-]+(?: [\w.-]+){{0,3}} (?:in|on|for|of) (?:an? )?{_NOT_A_NAME}\w"
+    rf"|\bwhat does .{{1,40}}? do (?:in|with|for) {_NOT_A_NAME}\w"
+    rf"|\bis {_NAME} thread-?safe\b",
+    re.I,
+)
+_OURS = lazy(r"\b(?:we|we're|we've|our|ours|us)\b", re.I)
+
+
+def about_a_tool(question: str) -> bool:
+    """Whether ``question`` asks how a library, a standard or a tool behaves in general (not about
+    the project's own use of it): the automatic recall does not quote by meaning for it."""
+    head = question[:300]
+    return _TOOL_FRAME.search(head) is not None and _OURS.search(head) is None
 
 
 SCANNED = 8_000  # characters of a text read (a unit's tool result can be far longer; a block quotes ~480)

@@ -64,6 +64,9 @@ class Hit:
     # the unit could state the kind of answer the message asks for (a duration, a time, a count, a
     # port, a version: clio.recall.answer_kind); one that cannot is not quoted, by words or meaning
     typed: bool = True
+    # the message asks how a library or a standard behaves in general (answer_kind.about_a_tool):
+    # its documentation answers it, so only its own words may quote a unit
+    general: bool = False
 
     @property
     def relevant(self) -> bool:
@@ -76,6 +79,8 @@ class Hit:
         if self.score >= (R.THRESHOLD_TASK if self.task else R.THRESHOLD):
             return True
         cosine = self.features.cosine
+        if self.general:
+            return False
         return cosine is not None and cosine >= (R.COSINE_TASK if self.task else self.cosine_ask)
 
     @property
@@ -156,6 +161,7 @@ def score_hits(
     cosines = similarity(query, [[t for _, _, t in p] for p in parts]) if similarity is not None else None
     task = R.is_task(query)
     kind = answer_kind.asked_for(query)
+    general = answer_kind.about_a_tool(query)
     hits = []
     for i, (r, text) in enumerate(zip(results, texts, strict=True)):
         cosine = None if cosines is None else cosines[i]  # None: not scored in time, the words decide
@@ -178,6 +184,7 @@ def score_hits(
                 cosine_ask=cosine_ask,
                 unanswered=R.answers_nothing([(role, t) for _, role, t in parts[i]]),
                 typed=answer_kind.holds(kind, text),
+                general=general,
             )
         )
     if said_elsewhere is None:

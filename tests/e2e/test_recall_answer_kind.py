@@ -31,6 +31,11 @@ TOKEN_ASKED = "the mobile app logs users out while they are using it, what is go
 TOKEN_SAID = "Access tokens are signed with the rotating key and expire after 15 min; the app refreshes them on a 401."
 REDIS_ASKED = "set up a staging redis for the queue workers on the ops box"
 REDIS_SAID = "Started the staging redis in docker on ops-1 with appendonly on; the queue workers read REDIS_URL from the env."
+OBAN_ASKED = "make the nightly stop import an oban unique job so that a retry never runs it twice"
+OBAN_SAID = (
+    "Done: Arrivals.Workers.NightlyImport now declares unique: [period: 3600, states: [:available, "
+    ":scheduled, :executing]], so inserting it again while one runs returns the existing job."
+)
 EXPORTER_ASKED = "add a prometheus exporter to the billing api"
 EXPORTER_SAID = "Added yabeda-prometheus; the exporter listens on 9394 on every api host, path /metrics."
 
@@ -43,6 +48,8 @@ def responder(body: dict[str, Any]) -> Reply:
         return Reply(text=TOKEN_SAID)
     if text.startswith(REDIS_ASKED):
         return Reply(text=REDIS_SAID)
+    if text.startswith(OBAN_ASKED):
+        return Reply(text=OBAN_SAID)
     if text.startswith(EXPORTER_ASKED):
         return Reply(text=EXPORTER_SAID)
     return Reply(text="Done.")
@@ -61,7 +68,7 @@ def test_a_question_for_a_duration_or_a_port_is_quoted_only_what_could_state_one
         return sent(server, text)
 
     try:
-        for text in (SNAPSHOT_ASKED, TOKEN_ASKED, REDIS_ASKED, EXPORTER_ASKED, *OTHER):
+        for text in (SNAPSHOT_ASKED, TOKEN_ASKED, REDIS_ASKED, EXPORTER_ASKED, OBAN_ASKED, *OTHER):
             clio(text)
         wait_filled(project)
         # about the session itself: quoted (the topic is the same as the next question's)
@@ -82,6 +89,12 @@ def test_a_question_for_a_duration_or_a_port_is_quoted_only_what_could_state_one
         # a port the archive states is brought back for a question for one
         port = clio("which port does the prometheus exporter of the billing api listen on?")
         assert "9394" in port, port
+        # a question about what a library does in general: the session that used it is no answer
+        general = clio("in oban, if i enqueue a job while an identical one is still executing, does it fail or hand back the existing one?")
+        assert "<recalled_context>" not in general, general
+        # the project's own use of it, asked in other words: brought back
+        ours = clio("can the nightly stop import end up running twice when it is retried?")
+        assert "unique: [period: 3600" in ours, ours
     finally:
         server.stop()
         stop_helper(home)

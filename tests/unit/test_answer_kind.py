@@ -9,7 +9,17 @@ from typing import Any
 import pytest
 
 from clio.recall import auto
-from clio.recall.answer_kind import CLOCK, COUNT, DURATION, FREQUENCY, PORT, VERSION, asked_for, holds
+from clio.recall.answer_kind import (
+    CLOCK,
+    COUNT,
+    DURATION,
+    FREQUENCY,
+    PORT,
+    VERSION,
+    about_a_tool,
+    asked_for,
+    holds,
+)
 
 
 @pytest.mark.parametrize(
@@ -152,3 +162,47 @@ def test_nor_by_the_questions_own_words() -> None:
     named = ["the staging redis runs on the ops box, in docker", "staging redis: redis://ops-1:6380/0"]
     hits = auto.score_hits("which port is the staging redis on?", [_hit(t, i) for i, t in enumerate(named)], None, _freqs, None)
     assert [h.relevant for h in hits] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("question", "general"),
+    [
+        # how a library, a standard or a tool behaves: its documentation answers it
+        ("does GTFS-realtime have a standard field for crowding per car?", True),
+        ("is there a built-in way in liveview to throttle re-renders?", True),
+        ("in oban, if i insert a unique job while an identical one runs, does the insert fail? how do i tell", True),
+        ("django: does select_related work with reverse foreign keys", True),
+        ("whats the difference between useEffect and useLayoutEffect", True),
+        ("what's the default transaction isolation level in sql server", True),
+        ("what does --no-ff do in git merge", True),
+        ("is java's SimpleDateFormat thread-safe?", True),
+        ("for the export job: does python's csv module handle embedded newlines inside quoted fields?", True),
+        # the project's own: its past sessions may hold the answer
+        ("does our api have a rate limit for partners?", False),
+        ("does the ledger service support multi-currency yet?", False),
+        ("is there a built-in way in our admin panel to impersonate a user?", False),
+        ("in the routing engine, if a stop has no coordinates does it skip the stop?", False),
+        ("whats the difference between the staging and preprod clusters again", False),
+        ("what's the default page size on the orders endpoint?", False),
+        ("what port does fleet-tracker expose in the docker compose setup", False),
+        ("how does harbor-sync handle duplicate shipment ids", False),  # a bare name may be the project's
+        ("is there a max size on our side?", False),
+        ("we're on postgres 15, does it support MERGE?", False),  # "we": read as the project's (cautious)
+    ],
+)
+def test_a_question_about_how_a_tool_behaves(question: str, general: bool) -> None:
+    assert about_a_tool(question) is general
+
+
+def test_such_a_question_is_quoted_by_its_own_words_only() -> None:
+    """A session that used the library is the near miss of a question about what the library does:
+    the encoder's cosine no longer quotes it; the question's own words still do."""
+    used = "Made the nightly import an Oban unique job (unique: [period: 3600]) so a retry does not run it twice."
+    near = lambda query, units: [0.6] * len(units)  # noqa: E731  (the encoder reads both as near)
+    question = "in oban, if i insert a unique job while an identical one is executing, does the insert fail?"
+    hits = auto.score_hits(question, [_hit(used, 3)], None, _freqs, near)
+    assert hits[0].general and hits[0].score < 0.65 and not hits[0].relevant
+    ours = auto.score_hits("how did we make the nightly import a unique job?", [_hit(used, 3)], None, _freqs, near)
+    assert not ours[0].general and ours[0].relevant
+    words = auto.score_hits("does oban have unique import jobs with a period?", [_hit(used, 3)], None, _freqs, near)
+    assert words[0].general and words[0].score >= 0.65 and words[0].relevant
