@@ -150,7 +150,13 @@ def _named(head: str) -> str | None:
 # insert ..., does ...", "what's the difference between X and Y"): its documentation answers it;
 # a project's archive only by chance, and a session that used the tool is its near miss. Read by
 # its frame, in a question that says nothing of the project's own ("we", "our", "us").
-_NOT_A_NAME = r"(?!(?:the|our|your|my|this|that|these|those|it|its|we|they|he|she|you|i|anyone|anybody|someone|there)\b)"
+# not a library's name: an article, a pronoun, or one of the project's own places ("in prod, is
+# the cache shared?", "does staging have the new index?")
+_NOT_A_NAME = (
+    r"(?!(?:the|our|your|my|this|that|these|those|it|its|we|they|he|she|you|i|anyone|anybody|someone|there|"
+    r"any|all|each|every|some|prod|production|staging|stage|dev|ci|local|localhost|qa|uat|test|tests|preprod|"
+    r"main|master|here)\b)"
+)
 _NAME = rf"{_NOT_A_NAME}[\w.'+#/-]+(?: [\w.'+#/-]+){{0,2}}"  # "postgres", "go's net/http client", "rust std"
 _TOOL_FRAME = lazy(
     r"\bis there (?:a|an|any) (?:built-?in|standard|native|official|idiomatic|canonical|recommended)\b"
@@ -158,7 +164,7 @@ _TOOL_FRAME = lazy(
     r"enforce|cancel|pass|follow|work|treat|respect|retry|cache|batch|block|accept|require|include|keep|honou?r|run|"
     r"auto-\w+|ignore)\b"
     rf"|^\W*in {_NAME},? (?:if|when|how|what|does|do|can|is|are|which)\b"
-    rf"|^\W*{_NAME} ?(?::|—|--?) ?(?:does|do|can|is|are|what|how|which)\b"
+    rf"|^\W*{_NOT_A_NAME}[\w.'+#/-]+ ?(?::|—|--?) ?(?:does|do|can|is|are|what|how|which)\b"  # "django: does ..."
     rf"|\bdifference between {_NOT_A_NAME}"
     rf"|\bwhat(?:'s| is|s)? the default [\w.-]+(?: [\w.-]+){{0,3}} (?:in|on|for|of) (?:an? )?{_NOT_A_NAME}\w"
     rf"|\bwhat does .{{1,40}}? do (?:in|with|for) {_NOT_A_NAME}\w"

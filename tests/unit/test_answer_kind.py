@@ -187,6 +187,9 @@ def test_nor_by_the_questions_own_words() -> None:
         ("what port does fleet-tracker expose in the docker compose setup", False),
         ("how does harbor-sync handle duplicate shipment ids", False),  # a bare name may be the project's
         ("is there a max size on our side?", False),
+        ("ops asks: how long can a bus go without phoning home before it disappears from the map?", False),
+        ("in prod, is the redis cache shared between the two apps?", False),  # the project's places
+        ("does staging have the new index yet?", False),
         ("we're on postgres 15, does it support MERGE?", False),  # "we": read as the project's (cautious)
     ],
 )
