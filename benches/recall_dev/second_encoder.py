@@ -131,7 +131,9 @@ def gather(onnx: Onnx) -> list[dict[str, Any]]:
                             "set": name,
                             "text": p["text"],
                             "kind": p["kind"],
-                            "task": h.task,
+                            # the cosine does not decide for it (clio.recall.auto.Hit.relevant): an
+                            # order of new work, or a question about how a tool behaves
+                            "task": h.task or h.general,
                             **B.candidate(h, p, ids),
                             "shipped": best_cosine(shipped, p["text"], texts),
                             "other": best_cosine(other, p["text"], texts),

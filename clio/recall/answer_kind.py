@@ -150,6 +150,7 @@ def _named(head: str) -> str | None:
 # insert ..., does ...", "what's the difference between X and Y"): its documentation answers it;
 # a project's archive only by chance, and a session that used the tool is its near miss. Read by
 # its frame, in a question that says nothing of the project's own ("we", "our", "us").
+
 # not a library's name: an article, a pronoun, or one of the project's own places ("in prod, is
 # the cache shared?", "does staging have the new index?")
 _NOT_A_NAME = (
