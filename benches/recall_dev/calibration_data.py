@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import sys
 import tempfile
 from pathlib import Path
@@ -24,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benches/
 
 import bench_auto_recall as B  # noqa: E402
 
+from clio.recall import auto as A  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
 from clio.recall.answer_kind import about_a_tool  # noqa: E402
 from clio.recall.encoder_calibration import DATA_FILE, DEV_SETS  # noqa: E402
@@ -49,9 +51,10 @@ def gather() -> dict[str, object]:
                     for h in hits:
                         parts = [t for _, _, t in h.parts] or [h.text]
                         cands.append({"parts": [ref(t) for t in parts], **B.candidate(h, p, ids)})
-                    # "task": the cosine does not decide for it (an order of new work, or a question about
-                    # how a tool behaves: clio.recall.answer_kind.about_a_tool)
-                    probes.append({"set": name, "text": p["text"], "kind": p["kind"], "task": R.is_task(p["text"]) or about_a_tool(p["text"]), "units": cands})
+                    # "task": the cosine does not decide for it (clio.recall.auto.cosine_bar: an order
+                    # of new work, or a question about how a tool behaves)
+                    bar = A.cosine_bar(R.is_task(p["text"]), about_a_tool(p["text"]), R.COSINE_ASK)
+                    probes.append({"set": name, "text": p["text"], "kind": p["kind"], "task": math.isinf(bar), "units": cands})
             finally:
                 B.stop_helper(client)
                 index.close()

