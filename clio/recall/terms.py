@@ -16,6 +16,9 @@ from clio.lazy_re import lazy
 
 # Same split as FTS5's unicode61 tokenizer: letters and digits; '_' and punctuation separate.
 WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+# A camelCase or PascalCase identifier (a lower-case letter, then a capital), and its words
+HUMPED_RE = re.compile(r"\w*[a-z]\w*?[A-Z]")
+HUMP_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # Where a sentence or a line ends (the encoder's chunks, the sentences of a message)
 SENTENCE_END = lazy(r"(?<=[.!?;:])\s+|\n+")
 
@@ -116,16 +119,23 @@ def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
     that found it ("... **Fix** ... set `pagination.maxTotalHits` to 5000").
 
     Words match a term as :class:`TermMatch` says. Cut at word boundaries, '…' marks a cut;
-    whitespace is collapsed.
+    whitespace is collapsed; at most ``width`` + 2 characters (the two marks of one window).
     """
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
     if len(flat) >= width * VALUE_MIN_LEN:
-        near = _words_window(flat, terms, width - int(width * VALUE_SHARE))
-        far = _values_window(flat, int(width * VALUE_SHARE) - 2, near)
-        if far is not None:
-            return _cut(flat, sorted([near, far]))
+        words_width = width - int(width * VALUE_SHARE)
+        for _ in range(3):  # the two windows with their cuts' marks may run over: the words' give way
+            near = _words_window(flat, terms, words_width)
+            far = _values_window(flat, int(width * VALUE_SHARE) - 2, near)
+            if far is None:
+                break
+            (a, b), (c, d) = sorted([near, far])
+            out = _cut(flat, [(a, d)] if c <= b else [(a, b), (c, d)])  # windows that touch: one
+            if len(out) <= width + 2:
+                return out
+            words_width -= len(out) - width - 2
     return _cut(flat, [_words_window(flat, terms, width)])
 
 
@@ -137,6 +147,12 @@ def _words_window(flat: str, terms: Iterable[str], width: int) -> tuple[int, int
         term = match(m.group())
         if term is not None:
             hits.append((m.start(), m.end(), term))
+        elif HUMPED_RE.match(m.group()):
+            # the words of a camelCase identifier (PersistKeysToAzureBlobStorage: persist, keys ...)
+            for part in HUMP_RE.finditer(m.group()):
+                term = match(part.group()) if len(part.group()) >= 3 else None
+                if term is not None:
+                    hits.append((m.start() + part.start(), m.start() + part.end(), term))
     start = 0
     if hits:
         # sliding window: the run of hits within ``width`` chars with the most distinct terms
@@ -154,9 +170,41 @@ def _words_window(flat: str, terms: Iterable[str], width: int) -> tuple[int, int
             counts[hits[i][2]] -= 1
             if not counts[hits[i][2]]:
                 del counts[hits[i][2]]
-        start = max(0, first - max(0, (width - (last_end - first)) // 3))
+        start = _placed(flat, first, last_end, width)
     start = min(start, max(0, len(flat) - width))
     return start, min(len(flat), start + width)
+
+
+def _placed(flat: str, first: int, last_end: int, width: int) -> int:
+    """Where a window of ``width`` holding ``flat[first:last_end]`` (the words' cluster) begins: a
+    third of the room left before the cluster, unless another place that still holds the whole
+    cluster holds more distinct details (:data:`VALUE_RE`) outside quoted code ("Done in
+    poll_controller: the 15 s reload ..." keeps its first words)."""
+    slack = max(0, width - (last_end - first))
+    default = max(0, first - slack // 3)
+    if not slack:
+        return default
+    lo, hi = max(0, first - slack), first
+    fenced = [(m.start(), m.end()) for m in FENCE_RE.finditer(flat)]
+    spots = [
+        (m.start(), m.end(), m.group())
+        for m in VALUE_RE.finditer(flat, max(0, lo), min(len(flat), hi + width))
+        if not any(a <= m.start() < b for a, b in fenced)
+    ]
+    if not spots:
+        return default
+
+    def held(start: int) -> int:
+        return len({g for a, b, g in spots if a >= start and b <= start + width})
+
+    # a window that begins at a detail, or ends at one
+    starts = {a - 1 for a, _, _ in spots if lo < a <= hi} | {b - width for _, b, _ in spots if lo <= b - width <= hi}
+    best, most = default, held(default)
+    for start in sorted(starts):
+        n = held(start)
+        if n > most or (n == most and abs(start - default) < abs(best - default)):
+            best, most = start, n
+    return best
 
 
 def _values_window(flat: str, width: int, away: tuple[int, int]) -> tuple[int, int] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import random
 import sqlite3
 from pathlib import Path
 
@@ -405,6 +406,54 @@ def test_a_long_replys_excerpt_also_shows_its_details_away_from_the_words() -> N
     assert " … " not in only_words and "empty category pages" in only_words  # no details: one window
     short = "The cap is `maxTotalHits`, " + talk[:150]  # a little longer than the width: the words alone
     assert " … " not in terms.excerpt(short, ["cap"], width=200)
+
+
+def test_a_window_a_little_short_of_its_text_is_placed_to_keep_the_details() -> None:
+    # a reply a little longer than its room (one window), its value before the words that find it:
+    # the words' window keeps the whole cluster and moves to hold the value too, rather than
+    # leaving a third of the room before the cluster
+    reply = (
+        "Done in poll_controller: the 15 s reload now skips a tick while a dialog is open, so "
+        "reception does not lose what it typed. Still plain polling, no cable. The next tick after the modal "
+        "closes refreshes as usual and nothing else in the frame changes for anyone at the desk."
+    )
+    words = ["reception", "typed", "polling", "cable"]
+    out = terms.excerpt(reply, words, width=200)
+    assert out.startswith("Done in poll_controller") and "plain polling, no cable" in out
+    assert len(out) <= 202 and " … " not in out
+    # shorter, the details' window and the words' touch: one passage, no word dropped between them
+    touching = terms.excerpt(reply, words, width=170)
+    assert " … " not in touching and "the 15 s reload now skips a tick" in touching
+    # without details before the words, a third of the room is still left before them
+    plain = reply.replace("Done in poll_controller: the 15 s reload now skips", "It skips")
+    assert terms.excerpt(plain, words, width=150).startswith("…")
+    # the whole cluster is never given up for a detail out of its reach
+    far = "see ABC-101 and ABC-102 and ABC-103 first. " + "x " * 60 + "reception typed polling cable, done."
+    assert "reception typed polling cable" in terms.excerpt(far, words, width=120)
+
+
+def test_an_identifiers_words_count_where_the_excerpt_is_placed() -> None:
+    talk = "the ring lived in the slot folder before, which is why every swap signed everyone out. " * 4
+    reply = (
+        "The data protection keys were lost on every swap. " + talk
+        + "services.AddDataProtection().PersistKeysToAzureBlobStorage(new Uri(blobBase + \"/ring.xml\")) "
+        + talk.replace("ring", "thing")
+    )
+    out = terms.excerpt(reply, ["persisting", "protection", "data", "keys"], width=200)
+    # persist, keys, data, protection: more of the question's words than the opening's three
+    assert "ring.xml" in out and "data protection keys were lost" not in out
+
+
+def test_an_excerpt_keeps_to_its_width_with_both_windows() -> None:
+    # the details' window begins a little before its first detail, and each window may bring two
+    # marks: the words' window gives way, so the excerpt (and the block it goes into) keeps its room
+    rng = random.Random(7)
+    vocab = ["port", "6543", "the", "staging", "db-01.internal", "`PGBOUNCER_POOL`", "listens", "ASH-655",
+             "behind", "pool_size=40", "and", "then", "v2.3.1", "--max-conn", "we", "moved", "it"]  # fmt: skip
+    for _ in range(300):
+        text = " ".join(rng.choice(vocab) for _ in range(rng.randint(40, 300)))
+        width = rng.randint(60, 600)
+        assert len(terms.excerpt(text, ["staging", "port"], width)) <= width + 2
 
 
 def test_quoted_code_does_not_count_as_the_answers_details() -> None:
