@@ -28,6 +28,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from clio.recall import orders
 from clio.recall.encoder_models import MINILM
 from clio.recall.query import CALL_MARK, content_words, iter_content_words
 from clio.recall.terms import SENTENCE_END, excerpt_stem, fts_words
@@ -257,11 +258,13 @@ def is_task(text: str) -> bool:
     """Whether a message orders new work ("add …", "please write …", "can you make …") rather
     than asking something or reporting a problem: its first words, or, when it is not a question,
     a later sentence's ("the mapper should also take the prefix. add it with a spec"). Pure."""
+    text = orders.without_prefix(text)
     if _orders(text):
         return True
     if is_question(text):
         return False
-    return any(_orders(sentence) for sentence in SENTENCE_END.split(text[:400])[1:])
+    sentences = SENTENCE_END.split(text[:400])
+    return any(_orders(sentence) for sentence in sentences[1:]) or orders.wishes(sentences)
 
 
 def _orders(text: str) -> bool:
@@ -275,4 +278,9 @@ def _orders(text: str) -> bool:
         words = words[2:] if words[1:2] == ["s"] else words[1:]
     if words[:1] == ["show"]:  # "show the humidity with one decimal", not "show me how we deploy"
         return len(words) > 1 and words[1] not in ("me", "us")
-    return bool(words) and words[0] in _TASK_VERBS
+    if not words or orders.names_a_subject(words):
+        return False  # "build is failing ...": a report about the build
+    if words[0] in _TASK_VERBS:
+        return True
+    # another verb, read by the sentence's form: not an everyday word ("thanks, that looks good")
+    return excerpt_stem(words[0]) not in EVERYDAY and orders.imperative(words, text)

@@ -14,11 +14,9 @@ from typing import Any
 import pytest
 
 from clio.recall.encoder_client import installed
-from testkit.clio_run import run_clio
-from testkit.encoder_helper import stop_helper
-from testkit.fakeserver import FakeServer, Reply
+from testkit.fakeserver import Reply
 from testkit.scripted import latest_user
-from tests.e2e.test_recall_encoder import OTHER, sent, wait_filled
+from tests.e2e.test_recall_encoder import OTHER, asked_before
 
 pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
 
@@ -56,21 +54,8 @@ def responder(body: dict[str, Any]) -> Reply:
 
 
 def test_a_question_for_a_duration_or_a_port_is_quoted_only_what_could_state_one(tmp_path: Path) -> None:
-    project, home = tmp_path / "proj", tmp_path / "home"
-    project.mkdir()
-    home.mkdir()
-    server = FakeServer(responder).start()
-    on = {"CLIO_RECALL_ENCODER": None}
-
-    def clio(text: str) -> str:
-        r = run_clio(["--model", "fake-model", "-p", text], server=server, project=project, home=home, env_extra=on)
-        assert r.returncode == 0, r.stderr
-        return sent(server, text)
-
-    try:
-        for text in (SNAPSHOT_ASKED, TOKEN_ASKED, REDIS_ASKED, EXPORTER_ASKED, OBAN_ASKED, *OTHER):
-            clio(text)
-        wait_filled(project)
+    asked = (SNAPSHOT_ASKED, TOKEN_ASKED, REDIS_ASKED, EXPORTER_ASKED, OBAN_ASKED, *OTHER)
+    with asked_before(tmp_path, responder, asked) as clio:
         # about the session itself: quoted (the topic is the same as the next question's)
         about = clio("how do I snapshot the production database volume?")
         assert "vol_4y5n0e8d2kw1x9jr" in about, about
@@ -95,6 +80,3 @@ def test_a_question_for_a_duration_or_a_port_is_quoted_only_what_could_state_one
         # the project's own use of it, asked in other words: brought back
         ours = clio("can the nightly stop import end up running twice when it is retried?")
         assert "unique: [period: 3600" in ours, ours
-    finally:
-        server.stop()
-        stop_helper(home)

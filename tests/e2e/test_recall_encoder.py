@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,39 @@ HEAVY = ("numpy", "tokenizers", "onnxruntime", "torch")
 def responder(body: dict[str, Any]) -> Reply:
     text, _ = latest_user(body)
     return Reply(text=FACT if text.startswith(ASKED) else "Done.")
+
+
+def one_shot(server: FakeServer, project: Path, home: Path) -> Callable[[str], str]:
+    """``clio -p`` with the helper on (as a user without CLIO_RECALL_ENCODER), returning what the
+    request carried as the user's message: the message and any block recalled for it."""
+
+    def clio(text: str) -> str:
+        r = run_clio(["--model", "fake-model", "-p", text], server=server, project=project, home=home,
+                     env_extra={"CLIO_RECALL_ENCODER": None})  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return sent(server, text)
+
+    return clio
+
+
+@contextlib.contextmanager
+def asked_before(tmp_path: Path, responder: Callable[[dict[str, Any]], Reply], texts: Iterable[str]) -> Iterator[Callable[[str], str]]:
+    """A project whose archive holds one-shot runs of ``texts`` (answered by ``responder``), every
+    message embedded by the user's helper: yields :func:`one_shot` for the next runs; the server
+    and the helper are stopped after."""
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    server = FakeServer(responder).start()
+    try:
+        clio = one_shot(server, project, home)
+        for text in texts:
+            clio(text)
+        wait_filled(project)
+        yield clio
+    finally:
+        server.stop()
+        stop_helper(home)
 
 
 def sent(server: FakeServer, start: str) -> str:

@@ -1,0 +1,120 @@
+"""Pure: whether a message's words order new work by their form, whatever the verb.
+
+:func:`clio.recall.relevance.is_task` knows the common verbs of new work ("add", "write",
+"rename" ...); a developer uses far more ("center the map", "debounce the search input", "widen
+the sidebar", "backfill the region column") and states wishes as plain sentences ("the export
+should also carry the cost center", "i'd love a cmd+k shortcut"). The automatic recall lets the
+encoder's cosine quote nothing for an order of new work (the archive seldom answers one, and its
+near misses resemble it), so a question or a problem report misread as an order can cost a fact:
+these readers are narrow on purpose.
+
+- :func:`imperative`: the first word, not a word of any other part of speech this module knows
+  (pronouns, question words, auxiliaries, prepositions, adverbs, interjections ...), followed by a
+  determiner ("the", "all", "our" ...): "center the ...", "memoize the ...". Not the verbs that ask
+  for information ("explain the", "find every", "check what"), repair a fault ("fix the", "debug
+  the": a problem report the archive may explain) or run an operation the archive may describe
+  ("restart the", "deploy the", "rotate the").
+- :func:`wishes`: a statement that something should do something ("the cli should also accept
+  --config", "each invoice should carry the po number"), "i'd love / i'd like / it would be nice
+  if / we want / new rule:", in a message without the marks of a report ("but", "though",
+  "still", "anymore", "isn't", "doesn't" ...): "dark mode should persist but it resets" is a bug.
+"""
+
+from __future__ import annotations
+
+import re
+
+from clio.lazy_re import lazy
+from clio.recall.terms import fts_words
+
+# what follows an order's verb: a determiner, or the thing at hand ("cut it down", "move them")
+_OBJECT = "the a an all every each our this that these those its my their some any both it them"
+_OBJECTS = frozenset(_OBJECT.split())
+
+# words that start a sentence without being an order: pronouns, question words, auxiliaries and
+# modals, prepositions and conjunctions, adverbs and interjections of chat, negations
+_NOT_VERB = """
+i we you he she it they me us them there here what which who whom whose why how where when
+whats wheres whos hows whens whys thats theres heres its im ive id ill youre were weve
+is are was were be been being am do does did done has have had having can could would should will
+shall may might must need ought dont doesnt didnt isnt arent wasnt werent cant wont
+in on at for with from to by of about into onto over under after before since during until like
+unlike via per re as than and or but so if because though although while also then now again still
+just only even maybe perhaps probably apparently seems seemingly basically honestly actually
+suddenly somehow meanwhile yesterday today tonight tomorrow lately recently always sometimes never
+often usually already yet not no yes ok okay hey hi hmm ugh oh ah btw fyi ps imo tbh lol welp
+all every each both some any many most few several none nothing everything something half whole
+new old same other another such own first last next previous
+"""
+_NOT_VERBS = frozenset(_NOT_VERB.split())
+# what follows a sentence's first word when that word is its subject, not an order's verb
+_AFTER_SUBJECT = """
+is are was were isnt arent wasnt has have hasnt keeps keep kept fails failed failing broke broken
+still never always takes took seems looks times doesnt dont didnt wont cant
+"""
+_AFTER_A_SUBJECT = frozenset(_AFTER_SUBJECT.split())
+# verbs that ask for information, repair a fault, or run an operation: what the archive answers
+_NOT_NEW = """
+explain tell remind show find check look list describe summarize summarise compare walk recall
+investigate figure trace dig see verify confirm debug diagnose help give get fetch count measure
+profile review read open search grep query inspect audit estimate calculate time track locate
+identify determine discover explore analyze analyse examine understand learn outline enumerate
+clarify evaluate assess pinpoint spot double sanity
+fix repair resolve solve troubleshoot unblock unbreak handle
+run rerun restart start stop kill deploy redeploy release ship rollback roll reboot flash rotate reset
+restore recover revert retry reproduce repro
+"""
+_NOT_NEW_WORK = frozenset(_NOT_NEW.split())
+_ADVERB_LY = ("apply", "reply", "supply", "multiply", "comply")  # verbs that end in -ly
+
+_WISH = lazy(
+    r"^(?:(?:the|our|this|that|these|those|each|every|all|any|new)\b[^.?!\n]{0,60}?\bshould"
+    r"(?:\s+(?:also|now|just|always|only|by default))?\s+(?!be\b|have\b|already\b|not\b|never\b)[a-z]+"
+    r"|i'?d (?:love|like)\b|i would (?:love|like)\b|it(?:'d| would) be (?:nice|great|good|cool) (?:if|to)\b"
+    r"|we (?:want|need) (?!to (?:know|understand|find|figure|see|check|remember|decide|talk))"
+    r"|new rule\b)",
+    re.I,
+)
+_REPORT = lazy(
+    r"\b(?:but|though|although|however|yet|anymore|still|again|isn'?t|aren'?t|doesn'?t|don'?t"
+    r"|didn'?t|won'?t|wasn'?t|weren'?t|can'?t|cannot|never|broke|broken|fails?|failed|failing|wrong"
+    r"|errors?|erroring|crash(?:es|ed|ing)?|throws|hangs|stuck)\b",
+    re.I,
+)
+_PREFIX = re.compile(r"^\s*[\w./+#-]{1,24}\s*(?::|\s-)\s+")  # "android: migrate ...", "ios - add ..."
+
+
+def imperative(words: list[str], text: str) -> bool:
+    """Whether lower-cased ``words`` (a sentence's, its polite lead taken off) begin with a verb
+    ordering new work by the sentence's form: an unknown first word, then a determiner or
+    "it" / "them", in a message (``text``) without the marks of a problem report ("mark all as
+    delivered on the truck screen errors again": a button's name, then the report)."""
+    if len(words) < 3 or words[1] not in _OBJECTS or _REPORT.search(text[:300]):
+        return False
+    first = words[0]
+    if not first.isalpha() or len(first) < 3 or first in _NOT_VERBS or first in _NOT_NEW_WORK:
+        return False
+    if first.endswith("ly") and first not in _ADVERB_LY:
+        return False  # an adverb ("apparently the ...")
+    return not first.endswith(("ed", "ing"))  # "added the ...", "running the ...": no order
+
+
+def wishes(sentences: list[str]) -> bool:
+    """Whether a message's ``sentences`` (not a question: the caller knows) state a wish for new
+    behaviour, one of them beginning with it, without the marks of a problem report or a question
+    mark anywhere ("the spawn timer should reset when the player dies, right? ...")."""
+    if any("?" in s or _REPORT.search(s) for s in sentences):
+        return False
+    return any(_WISH.match(s.strip()) for s in sentences)
+
+
+def names_a_subject(words: list[str]) -> bool:
+    """Whether lower-cased ``words`` begin with a noun and its verb ("build is failing", "deploys
+    keep timing out"), not an order ("build the image")."""
+    return len(words) > 1 and words[1] in _AFTER_A_SUBJECT
+
+
+def without_prefix(text: str) -> str:
+    """``text`` without a leading label such as "android: " or "ios - " (a platform, a module)."""
+    m = _PREFIX.match(text)
+    return text[m.end() :] if m and fts_words(text[: m.end()]) else text

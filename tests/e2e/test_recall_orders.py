@@ -1,0 +1,45 @@
+"""End to end, issue 32: an order of new work is not given a block by meaning alone, whatever its
+verb or form (clio.recall.orders, through relevance.is_task), through the installed clio, the fake
+server and the user's encoder helper (which does a one-shot run's recall). Beside a session that
+found why the nightly stock import matched nothing, "parallelize the nightly ERP stock import ..."
+(a verb no list holds) and "the admin dashboard should show when the last stock import ran ..."
+(a wish stated as a sentence) sit at a cosine the encoder would quote them at, and get no block; a
+question about that session in other words still brings its answer back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clio.recall.encoder_client import installed
+from testkit.fakeserver import Reply
+from testkit.scripted import latest_user
+from tests.e2e.test_recall_encoder import OTHER, asked_before
+
+pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+
+IMPORT_ASKED = "the nightly stock import from the ERP updated nothing last night, the log only says matched 0 of 2140 rows"
+IMPORT_FOUND = (
+    "The ERP started sending SKUs padded with trailing spaces in the CSV, so no row matched a variant. "
+    "I stripped them in the parser: StockCsvReader now trims every field."
+)
+
+
+def responder(body: dict[str, Any]) -> Reply:
+    text, _ = latest_user(body)
+    return Reply(text=IMPORT_FOUND if text.startswith(IMPORT_ASKED) else "Done.")
+
+
+def test_an_order_of_new_work_gets_no_block_by_meaning_whatever_its_form(tmp_path: Path) -> None:
+    with asked_before(tmp_path, responder, (IMPORT_ASKED, *OTHER)) as clio:
+        # a question about that session, in other words: its answer is brought back
+        why = clio("why did the overnight inventory sync from the ERP not change any quantities that one time?")
+        assert "StockCsvReader now trims" in why, why
+        # an order with a verb no list holds, close in meaning (cosine ~0.59): no block
+        order = clio("parallelize the nightly ERP stock import across four workers")
+        assert "<recalled_context>" not in order, order
+        # a wish stated as a sentence (cosine ~0.58): no block
+        wish = clio("the admin dashboard should show when the last stock import ran and how many rows it matched")
+        assert "<recalled_context>" not in wish, wish

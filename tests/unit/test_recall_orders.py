@@ -1,0 +1,57 @@
+"""Orders of new work read by their form (clio.recall.orders, through relevance.is_task): verbs
+no list holds, wishes stated as sentences; and the questions and reports that look like them."""
+
+from __future__ import annotations
+
+import pytest
+
+from clio.recall import orders
+from clio.recall import relevance as R
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["center the dispatch console map on downtown at zoom 14", "debounce the search input in ProductFilter",
+     "widen the sidebar to 280px", "backfill the region column on the stores table", "memoize the tax total",
+     "cut it down to three steps", "android: migrate the settings screen to compose",
+     "the onboarding modal drags on. shorten it to three steps.",
+     "the ledger export should also carry the cost center code for each line",
+     "each invoice pdf should show the due date under the total", "i'd love a cmd+k shortcut for the palette",
+     "it would be nice if make seed printed how many rows it inserted", "new rule: every endpoint logs a request id"],
+)
+def test_an_order_is_read_by_its_form_whatever_its_verb(text: str) -> None:
+    assert R.is_task(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # verbs that ask for information, repair a fault, run an operation: the archive may answer
+        "locate the code that sends the weekly digest", "explain the retry policy of the mailer",
+        "fix the login redirect loop", "restart the worker on staging", "rotate the db credentials",
+        # a noun and its verb, a report, a question
+        "build is failing with cannot find module", "mark all as delivered on the truck screen errors again",
+        "thanks, that looks good", "nice, that did it", "apparently the cron ran twice",
+        # a wish with the marks of a report, or asked
+        "dark mode should persist but it resets after every refresh",
+        "the nightly job should run at 2am, it ran at 5 again", "the spawn timer should reset when the player dies, right? enemies pile up",
+        "it should be pointed at the test backend", "the cache should be invalidated on edit",
+        "we need to figure out why the export is slow",
+    ],
+)  # fmt: skip
+def test_what_looks_like_an_order_but_asks_or_reports_is_not_one(text: str) -> None:
+    assert not R.is_task(text)
+
+
+def test_the_readers_apart() -> None:
+    assert orders.imperative(["center", "the", "map"], "center the map")
+    assert not orders.imperative(["center", "map"], "center map")  # no determiner: not read
+    assert not orders.imperative(["mark", "all", "as", "delivered"], "mark all as delivered fails")
+    assert not orders.imperative(["added", "the", "column"], "added the column")  # past tense: a statement
+    assert not orders.imperative(["apparently", "the", "cron"], "apparently the cron")  # an adverb
+    assert orders.imperative(["apply", "the", "patch"], "apply the patch")
+    assert orders.wishes(["the export should also carry the vat id"])
+    assert not orders.wishes(["the export should be faster"])  # "should be": a state, often a report
+    assert orders.names_a_subject(["build", "is", "failing"]) and not orders.names_a_subject(["build", "the", "image"])
+    assert orders.without_prefix("ios - add haptics") == "add haptics"
+    assert orders.without_prefix("what's the port?") == "what's the port?"
