@@ -12,7 +12,7 @@ from typing import Any
 
 
 def stand_in_helper(path: Path, answer: Callable[[Any], object]) -> socket.socket:
-    """Listen on ``path`` (``clio.recall.encoder_client.socket_path(home)``) and call
+    """Listen on ``path`` (``clio.recall.encoder_readiness.socket_path(home)``) and call
     ``answer(file)`` for each connection, on a thread of its own (the file reads the request's
     lines and writes the answers); close the returned socket to stop it."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

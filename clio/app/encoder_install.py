@@ -225,7 +225,7 @@ def install(model: EncoderModel, home: Path, index_url: str, say: Any = print, d
 
 def _forget_failure(home: Path, model: EncoderModel) -> None:
     """A helper of ``model`` that failed before (a damaged file) is tried again at once."""
-    from clio.recall.encoder_client import failed_file, socket_path
+    from clio.recall.encoder_readiness import failed_file, socket_path
 
     with contextlib.suppress(OSError):
         failed_file(socket_path(home, model)).unlink()
@@ -245,7 +245,8 @@ def configured_endpoint(home: Path) -> Endpoint | None:
 
 def status(home: Path, endpoint: Endpoint | None = None) -> str:
     """The models, whether each is installed, and the one the helper runs."""
-    from clio.recall.encoder_client import ENDPOINT_RETRY_S, EncoderClient
+    from clio.recall.encoder_client import EncoderClient
+    from clio.recall.encoder_readiness import ENDPOINT_RETRY_S
 
     client = EncoderClient(home, home, endpoint=endpoint)
     use: EncoderModel | str = client.model if client.off_reason is None else client.off_reason
@@ -315,7 +316,7 @@ def main(argv: list[str], home: Path, endpoint: Endpoint | None = None) -> int:
         with contextlib.suppress(FileNotFoundError):
             (folder / INSTALLED_MARK).unlink()  # first: a helper starting now does not take a half-removed folder
         shutil.rmtree(folder)
-        from clio.recall.encoder_client import socket_path
+        from clio.recall.encoder_readiness import socket_path
 
         with contextlib.suppress(OSError):  # its helper, if running, leaves now (and frees its memory)
             socket_path(home, model).unlink()

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from clio import __version__
 from clio.recall.encoder_models import ENV_SWITCH, MINILM, EncoderModel, Endpoint, chosen, endpoint_model
+from clio.recall.encoder_readiness import fallback, installed, recent_failure, socket_path
 
 if TYPE_CHECKING:
     import socket
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 # helper (subprocess with it) lives in clio.recall.encoder_start: a run in a project without
 # history never asks the helper, and its start-up pays for none of them.
 
-__all__ = ["ENV_SWITCH", "EncoderClient", "installed", "socket_path"]
+__all__ = ["ENV_SWITCH", "EncoderClient"]
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
 # A one-shot run's recall done ahead (recalled): the run's one wait for its recall. Longer than a
 # score's: the helper did the search too, and with mpnet during a project's first fill its recall
@@ -47,71 +48,9 @@ TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
 RECALLED_WAIT_S = 0.40
 WORK_OPS = ("score", "ahead", "recall", "fill")  # requests that carry the user's idle time
 START_AGAIN_S = 60.0  # a run starts the helper again (it left after its idle time) at most this often
-FAILED_RETRY_S = 86_400.0  # after a helper could not start, try again a day later (or after an upgrade)
-ENDPOINT_RETRY_S = 600.0  # ... an endpoint's model ten minutes later (a local server not started yet)
 FILL_EVERY_S = 60.0
 AHEAD_CONNECT_S = 0.05  # a helper that does not take the typed line at once is not waited for
-MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux
 THRESHOLD_AGAIN_S = 10.0  # an endpoint's model not calibrated yet: its kept threshold looked up again
-
-
-def socket_path(home: Path, model: EncoderModel = MINILM) -> Path:
-    """Where the user's helper of ``model`` listens: in ``$CLIO_HOME``, or a private temp folder
-    when too long."""
-    path = home / model.socket_name
-    if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
-        return path
-    import hashlib
-    import tempfile
-
-    folder = Path(tempfile.gettempdir()) / f"clio-{os.getuid()}"
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700)
-    st = os.lstat(folder)
-    if not os.path.isdir(folder) or os.path.islink(folder) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise OSError(f"{folder} is not a private folder of this user")
-    digest = hashlib.sha256(os.fsencode(str(home.resolve()))).hexdigest()[:16]
-    return folder / f"{Path(model.socket_name).stem}-{digest}.sock"
-
-
-def installed(model: EncoderModel = MINILM) -> str | None:
-    """None when the packages ``model`` needs are installed, else why not (no import: a spec
-    look-up; an installed model's files are checked by the helper). A model the user's endpoint
-    serves needs numpy and the HTTP library only."""
-    import importlib.util
-
-    needed = ("numpy", "urllib3") if model.endpoint else ("onnxruntime", "numpy", "tokenizers")
-    for name in (*needed, *((model.packaged,) if model.packaged else ())):
-        if importlib.util.find_spec(name) is None:
-            return f"{name} is not installed"
-    return None
-
-
-def failed_file(sock: Path) -> Path:
-    """Beside a helper's socket: why it could not start (written by the helper, one line)."""
-    return Path(str(sock) + ".failed")
-
-
-def recent_failure(sock: Path, model: EncoderModel = MINILM) -> str:
-    """Why the helper of socket ``sock`` could not start, when it failed within
-    :data:`FAILED_RETRY_S` (an endpoint's model: :data:`ENDPOINT_RETRY_S`), else ''."""
-    failed = failed_file(sock)
-    with contextlib.suppress(OSError):
-        if time.time() - failed.stat().st_mtime < (ENDPOINT_RETRY_S if model.endpoint else FAILED_RETRY_S):
-            return failed.read_text(encoding="utf-8", errors="replace").strip()[:200] or "the helper failed"
-    return ""
-
-
-def fallback(home: Path, model: EncoderModel) -> str:
-    """Why ``model``, installed, gives way to MiniLM for now ('' when it does not): its helper
-    failed within the day (a damaged file), and the user did not name it in CLIO_RECALL_ENCODER."""
-    if model is MINILM or os.environ.get(ENV_SWITCH, "").strip().lower() == model.name:
-        return ""
-    with contextlib.suppress(OSError):
-        failed = recent_failure(socket_path(home, model), model)
-        if failed:
-            return f"{model.label}'s helper failed ({failed}); {MINILM.name} is used"
-    return ""
 
 
 class EncoderClient:

@@ -56,9 +56,9 @@ from typing import Any
 from clio.recall.auto_turn import NEAR_ASKED
 from clio.recall.encoder import Encoder
 from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
-from clio.recall.encoder_client import failed_file
 from clio.recall.encoder_endpoint import calibrate_kept, opened
 from clio.recall.encoder_models import MODELS
+from clio.recall.encoder_readiness import failed_file
 from clio.recall.encoder_recall import HelperRecall, LocalScores
 from clio.recall.encoder_scan import NearScan
 

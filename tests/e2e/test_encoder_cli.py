@@ -7,8 +7,8 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from clio.recall.encoder_client import socket_path
 from clio.recall.encoder_models import MPNET
+from clio.recall.encoder_readiness import socket_path
 from testkit.clio_run import run_clio
 
 

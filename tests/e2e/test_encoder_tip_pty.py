@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from clio.app.encoder_tip import MARK, MIN_SESSIONS
-from clio.recall.encoder_client import socket_path
+from clio.recall.encoder_readiness import socket_path
 from testkit.clio_run import run_clio, write_archive
 from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from clio.recall.encoder_cache import filled
-from clio.recall.encoder_client import EncoderClient, installed
+from clio.recall.encoder_client import EncoderClient
+from clio.recall.encoder_readiness import installed
 from testkit.clio_run import run_clio
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import latest_user

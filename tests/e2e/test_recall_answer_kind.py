@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from clio.recall.encoder_client import installed
+from clio.recall.encoder_readiness import installed
 from testkit.fakeserver import Reply
 from testkit.scripted import latest_user
 from tests.e2e.test_recall_encoder import OTHER, asked_before

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from clio.recall.encoder_cache import filled
-from clio.recall.encoder_client import EncoderClient, installed, socket_path
+from clio.recall.encoder_client import EncoderClient
+from clio.recall.encoder_readiness import installed, socket_path
 from testkit.clio_run import run_clio
 from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer, Reply

@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 from clio.recall.encoder_cache import filled
-from clio.recall.encoder_client import EncoderClient, installed, socket_path
+from clio.recall.encoder_client import EncoderClient
 from clio.recall.encoder_models import ENV_SWITCH, MINILM, MPNET, is_installed
+from clio.recall.encoder_readiness import installed, socket_path
 from testkit.clio_run import run_clio
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import latest_user

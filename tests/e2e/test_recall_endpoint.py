@@ -22,8 +22,9 @@ import pytest
 from clio.recall.encoder import Encoder
 from clio.recall.encoder_cache import filled
 from clio.recall.encoder_calibration import STORE_NAME, stored
-from clio.recall.encoder_client import EncoderClient, failed_file, installed, socket_path
+from clio.recall.encoder_client import EncoderClient
 from clio.recall.encoder_models import MINILM, Endpoint, endpoint_model
+from clio.recall.encoder_readiness import failed_file, installed, socket_path
 from testkit.clio_run import run_clio
 from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer

@@ -270,7 +270,7 @@ def stand_in(home: Path, answer: Any) -> Any:
     """The stand-in helper on the user's socket, ``answer(request, file)`` for each connection."""
     import json
 
-    from clio.recall.encoder_client import socket_path
+    from clio.recall.encoder_readiness import socket_path
 
     return stand_in_helper(socket_path(home), lambda f: answer(json.loads(f.readline()), f))
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from clio.config import ConfigError, load_settings
-from clio.recall.encoder_client import ENV_SWITCH, EncoderClient, installed, socket_path
+from clio.recall.encoder_client import ENV_SWITCH, EncoderClient
+from clio.recall.encoder_readiness import installed, socket_path
 
 
 def configs(tmp_path: Path, user: str, project: str = "") -> tuple[Path, Path]:

@@ -26,7 +26,6 @@ import pytest
 
 from clio.app.encoder_install import DATA_DIR, InstallError, install, status
 from clio.recall.encoder_cache import CACHE_NAME, allowed
-from clio.recall.encoder_client import socket_path
 from clio.recall.encoder_models import (
     ENV_SWITCH,
     INSTALLED_MARK,
@@ -38,6 +37,7 @@ from clio.recall.encoder_models import (
     chosen,
     is_installed,
 )
+from clio.recall.encoder_readiness import socket_path
 
 
 def sha(data: bytes) -> str:

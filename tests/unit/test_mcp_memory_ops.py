@@ -215,7 +215,7 @@ def helper_naming_the_fact(home: Path, asked: list[dict[str, Any]]) -> Any:
     row of FACT in the index the request names (as the real helper's scan reads that index)."""
     import sqlite3
 
-    from clio.recall.encoder_client import socket_path
+    from clio.recall.encoder_readiness import socket_path
     from testkit.helper_stand_in import stand_in_helper
 
     def answer(f: Any) -> None:

@@ -29,7 +29,8 @@ from clio import threads
 from clio.recall import auto
 from clio.recall import relevance as R
 from clio.recall.encoder import CHUNK_CHARS, MAX_CHUNKS, chunks
-from clio.recall.encoder_client import ENV_SWITCH, EncoderClient, installed, socket_path
+from clio.recall.encoder_client import ENV_SWITCH, EncoderClient
+from clio.recall.encoder_readiness import installed, socket_path
 from testkit.helper_stand_in import stand_in_helper
 
 ASKED = "session logins get dropped randomly in production"

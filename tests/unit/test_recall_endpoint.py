@@ -132,7 +132,7 @@ def test_an_endpoints_model_that_failed_is_tried_again_sooner(tmp_path: Path) ->
     import os
     import time
 
-    from clio.recall.encoder_client import ENDPOINT_RETRY_S, FAILED_RETRY_S, failed_file, recent_failure
+    from clio.recall.encoder_readiness import ENDPOINT_RETRY_S, FAILED_RETRY_S, failed_file, recent_failure
 
     served = endpoint_model("http://127.0.0.1:11434/v1", "nomic-embed-text")
     sock = tmp_path / served.socket_name

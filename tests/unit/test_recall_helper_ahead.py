@@ -18,7 +18,8 @@ import pytest
 
 from clio.recall import auto_turn
 from clio.recall.encoder_cache import filled
-from clio.recall.encoder_client import ENV_SWITCH, EncoderClient, installed
+from clio.recall.encoder_client import ENV_SWITCH, EncoderClient
+from clio.recall.encoder_readiness import installed
 from clio.recall.index import RecallIndex
 from clio.recall.query import best_first
 from clio.store.sessions import SessionStore
