@@ -81,14 +81,16 @@ _REPORT = lazy(
     r"|errors?|erroring|crash(?:es|ed|ing)?|throws|hangs|stuck)\b",
     re.I,
 )
-_PREFIX = re.compile(r"^\s*[\w./+#-]{1,24}\s*(?::|\s-)\s+")  # "android: migrate ...", "ios - add ..."
+# a label before the message: "android: migrate ...", "ios - add ...", a ticket "TH-211 add ..."
+_PREFIX = re.compile(r"^\s*(?:[\w./+#-]{1,24}\s*(?::|\s-)|[A-Z][A-Z0-9]{1,9}-\d{1,6}\b:?)\s+")
 
 
 def imperative(words: list[str], text: str) -> bool:
     """Whether lower-cased ``words`` (a sentence's, its polite lead taken off) begin with a verb
-    ordering new work by the sentence's form: an unknown first word, then a determiner or
-    "it" / "them", in a message (``text``) without the marks of a problem report ("mark all as
-    delivered on the truck screen errors again": a button's name, then the report)."""
+    ordering new work by the sentence's form: an unknown first word (not a plural, not a past or
+    -ing form), then a determiner or "it" / "them", in a message (``text``, the whole of it)
+    without the marks of a problem report ("mark all as delivered on the truck screen errors
+    again": a button's name, then the report)."""
     if len(words) < 3 or words[1] not in _OBJECTS or _REPORT.search(text[:300]):
         return False
     first = words[0]
@@ -96,6 +98,8 @@ def imperative(words: list[str], text: str) -> bool:
         return False
     if first.endswith("ly") and first not in _ADVERB_LY:
         return False  # an adverb ("apparently the ...")
+    if first.endswith("s") and not first.endswith(("ss", "us")):
+        return False  # a plural or a verb's third person ("posts a ...", "keeps the ...")
     return not first.endswith(("ed", "ing"))  # "added the ...", "running the ...": no order
 
 
@@ -115,6 +119,7 @@ def names_a_subject(words: list[str]) -> bool:
 
 
 def without_prefix(text: str) -> str:
-    """``text`` without a leading label such as "android: " or "ios - " (a platform, a module)."""
+    """``text`` without a leading label such as "android: ", "ios - " (a platform, a module) or a
+    ticket's id ("TH-211 add ...")."""
     m = _PREFIX.match(text)
     return text[m.end() :] if m and fts_words(text[: m.end()]) else text

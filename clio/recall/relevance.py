@@ -46,6 +46,7 @@ change changes changed update updated check checked start stop finish finished s
 same back ready time moment minute second use using used
 remind remember recall forgot forget number value name
 wait hold hang cancel skip nevermind mind meant mean typo brb huh diff summarize summarise pause
+ugh argh meh welp oops whoops dang damn geez yikes phew uh um
 yesterday today tonight tomorrow ago earlier lately recently week weeks month months year years
 monday tuesday wednesday thursday friday saturday sunday afternoon evening night
 """
@@ -264,11 +265,11 @@ def is_task(text: str) -> bool:
     if is_question(text):
         return False
     sentences = SENTENCE_END.split(text[:400])
-    return any(_orders(sentence) for sentence in sentences[1:]) or orders.wishes(sentences)
+    return any(_orders(sentence, text) for sentence in sentences[1:]) or orders.wishes(sentences)
 
 
-def _orders(text: str) -> bool:
-    """Whether ``text`` begins with an order of new work."""
+def _orders(text: str, message: str | None = None) -> bool:
+    """Whether ``text`` (``message`` or one of its sentences) begins with an order of new work."""
     words = [w.lower() for w in fts_words(text[:200])]
     while words and words[0] in _LEADS:
         words = words[1:]
@@ -283,4 +284,4 @@ def _orders(text: str) -> bool:
     if words[0] in _TASK_VERBS:
         return True
     # another verb, read by the sentence's form: not an everyday word ("thanks, that looks good")
-    return excerpt_stem(words[0]) not in EVERYDAY and orders.imperative(words, text)
+    return excerpt_stem(words[0]) not in EVERYDAY and orders.imperative(words, message or text)

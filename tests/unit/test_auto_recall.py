@@ -75,7 +75,7 @@ def test_a_unit_must_clear_the_decision_not_merely_rank_first() -> None:
 
 def test_a_message_without_words_of_its_own_pulls_nothing() -> None:
     results = [hit("ok that worked, thanks"), hit("looks good, commit it"), hit(FACT)]
-    for text in ("ok, continue", "thanks, that looks good", "yes", "run the tests again", "commit it"):
+    for text in ("ok, continue", "thanks, that looks good", "yes", "run the tests again", "commit it", "ugh, again", "oops"):
         assert relevance.own_words(text) == [], text
         assert auto.score_hits(text, results, None, freqs) == []
     assert relevance.own_words("which port does staging use?") == ["port", "stag"]

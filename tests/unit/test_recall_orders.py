@@ -17,7 +17,8 @@ from clio.recall import relevance as R
      "the onboarding modal drags on. shorten it to three steps.",
      "the ledger export should also carry the cost center code for each line",
      "each invoice pdf should show the due date under the total", "i'd love a cmd+k shortcut for the palette",
-     "it would be nice if make seed printed how many rows it inserted", "new rule: every endpoint logs a request id"],
+     "it would be nice if make seed printed how many rows it inserted", "new rule: every endpoint logs a request id",
+     "TH-211 add a difficulty filter chip row above the trail list", "KST-91: memoize the route lookup"],
 )
 def test_an_order_is_read_by_its_form_whatever_its_verb(text: str) -> None:
     assert R.is_task(text)
@@ -37,6 +38,10 @@ def test_an_order_is_read_by_its_form_whatever_its_verb(text: str) -> None:
         "the nightly job should run at 2am, it ran at 5 again", "the spawn timer should reset when the player dies, right? enemies pile up",
         "it should be pointed at the test backend", "the cache should be invalidated on edit",
         "we need to figure out why the export is slow",
+        # a later sentence that looks like an order, in a report (a pasted assertion: "posts a ...")
+        "windows CI fails: thread 'paths::tests::links' panicked at 'assertion failed: left == right' left: \"posts\\\\a.html\"",
+        "the importer broke last night. normalize the skus before matching",
+        "ASH-655 why does the export fail?",
     ],
 )  # fmt: skip
 def test_what_looks_like_an_order_but_asks_or_reports_is_not_one(text: str) -> None:
@@ -49,9 +54,12 @@ def test_the_readers_apart() -> None:
     assert not orders.imperative(["mark", "all", "as", "delivered"], "mark all as delivered fails")
     assert not orders.imperative(["added", "the", "column"], "added the column")  # past tense: a statement
     assert not orders.imperative(["apparently", "the", "cron"], "apparently the cron")  # an adverb
+    assert not orders.imperative(["posts", "a", "html"], "posts a html")  # a plural, not an order
+    assert orders.imperative(["address", "the", "review"], "address the review")
     assert orders.imperative(["apply", "the", "patch"], "apply the patch")
     assert orders.wishes(["the export should also carry the vat id"])
     assert not orders.wishes(["the export should be faster"])  # "should be": a state, often a report
     assert orders.names_a_subject(["build", "is", "failing"]) and not orders.names_a_subject(["build", "the", "image"])
     assert orders.without_prefix("ios - add haptics") == "add haptics"
     assert orders.without_prefix("what's the port?") == "what's the port?"
+    assert orders.without_prefix("TH-211 add a chip row") == "add a chip row"
