@@ -9,11 +9,12 @@ near misses resemble it), so a question or a problem report misread as an order 
 these readers are narrow on purpose.
 
 - :func:`imperative`: the first word, not a word of any other part of speech this module knows
-  (pronouns, question words, auxiliaries, prepositions, adverbs, interjections ...), followed by a
-  determiner ("the", "all", "our" ...): "center the ...", "memoize the ...". Not the verbs that ask
-  for information ("explain the", "find every", "check what"), repair a fault ("fix the", "debug
-  the": a problem report the archive may explain) or run an operation the archive may describe
-  ("restart the", "deploy the", "rotate the").
+  (pronouns, question words, auxiliaries, prepositions, adverbs, interjections ...) nor a plural
+  or a past or -ing form, followed by a determiner ("the", "all", "our" ...) or "it" / "them":
+  "center the ...", "memoize the ...", "cut it down". Not the verbs that ask for information
+  ("explain the", "find every", "check what"), repair a fault ("fix the", "debug the": a problem
+  report the archive may explain) or run an operation the archive may describe ("restart the",
+  "deploy the", "rotate the"); not in a message with the marks of a report (below).
 - :func:`wishes`: a statement that something should do something ("the cli should also accept
   --config", "each invoice should carry the po number"), "i'd love / i'd like / it would be nice
   if / we want / new rule:", in a message without the marks of a report ("but", "though",
