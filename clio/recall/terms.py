@@ -108,6 +108,7 @@ FENCE_RE = lazy(r"```.*?(?:```|$)")
 # their four forms (0.2 to 0.4 measured; 0.25 quoted 4 more facts and showed the tool's reader 2
 # more, losing none; docs/memory.md)
 VALUE_SHARE = 0.25
+Spot = tuple[int, int, str]  # (start, end, what): a query term's word, or a detail
 VALUE_MIN_LEN = 1.5  # times the excerpt's width: a text only a little longer is cut around its words alone
 
 
@@ -124,11 +125,14 @@ def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
+    hits = _term_hits(flat, terms)
+    fenced = [(m.start(), m.end()) for m in FENCE_RE.finditer(flat)]
     if len(flat) >= width * VALUE_MIN_LEN:
         words_width = width - int(width * VALUE_SHARE)
+        details = _details(flat, fenced)
         for _ in range(3):  # the two windows with their cuts' marks may run over: the words' give way
-            near = _words_window(flat, terms, words_width)
-            far = _values_window(flat, int(width * VALUE_SHARE) - 2, near)
+            near = _words_window(flat, hits, words_width, fenced)
+            far = _values_window(flat, details, int(width * VALUE_SHARE) - 2, near)
             if far is None:
                 break
             (a, b), (c, d) = sorted([near, far])
@@ -136,13 +140,13 @@ def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
             if len(out) <= width + 2:
                 return out
             words_width -= len(out) - width - 2
-    return _cut(flat, [_words_window(flat, terms, width)])
+    return _cut(flat, [_words_window(flat, hits, width, fenced)])
 
 
-def _words_window(flat: str, terms: Iterable[str], width: int) -> tuple[int, int]:
-    """(start, end) of the ``width`` characters around the densest cluster of query terms."""
+def _term_hits(flat: str, terms: Iterable[str]) -> list[Spot]:
+    """Where ``flat``'s words match a query term, in order, with the term each matches."""
     match = TermMatch(terms)
-    hits: list[tuple[int, int, str]] = []  # (start, end, which term)
+    hits: list[Spot] = []
     for m in WORD_RE.finditer(flat):
         term = match(m.group())
         if term is not None:
@@ -153,6 +157,19 @@ def _words_window(flat: str, terms: Iterable[str], width: int) -> tuple[int, int
                 term = match(part.group()) if len(part.group()) >= 3 else None
                 if term is not None:
                     hits.append((m.start() + part.start(), m.start() + part.end(), term))
+    return hits
+
+
+def _details(flat: str, fenced: list[tuple[int, int]], pos: int = 0, endpos: int | None = None) -> list[Spot]:
+    """The details (:data:`VALUE_RE`) of ``flat[pos:endpos]``, none inside quoted code (``fenced``:
+    a file's details, not the answer's)."""
+    found = VALUE_RE.finditer(flat, pos, len(flat) if endpos is None else endpos)
+    return [(m.start(), m.end(), m.group()) for m in found if not any(a <= m.start() < b for a, b in fenced)]
+
+
+def _words_window(flat: str, hits: list[Spot], width: int, fenced: list[tuple[int, int]]) -> tuple[int, int]:
+    """(start, end) of the ``width`` characters around the densest cluster of the query's term
+    ``hits`` (:func:`_term_hits`)."""
     start = 0
     if hits:
         # sliding window: the run of hits within ``width`` chars with the most distinct terms
@@ -170,12 +187,12 @@ def _words_window(flat: str, terms: Iterable[str], width: int) -> tuple[int, int
             counts[hits[i][2]] -= 1
             if not counts[hits[i][2]]:
                 del counts[hits[i][2]]
-        start = _placed(flat, first, last_end, width)
+        start = _placed(flat, first, last_end, width, fenced)
     start = min(start, max(0, len(flat) - width))
     return start, min(len(flat), start + width)
 
 
-def _placed(flat: str, first: int, last_end: int, width: int) -> int:
+def _placed(flat: str, first: int, last_end: int, width: int, fenced: list[tuple[int, int]]) -> int:
     """Where a window of ``width`` holding ``flat[first:last_end]`` (the words' cluster) begins: a
     third of the room left before the cluster, unless another place that still holds the whole
     cluster holds more distinct details (:data:`VALUE_RE`) outside quoted code ("Done in
@@ -185,12 +202,7 @@ def _placed(flat: str, first: int, last_end: int, width: int) -> int:
     if not slack:
         return default
     lo, hi = max(0, first - slack), first
-    fenced = [(m.start(), m.end()) for m in FENCE_RE.finditer(flat)]
-    spots = [
-        (m.start(), m.end(), m.group())
-        for m in VALUE_RE.finditer(flat, max(0, lo), min(len(flat), hi + width))
-        if not any(a <= m.start() < b for a, b in fenced)
-    ]
+    spots = _details(flat, fenced, lo, min(len(flat), hi + width))
     if not spots:
         return default
 
@@ -207,19 +219,13 @@ def _placed(flat: str, first: int, last_end: int, width: int) -> int:
     return best
 
 
-def _values_window(flat: str, width: int, away: tuple[int, int]) -> tuple[int, int] | None:
+def _values_window(flat: str, details: list[Spot], width: int, away: tuple[int, int]) -> tuple[int, int] | None:
     """(start, end) of the ``width`` characters outside ``away`` that hold the most distinct
-    details (none inside quoted code: a file's details, not the answer's), beginning a little
-    before one; None when no detail lies wholly outside ``away``."""
+    ``details`` (:func:`_details`), beginning a little before one; None when no detail lies
+    wholly outside ``away``."""
     if width <= 0:
         return None
-    fenced = [(m.start(), m.end()) for m in FENCE_RE.finditer(flat)]
-    spots = [
-        (m.start(), m.end(), m.group())
-        for m in VALUE_RE.finditer(flat)
-        if (m.end() <= away[0] or m.start() >= away[1]) and m.end() - m.start() <= width
-        and not any(a <= m.start() < b for a, b in fenced)
-    ]  # fmt: skip
+    spots = [d for d in details if (d[1] <= away[0] or d[0] >= away[1]) and d[1] - d[0] <= width]
     best: tuple[int, int] | None = None
     most = 0
     counts: dict[str, int] = {}
