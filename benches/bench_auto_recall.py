@@ -236,7 +236,7 @@ def candidate(h: auto.Hit, probe: dict[str, Any], ids: dict[str, str]) -> dict[s
     words' score."""
     return {
         "fact": probe["kind"] != "unrelated" and h.session_id == ids[probe["session"]] and has(h.text, probe["needles"]),
-        "words": h.new_words >= auto.MIN_NEW_WORDS and h.score >= (R.THRESHOLD_TASK if h.task else R.THRESHOLD),
+        "words": h.new_words >= auto.MIN_NEW_WORDS and h.score >= h.words_bar,
         "skip": h.new_words < auto.MIN_NEW_WORDS or h.unanswered,
         "typed": h.typed,
         "score": round(h.score, 4),

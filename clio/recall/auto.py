@@ -87,10 +87,15 @@ class Hit:
             return False  # the same words again (an earlier ask of the same thing): nothing to add
         if not self.typed:
             return False  # on the question's topic, but it cannot state the kind of answer asked
-        if self.score >= (R.THRESHOLD_TASK if self.task else R.THRESHOLD):
+        if self.score >= self.words_bar:
             return True
         cosine = self.features.cosine
         return cosine is not None and cosine >= self.cosine_bar
+
+    @property
+    def words_bar(self) -> float:
+        """The words' score at which they quote the unit (an order of new work needs more of them)."""
+        return R.THRESHOLD_TASK if self.task else R.THRESHOLD
 
     @property
     def cosine_bar(self) -> float:
