@@ -46,7 +46,7 @@ ROLE_NAMES = {"user": "the user", "assistant": "the assistant", "tool": "a tool 
 def cosine_bar(task: bool, general: bool, cosine_ask: float) -> float:
     """The encoder's cosine at which meaning alone quotes a unit for a message: infinite where it
     never does (a question about how a tool behaves, whose documentation answers it; an order of
-    new work while :data:`clio.recall.relevance.COSINE_TASK` is infinite). The one place that says
+    new work, :data:`clio.recall.relevance.COSINE_TASK`). The one place that says
     so: :attr:`Hit.relevant` and the benches' replays of the decision read it."""
     if general:
         return math.inf
@@ -94,7 +94,8 @@ class Hit:
 
     @property
     def words_bar(self) -> float:
-        """The words' score at which they quote the unit (an order of new work needs more of them)."""
+        """The words' score at which they quote the unit (infinite for an order of new work: its words
+        never do, :data:`clio.recall.relevance.THRESHOLD_TASK`)."""
         return R.THRESHOLD_TASK if self.task else R.THRESHOLD
 
     @property

@@ -48,10 +48,11 @@ all every each both some any many most few several none nothing everything somet
 new old same other another such own first last next previous
 """
 _NOT_VERBS = frozenset(_NOT_VERB.split())
-# what follows a sentence's first word when that word is its subject, not an order's verb
+# what follows a sentence's first word when that word is its subject, not an order's verb, or a
+# noun heading a phrase ("port of the staging database?", "list of the cron jobs")
 _AFTER_SUBJECT = """
 is are was were isnt arent wasnt has have hasnt keeps keep kept fails failed failing broke broken
-still never always takes took seems looks times doesnt dont didnt wont cant
+still never always takes took seems looks times doesnt dont didnt wont cant of
 """
 _AFTER_A_SUBJECT = frozenset(_AFTER_SUBJECT.split())
 # verbs that ask for information, repair a fault, or run an operation: what the archive answers
@@ -115,7 +116,8 @@ def wishes(sentences: list[str]) -> bool:
 
 def names_a_subject(words: list[str]) -> bool:
     """Whether lower-cased ``words`` begin with a noun and its verb ("build is failing", "deploys
-    keep timing out"), not an order ("build the image")."""
+    keep timing out") or a noun's phrase ("port of the staging database?"), not an order ("build
+    the image")."""
     return len(words) > 1 and words[1] in _AFTER_A_SUBJECT
 
 

@@ -1,10 +1,11 @@
-"""End to end, issue 32: an order of new work is not given a block by meaning alone, whatever its
+"""End to end, issue 32: an order of new work is not given a block, by meaning or by its words, whatever its
 verb or form (clio.recall.orders, through relevance.is_task), through the installed clio, the fake
 server and the user's encoder helper (which does a one-shot run's recall). Beside a session that
 found why the nightly stock import matched nothing, "parallelize the nightly ERP stock import ..."
 (a verb no list holds) and "the admin dashboard should show when the last stock import ran ..."
-(a wish stated as a sentence) sit at a cosine the encoder would quote them at, and get no block; a
-question about that session in other words still brings its answer back."""
+(a wish stated as a sentence) sit at a cosine the encoder would quote them at, and get no block,
+nor does an order whose every word that session holds; a question about that session in other
+words, or in those words, still brings its answer back."""
 
 from __future__ import annotations
 
@@ -43,3 +44,10 @@ def test_an_order_of_new_work_gets_no_block_by_meaning_whatever_its_form(tmp_pat
         # a wish stated as a sentence (cosine ~0.58): no block
         wish = clio("the admin dashboard should show when the last stock import ran and how many rows it matched")
         assert "<recalled_context>" not in wish, wish
+        # nor by its words, every one of them held by that session (stop 61: an order's words are
+        # earlier work on the same part far more often than what the order needs)
+        held = clio("trim every field in the nightly ERP stock import StockCsvReader")
+        assert "<recalled_context>" not in held, held
+        # the same words asked bring it back
+        asked = clio("does StockCsvReader trim every field of the nightly ERP stock import?")
+        assert "StockCsvReader now trims" in asked, asked

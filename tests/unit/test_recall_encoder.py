@@ -90,9 +90,9 @@ def test_a_cosine_over_the_threshold_quotes_a_unit_the_words_miss() -> None:
     assert not hit(None).relevant  # words alone: nothing shared
     assert not hit(R.COSINE_ASK - 0.01).relevant
     assert hit(R.COSINE_ASK).relevant
-    assert not hit(0.95, task=True).relevant  # an order of new work: the words decide
-    assert hit(0.1, score_words=4, task=True).relevant  # and they still can,
-    assert R.THRESHOLD <= 0.7 < R.THRESHOLD_TASK  # though a task needs more of its words held:
+    assert not hit(0.95, task=True).relevant  # an order of new work: not by meaning,
+    assert not hit(0.1, score_words=4, task=True).relevant  # nor by every one of its words
+    assert hit(0.1, score_words=4, task=False).relevant  # which would quote it for a question
     assert hit(0.1, score_words=7, asked=10, task=False).relevant
     assert not hit(0.1, score_words=7, asked=10, task=True).relevant
     repeat = auto.Hit("s", "", "d", "user", 1, ASK, hit(0.9).features, 0.0, False, new_words=0)

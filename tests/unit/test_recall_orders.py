@@ -33,6 +33,7 @@ def test_an_order_is_read_by_its_form_whatever_its_verb(text: str) -> None:
         # a noun and its verb, a report, a question
         "build is failing with cannot find module", "mark all as delivered on the truck screen errors again",
         "thanks, that looks good", "nice, that did it", "apparently the cron ran twice",
+        "port of the staging database?", "list of the cron jobs we run?",  # a noun's phrase, asked
         # a wish with the marks of a report, or asked
         "dark mode should persist but it resets after every refresh",
         "the nightly job should run at 2am, it ran at 5 again", "the spawn timer should reset when the player dies, right? enemies pile up",
