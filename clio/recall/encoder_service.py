@@ -30,7 +30,7 @@ Requests (one JSON object per line):
   within the run's room (:mod:`clio.recall.encoder_recall` has the fields).
 - ``{"op": "fill", "cache": PATH, "index": PATH}`` -> ``{"ok": true}`` at once; the indexed
   messages without a vector are embedded in the background, newest first, pausing while a score
-  request is served.
+  request is served (:mod:`clio.recall.encoder_fill`).
 
     python -m clio.recall.encoder_service --socket PATH [--idle SECONDS] [--fill CACHE INDEX]
         [--model NAME --home CLIO_HOME]
@@ -43,7 +43,6 @@ import contextlib
 import json
 import math
 import os
-import queue
 import signal
 import socket
 import sys
@@ -57,6 +56,7 @@ from clio.recall.auto_turn import NEAR_ASKED
 from clio.recall.encoder import Encoder
 from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
 from clio.recall.encoder_endpoint import calibrate_kept, opened
+from clio.recall.encoder_fill import Filler
 from clio.recall.encoder_models import MODELS
 from clio.recall.encoder_readiness import failed_file
 from clio.recall.encoder_recall import HelperRecall, LocalScores
@@ -66,10 +66,7 @@ IDLE_S = 1800.0  # without a request, the helper exits (and frees its ~265 MB)
 IDLE_RANGE = (60.0, 86_400.0)  # what a run may set it to (recall_encoder_idle_minutes: 1 to 1,440)
 MAX_REQUEST = 8 << 20
 MAX_QUERY = 2000  # characters of a query embedded
-FILL_LIMIT = 20_000  # messages embedded per fill request at the most
 AHEAD_KEEP = 8  # texts embedded ahead, kept for their score
-SHARED_FILL = 32  # a pass this small runs on the query's session (a model that keeps no fill session)
-INDEX_WAIT_S = 60.0  # a fill for an index not made yet waits this long for it
 # a score embeds the candidates' texts that the fill has not reached until this long after the
 # units came (a group of chunks only if it would end by then), so its answer is in within the
 # client's 250 ms (clio.recall.encoder_client.TIMEOUT_S) with room for the scoring and the socket
@@ -88,8 +85,7 @@ class Service:
         self.scans: dict[Path, NearScan] = {}
         self.cache_lock = threading.Lock()
         self.busy = threading.Event()  # a score request is being served: the fill pauses
-        self.jobs: queue.Queue[tuple[Path, Path]] = queue.Queue()
-        self.filling = False
+        self.fill = Filler(encoder, home, self.busy, self.cache_lock, self._warm, self._touched)
         self.ahead: OrderedDict[str, Any] = OrderedDict()  # text -> its vector, embedded ahead of its score
         self.ahead_used = 0  # scores that found their query embedded ahead
         self.recalls = HelperRecall()  # one-shot runs' recalls, done ahead (clio.recall.encoder_recall)
@@ -179,10 +175,7 @@ class Service:
             finally:
                 self.busy.clear()
         if op == "fill":
-            target, index = Path(str(req["cache"])), Path(str(req["index"]))
-            if index.name != INDEX_NAME or index.resolve().parent != target.resolve().parent:
-                raise ValueError("the index must sit beside the cache")
-            self.jobs.put((target, index))
+            self.fill.put(Path(str(req["cache"])), Path(str(req["index"])))
             return {"ok": True}
         raise ValueError(f"unknown op {op!r}")
 
@@ -229,64 +222,11 @@ class Service:
             out.append(round(best, 4) if rows else None)
         return out
 
-    def fill_worker(self) -> None:
-        """Embeds archives in the background, at the lowest CPU priority (Linux keeps niceness
-        per thread): a big archive's first fill uses one core that the user's own work always
-        takes first. On a one-thread model session of its own: kept for MiniLM (small); for a
-        model whose declaration says not to hold its weights twice (mpnet), a pass of a few
-        messages (a turn's) runs on the query's session, and only a big one (a project's first)
-        loads a session of its own, dropped when that pass is done."""
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        model = self.encoder.model
-        kept: Encoder | None = None  # MiniLM's own fill session, loaded at the first fill
-        while True:
-            cache_path, index = self.jobs.get()
-            self.filling = True
-            try:
-                if model.own_fill_session and kept is None:
-                    kept = self._fill_session() or self.encoder
-                while self.busy.is_set():
-                    time.sleep(0.01)
-                if not allowed(cache_path.resolve(), model):
-                    continue
-                waited = time.monotonic()
-                while not index.exists() and time.monotonic() - waited < INDEX_WAIT_S:
-                    time.sleep(0.25)  # the run that started the helper is building the index
-                cache = VectorCache(cache_path.resolve(), model)  # its own connection: a search goes on beside it
-                try:
-                    self._fill(cache, index, kept)
-                    with self.cache_lock:  # the scan made ready now, not at the next search
-                        self.scan(cache_path, index).warm(cache)
-                finally:
-                    cache.close()
-            except Exception:  # a damaged index or cache: the next search embeds what it needs
-                pass
-            finally:
-                self.filling = False
-                self.last = time.monotonic()
+    def _warm(self, cache_path: Path, index: Path, cache: VectorCache) -> None:
+        self.scan(cache_path, index).warm(cache)
 
-    def _fill_session(self) -> Encoder | None:
-        try:  # its files were checked when the query's session loaded them
-            return Encoder(threads=1, model=self.encoder.model, home=self.home, check=False)
-        except Exception:
-            return None
-
-    def _fill(self, cache: VectorCache, index: Path, kept: Encoder | None) -> None:
-        """One pass; paused by a search, it carries on after it (the pass is incremental)."""
-        encoder, limit, own = kept, FILL_LIMIT, None
-        if encoder is None:  # first a turn's worth on the query's session
-            encoder, limit = self.encoder, SHARED_FILL
-        while True:
-            done = cache.fill_from_index(index, encoder, limit, self.busy.is_set)
-            if done >= limit and own is None and encoder is self.encoder and limit == SHARED_FILL:
-                own = self._fill_session()  # more than a turn's: a session of its own for the rest
-                encoder, limit = own or self.encoder, FILL_LIMIT
-                continue
-            if not self.busy.is_set():
-                return
-            while self.busy.is_set():
-                time.sleep(0.005)
+    def _touched(self) -> None:
+        self.last = time.monotonic()
 
     def serve(self, server: socket.socket, inode: int) -> None:
         server.settimeout(1.0)
@@ -296,7 +236,7 @@ class Service:
             except TimeoutError:
                 if not self._still_ours(inode):
                     return
-                if not self.filling and self.jobs.empty() and time.monotonic() - self.last > self.idle_s:
+                if self.fill.idle() and time.monotonic() - self.last > self.idle_s:
                     return
                 continue
             with conn:
@@ -385,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     service = Service(encoder, sock_path, args.idle, args.home)
     if args.endpoint and math.isinf(encoder.model.cosine_ask) and args.home is not None:
         threading.Thread(target=calibrate_kept, args=(encoder, args.home), daemon=True, name="clio-encoder-calibrate").start()
-    threading.Thread(target=service.fill_worker, daemon=True, name="clio-encoder-fill").start()
+    threading.Thread(target=service.fill.run, daemon=True, name="clio-encoder-fill").start()
     if args.fill:
         with contextlib.suppress(Exception):
             service.handle({"op": "fill", "cache": str(args.fill[0]), "index": str(args.fill[1])})

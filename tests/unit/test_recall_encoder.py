@@ -342,19 +342,15 @@ def test_a_model_that_keeps_no_fill_session_loads_one_only_for_a_big_fill(tmp_pa
 
     from clio.recall.encoder import Encoder
     from clio.recall.encoder_cache import VectorCache
+    from clio.recall.encoder_fill import SHARED_FILL
     from clio.recall.encoder_models import MINILM
-    from clio.recall.encoder_service import SHARED_FILL, Service
+    from clio.recall.encoder_service import Service
 
     model = dataclasses.replace(MINILM, own_fill_session=False)
-
-    class Counting(Service):
-        made = 0
-
-        def _fill_session(self) -> Encoder | None:
-            self.made += 1
-            return super()._fill_session()
-
-    service = Counting(Encoder(threads=1, model=model), tmp_path / "s.sock", 60.0)
+    made = []
+    service = Service(Encoder(threads=1, model=model), tmp_path / "s.sock", 60.0)
+    session = service.fill.session
+    service.fill.session = lambda: made.append(1) or session()  # type: ignore[method-assign]
     clio_dir = tmp_path / ".clio"
     clio_dir.mkdir()
     index = clio_dir / "recall.sqlite"
@@ -367,11 +363,11 @@ def test_a_model_that_keeps_no_fill_session_loads_one_only_for_a_big_fill(tmp_pa
     cache = VectorCache(clio_dir / model.cache_name, model)
     stored = lambda: int(cache.conn.execute("SELECT count(*) FROM vecs").fetchone()[0])  # noqa: E731
     add([f"turn message {i} about the deploy" for i in range(SHARED_FILL // 2)])
-    service._fill(cache, index, None)
-    assert stored() == SHARED_FILL // 2 and service.made == 0  # a turn's worth: the query's session
+    service.fill.fill(cache, index, None)
+    assert stored() == SHARED_FILL // 2 and len(made) == 0  # a turn's worth: the query's session
     add([f"archived message {i} about the billing service" for i in range(3 * SHARED_FILL)])
-    service._fill(cache, index, None)
-    assert stored() == SHARED_FILL // 2 + 3 * SHARED_FILL and service.made == 1  # a big fill: its own, once
+    service.fill.fill(cache, index, None)
+    assert stored() == SHARED_FILL // 2 + 3 * SHARED_FILL and len(made) == 1  # a big fill: its own, once
     cache.close()
 
 
