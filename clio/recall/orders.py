@@ -15,6 +15,10 @@ these readers are narrow on purpose.
   ("explain the", "find every", "check what"), repair a fault ("fix the", "debug the": a problem
   report the archive may explain) or run an operation the archive may describe ("restart the",
   "deploy the", "rotate the"); not in a message with the marks of a report (below).
+- :func:`asks_for_work`: a message that begins with a known verb of new work but asks (a question
+  mark, no "please" / "can you" before it) is an order only when the verb goes on to its object or
+  to where a thing goes ("install the rig's deps?", "bump react to 19?"); otherwise the verb is a
+  noun heading a question ("update on the flaky test?", "merge strategy for release branches?").
 - :func:`wishes`: a statement that something should do something ("the cli should also accept
   --config", "each invoice should carry the po number"), "i'd love / i'd like / it would be nice
   if / we want / new rule:", in a message without the marks of a report ("but", "though",
@@ -93,7 +97,7 @@ def imperative(words: list[str], text: str) -> bool:
     -ing form), then a determiner or "it" / "them", in a message (``text``, the whole of it)
     without the marks of a problem report ("mark all as delivered on the truck screen errors
     again": a button's name, then the report)."""
-    if len(words) < 3 or words[1] not in _OBJECTS or _REPORT.search(text[:300]):
+    if len(words) < 3 or not takes_an_object(words) or _REPORT.search(text[:300]):
         return False
     first = words[0]
     if not first.isalpha() or len(first) < 3 or first in _NOT_VERBS or first in _NOT_NEW_WORK:
@@ -103,6 +107,22 @@ def imperative(words: list[str], text: str) -> bool:
     if first.endswith("s") and not first.endswith(("ss", "us")):
         return False  # a plural or a verb's third person ("posts a ...", "keeps the ...")
     return not first.endswith(("ed", "ing"))  # "added the ...", "running the ...": no order
+
+
+def takes_an_object(words: list[str]) -> bool:
+    """Whether lower-cased ``words`` go on from their first (a verb) to its object: a determiner or
+    "it" / "them" ("cut it down")."""
+    return len(words) > 1 and words[1] in _OBJECTS
+
+
+def asks_for_work(words: list[str]) -> bool:
+    """Whether lower-cased ``words``, asked (a question mark) and beginning with a verb of new work,
+    ask for that work: the verb then its object ("install the rig's deps?"), or a thing and where it
+    goes ("bump react to 19?", "merge main into this branch?"); not a noun's phrase ("update on the
+    migration?", "merge strategy for release branches?", "port for the local grafana?")."""
+    if takes_an_object(words):
+        return True
+    return len(words) > 2 and words[1] not in _NOT_VERBS and any(w in ("to", "into") for w in words[2:6])
 
 
 def wishes(sentences: list[str]) -> bool:

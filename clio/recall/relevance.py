@@ -277,17 +277,21 @@ def is_task(text: str) -> bool:
 def _orders(text: str, message: str | None = None) -> bool:
     """Whether ``text`` (``message`` or one of its sentences) begins with an order of new work."""
     words = [w.lower() for w in fts_words(text[:200])]
+    polite = False  # asked for: "please", "can you", "let's"
     while words and words[0] in _LEADS:
+        polite = polite or words[0] in ("please", "pls")
         words = words[1:]
     if words[:2] in (["can", "you"], ["could", "you"], ["would", "you"]):
-        words = words[2:]
+        words, polite = words[2:], True
     if words[:1] in (["let"], ["lets"]):
-        words = words[2:] if words[1:2] == ["s"] else words[1:]
+        words, polite = (words[2:] if words[1:2] == ["s"] else words[1:]), True
     if words[:1] == ["show"]:  # "show the humidity with one decimal", not "show me how we deploy"
         return len(words) > 1 and words[1] not in ("me", "us")
     if not words or orders.names_a_subject(words):
         return False  # "build is failing ...": a report about the build
     if words[0] in _TASK_VERBS:
-        return True
+        # asked without a polite lead, a listed verb not followed by its object heads a noun's
+        # phrase: "update on the staging migration?", "merge strategy for release branches?"
+        return polite or "?" not in (message or text) or orders.asks_for_work(words)
     # another verb, read by the sentence's form: not an everyday word ("thanks, that looks good")
     return excerpt_stem(words[0]) not in EVERYDAY and orders.imperative(words, message or text)

@@ -51,3 +51,6 @@ def test_an_order_of_new_work_gets_no_block_by_meaning_whatever_its_form(tmp_pat
         # the same words asked bring it back
         asked = clio("does StockCsvReader trim every field of the nightly ERP stock import?")
         assert "StockCsvReader now trims" in asked, asked
+        # a verb of new work heading a question is its noun ("update" as in news): asked, not ordered
+        status = clio("update on the nightly ERP stock import that matched nothing?")
+        assert "StockCsvReader now trims" in status, status

@@ -18,7 +18,10 @@ from clio.recall import relevance as R
      "the ledger export should also carry the cost center code for each line",
      "each invoice pdf should show the due date under the total", "i'd love a cmd+k shortcut for the palette",
      "it would be nice if make seed printed how many rows it inserted", "new rule: every endpoint logs a request id",
-     "TH-211 add a difficulty filter chip row above the trail list", "KST-91: memoize the route lookup"],
+     "TH-211 add a difficulty filter chip row above the trail list", "KST-91: memoize the route lookup",
+     # a listed verb asked: with its object, or asked for politely
+     "install the hil rig deps?", "can you rename ShipmentDto to ShipmentView?", "please bump axios to 1.7?",
+     "bump react to 19?", "merge main into this branch and fix the conflicts?"],
 )
 def test_an_order_is_read_by_its_form_whatever_its_verb(text: str) -> None:
     assert R.is_task(text)
@@ -34,6 +37,9 @@ def test_an_order_is_read_by_its_form_whatever_its_verb(text: str) -> None:
         "build is failing with cannot find module", "mark all as delivered on the truck screen errors again",
         "thanks, that looks good", "nice, that did it", "apparently the cron ran twice",
         "port of the staging database?", "list of the cron jobs we run?",  # a noun's phrase, asked
+        "update on the staging migration?", "merge strategy for release branches?",  # a listed verb's noun
+        "install instructions for the hil rig?", "bump policy for deps?", "port for the staging db?",
+        "cache hit ratio on redis?", "merge strategy for release branches, squash or rebase?",
         # a wish with the marks of a report, or asked
         "dark mode should persist but it resets after every refresh",
         "the nightly job should run at 2am, it ran at 5 again", "the spawn timer should reset when the player dies, right? enemies pile up",
