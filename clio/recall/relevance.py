@@ -51,6 +51,8 @@ wait hold hang cancel skip nevermind mind meant mean typo brb huh diff summarize
 ugh argh meh welp oops whoops dang damn geez yikes phew uh um
 yesterday today tonight tomorrow ago earlier lately recently week weeks month months year years
 monday tuesday wednesday thursday friday saturday sunday afternoon evening night
+thats whats wheres whos hows theres heres its im ive youre youve weve theyre dont doesnt didnt isnt
+arent wasnt werent cant wont wouldnt shouldnt couldnt hasnt havent hadnt aint gonna wanna gotta
 """
 EVERYDAY: frozenset[str] = frozenset(excerpt_stem(w) for w in _EVERYDAY.split())
 

@@ -86,9 +86,17 @@ def test_an_order_of_new_work_pulls_nothing_even_with_every_word_of_an_earlier_o
     assert not asked[0].task and auto.choose(asked) == [asked[0]]
 
 
+def test_a_contraction_typed_without_its_apostrophe_is_no_word_of_its_own() -> None:
+    assert relevance.own_words("whats the staging db port") == relevance.own_words("what's the staging db port")
+    assert relevance.own_words("why doesnt the enricher start") == ["enrich"]
+
+
 def test_a_message_without_words_of_its_own_pulls_nothing() -> None:
     results = [hit("ok that worked, thanks"), hit("looks good, commit it"), hit(FACT)]
-    for text in ("ok, continue", "thanks, that looks good", "yes", "run the tests again", "commit it", "ugh, again", "oops"):
+    for text in (
+        "ok, continue", "thanks, that looks good", "yes", "run the tests again", "commit it", "ugh, again", "oops",
+        "thanks, thats all for today", "hmm that didnt work, try again",  # contractions typed without apostrophes
+    ):  # fmt: skip
         assert relevance.own_words(text) == [], text
         assert auto.score_hits(text, results, None, freqs) == []
     assert relevance.own_words("which port does staging use?") == ["port", "stag"]
