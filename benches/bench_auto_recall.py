@@ -617,6 +617,7 @@ def main() -> None:
     ap.add_argument("--meaning-weight", type=float, help="with --tool --encoder: the helper's list fused at this weight, not its model's (alone: also when the words barely match)")
     ap.add_argument("--weak-words-weight", type=float, help="with --tool --encoder: the helper's list's weight when the words barely match, not its model's")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
+    ap.add_argument("--probes", type=Path, help="a JSON list of other probes for the sets ({set: 'b', text, kind, session, needles}): each set's own probes replaced by its items (sets without any are skipped)")
     ap.add_argument("--served", action="store_true", help="with --encoder: the model (MiniLM, or --models-from's) served over HTTP on 127.0.0.1 as an embeddings API, and the helper asking it as for recall_embeddings (its threshold calibrated)")
     args = ap.parse_args()
     MODELS_FROM[0] = args.models_from
@@ -632,6 +633,11 @@ def main() -> None:
             print(f"{name}: not found in {SETS}")
             continue
         data = load_set(name)
+        if args.probes is not None:
+            others = [p for p in json.loads(args.probes.read_text(encoding="utf-8")) if f"set_{p['set']}" == name]
+            if not others:
+                continue
+            data["probes"] = others
         if args.narrated:
             data = narrated(data)
         if args.whole_files:
