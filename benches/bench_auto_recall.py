@@ -227,6 +227,12 @@ def has(text: str, needles: list[str]) -> bool:
     return any(n.lower() in low for n in needles)
 
 
+def shows(block: str, needles: list[str]) -> bool:
+    """Whether a block shows a needle: as written, or as the block quotes it (its "<" and ">" made
+    "‹" and "›", clio.recall.auto's escaping: "local_<yourname>_" is shown as "local_‹yourname›_")."""
+    return has(block, [*needles, *(auto.quote(n) for n in needles)])
+
+
 def candidate(h: auto.Hit, probe: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
     """What the decision reads of a candidate unit besides an encoder's cosine, for replaying it
     with another encoder (recall_dev/calibration_data.py, recall_dev/second_encoder.py): whether it
@@ -269,7 +275,7 @@ def evaluate(
         out["candidates"][0] += any(h.session_id == sid and has(h.text, p["needles"]) for h in hits)
         # the fact counts when a quoted unit of its own session holds a needle and the block shows it
         # (a needle that also occurs in another session's quoted unit does not count)
-        ok = bool(block) and has(block, p["needles"]) and any(
+        ok = bool(block) and shows(block, p["needles"]) and any(
             h.session_id == sid and has(h.text, p["needles"]) for h in chosen
         )
         out[kind][0] += ok

@@ -35,7 +35,7 @@ from typing import Any
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 sys.path.append(str(Path(__file__).resolve().parent))  # bench_auto_recall, for the sets' layout
 
-from bench_auto_recall import SET_NAMES, build, has, load_set  # noqa: E402
+from bench_auto_recall import SET_NAMES, build, load_set, shows  # noqa: E402
 
 from testkit.clio_run import run_clio  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
@@ -92,7 +92,7 @@ def run_set(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 if block is None:
                     raise SystemExit(f"{name}: run {k} sent no request for its message")
                 kind = probe["kind"]
-                ok = bool(block) if kind == "unrelated" else has(block, probe.get("needles", []))
+                ok = bool(block) if kind == "unrelated" else shows(block, probe.get("needles", []))
                 out[kind][0] += ok
                 out[kind][1] += 1
                 wrong = ok if kind == "unrelated" else not ok

@@ -43,7 +43,7 @@ def figures(items: list[dict[str, Any]], encoder: bool, show: bool) -> dict[tupl
                         counts = bool(block)
                     else:
                         sid = ids[o["session"]]
-                        counts = B.has(block, o["needles"]) and any(
+                        counts = B.shows(block, o["needles"]) and any(
                             h.session_id == sid and B.has(h.text, o["needles"]) for h in chosen
                         )
                     row = out.setdefault((o["half"], o["kind"]), [0, 0])

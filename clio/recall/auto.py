@@ -223,7 +223,7 @@ def choose(hits: Sequence[Hit], max_hits: int = MAX_HITS) -> list[Hit]:
     return sorted(kept, key=lambda h: -h.rank)[:max_hits]
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
     """A passage made safe inside the block: no way to close it or open clio's own markup."""
     flat = " ".join(text.split())
     return flat.replace("<", "‹").replace(">", "›")
@@ -252,7 +252,7 @@ def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
     used = sum(len(x) + 1 for x in lines) + len(f"</{TAG}>")
     n = 0
     for h in hits:
-        where = hit_source(h.session_id, _quote(h.session_name), h.current, in_block=True)
+        where = hit_source(h.session_id, quote(h.session_name), h.current, in_block=True)
         head = f"[{n + 1}] {where}, {h.date}:"
         prefixes = [f"  {ROLE_NAMES.get(role, role)}: " for _, role, _ in h.parts]
         room = max_chars - used - len(head) - 1 - sum(len(x) + 4 for x in prefixes)  # quotes, "…"s, newline
@@ -263,7 +263,7 @@ def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
         fair = min(MAX_UNIT_CHARS, room // (len(hits) - n))
         widths = shares([len(" ".join(text.split())) for _, _, text in h.parts], min(max(EXCERPT_CHARS, fair), room))
         quoted = [
-            f'{prefix}"{_quote(excerpt(text, words, width - 2))}"'
+            f'{prefix}"{quote(excerpt(text, words, width - 2))}"'
             for prefix, width, (_seq, _role, text) in zip(prefixes, widths, h.parts, strict=True)
         ]
         lines += [head, *quoted]
