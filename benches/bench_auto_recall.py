@@ -233,6 +233,17 @@ def shows(block: str, needles: list[str]) -> bool:
     return has(block, [*needles, *(auto.quote(n) for n in needles)])
 
 
+def holds_fact(h: auto.Hit, sid: str, needles: list[str]) -> bool:
+    """Whether a unit is the fact's: of the fact's session, holding one of its needles."""
+    return h.session_id == sid and has(h.text, needles)
+
+
+def quotes_fact(block: str, chosen: list[auto.Hit], sid: str, needles: list[str]) -> bool:
+    """Whether a block quotes the fact: a quoted unit of its own session holds a needle and the block
+    shows it (a needle that also occurs in another session's quoted unit does not count)."""
+    return bool(block) and shows(block, needles) and any(holds_fact(h, sid, needles) for h in chosen)
+
+
 def candidate(h: auto.Hit, probe: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
     """What the decision reads of a candidate unit besides an encoder's cosine, for replaying it
     with another encoder (recall_dev/calibration_data.py, recall_dev/second_encoder.py): whether it
@@ -241,7 +252,7 @@ def candidate(h: auto.Hit, probe: dict[str, Any], ids: dict[str, str]) -> dict[s
     answered), whether it could hold the kind of answer asked (clio.recall.answer_kind), and its
     words' score."""
     return {
-        "fact": probe["kind"] != "unrelated" and h.session_id == ids[probe["session"]] and has(h.text, probe["needles"]),
+        "fact": probe["kind"] != "unrelated" and holds_fact(h, ids[probe["session"]], probe["needles"]),
         "words": h.new_words >= auto.MIN_NEW_WORDS and h.score >= h.words_bar,
         "skip": h.new_words < auto.MIN_NEW_WORDS or h.unanswered,
         "typed": h.typed,
@@ -272,12 +283,8 @@ def evaluate(
             continue
         sid = ids[p["session"]]
         out["candidates"][1] += 1
-        out["candidates"][0] += any(h.session_id == sid and has(h.text, p["needles"]) for h in hits)
-        # the fact counts when a quoted unit of its own session holds a needle and the block shows it
-        # (a needle that also occurs in another session's quoted unit does not count)
-        ok = bool(block) and shows(block, p["needles"]) and any(
-            h.session_id == sid and has(h.text, p["needles"]) for h in chosen
-        )
+        out["candidates"][0] += any(holds_fact(h, sid, p["needles"]) for h in hits)
+        ok = quotes_fact(block, chosen, sid, p["needles"])
         out[kind][0] += ok
         if block:
             blocks += 1
@@ -285,7 +292,7 @@ def evaluate(
             units += len(chosen)
             units_ok += sum(h.session_id == sid for h in chosen)
         if not ok:
-            best = next((h for h in hits if h.session_id == sid and has(h.text, p["needles"])), None)
+            best = next((h for h in hits if holds_fact(h, sid, p["needles"])), None)
             misses.append(f"  missed {p['text']!r} ({kind}): fact {'candidate ' + best.why() if best else 'not among the candidates'}")
     times.sort()
     out.update(

@@ -42,10 +42,7 @@ def figures(items: list[dict[str, Any]], encoder: bool, show: bool) -> dict[tupl
                     if o["kind"] == "new":
                         counts = bool(block)
                     else:
-                        sid = ids[o["session"]]
-                        counts = B.shows(block, o["needles"]) and any(
-                            h.session_id == sid and B.has(h.text, o["needles"]) for h in chosen
-                        )
+                        counts = B.quotes_fact(block, chosen, ids[o["session"]], o["needles"])
                     row = out.setdefault((o["half"], o["kind"]), [0, 0])
                     row[0] += counts
                     row[1] += 1
