@@ -190,8 +190,9 @@ def step(
 ) -> tuple[list[auto.Hit], list[auto.Hit], str]:
     """The product's per-message path (one-shot: the task is the message); with ``encoder`` (the
     helper, ``--encoder``) the query goes to it before the search and the units after, as
-    clio.app.auto_recall does; else words only."""
-    if not R.asks_something(text, is_common):
+    clio.app.auto_recall does; else words only. An order of new work is not searched, as
+    clio.recall.auto_turn.plan does not search one."""
+    if not R.asks_something(text, is_common) or R.is_task(text):
         return [], [], ""
     pending = encoder.begin(text, near=NEAR_ASKED) if encoder is not None else None
     try:
@@ -206,7 +207,7 @@ def step(
         )
         similarity = pending.finish if pending is not None else None
         cut = ASK_CUT[0] if ASK_CUT[0] is not None else encoder.cosine_ask() if encoder is not None else R.COSINE_ASK
-        hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity, cut, index.said_to_other_questions) if results else []
+        hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity, cut, index.said_to_other_questions, task=False) if results else []
     finally:
         if pending is not None:
             pending.close()
@@ -248,13 +249,13 @@ def candidate(h: auto.Hit, probe: dict[str, Any], ids: dict[str, str]) -> dict[s
     """What the decision reads of a candidate unit besides an encoder's cosine, for replaying it
     with another encoder (recall_dev/calibration_data.py, recall_dev/second_encoder.py): whether it
     is the fact's unit (of the fact's session, holding a needle), whether the words alone quote it,
-    whether it is left out whatever its cosine (the message's words again, or a question nobody
-    answered), whether it could hold the kind of answer asked (clio.recall.answer_kind), and its
+    whether it is left out whatever its cosine (the message's words again, a question nobody
+    answered, or another environment than the one asked), whether it could hold the kind of answer asked (clio.recall.answer_kind), and its
     words' score."""
     return {
         "fact": probe["kind"] != "unrelated" and holds_fact(h, ids[probe["session"]], probe["needles"]),
         "words": h.new_words >= auto.MIN_NEW_WORDS and h.score >= h.words_bar,
-        "skip": h.new_words < auto.MIN_NEW_WORDS or h.unanswered,
+        "skip": h.new_words < auto.MIN_NEW_WORDS or h.unanswered or h.elsewhere,
         "typed": h.typed,
         "score": round(h.score, 4),
     }

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +29,12 @@ import bench_auto_recall as B  # noqa: E402
 ORDERS = B.SETS / "orders.json"
 
 
-def figures(items: list[dict[str, Any]], encoder: bool, show: bool) -> dict[tuple[str, str], list[int]]:
+def figures(
+    items: list[dict[str, Any]], encoder: bool, show: bool, times: list[float] | None = None
+) -> dict[tuple[str, str], list[int]]:
     """(half, kind) -> [blocks that count, orders]: for 'needs' a block quoting the settled thing
-    (a needle, in a unit of its session), for 'new' any block."""
+    (a needle, in a unit of its session), for 'new' any block. ``times``: each order's step, in ms,
+    appended (an order read as one is not searched: ``auto_turn.plan``, as ``B.step`` mirrors)."""
     out: dict[tuple[str, str], list[int]] = {}
     for name in sorted({o["set"] for o in items}):
         with tempfile.TemporaryDirectory() as tmp:
@@ -38,7 +44,10 @@ def figures(items: list[dict[str, Any]], encoder: bool, show: bool) -> dict[tupl
                 client.timeout_s = 5.0  # the figures, not the latency
             try:
                 for o in (o for o in items if o["set"] == name):
+                    started = time.perf_counter()
                     _, chosen, block = B.step(index, o["text"], client)
+                    if times is not None:
+                        times.append((time.perf_counter() - started) * 1000)
                     if o["kind"] == "new":
                         counts = bool(block)
                     else:
@@ -64,10 +73,14 @@ def main() -> None:
     args = ap.parse_args()
     B.MODELS_FROM[0] = args.models_from
     items = json.loads(ORDERS.read_text(encoding="utf-8"))["orders"]
-    out = figures(items, args.encoder, args.misses)
+    times: list[float] = []
+    out = figures(items, args.encoder, args.misses, times)
     for half in ("tune", "report"):
         needs, new = out.get((half, "needs"), [0, 0]), out.get((half, "new"), [0, 0])
         print(f"{half}: orders that need a settled thing quoted {needs[0]}/{needs[1]}; orders that need nothing given a block {new[0]}/{new[1]}")
+    cut = statistics.quantiles(times, n=20)
+    load = os.getloadavg()[0]
+    print(f"per order: p50 {statistics.median(times):.1f} ms, p95 {cut[18]:.1f} ms over {len(times)} (load {load:.2f})")
 
 
 if __name__ == "__main__":

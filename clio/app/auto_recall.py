@@ -226,12 +226,27 @@ class AutoRecall:
         block, last, quoted = auto_turn.outcome(found, budget)
         if found.skipped:
             self.last = last
+            if found.skipped == auto_turn.AN_ORDER:
+                self._keep_in_step(recall, encoder)
             return None
         ms = round(found.ms, 1)
         self.last = dict(last, ms=ms, encoder=self._encoder_label())
         if not block:
             return None
         return make("system", block, meta={"kind": KIND_RECALL, "recalled": quoted, "ms": ms})
+
+    @staticmethod
+    def _keep_in_step(recall: Any, encoder: EncoderClient | None) -> None:
+        """An order is not searched; the archive is still kept in step as a search would keep it:
+        indexed now, embedded by the helper once the turn ends (started if it does not run)."""
+        keep = getattr(recall, "keep_in_step", None)
+        try:
+            if keep is not None:
+                keep()
+        except Exception:  # recall is an aid: a broken index is told at the next search
+            return
+        if encoder is not None:
+            encoder.asked_nothing()
 
     def describe(self, window: list[Message]) -> dict[str, Any]:
         """What ``/context`` tells: the last recall of this run, else the latest block the window

@@ -94,6 +94,12 @@ class LazyRecall:
         say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
         return hits
 
+    def keep_in_step(self) -> None:
+        """The index brought up to date without a search (a message the automatic recall does
+        not search, an order of new work: what it finds now is not looked for again at the next
+        question, and the encoder helper's fill embeds it meanwhile)."""
+        self.index().refresh()
+
     def frequencies(self, words: list[str]) -> tuple[dict[str, int], int]:
         """The words' document frequencies for the automatic recall's decision, asked right after
         its search (which brought the index up to date)."""

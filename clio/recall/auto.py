@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from clio.recall import answer_kind
+from clio.recall import answer_kind, environments
 from clio.recall import relevance as R
 from clio.recall.format import hit_source
 from clio.recall.query import MIN_NEW_WORDS, content_words
@@ -78,6 +78,9 @@ class Hit:
     # the message asks how a library or a standard behaves in general (answer_kind.about_a_tool):
     # its documentation answers it, so only its own words may quote a unit
     general: bool = False
+    # about another environment than the one the message singles out (staging's port asked for
+    # production: clio.recall.environments); not quoted, by words or meaning
+    elsewhere: bool = False
 
     @property
     def relevant(self) -> bool:
@@ -87,9 +90,11 @@ class Hit:
             return False  # the same words again (an earlier ask of the same thing): nothing to add
         if not self.typed:
             return False  # on the question's topic, but it cannot state the kind of answer asked
-        if self.score >= self.words_bar:
-            return True
+        if self.elsewhere:
+            return False  # the same thing in another environment than the one asked about
         cosine = self.features.cosine
+        if self.score >= self.words_bar and (cosine is None or cosine >= self.words_floor):
+            return True  # the words, unless the encoder finds the unit's meaning far from the message's
         return cosine is not None and cosine >= self.cosine_bar
 
     @property
@@ -97,6 +102,12 @@ class Hit:
         """The words' score at which they quote the unit (infinite for an order of new work: its words
         never do, :data:`clio.recall.relevance.THRESHOLD_TASK`)."""
         return R.THRESHOLD_TASK if self.task else R.THRESHOLD
+
+    @property
+    def words_floor(self) -> float:
+        """The cosine under which the words do not quote the unit (:data:`relevance.WORDS_FLOOR_SHARE`
+        of its model's threshold for a question)."""
+        return R.WORDS_FLOOR_SHARE * self.cosine_ask
 
     @property
     def cosine_bar(self) -> float:
@@ -122,6 +133,8 @@ class Hit:
             parts.append("a question nobody answered")
         if not self.typed:
             parts.append("holds no answer of the kind asked")
+        if self.elsewhere:
+            parts.append("about another environment than the one asked")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -157,6 +170,7 @@ def score_hits(
     similarity: Callable[[str, list[list[str]]], Sequence[float | None] | None] | None = None,
     cosine_ask: float = R.COSINE_ASK,
     said_elsewhere: Callable[[str, list[str]], bool] | None = None,
+    task: bool | None = None,
 ) -> list[Hit]:
     """Search results (units, with their ``text``) -> hits with their features and score, in the
     search's order. ``frequencies(words)`` gives each word's document frequency in the index and
@@ -166,7 +180,9 @@ def score_hits(
     ``similarity(query, units)`` each unit's cosine with the
     query (a unit: its messages' texts; None for a unit not scored in time), or None without the
     encoder; ``cosine_ask`` the cosine at which a unit bears on a question, the encoder model's
-    (:attr:`clio.recall.encoder_models.EncoderModel.cosine_ask`)."""
+    (:attr:`clio.recall.encoder_models.EncoderModel.cosine_ask`); ``task`` whether the message
+    orders new work, when its caller read that already (else :func:`clio.recall.relevance.is_task`
+    of the query: :func:`clio.recall.auto_turn.plan` reads a follow-up by its own words)."""
     words = R.own_words(query)
     asked = set(content_words(query))
     texts = [str(r.get("text") or r.get("excerpt") or "") for r in results]
@@ -178,9 +194,10 @@ def score_hits(
     dfs = {stem: found.get(word, 0) for stem, word in typed.items()}
     parts = [_parts(r, text) for r, text in zip(results, texts, strict=True)]
     cosines = similarity(query, [[t for _, _, t in p] for p in parts]) if similarity is not None else None
-    task = R.is_task(query)
+    task = R.is_task(query) if task is None else task
     kind = answer_kind.asked_for(query)
     general = answer_kind.about_a_tool(query)
+    env = environments.singled_out(query)
     hits = []
     for i, (r, text) in enumerate(zip(results, texts, strict=True)):
         cosine = None if cosines is None else cosines[i]  # None: not scored in time, the words decide
@@ -204,6 +221,7 @@ def score_hits(
                 unanswered=R.answers_nothing([(role, t) for _, role, t in parts[i]]),
                 typed=answer_kind.holds(kind, text),
                 general=general,
+                elsewhere=not environments.speaks_of(env, text),
             )
         )
     if said_elsewhere is None:

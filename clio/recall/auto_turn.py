@@ -18,13 +18,15 @@ from typing import Any, Protocol
 
 from clio.recall import auto
 from clio.recall.common_words import is_common
-from clio.recall.relevance import asks_something, only_work_at_hand, own_words
+from clio.recall.relevance import asks_something, is_question, is_task, only_work_at_hand, own_words
 
 SEARCH_RESULTS = 8  # candidate units scored per message
 SEARCH_SESSIONS = 5
 NEAR_ASKED = 8  # messages nearest by meaning asked of the encoder helper (their units: after the words')
 SHORT_QUERY_WORDS = 3  # a message with fewer own words is searched together with the task
 NO_ROOM = "no room in the window"
+# an order pulls no block (clio.recall.relevance.THRESHOLD_TASK, COSINE_TASK): nothing is searched
+AN_ORDER = "an order of new work: what it needs is long-term memory's, or one recall_sessions call away"
 
 
 class Scores(Protocol):
@@ -55,7 +57,8 @@ class Searched:
 
 def plan(text: str, task: str) -> tuple[str, str]:
     """(the query, '') when ``text`` asks something worth a search, else ('', why not). A short
-    follow-up ("and the staging one?") is read with the task it belongs to."""
+    follow-up ("and the staging one?") is read with the task it belongs to. An order of new work
+    is not searched: it would quote nothing (:func:`clio.recall.relevance.is_task`)."""
     own = own_words(text)
     at_hand = only_work_at_hand(text, own)  # "run the linter", "CI is failing": the task in front of the user
     follow_up = bool(own) and not at_hand and len(own) < SHORT_QUERY_WORDS and bool(task) and task.strip() != text
@@ -63,10 +66,17 @@ def plan(text: str, task: str) -> tuple[str, str]:
     # alone (a one-shot run, or the task's first message) a message must ask something itself:
     # "wait" or "same error again" would match some archived message by their one common word
     if follow_up or asks_something(text, is_common, own):
-        return query, ""
+        return ("", AN_ORDER) if orders_work(text, query) else (query, "")
     if not own:
         return "", "no words of its own"
     return "", "nothing it asks: only the work at hand" if at_hand else "nothing it asks: one everyday word"
+
+
+def orders_work(text: str, query: str) -> bool:
+    """Whether the message orders new work: read with its task when it is a short follow-up (an
+    order's "and staging" carries it on), but a follow-up asked as a question ("and staging?",
+    "which port?") asks, whatever its task."""
+    return is_task(query) and not (query != text and is_question(text))
 
 
 def search_and_score(
@@ -97,7 +107,7 @@ def search_and_score(
         results = search(query, pending.near if pending is not None else None)
         similarity = pending.finish if pending is not None else None
         hits = (
-            auto.score_hits(query, results, current, frequencies, similarity, cosine_ask, said_elsewhere)
+            auto.score_hits(query, results, current, frequencies, similarity, cosine_ask, said_elsewhere, task=False)
             if results
             else []
         )

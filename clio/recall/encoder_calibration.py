@@ -51,17 +51,21 @@ def load(path: Path = DATA_FILE) -> dict[str, Any]:
 def figures(data: dict[str, Any], cosines: Sequence[Sequence[float]], t: float) -> Figures:
     """The decision at threshold ``t`` over the data's messages, ``cosines[i][j]`` the best cosine
     of message i with its candidate j: a unit that could hold the kind of answer asked
-    (:mod:`clio.recall.answer_kind`) is quoted when the words quote it, or (not an order of new
-    work) its cosine reaches ``t``; a fact counts when its unit is among those the block
+    (:mod:`clio.recall.answer_kind`) is quoted when the words quote it (its cosine at least
+    :data:`clio.recall.relevance.WORDS_FLOOR_SHARE` of ``t``), or (not an order of new work) its
+    cosine reaches ``t``; a fact counts when its unit is among those the block
     quotes (:data:`clio.recall.auto.MAX_HITS`, the best first)."""
     from clio.recall.auto import MAX_HITS  # not at import: a run reads the kept threshold only
+    from clio.recall.relevance import WORDS_FLOOR_SHARE
 
     got = {"same": 0, "reworded": 0, "unrelated": 0}
     for probe, cos in zip(data["probes"], cosines, strict=True):
         kept = [
             (u["score"] + c, u["fact"])
             for u, c in zip(probe["units"], cos, strict=True)
-            if not u["skip"] and u.get("typed", True) and (u["words"] or (not probe["task"] and c >= t))
+            if not u["skip"]
+            and u.get("typed", True)
+            and ((u["words"] and c >= WORDS_FLOOR_SHARE * t) or (not probe["task"] and c >= t))
         ]
         kept.sort(key=lambda x: -x[0])
         kind = probe["kind"]

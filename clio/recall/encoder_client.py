@@ -293,6 +293,21 @@ class EncoderClient:
         with contextlib.suppress(OSError, ValueError):
             self._request({"op": "fill", "cache": str(self.cache), "index": str(self.index)}, self.timeout_s, reply=False)
 
+    def asked_nothing(self) -> None:
+        """A message the automatic recall did not search (an order of new work): as a search
+        would have, a helper that is not running is started, and what the turn archives is
+        embedded once it ends."""
+        if self._why_not is not None:
+            return
+        try:
+            self._connect(AHEAD_CONNECT_S).close()
+        except (FileNotFoundError, ConnectionRefusedError):
+            self.start()
+            return
+        except OSError:
+            return
+        self.fill_after_turn()
+
     def fill_after_turn(self) -> None:
         """A search of this turn asked the helper: its fill is asked when the turn ends."""
         self._fill_due = True

@@ -168,6 +168,8 @@ class HelperRecall:
             current=current,
             cosine_ask=cosine_ask,
         )
+        if found.skipped == auto_turn.AN_ORDER:
+            index.refresh()  # not searched: the index kept in step as a search keeps it (the fill's)
 
         def again(deadline: float) -> auto_turn.Searched:
             """Scored once more when the run asks, for the units the encoder had no vector of in
@@ -178,7 +180,7 @@ class HelperRecall:
                 return found
             hits = auto_turn.auto.score_hits(
                 found.query, found.results, current, frequencies, made[0].finish_by(deadline), cosine_ask,
-                index.said_to_other_questions,
+                index.said_to_other_questions, task=False,  # searched: not an order (auto_turn.plan)
             )  # fmt: skip
             return auto_turn.Searched(query=found.query, hits=hits, ms=found.ms, results=found.results)
 

@@ -220,6 +220,12 @@ def features(
 # benches/recall_dev by ``bench_auto_recall.py --sweep``: the value that quotes the most facts
 # while giving at most 1 of the 12 unrelated messages a block; reported on set B: docs/memory.md.
 THRESHOLD = 0.65
+# The encoder's cosine, as a share of its model's threshold for a question, under which a unit's
+# words do not quote it: they match, its meaning is elsewhere ("thanks, thats all for today" held
+# "thats" and "all" of a question about a queue, at 0.12; "go fmt everything", one word, at 0.36).
+# With no encoder the words decide alone. Chosen in stop 62 on the tune sets (docs/memory.md,
+# "Words whose meaning is elsewhere"); a share, so a model of another scale keeps it.
+WORDS_FLOOR_SHARE = 0.7
 # The same for an order of new work (:func:`is_task`): none. Its words never quote a unit, as its
 # cosine never does (COSINE_TASK below): an archived exchange holding an order's words is, far more
 # often, earlier work on the same part (a near miss, "write the changelog entry for 0.8.3" for 0.9.0's)

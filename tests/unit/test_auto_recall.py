@@ -17,7 +17,7 @@ from clio.context.budget import Budget
 from clio.context.stm import group_units
 from clio.memory.provenance import RECALLED, turn_sources
 from clio.messages import KIND_RECALL, make
-from clio.recall import auto, relevance
+from clio.recall import auto, auto_turn, relevance
 from clio.recall import refresh as refresh_mod
 from clio.recall import schema as schema_mod
 from clio.recall.format import format_hits
@@ -497,7 +497,10 @@ def test_an_index_of_an_older_schema_is_rebuilt_without_echoes_or_json(tmp_path:
 
 class _Recall:
     def __init__(self, results: list[dict[str, Any]], archive: bool = True) -> None:
-        self.results, self.archive, self.calls = results, archive, 0
+        self.results, self.archive, self.calls, self.kept_in_step = results, archive, 0, 0
+
+    def keep_in_step(self) -> None:
+        self.kept_in_step += 1
 
     def has_archive(self) -> bool:
         return self.archive
@@ -548,6 +551,27 @@ def test_the_work_at_hand_is_not_searched_even_as_a_follow_up_and_says_why() -> 
     assert found.calls == 0 and recall.last == {"state": "skipped", "why": "nothing it asks: only the work at hand"}
     recall(make("user", "and the port?"), "which port does the staging database listen on?")
     assert found.calls == 1  # a follow-up with a word of its own is still searched with its task
+
+
+def test_an_order_of_new_work_is_not_searched_and_context_says_why() -> None:
+    """An order pulls no block (its words and cosine quote nothing), so it costs no search either;
+    a question in the same words is searched."""
+    earlier = "bump the staging database port to 6543 in deploy/staging.env"
+    found = _Recall([hit(earlier)])
+    recall = AutoRecall(_Services(found), _Window(), Settings())  # type: ignore[arg-type]
+    assert recall(make("user", "please bump the staging database port to 6544"), "") is None
+    assert found.calls == 0 and recall.last == {"state": "skipped", "why": auto_turn.AN_ORDER}
+    assert found.kept_in_step == 1  # not searched, but the index is kept up to date for the helper
+    assert recall(make("user", "which port does the staging database listen on?"), "") is not None
+    assert found.calls == 1
+    # a short follow-up of an order reads as the order: not searched
+    assert recall(make("user", "and staging"), "add a retry to the uploader") is None and found.calls == 1
+    assert auto_turn.plan("and staging?", "add a retry to the uploader")[1] == ""  # asked: searched
+    # and a follow-up asked under an order's task is read as asked, not as that order: its block comes
+    port = _Recall([hit(FACT)])
+    follow = AutoRecall(_Services(port), _Window(), Settings())  # type: ignore[arg-type]
+    msg = follow(make("user", "and the port?"), "move the staging database behind pgbouncer")
+    assert msg is not None and "6543" in msg["content"] and follow.last["state"] == "recalled"
 
 
 # ---------------------------------------------------------------- the relevance decision

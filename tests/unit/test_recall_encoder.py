@@ -91,16 +91,31 @@ def test_a_cosine_over_the_threshold_quotes_a_unit_the_words_miss() -> None:
     assert not hit(R.COSINE_ASK - 0.01).relevant
     assert hit(R.COSINE_ASK).relevant
     assert not hit(0.95, task=True).relevant  # an order of new work: not by meaning,
-    assert not hit(0.1, score_words=4, task=True).relevant  # nor by every one of its words
-    assert hit(0.1, score_words=4, task=False).relevant  # which would quote it for a question
-    assert hit(0.1, score_words=7, asked=10, task=False).relevant
-    assert not hit(0.1, score_words=7, asked=10, task=True).relevant
+    assert not hit(0.3, score_words=4, task=True).relevant  # nor by every one of its words
+    assert hit(0.3, score_words=4, task=False).relevant  # which would quote it for a question
+    assert hit(0.3, score_words=7, asked=10, task=False).relevant
+    assert not hit(0.3, score_words=7, asked=10, task=True).relevant
     repeat = auto.Hit("s", "", "d", "user", 1, ASK, hit(0.9).features, 0.0, False, new_words=0)
     assert not repeat.relevant  # the same words again adds nothing, whatever the cosine
 
 
+def test_the_words_do_not_quote_a_unit_whose_meaning_is_far_off() -> None:
+    """Every word held, but the encoder finds the unit far from the message ("thanks, thats all"
+    against a question holding "thats" and "all"): not quoted. Without an encoder the words decide."""
+    floor = R.WORDS_FLOOR_SHARE * R.COSINE_ASK
+    assert 0.2 < floor < R.COSINE_ASK
+    assert hit(None, score_words=4).relevant
+    assert hit(floor, score_words=4).relevant
+    assert not hit(floor - 0.01, score_words=4).relevant
+    assert not hit(0.12, score_words=4).relevant
+    assert "cosine 0.12" in hit(0.12, score_words=4).why()
+    # the floor follows the model's threshold: another encoder's scale keeps it
+    wide = auto.Hit("s", "", "d", "assistant", 3, FACT, hit(0.3, score_words=4).features, 1.0, False, cosine_ask=0.6)
+    assert not wide.relevant and wide.words_floor == pytest.approx(R.WORDS_FLOOR_SHARE * 0.6)
+
+
 def test_choose_ranks_by_words_and_cosine_together() -> None:
-    words, meaning, both, neither = hit(0.2, score_words=3), hit(0.6), hit(0.5, score_words=3), hit(0.3)
+    words, meaning, both, neither = hit(0.35, score_words=3), hit(0.6), hit(0.5, score_words=3), hit(0.3)
     assert auto.choose([neither, words, meaning, both]) == [both, words, meaning]
 
 
@@ -111,16 +126,23 @@ def test_the_switch_turns_the_client_off(tmp_path: Path, monkeypatch: pytest.Mon
     assert client.state.startswith("off") and not socket_path(tmp_path).exists()
 
 
+def _helper_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A user's home and a project's ``.clio`` with an index file, the helper switch as a user has
+    it (the suite runs with the helper off)."""
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
+    home.mkdir()
+    clio_dir.mkdir(parents=True)
+    (clio_dir / "recall.sqlite").touch()
+    return home, clio_dir
+
+
 def test_the_fill_is_asked_when_the_turn_ends_not_during_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A search leaves the helper's background pass due; it is asked for once the turn has ended
     (the request and the answer have the machine to themselves), and once only. A stand-in
     helper on the real socket records what it is asked."""
 
-    monkeypatch.delenv(ENV_SWITCH, raising=False)  # the suite runs with the helper off
-    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
-    home.mkdir()
-    clio_dir.mkdir(parents=True)
-    (clio_dir / "recall.sqlite").touch()
+    home, clio_dir = _helper_home(tmp_path, monkeypatch)
     asked: list[str] = []
 
     def answer(f: Any) -> None:
@@ -152,6 +174,40 @@ def test_the_fill_is_asked_when_the_turn_ends_not_during_it(tmp_path: Path, monk
         assert asked == ["score", "score", "fill"]
     finally:
         server.close()
+
+
+def test_a_message_not_searched_still_leaves_the_fill_due_and_starts_a_helper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An order is not searched (clio.recall.auto_turn.plan); the helper still embeds what the
+    turn archived once it ends, and one that does not run is started, as a search would have."""
+    home, clio_dir = _helper_home(tmp_path, monkeypatch)
+    asked: list[str] = []
+
+    def answer(f: Any) -> None:
+        line = f.readline()
+        if line:
+            asked.append(json.loads(line)["op"])
+
+    server = stand_in_helper(socket_path(home), answer)
+    client = EncoderClient(home, clio_dir, timeout_s=5.0)
+    try:
+        client.asked_nothing()
+        time.sleep(0.2)
+        assert asked == []  # nothing during the turn
+        client.turn_ended()
+        deadline = time.monotonic() + 5
+        while "fill" not in asked and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert asked == ["fill"]
+    finally:
+        server.close()
+    socket_path(home).unlink()
+    started: list[bool] = []
+    monkeypatch.setattr(EncoderClient, "start", lambda self: started.append(True))
+    idle = EncoderClient(home, clio_dir, timeout_s=5.0)
+    idle.asked_nothing()  # no helper listening: started, nothing due
+    assert started == [True] and not idle._fill_due
 
 
 def test_a_long_home_gets_a_private_short_socket(tmp_path: Path) -> None:

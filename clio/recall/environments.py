@@ -1,0 +1,45 @@
+"""Which deployment environment a question singles out, production or staging, and whether a unit
+speaks of that one. "what's the schema registry address in production?" is the near miss of the
+session that settled staging's: the same words, a cosine of 0.79, and the wrong answer. A question
+that names staging alone is answered by a unit that says staging (a value particular to staging is
+stated as staging's); one that names production alone is not answered by a unit that speaks of
+staging and never of production (a unit that names no environment may be production's: the
+default, often unnamed). A question that names both, or neither, reads every unit. The automatic
+recall's decision reads it for every unit it would quote (:attr:`clio.recall.auto.Hit.elsewhere`);
+measured in docs/memory.md ("The environment a question singles out"). Pure; patterns compiled on
+first use.
+"""
+
+from __future__ import annotations
+
+import re
+
+from clio.lazy_re import lazy
+
+PRODUCTION, STAGING = "production", "staging"
+
+_NAMES = {
+    PRODUCTION: lazy(r"\b(?<!pre-)(?<!pre )(?:prod|production|prd)\b", re.I),  # not "pre-prod"
+    STAGING: lazy(r"\b(?:staging|stg)\b", re.I),  # "values-staging.yaml", "kafka-stg-0" too
+}
+QUESTION_CHARS = 600  # of a question read (a follow-up carries its task after it)
+SCANNED = 8_000  # characters of a unit read (as clio.recall.answer_kind reads them)
+
+
+def singled_out(question: str) -> str | None:
+    """:data:`PRODUCTION` or :data:`STAGING` when ``question`` names that environment and not the
+    other, else None."""
+    head = question[:QUESTION_CHARS]
+    named = [env for env, pattern in _NAMES.items() if pattern.search(head)]
+    return named[0] if len(named) == 1 else None
+
+
+def speaks_of(env: str | None, unit: str) -> bool:
+    """Whether ``unit`` could be about ``env`` (always, for None): for staging, it names staging;
+    for production, it names production or does not speak of staging."""
+    if env is None:
+        return True
+    text = unit[:SCANNED]
+    if env == STAGING:
+        return _NAMES[STAGING].search(text) is not None
+    return _NAMES[PRODUCTION].search(text) is not None or _NAMES[STAGING].search(text) is None

@@ -1,0 +1,71 @@
+"""The environment a question singles out (clio.recall.environments), and the automatic recall's
+decision reading it: staging's value is not quoted for a question about production's, nor a
+production unit for a question about staging's, by meaning or by the question's own words."""
+
+from __future__ import annotations
+
+import pytest
+
+from clio.recall import auto
+from clio.recall.environments import PRODUCTION, STAGING, singled_out, speaks_of
+from tests.unit.test_answer_kind import _freqs, _hit
+
+
+@pytest.mark.parametrize(
+    ("question", "env"),
+    [
+        ("what's the schema registry address in production?", PRODUCTION),
+        ("which port does the prod pgbouncer listen on", PRODUCTION),
+        ("whats the worker POOL_SIZE on staging?", STAGING),
+        ("how many machines does fernly-api-staging run with?", STAGING),
+        ("the stg brokers reject our cert again", STAGING),
+        # both, or neither: every unit is read
+        ("merged to main, it's on staging. whats the deploy-prod tag format again?", None),
+        ("which port does the database listen on?", None),
+        ("what did the product team decide about the production line names?", PRODUCTION),
+        ("the products page is slow", None),  # "products" is not "prod"
+        ("which stage of the pipeline builds the wheels?", None),  # a pipeline's stage
+        ("whats the db host on pre-prod?", None),  # neither
+        ("is preprod on the new image yet?", None),
+    ],
+)
+def test_the_environment_a_question_singles_out(question: str, env: str | None) -> None:
+    assert singled_out(question) == env
+
+
+@pytest.mark.parametrize(
+    ("env", "unit", "speaks"),
+    [
+        (STAGING, "In staging the producers use http://schema-registry.data-stg.svc:8081", True),
+        (STAGING, "▸ read file deploy/helm/values-staging.yaml\nPOOL_SIZE: 12", True),
+        (STAGING, "RDS keeps the production backups 14 days", False),
+        (STAGING, "the database listens on 6543 behind pgbouncer", False),  # no environment: production's, as a rule
+        (PRODUCTION, "the database listens on 6543 behind pgbouncer", True),
+        (PRODUCTION, "Staging talks to postgres through pgbouncer on 6432", False),
+        (PRODUCTION, "staging uses 6432, production 6543", True),
+        (None, "Staging talks to postgres through pgbouncer on 6432", True),
+    ],
+)
+def test_whether_a_unit_speaks_of_it(env: str | None, unit: str, speaks: bool) -> None:
+    assert speaks_of(env, unit) is speaks
+
+
+STAGING_ANSWER = "In staging the schema registry address is http://schema-registry.data-stg.svc:8081."
+PROD_ANSWER = "Production's schema registry is http://schema-registry.data.svc:8081, behind the mesh."
+
+
+def test_the_other_environments_unit_is_not_quoted_by_meaning_or_words() -> None:
+    near = lambda query, units: [0.79] * len(units)  # noqa: E731  (the encoder reads both as near)
+    asked = "what's the schema registry address in production?"
+    hits = auto.score_hits(asked, [_hit(STAGING_ANSWER, 3), _hit(PROD_ANSWER, 7)], None, _freqs, near)
+    assert [h.elsewhere for h in hits] == [True, False]
+    assert [h.relevant for h in hits] == [False, True]
+    assert "about another environment than the one asked" in hits[0].why()
+    words_only = auto.score_hits(asked, [_hit(STAGING_ANSWER, 3)], None, _freqs, None)
+    assert words_only[0].score >= 0.65 and not words_only[0].relevant  # every word held: still not
+    # staging's own question gets staging's unit, not production's
+    staging = auto.score_hits("schema registry address in staging?", [_hit(STAGING_ANSWER, 3), _hit(PROD_ANSWER, 7)], None, _freqs, near)
+    assert [h.relevant for h in staging] == [True, False]
+    # a question that names no environment reads both
+    either = auto.score_hits("what's the schema registry address?", [_hit(STAGING_ANSWER, 3), _hit(PROD_ANSWER, 7)], None, _freqs, near)
+    assert all(h.relevant for h in either)
