@@ -28,10 +28,14 @@ SCANNED = 8_000  # characters of a unit read (as clio.recall.answer_kind reads t
 
 def singled_out(question: str) -> str | None:
     """:data:`PRODUCTION` or :data:`STAGING` when ``question`` names that environment and not the
-    other, else None."""
+    other, else None. Its first line speaks first: a follow-up read with its task ("and in
+    production?" under "what's the registry address in staging?") asks about the one it names."""
     head = question[:QUESTION_CHARS]
-    named = [env for env, pattern in _NAMES.items() if pattern.search(head)]
-    return named[0] if len(named) == 1 else None
+    for text in (head.partition("\n")[0], head):
+        named = [env for env, pattern in _NAMES.items() if pattern.search(text)]
+        if named:
+            return named[0] if len(named) == 1 else None
+    return None
 
 
 def speaks_of(env: str | None, unit: str) -> bool:

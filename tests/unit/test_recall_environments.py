@@ -27,6 +27,10 @@ from tests.unit.test_answer_kind import _freqs, _hit
         ("which stage of the pipeline builds the wheels?", None),  # a pipeline's stage
         ("whats the db host on pre-prod?", None),  # neither
         ("is preprod on the new image yet?", None),
+        # a follow-up read with its task: the follow-up's own environment first
+        ("and in production?\nwhat's the schema registry address in staging?", PRODUCTION),
+        ("and the port?\nwhat's the schema registry address in staging?", STAGING),
+        ("prod and staging both?\nwhat's the schema registry address in staging?", None),
     ],
 )
 def test_the_environment_a_question_singles_out(question: str, env: str | None) -> None:
