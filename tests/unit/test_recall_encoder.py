@@ -480,8 +480,9 @@ def test_typing_ahead_hands_on_the_line_once_the_user_pauses() -> None:
 
 
 def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands, shell and memory lines and lines of a word or two are not embedded ahead; a
-    question is, once. A stand-in helper on the real socket records what it is sent."""
+    """Commands, shell and memory lines, lines of a word or two and orders of new work (not
+    searched) are not embedded ahead; a question is, once. A stand-in helper on the real socket
+    records what it is sent."""
     import types
 
     from clio.app.auto_recall import AutoRecall
@@ -503,7 +504,8 @@ def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monke
     archived[0] = True
     token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
     for line in ("/context", "!ls -la", "# always use tabs", "ok thanks", "  where do rejected messages go?  ",
-                 "where do rejected messages go?", f"why does {token} fail to push?"):  # fmt: skip
+                 "where do rejected messages go?", f"why does {token} fail to push?",
+                 "add a retry to the uploader please"):  # fmt: skip
         recall.embed_ahead(line)
     deadline = time.monotonic() + 10
     while len(sent) < 2 and time.monotonic() < deadline:
