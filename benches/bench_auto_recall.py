@@ -68,8 +68,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit; clio as in
 
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
-from clio.recall.auto_turn import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS  # noqa: E402
-from clio.recall.common_words import is_common  # noqa: E402
+from clio.recall.auto_turn import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS, plan  # noqa: E402
 from clio.recall.encoder import Encoder  # noqa: E402
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_calibration import stored  # noqa: E402
@@ -190,9 +189,9 @@ def step(
 ) -> tuple[list[auto.Hit], list[auto.Hit], str]:
     """The product's per-message path (one-shot: the task is the message); with ``encoder`` (the
     helper, ``--encoder``) the query goes to it before the search and the units after, as
-    clio.app.auto_recall does; else words only. An order of new work is not searched, as
-    clio.recall.auto_turn.plan does not search one."""
-    if not R.asks_something(text, is_common) or R.is_task(text):
+    clio.app.auto_recall does; else words only. What the product does not search
+    (clio.recall.auto_turn.plan: a message that asks nothing, an order of new work) is not searched."""
+    if not plan(text, text)[0]:
         return [], [], ""
     pending = encoder.begin(text, near=NEAR_ASKED) if encoder is not None else None
     try:

@@ -157,13 +157,7 @@ def figures(rows: list[dict[str, Any]], sets: tuple[str, ...], key: str, t: floa
             by[(r["set"], r["text"])].append(r)
     got = {"same": 0, "reworded": 0, "unrelated": 0}
     for cands in by.values():
-        kept = [
-            r
-            for r in cands
-            if not r["skip"]
-            and r["typed"]
-            and ((r["words"] and r[key] >= R.WORDS_FLOOR_SHARE * t) or (not r["task"] and r[key] >= t))
-        ]
+        kept = [r for r in cands if not r["skip"] and r["typed"] and R.quoted_at(r["words"], r["task"], r[key], t)]
         kept.sort(key=lambda r: -(r["score"] + r[key]))
         kind = cands[0]["kind"]
         got[kind] += bool(kept) if kind == "unrelated" else any(r["fact"] for r in kept[:3])

@@ -56,16 +56,14 @@ def figures(data: dict[str, Any], cosines: Sequence[Sequence[float]], t: float) 
     cosine reaches ``t``; a fact counts when its unit is among those the block
     quotes (:data:`clio.recall.auto.MAX_HITS`, the best first)."""
     from clio.recall.auto import MAX_HITS  # not at import: a run reads the kept threshold only
-    from clio.recall.relevance import WORDS_FLOOR_SHARE
+    from clio.recall.relevance import quoted_at
 
     got = {"same": 0, "reworded": 0, "unrelated": 0}
     for probe, cos in zip(data["probes"], cosines, strict=True):
         kept = [
             (u["score"] + c, u["fact"])
             for u, c in zip(probe["units"], cos, strict=True)
-            if not u["skip"]
-            and u.get("typed", True)
-            and ((u["words"] and c >= WORDS_FLOOR_SHARE * t) or (not probe["task"] and c >= t))
+            if not u["skip"] and u.get("typed", True) and quoted_at(u["words"], probe["task"], c, t)
         ]
         kept.sort(key=lambda x: -x[0])
         kind = probe["kind"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from clio.lazy_re import lazy
+from clio.recall.answer_kind import SCANNED  # a unit read as far as the answer kind reads it
 
 PRODUCTION, STAGING = "production", "staging"
 
@@ -23,7 +24,6 @@ _NAMES = {
     STAGING: lazy(r"\b(?:staging|stg)\b", re.I),  # "values-staging.yaml", "kafka-stg-0" too
 }
 QUESTION_CHARS = 600  # of a question read (a follow-up carries its task after it)
-SCANNED = 8_000  # characters of a unit read (as clio.recall.answer_kind reads them)
 
 
 def singled_out(question: str) -> str | None:

@@ -226,6 +226,15 @@ THRESHOLD = 0.65
 # With no encoder the words decide alone. Chosen in stop 62 on the tune sets (docs/memory.md,
 # "Words whose meaning is elsewhere"); a share, so a model of another scale keeps it.
 WORDS_FLOOR_SHARE = 0.7
+
+
+def quoted_at(words: bool, task: bool, cosine: float, cosine_ask: float) -> bool:
+    """The decision on a candidate unit replayed at another encoder's threshold ``cosine_ask``
+    (its calibration, :mod:`clio.recall.encoder_calibration`, and the benches' replays), for a
+    unit not left out otherwise: its words quote it (``words``) unless ``cosine`` is under
+    :data:`WORDS_FLOOR_SHARE` of the threshold, or, not an order of new work, ``cosine`` reaches
+    it. The product's decision is :attr:`clio.recall.auto.Hit.relevant`."""
+    return (words and cosine >= WORDS_FLOOR_SHARE * cosine_ask) or (not task and cosine >= cosine_ask)
 # The same for an order of new work (:func:`is_task`): none. Its words never quote a unit, as its
 # cosine never does (COSINE_TASK below): an archived exchange holding an order's words is, far more
 # often, earlier work on the same part (a near miss, "write the changelog entry for 0.8.3" for 0.9.0's)
