@@ -1,15 +1,17 @@
 """What kind of answer a question asks for, and whether a text holds one: a question for a
 duration ("how long are the snapshots kept?", "what's the retention on the seq logs?"), a
 frequency ("how often does the import run?"), a time of day ("what time does the sitemap run?"), a
-count ("how many releases are kept?"), a port ("which port is the staging redis on?") or a version
-("node version?") is answered only by a text that holds one. The automatic recall's decision reads
-it for every unit it would quote (:attr:`clio.recall.auto.Hit.relevant`): a unit on the question's
-topic that holds no such value is the near miss that neither a sentence encoder nor the question's
-own words tell from the answer (docs/memory.md, "A question for a quantity"). Generous on purpose:
+count ("how many releases are kept?"), a port ("which port is the staging redis on?"), a version
+("node version?"), or a value with a shape of its own (a URL, a host, an IP address, a phone
+number, an email address: "whats rob's phone number at the vendor?") is answered only by a text
+that holds one. The automatic recall's decision reads it for every unit it would quote
+(:attr:`clio.recall.auto.Hit.relevant`): a unit on the question's topic that holds no such value
+is the near miss that neither a sentence encoder nor the question's own words tell from the answer
+(docs/memory.md, "A question for a quantity"). Generous on purpose:
 anything that could state the value counts (a number by a unit, a config key's value such as
 ``ttl: 3600``, an ISO duration, "forever", "until", a cron line, "half past ten", ``hour=7``; for a
-port any number of two to five digits, for a version any number), so that only a unit with no
-such thing at all is left out. A question about how a library or a standard behaves in general
+port any number of two to five digits, for a version any number, for a host any dotted or
+hyphenated name), so that only a unit with no such thing at all is left out. A question about how a library or a standard behaves in general
 (:func:`about_a_tool`) is answered by its documentation: a unit is quoted for it by the
 question's own words only (:attr:`clio.recall.auto.Hit.general`). Pure; patterns compiled on
 first use.
@@ -22,6 +24,8 @@ import re
 from clio.lazy_re import lazy
 
 DURATION, FREQUENCY, CLOCK, COUNT, PORT, VERSION = "duration", "frequency", "clock", "count", "port", "version"
+# a value with a shape of its own: where a thing is reached, and how someone is
+URL, HOST, IP, PHONE, EMAIL = "url", "host", "ip", "phone", "email"
 
 _SMALL = "one two three four five six seven eight nine ten eleven twelve"
 _NUMBER_WORDS = f"{_SMALL} fifteen twenty thirty forty fifty sixty ninety hundred"
@@ -65,8 +69,26 @@ _ASKS_COUNT = lazy(r"\bhow (?:many|much)\b", re.I)
 # how, who, where or whether ("why did we raise the timeout?", "is the redis port exposed?")
 _DURATION_NOUNS = r"retention|ttl|time-?outs?|expiry|expiration|lifetime|max[- _]?age|grace period"
 _NOUN_KIND = {"port": PORT, "ports": PORT, "version": VERSION, "versions": VERSION}
+# the nouns of a value with a shape of its own, each by its kind; one counts only as the head of
+# its phrase ("which email does the alert go to?"), not as a word that qualifies another ("what
+# email template", "which host port": the port is asked)
+_SHAPED_NOUNS = {  # the longer spelling first: "ip address" is one noun, not "ip" before "address"
+    URL: r"urls?|uris?|dsn|connection strings?",
+    HOST: r"host ?names?|domain names?|hosts?|domains?|fqdns?",
+    IP: r"ip address(?:es)?|ipv4|ipv6|ips?",
+    PHONE: r"(?:phone|mobile|cell) (?:numbers?|no)|phone",
+    EMAIL: r"e-?mail address(?:es)?|mail address(?:es)?|e-?mails?",
+}
+_SHAPED = lazy("|".join(rf"(?P<{kind}>\b(?:{nouns})\b)" for kind, nouns in _SHAPED_NOUNS.items()), re.I)
+_HEAD_ENDS = lazy(
+    r"\s*(?:[?,.;:!)/]|$|(?:is|are|was|were|'s|does|do|did|should|would|will|can|could|has|have|had|for|of|on|in|at|to|"
+    r"from|with|that|we|our|they|it|i|you|he|she|again|now|these|those|the|this|there|here|exactly|used)\b)",
+    re.I,
+)
 _CLAUSE = lazy(r"[^.?!;\n]*(?:[.?!;]|\n|$)")
-_NOUN = lazy(rf"\b(?:ports?|versions?|{_DURATION_NOUNS})\b", re.I)
+_NOUN = lazy(
+    rf"\b(?:ports?|versions?|{_DURATION_NOUNS}|{'|'.join(_SHAPED_NOUNS.values())})\b", re.I
+)
 _WHAT = lazy(r"\b(?:what|which|whats)\b", re.I)
 # "how do I find out what version ...", "where do i find which version ...": a procedure, a place
 _HOW_WHY = lazy(r"^\W*(?:how|why|where|who)\b", re.I)
@@ -88,12 +110,28 @@ _HOLDS = {
     PORT: lazy(r"(?<![\d.])\d{2,5}(?![\d.]\d)"),
     # a version: any number (3.2.1, node 20, v14, ^4.17), or a channel (latest, lts, stable ...)
     VERSION: lazy(r"\d|\b(?:latest|lts|stable|nightly|canary|edge|beta|rc)\b", re.I),
+    # a URL: a scheme (https://..., jdbc:oracle:thin:@..., redis:/...), a host and port, or a
+    # dotted host with a path
+    URL: lazy(r"\b[a-z][\w+.-]*://|\b[a-z][\w+.-]*:(?:[\w+.-]+:)*[@/]|\b[\w.-]+:\d{2,5}\b|\b[\w-]+(?:\.[\w-]+)+/", re.I),
+    # a host: a dotted name or address, localhost, a hyphenated machine name (ash-worker-01), a
+    # key's value (host: db)
+    HOST: lazy(r"\b[\w-]+(?:\.[\w-]+)+\b|\blocalhost\b|\b\w+(?:-\w+)+\b|\bhost\w*['\"]?\s*[:=]", re.I),
+    # an IP address: dotted four (a CIDR too), or IPv6 (with "::" or a hex letter: not a clock's 0:04:12)
+    IP: lazy(
+        r"\b\d{1,3}(?:\.\d{1,3}){3}\b|(?<![\w:])(?=[0-9a-f:]*(?:::|[a-f]))[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])",
+        re.I,
+    ),
+    # a phone number: seven digits or more, spaced or not (+47 22 33 44 55, (555) 010-4477)
+    PHONE: lazy(r"\+?\d[\d \t().-]{5,}\d"),
+    # an email address, or a mailbox's handle
+    EMAIL: lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|@\w"),
 }
 
 
 def asked_for(question: str) -> str | None:
     """The kind of answer ``question`` asks for (:data:`CLOCK`, :data:`FREQUENCY`, :data:`DURATION`,
-    :data:`COUNT`, :data:`PORT`, :data:`VERSION`), or None (any other question, or not a question
+    :data:`COUNT`, :data:`PORT`, :data:`VERSION`, :data:`URL`, :data:`HOST`, :data:`IP`,
+    :data:`PHONE`, :data:`EMAIL`), or None (any other question, or not a question
     of these words). "After what time" is a frequency's: a duration or a time of day answers it."""
     head = question[:300]
     if _ASKS_CLOCK.search(head):
@@ -134,15 +172,24 @@ def _asked_by_what(clause: str, at: int) -> bool:
 
 
 def _named(head: str) -> str | None:
-    """The kind of a value a question names (a port, a version, a retention or ttl ...)."""
+    """The kind of a value a question names (a port, a version, a retention or ttl, a URL, a host ...)."""
     for clause in _CLAUSE.finditer(head):
         text = clause.group()
-        noun = _NOUN.search(text)
-        if noun is None:
-            continue
-        if _asked_by_what(text, noun.start()) or _bare(text, noun.start()):
-            return _NOUN_KIND.get(noun.group().lower(), DURATION)
+        for noun in _NOUN.finditer(text):
+            kind = _kind_of(noun.group())
+            if kind in _SHAPED_NOUNS and not _HEAD_ENDS.match(text, noun.end()):
+                continue  # it qualifies the noun after it ("what email template")
+            if _asked_by_what(text, noun.start()) or _bare(text, noun.start()):
+                return kind
+            break  # the first value the clause names is the one it asks about, or none is
     return None
+
+
+def _kind_of(noun: str) -> str:
+    shaped = _SHAPED.fullmatch(noun)
+    if shaped is not None and shaped.lastgroup is not None:
+        return shaped.lastgroup
+    return _NOUN_KIND.get(noun.lower(), DURATION)
 
 
 # A question about how a library, a standard or a tool behaves in general ("does GTFS-realtime

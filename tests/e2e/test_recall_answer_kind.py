@@ -1,10 +1,10 @@
-"""End to end, issue 32: a question for a duration or a port is not given a unit on its topic that
+"""End to end, issue 32: a question for a duration, a port or a phone number is not given a unit on its topic that
 states none (clio.recall.answer_kind), through the installed clio, the fake server and the user's
 encoder helper (which does a one-shot run's recall): "how long are the snapshots kept?" beside the
 session that took one gets no block, where a question about that session itself still gets it, and
 a duration stated in the archive is brought back; "which port is the staging redis on?" beside the
 session that set that redis up, in the same words, gets no block, and a port the archive states is
-brought back."""
+brought back; likewise a phone number asked beside the note that names the person, and a URL."""
 
 from __future__ import annotations
 
@@ -37,6 +37,17 @@ OBAN_SAID = (
 EXPORTER_ASKED = "add a prometheus exporter to the billing api"
 EXPORTER_SAID = "Added yabeda-prometheus; the exporter listens on 9394 on every api host, path /metrics."
 
+CONTACT_ASKED = "who is our contact at the avl vendor when their realtime feed breaks?"
+CONTACT_SAID = (
+    "Rob Kellerman at Orbitrak runs their gateway. Tickets in their support portal go nowhere; "
+    "mail him directly and cc the dispatch lead, he answers within a day."
+)
+REGISTRY_ASKED = "the producers in staging cannot reach the schema registry, where do they read its address from?"
+REGISTRY_SAID = (
+    "From SCHEMA_REGISTRY_URL in deploy/staging.env: http://schema-registry.stg.internal:8081. "
+    "The staging producers had the old value baked into the image."
+)
+
 
 def responder(body: dict[str, Any]) -> Reply:
     text, _ = latest_user(body)
@@ -50,6 +61,10 @@ def responder(body: dict[str, Any]) -> Reply:
         return Reply(text=OBAN_SAID)
     if text.startswith(EXPORTER_ASKED):
         return Reply(text=EXPORTER_SAID)
+    if text.startswith(CONTACT_ASKED):
+        return Reply(text=CONTACT_SAID)
+    if text.startswith(REGISTRY_ASKED):
+        return Reply(text=REGISTRY_SAID)
     return Reply(text="Done.")
 
 
@@ -80,3 +95,16 @@ def test_a_question_for_a_duration_or_a_port_is_quoted_only_what_could_state_one
         # the project's own use of it, asked in other words: brought back
         ours = clio("can the nightly stop import end up running twice when it is retried?")
         assert "unique: [period: 3600" in ours, ours
+
+
+def test_a_question_for_a_phone_number_or_a_url_is_quoted_only_what_could_state_one(tmp_path: Path) -> None:
+    with asked_before(tmp_path, responder, (CONTACT_ASKED, REGISTRY_ASKED, *OTHER)) as clio:
+        # the session about the person, which never gave a number: no block for his number
+        phone = clio("whats rob kellerman's phone number at orbitrak?")
+        assert "<recalled_context>" not in phone, phone
+        # about that session otherwise: quoted
+        who = clio("who do I contact at orbitrak when the avl feed breaks?")
+        assert "Kellerman" in who, who
+        # a URL the archive states is brought back for a question for one
+        url = clio("what's the schema registry url for the staging producers again?")
+        assert "schema-registry.stg.internal:8081" in url, url
