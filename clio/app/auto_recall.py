@@ -231,7 +231,7 @@ class AutoRecall:
         block, last, quoted = auto_turn.outcome(found, budget)
         if found.skipped:
             self.last = last
-            if found.skipped == auto_turn.AN_ORDER:
+            if found.skipped in auto_turn.KEPT_IN_STEP:
                 self._keep_in_step(recall, encoder)
             return None
         ms = round(found.ms, 1)
@@ -242,8 +242,8 @@ class AutoRecall:
 
     @staticmethod
     def _keep_in_step(recall: Any, encoder: EncoderClient | None) -> None:
-        """An order is not searched; the archive is still kept in step as a search would keep it:
-        indexed now, embedded by the helper once the turn ends (started if it does not run)."""
+        """An order or a remark is not searched; the archive is still kept in step as a search would
+        keep it: indexed now, embedded by the helper once the turn ends (started if it does not run)."""
         keep = getattr(recall, "keep_in_step", None)
         try:
             if keep is not None:

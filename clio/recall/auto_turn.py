@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from clio.recall import auto
 from clio.recall.common_words import is_common
 from clio.recall.relevance import asks_something, is_question, is_task, only_work_at_hand, own_words
+from clio.recall.remarks import is_remark
 
 SEARCH_RESULTS = 8  # candidate units scored per message
 SEARCH_SESSIONS = 5
@@ -27,6 +28,10 @@ SHORT_QUERY_WORDS = 3  # a message with fewer own words is searched together wit
 NO_ROOM = "no room in the window"
 # an order pulls no block (clio.recall.relevance.THRESHOLD_TASK, COSINE_TASK): nothing is searched
 AN_ORDER = "an order of new work: what it needs is long-term memory's, or one recall_sessions call away"
+A_REMARK = "nothing it asks: a remark, no trouble reported"  # clio.recall.remarks
+# not searched, yet a message of substance: the archive is kept in step as a search would keep it
+# (indexed now, embedded by the helper once the turn ends), so the next question finds it ready
+KEPT_IN_STEP = frozenset([AN_ORDER, A_REMARK])
 
 
 class Scores(Protocol):
@@ -69,7 +74,11 @@ def plan(text: str, task: str) -> tuple[str, str]:
         return ("", AN_ORDER) if orders_work(text, query) else (query, "")
     if not own:
         return "", "no words of its own"
-    return "", "nothing it asks: only the work at hand" if at_hand else "nothing it asks: one everyday word"
+    if at_hand:
+        return "", "nothing it asks: only the work at hand"
+    if is_task(text):
+        return "", AN_ORDER  # an order that reads as a remark ("please bump the port to 6544")
+    return "", A_REMARK if is_remark(text, own) else "nothing it asks: one everyday word"
 
 
 def orders_work(text: str, query: str) -> bool:

@@ -294,7 +294,7 @@ class EncoderClient:
             self._request({"op": "fill", "cache": str(self.cache), "index": str(self.index)}, self.timeout_s, reply=False)
 
     def asked_nothing(self) -> None:
-        """A message the automatic recall did not search (an order of new work): as a search
+        """A message the automatic recall did not search (an order of new work, a remark): as a search
         would have, a helper that is not running is started, and what the turn archives is
         embedded once it ends."""
         if self._why_not is not None:

@@ -168,7 +168,7 @@ class HelperRecall:
             current=current,
             cosine_ask=cosine_ask,
         )
-        if found.skipped == auto_turn.AN_ORDER:
+        if found.skipped in auto_turn.KEPT_IN_STEP:
             index.refresh()  # not searched: the index kept in step as a search keeps it (the fill's)
 
         def again(deadline: float) -> auto_turn.Searched:

@@ -14,8 +14,10 @@ that holds at least :data:`THRESHOLD` of it (:func:`score`). The thresholds are 
 half of the labelled coding sessions (``benches/recall_dev``, sets A and E) and reported on the
 others (B, C, D, F): docs/memory.md. A message whose one own word is an everyday English word
 ("wait", "same error again") asks nothing either, nor one made only of the words of working on any
-code base ("run the linter", "CI is failing": :func:`only_work_at_hand`) (:func:`asks_something`). A static-embedding cosine was measured as a further signal and did not
-separate reworded facts from near misses; a full sentence encoder does better
+code base ("run the linter", "CI is failing": :func:`only_work_at_hand`), nor a remark that asks
+nothing and reports no trouble ("dana approved it btw": :func:`clio.recall.remarks.is_remark`)
+(:func:`asks_something`). A static-embedding
+cosine was measured as a further signal and did not separate reworded facts from near misses; a full sentence encoder does better
 (docs/memory.md), and where its cosine is at hand (:mod:`clio.recall.encoder_client`) a unit that
 the words miss is quoted when the cosine clears :data:`COSINE_ASK`. A message that orders new work
 (:func:`is_task`: "add a healthcheck endpoint") pulls no block, by meaning or by its words: the
@@ -30,7 +32,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from clio.recall import orders
+from clio.recall import orders, remarks
 from clio.recall.encoder_models import MINILM
 from clio.recall.query import CALL_MARK, content_words, iter_content_words
 from clio.recall.terms import SENTENCE_END, excerpt_stem, fts_words
@@ -49,6 +51,7 @@ same back ready time moment minute second use using used
 remind remember recall forgot forget number value name
 wait hold hang cancel skip nevermind mind meant mean typo brb huh diff summarize summarise pause
 ugh argh meh welp oops whoops dang damn geez yikes phew uh um
+btw fyi nvm tbh imo idk iirc afaik lmk sec secs pretty hell heck
 yesterday today tonight tomorrow ago earlier lately recently week weeks month months year years
 monday tuesday wednesday thursday friday saturday sunday afternoon evening night
 thats whats wheres whos hows theres heres its im ive youre youve weve theyre dont doesnt didnt isnt
@@ -89,7 +92,8 @@ edit tweak adjust rework tidy shorten copy paste duplicate duplication dedupe ha
 uncomment unwrap reformat reorder consolidate minimal smaller bigger small big long short readable
 readability clearer cleaner nicer consistent consistency pattern idiomatic
 lint linter linters linting formatter formatting style typos suite unit integration case cases edge
-coverage assert asserts assertion assertions fixture fixtures mocks skipped flaky pass passes passing
+coverage assert asserts assertion assertions fixture fixtures mocks skipped flaky flake flakes spec specs
+pass passes passing
 fail fails failing failed failure failures green red locally local verbose output
 git status branch branches main master rebase squash amend cherry pick stash pull fetch checkout reset
 conflict conflicts pr prs review reviewer feedback description changelog tag gitignore history
@@ -158,12 +162,13 @@ def asks_something(text: str, is_common: Callable[[str], bool], own: Sequence[st
     """Whether a message asks something the archive could answer: two own words or more
     (:func:`own_words`; ``own`` when the caller has them), or one that is not an everyday English
     word (``is_common``, as typed: :func:`clio.recall.common_words.is_common`), and not only words
-    of the work at hand (:func:`only_work_at_hand`). "pgbouncer?" and "the dunning job?" ask;
-    "wait", "same error again", "that broke something" only talk, and an archive always holds
-    some message with the same one common word; "run the linter" and "CI is failing" are about
-    the task in front of the user."""
+    of the work at hand (:func:`only_work_at_hand`), nor a remark
+    (:func:`clio.recall.remarks.is_remark`). "pgbouncer?" and "the dunning job?" ask; "wait",
+    "same error again", "that broke something" only talk, and an archive always holds some
+    message with the same one common word; "run the linter" and "CI is failing" are about the task
+    in front of the user, "deploying it now, brb" tells where it stands."""
     words = own_words(text) if own is None else own
-    if only_work_at_hand(text, words):
+    if only_work_at_hand(text, words) or remarks.is_remark(text, words):
         return False
     if len(words) != 1:
         return bool(words)

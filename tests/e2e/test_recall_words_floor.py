@@ -1,9 +1,10 @@
 """End to end, issue 32: a unit that holds a message's words but whose meaning the encoder finds far
 off is not quoted (clio.recall.relevance.WORDS_FLOOR_SHARE), through the installed clio, the fake
-server and the user's encoder helper. "switch back to main" holds both of its words in a session
-about the lab rack's main power switch: the words alone (the helper off) quote it; with the
-helper, whose cosine for the pair is ~0.24, no block. A question about that session, in its
-words, still brings the answer back.
+server and the user's encoder helper. "can we switch back to main?" holds both of its words in a
+session about the lab rack's main power switch: the words alone (the helper off) quote it; with
+the helper, whose cosine for the pair is under the floor, no block. A question about that session,
+in its words, still brings the answer back. (A question: "switch back to main" alone is a remark
+since stop 63, not searched at all, clio.recall.remarks.)
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder ca
 
 RACK_ASKED = "the main power switch on the lab rack keeps tripping when the HIL rig boots"
 RACK_FOUND = "The rig draws 9 A at boot and the rack's breaker is rated 10 A: stagger the rig's start by 2 s."
-SWITCH = "switch back to main"
+SWITCH = "can we switch back to main?"
 HELPER_ON: dict[str, str | None] = {"CLIO_RECALL_ENCODER": None}  # as a user who never set it
 WORDS_ONLY: dict[str, str | None] = {"CLIO_RECALL_ENCODER": "0"}
 

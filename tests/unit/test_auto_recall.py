@@ -17,7 +17,7 @@ from clio.context.budget import Budget
 from clio.context.stm import group_units
 from clio.memory.provenance import RECALLED, turn_sources
 from clio.messages import KIND_RECALL, make
-from clio.recall import auto, auto_turn, relevance
+from clio.recall import auto, auto_turn, relevance, remarks
 from clio.recall import refresh as refresh_mod
 from clio.recall import schema as schema_mod
 from clio.recall.format import format_hits
@@ -136,6 +136,31 @@ def test_a_question_or_a_word_of_the_project_still_asks(text: str) -> None:
     """A question that does not point at what is in front of the user may ask for an earlier answer
     ("how do we run the linter?"), and one word of the project's is enough to ask."""
     assert not relevance.only_work_at_hand(text)
+    assert relevance.asks_something(text, lambda w: w in COMMON)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["dana approved it btw", "deploying it now, brb", "jenkins is slow as hell today huh", "nvm, got it working",
+     "it segfaults", "hm still broken on my end", "deploy's out, watching fly logs for a bit",
+     "priya approved the DHL mapping PR, merging after lunch", "the producer logs are too verbose at info level"],
+)  # fmt: skip
+def test_a_remark_about_the_moment_asks_nothing(text: str) -> None:
+    """Not a question, two own words at most, and a word pointing at what is going on: it tells
+    the model something and asks nothing an earlier session answers."""
+    assert remarks.is_remark(text, relevance.own_words(text))
+    assert not relevance.asks_something(text, lambda w: w in COMMON)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0x76 again", "staging port again", "pgbouncer is down again", "is it still on 5433?",
+     "the enricher is lagging on events.raw again", "dana approved it, is the rate limit live now?"],
+)  # fmt: skip
+def test_a_short_report_or_a_question_is_no_remark(text: str) -> None:
+    """Something that came back ("again") points at no moment; a question asks; three own words
+    or more say more than a remark."""
+    assert not remarks.is_remark(text, relevance.own_words(text))
     assert relevance.asks_something(text, lambda w: w in COMMON)
 
 
@@ -572,6 +597,18 @@ def test_an_order_of_new_work_is_not_searched_and_context_says_why() -> None:
     follow = AutoRecall(_Services(port), _Window(), Settings())  # type: ignore[arg-type]
     msg = follow(make("user", "and the port?"), "move the staging database behind pgbouncer")
     assert msg is not None and "6543" in msg["content"] and follow.last["state"] == "recalled"
+
+
+def test_a_remark_is_not_searched_and_the_archive_is_kept_in_step() -> None:
+    """A remark asks nothing (clio.recall.remarks): no search, /context says so, and the archive is
+    kept in step as for an order, so the next question finds it indexed and embedded."""
+    found = _Recall([hit(FACT)])
+    recall = AutoRecall(_Services(found), _Window(), Settings())  # type: ignore[arg-type]
+    assert recall(make("user", "priya approved the DHL mapping PR, merging after lunch"), "") is None
+    assert found.calls == 0 and recall.last == {"state": "skipped", "why": auto_turn.A_REMARK}
+    assert found.kept_in_step == 1
+    assert recall(make("user", "ok, continue"), "") is None  # no words of its own: nothing to keep
+    assert found.kept_in_step == 1
 
 
 # ---------------------------------------------------------------- the relevance decision

@@ -1,0 +1,93 @@
+"""Pure: whether a message is a remark, which tells the model something and asks nothing an
+earlier session answers, so the automatic recall does not search for it.
+
+A message the archive may answer is a question, or a report of trouble ("the enricher is lagging
+again", "prod pod killed by the liveness probe while flyway migrates"); an order of new work is
+read apart (:func:`clio.recall.relevance.is_task`). What is left is what developers type between
+those: status and acknowledgements ("deploy's out, watching fly logs for a bit", "priya approved
+the DHL mapping PR, merging after lunch", "kamal deploy running, grabbing coffee"). Their words
+are the project's, so an archive always holds an exchange that shares them, and the encoder finds
+it near: before this reader such remarks drew a block from the archive as often as near-miss
+questions did (docs/memory.md, "A remark asks nothing").
+
+- :func:`asks`: a question anywhere in it: a question mark, a question word or an auxiliary leading
+  any clause ("merged to main, how do i trigger the prod deploy"), a question word anywhere
+  ("a clinic manager asks what's the earliest time ..."), "remind me", "any idea".
+- :func:`reports_trouble`: a mark of something gone wrong, generous on purpose: a failure, an
+  error's name or an HTTP status, a negation, "again", "still", "keeps", "should", "instead",
+  a comparison ("higher", "late"), someone reporting ("a customer says ...").
+- :func:`is_remark`: neither, in a sentence that tells a state (not a bare noun phrase, which may
+  be a terse ask: "staging database port for pgbouncer") of :data:`MIN_WORDS` words or more; or,
+  not asked, at most :data:`MOMENT_WORDS` own words about what is going on ("it segfaults", "hm
+  still broken on my end": it, this, now, today, still ...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from clio.lazy_re import lazy
+from clio.recall.terms import fts_words
+
+_QUESTION_WORD = r"what|which|where|when|why|how|who|whose|whom|whats|wheres|whens|whys|whos|hows"
+_AUXILIARY = r"is|are|was|were|does|do|did|can|could|should|would|will|has|have|any"
+_ASKS = lazy(
+    r"\?"
+    rf"|\b(?:{_QUESTION_WORD})\b"
+    rf"|(?:^|[.,;:!\n(]|\b(?:and|but|so|or)\b)\s*(?:{_AUXILIARY})\b"
+    r"|\b(?:remind me|any idea|any ideas|wondering|tell me|link me|point me)\b",
+    re.I,
+)
+_TROUBLE = lazy(
+    r"\b(?:fail\w*|errors?|erroring|errored|broke|broken|break\w*|crash\w*|kill\w*|dies|died|dying|dead"
+    r"|down|stuck|hangs?|hanging|hung|freez\w*|froze\w*|time-?outs?|timed?\s+out|times\s+out"
+    r"|slow\w*|lag\w*|leak\w*|spik\w*|wrong|bad|weird|strange|odd|off|flak\w*|panic\w*|segfault\w*"
+    r"|oom\w*|exception\w*|traceback|trace|warn\w*|complain\w*|reject\w*|refus\w*|denied|forbidden"
+    r"|unauthori[sz]ed|missing|lost|los(?:e|es|ing)|drop\w*|duplicat\w*|twice|skip\w*|empty|blank"
+    r"|nothing|never|anymore|again|keeps?|kept|still|not|no|cannot|can'?t|won'?t|doesn'?t|didn'?t"
+    r"|isn'?t|aren'?t|wasn'?t|weren'?t|couldn'?t|shouldn'?t|unable|locked|blocked|throttl\w*"
+    r"|exceed\w*|overflow\w*|expir\w*|invalid|corrupt\w*|mismatch\w*|resets?|resetting|restart\w*"
+    r"|reboot\w*|rollback|rolled\s+back|revert\w*|should|but|though|however|instead|actually"
+    r"|issues?|problems?|bugs?|glitch\w*|regress\w*|higher|lower|late|later|early|behind|ahead"
+    r"|says|said|claims?|claimed|reports?|reported|noticed|seeing|shows|showing)\b"
+    r"|\b[45]\d\d\b|\b\w+(?:Error|Exception|Failure|Fault)\b|\b[A-Z0-9]+_RST\b",
+    re.I,
+)
+_STATE = lazy(r",|\b\w{3,}ed\b|\b\w+'(?:s|re|ll|m|ve)\b|\b(?:is|are|was|were|am|been|done|out|back|brb)\b", re.I)
+_MOMENT = frozenset(["it", "its", "this", "that", "these", "those", "you", "your", "here", "there", "now", "today", "still"])
+MOMENT_WORDS = 2  # a statement with no more own words than this, pointing at the moment, is a remark
+# shorter, a message without a question mark may still be a terse ask ("staging db port", "the
+# dunning job"): the rules of one everyday word and of the work at hand read it; longer, a noun
+# phrase without a verb is one too (:func:`tells_a_state`)
+MIN_WORDS = 4
+
+
+def asks(text: str) -> bool:
+    """Whether ``text`` asks something anywhere in it (read in its first 300 characters)."""
+    return _ASKS.search(text[:300]) is not None
+
+
+def tells_a_state(text: str) -> bool:
+    """Whether ``text`` reads as a sentence that tells something, not a bare noun phrase (which may
+    be a terse ask: "staging database port for pgbouncer"): two clauses (a comma), a verb's past
+    form ("approved", "merged"), a contraction ("deploy's out"), a form of "to be", or a word of
+    status ("done", "out", "back", "brb")."""
+    return _STATE.search(text[:300]) is not None
+
+
+def reports_trouble(text: str) -> bool:
+    """Whether ``text`` bears a mark of something gone wrong (read in its first 300 characters)."""
+    return _TROUBLE.search(text[:300]) is not None
+
+
+def is_remark(text: str, own: Sequence[str]) -> bool:
+    """Whether a message with own words ``own`` (:func:`clio.recall.relevance.own_words`) is a
+    remark: it asks nothing, and either tells where things stand (:func:`tells_a_state`) without a
+    word of trouble in :data:`MIN_WORDS` words or more, or says no more than :data:`MOMENT_WORDS`
+    own words about what is going on."""
+    if asks(text):
+        return False
+    if len(text.split()) >= MIN_WORDS and tells_a_state(text) and not reports_trouble(text):
+        return True
+    return len(own) <= MOMENT_WORDS and any(w.lower() in _MOMENT for w in fts_words(text[:200]))

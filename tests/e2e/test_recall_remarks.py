@@ -1,0 +1,51 @@
+"""End to end, issue 32: a remark, which asks nothing and reports no trouble ("dana approved the
+partner rate limit PR, merging after lunch", "deploying it now, brb"), pulls no block, through the
+installed clio, the fake server and the user's encoder helper (which does a one-shot run's recall),
+though the archive holds sessions with its words; a question about those sessions, or a report of
+trouble, still gets its block (clio.recall.remarks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clio.recall.encoder_readiness import installed
+from testkit.fakeserver import Reply
+from testkit.scripted import latest_user
+from tests.e2e.test_recall_encoder import OTHER, asked_before
+
+pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+
+APPROVAL_ASKED = "who has to approve a change to the partner rate limits before it ships?"
+APPROVAL_SAID = "Dana approves every change to the partner rate-limit tiers; put her on the PR as reviewer."
+DEPLOY_ASKED = "how do I deploy the billing api to staging without the full pipeline?"
+DEPLOY_SAID = "Deploy it with `make deploy-billing ENV=staging`; it builds the image and rolls the two staging pods."
+
+
+REPLIES = {APPROVAL_ASKED: APPROVAL_SAID, DEPLOY_ASKED: DEPLOY_SAID}
+
+
+def responder(body: dict[str, Any]) -> Reply:
+    text, _ = latest_user(body)
+    return Reply(text=next((said for asked, said in REPLIES.items() if text.startswith(asked)), "Done."))
+
+
+def test_a_remark_about_the_moment_pulls_no_block(tmp_path: Path) -> None:
+    with asked_before(tmp_path, responder, (APPROVAL_ASKED, DEPLOY_ASKED, *OTHER)) as clio:
+        for remark in (
+            "dana approved it btw",
+            "deploying it now, brb",
+            "dana approved the partner rate limit PR, merging after lunch",
+            "billing api deploy to staging is out, watching the logs for a bit",
+        ):
+            said = clio(remark)
+            assert "<recalled_context>" not in said, said
+        # a question about the same sessions: quoted
+        who = clio("who approves partner rate limit changes?")
+        assert "Dana approves" in who, who
+        how = clio("how do we deploy the billing api to staging?")
+        assert "make deploy-billing" in how, how
+        broken = clio("the billing api deploy to staging fails again without the full pipeline")
+        assert "make deploy-billing" in broken, broken
