@@ -69,7 +69,7 @@ def test_every_request_of_a_session_has_the_same_head(tmp_path: Path) -> None:
         clio("[read] please look at notes.txt")  # an earlier session holds the fact
         earlier = len(server.chat_requests)
         clio("Let us review the page layout.")  # the session under test
-        for i in range(10):
+        for i in range(14):  # remarks (clio.recall.remarks): no recall block of their own adds to the window
             clio(filler(i), "--resume")
         clio(ASK, "--resume")  # automatic recall from the earlier session
         compacted = clio("/compact", "--resume")
