@@ -81,8 +81,9 @@ class AutoRecall:
         if it is sent as typed its recall finds the query's vector ready. Commands, shell lines,
         memory lines and lines of a word or two (embedded on Enter in a moment) are not sent. The
         line is redacted as the message will be when it is archived (the recall's query is the
-        archived text): a secret typed is never sent, and the text is the query to come. An order
-        of new work is not sent: it will not be searched."""
+        archived text): a secret typed is never sent, and the text is the query to come. What
+        will not be searched is not sent (:func:`clio.recall.auto_turn.plan`: an order of new
+        work, a remark, a message that asks nothing)."""
         if self.encoder is None or not self.enabled:
             return
         text = line.strip()
@@ -90,10 +91,10 @@ class AutoRecall:
             return
         if not self._has_archive():
             return  # a project's first session: nothing to recall, no helper asked (nor socket imported)
-        from clio.recall.relevance import is_task
+        from clio.recall.auto_turn import plan
 
-        if is_task(text):
-            return  # an order of new work is not searched (clio.recall.auto_turn.plan): nothing to embed
+        if not plan(text, text)[0]:
+            return  # not searched (an order, a remark ...): nothing to embed
         self.encoder.embed_ahead(self._redacted(text))
 
     def chars(self) -> int:

@@ -505,7 +505,7 @@ def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monke
     token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
     for line in ("/context", "!ls -la", "# always use tabs", "ok thanks", "  where do rejected messages go?  ",
                  "where do rejected messages go?", f"why does {token} fail to push?",
-                 "add a retry to the uploader please"):  # fmt: skip
+                 "add a retry to the uploader please", "priya approved the DHL mapping PR, merging after lunch"):  # fmt: skip
         recall.embed_ahead(line)
     deadline = time.monotonic() + 10
     while len(sent) < 2 and time.monotonic() < deadline:
