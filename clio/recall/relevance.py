@@ -111,14 +111,8 @@ old new different other previous whole entire left latest unused simple simpler 
 compatibility behaviour behavior open read touch mark find search grep walk put started starting
 defined used side effect effects better message messages clear full resolve shorter longer
 """
-_QUESTION = """
-what which where when why how who whose whom is are was were does do did can could should would will has have
-"""
-_QUESTION_LEADS = frozenset(_QUESTION.split())
-_POINTERS = """
-it its this that these those you your here there
-"""
-_AT_HAND = frozenset(_POINTERS.split())  # what is in front of the user
+_QUESTION_LEADS = remarks.QUESTION_WORDS | remarks.AUXILIARIES
+_AT_HAND = remarks.AT_HAND  # what is in front of the user
 
 
 def is_question(text: str) -> bool:

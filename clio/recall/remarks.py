@@ -10,6 +10,11 @@ are the project's, so an archive always holds an exchange that shares them, and 
 it near: before this reader such remarks drew a block from the archive as often as near-miss
 questions did (docs/memory.md, "A remark asks nothing").
 
+It holds the words a question is read by (:data:`QUESTION_WORDS`, :data:`AUXILIARIES`) and those
+that point at what is in front of the user (:data:`AT_HAND`), which
+:func:`clio.recall.relevance.is_question` and :func:`~clio.recall.relevance.only_work_at_hand` read
+too.
+
 - :func:`asks`: a question anywhere in it: a question mark, a question word or an auxiliary leading
   any clause ("merged to main, how do i trigger the prod deploy"), a question word anywhere
   ("a clinic manager asks what's the earliest time ..."), "remind me", "any idea".
@@ -30,8 +35,13 @@ from collections.abc import Sequence
 from clio.lazy_re import lazy
 from clio.recall.terms import fts_words
 
-_QUESTION_WORD = r"what|which|where|when|why|how|who|whose|whom|whats|wheres|whens|whys|whos|hows"
-_AUXILIARY = r"is|are|was|were|does|do|did|can|could|should|would|will|has|have|any"
+# the words that lead a question (clio.recall.relevance.is_question reads them first in a message)
+QUESTION_WORDS = frozenset(["what", "which", "where", "when", "why", "how", "who", "whose", "whom"])
+AUXILIARIES = frozenset(["is", "are", "was", "were", "does", "do", "did", "can", "could", "should", "would", "will", "has", "have"])
+# what is in front of the user ("does it compile?": clio.recall.relevance.only_work_at_hand)
+AT_HAND = frozenset(["it", "its", "this", "that", "these", "those", "you", "your", "here", "there"])
+_QUESTION_WORD = "|".join(sorted(QUESTION_WORDS | {w + "s" for w in ("what", "where", "when", "why", "who", "how")}))
+_AUXILIARY = "|".join(sorted(AUXILIARIES | {"any"}))
 _ASKS = lazy(
     r"\?"
     rf"|\b(?:{_QUESTION_WORD})\b"
@@ -55,7 +65,7 @@ _TROUBLE = lazy(
     re.I,
 )
 _STATE = lazy(r",|\b\w{3,}ed\b|\b\w+'(?:s|re|ll|m|ve)\b|\b(?:is|are|was|were|am|been|done|out|back|brb)\b", re.I)
-_MOMENT = frozenset(["it", "its", "this", "that", "these", "those", "you", "your", "here", "there", "now", "today", "still"])
+_MOMENT = AT_HAND | {"now", "today", "still"}
 MOMENT_WORDS = 2  # a statement with no more own words than this, pointing at the moment, is a remark
 # shorter, a message without a question mark may still be a terse ask ("staging db port", "the
 # dunning job"): the rules of one everyday word and of the work at hand read it; longer, a noun
