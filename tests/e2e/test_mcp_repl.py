@@ -32,7 +32,10 @@ def started(spawn: Spawn, pid_file: Path) -> tuple[Term, int]:  # noqa: F811
     """The REPL up, and the pid of the server that writes ``pid_file`` (started with the session)."""
     term = spawn()
     term.prompt()
-    assert wait_for(pid_file.exists), "the REPL did not start its MCP servers with the session"
+    # the server creates the file, then writes its pid: wait for the pid, not for the file alone
+    assert wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != ""), (
+        "the REPL did not start its MCP servers with the session"
+    )
     return term, int(pid_file.read_text())
 
 
