@@ -279,7 +279,7 @@ def decide(onnx: Path, files: list[Path], keep: float, rescue: float) -> None:
             hits = r["hits"] if plan(p["text"], p["text"])[0] else []
             ranked = sorted(hits, key=lambda h: -h.rank)
             chosen = [h for h in ranked if h.relevant][: auto.MAX_HITS + 1]
-            down = [h for h in ranked if not h.relevant and h.typed and not h.elsewhere and not h.unanswered and h.new_words >= auto.MIN_NEW_WORDS][:1]
+            down = [h for h in ranked if h.admissible and not h.relevant][:1]
             read = chosen + down
             sc = dict(zip(map(id, read), judge.score(p["text"], [unit_text([(role, t) for _, role, t in h.parts], p["text"]) for h in read]), strict=True))
             kept = [h for h in ranked if (h.relevant and sc.get(id(h), keep) >= keep) or (id(h) in sc and not h.relevant and sc[id(h)] >= rescue)][: auto.MAX_HITS]

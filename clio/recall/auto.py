@@ -83,15 +83,20 @@ class Hit:
     elsewhere: bool = False
 
     @property
-    def relevant(self) -> bool:
+    def admissible(self) -> bool:
+        """Whether the unit may be quoted at all, whatever its words or cosine say."""
         if self.unanswered:
             return False  # it would only say that the question was once asked
         if self.new_words < MIN_NEW_WORDS:
             return False  # the same words again (an earlier ask of the same thing): nothing to add
         if not self.typed:
             return False  # on the question's topic, but it cannot state the kind of answer asked
-        if self.elsewhere:
-            return False  # the same thing in another environment than the one asked about
+        return not self.elsewhere  # else the same thing in another environment than the one asked about
+
+    @property
+    def relevant(self) -> bool:
+        if not self.admissible:
+            return False
         cosine = self.features.cosine
         if self.score >= self.words_bar and (cosine is None or cosine >= self.words_floor):
             return True  # the words, unless the encoder finds the unit's meaning far from the message's
