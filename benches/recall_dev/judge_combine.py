@@ -1,0 +1,145 @@
+"""Experiment (not the product), stop 65: the judge's logit as one feature among the decision's
+own, in one logistic score, fitted on some probe sets' stored candidates and read on others
+(docs/memory.md, "The judge as one feature").
+
+``judge_experiment.py decide`` gave the judge the last word over the units the decision chose
+(and one it turned down). Here every admissible unit (:attr:`clio.recall.auto.Hit.admissible`)
+gets a probability from a logistic regression on nine features: the judge's logit, the words'
+score, the cosine (and whether there was none), the idf-weighted share of the message's words
+the unit holds, the rarest of them, the share matched, whether today's decision quotes it, and
+whether the encoder's scan alone found it. Only the ``--top`` admissible units by cosine are
+judged (a cost of a few units a message, not eight); the others are not quoted. The units at
+``t`` or more are quoted, best first, at most :data:`clio.recall.auto.MAX_HITS`, and the
+block's facts and false blocks are counted as ``judge_experiment.py decide`` counts them.
+
+    python judge_combine.py JUDGE-int8.onnx --dir CANDIDATES_DIR \\
+        --fit second third fourth fifth sixth --report seventh eighth [--top 3]
+
+``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
+and, as ``own.pkl``, the ten sets' own probes: ``own-dev`` and ``own-reported`` read its two
+halves). Thresholds are read on the fitted sets and the
+reported ones alike; choose on the first, state the second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[1]))
+
+import bench_auto_recall as B  # noqa: E402
+import judge_experiment as J  # noqa: E402
+import numpy as np  # noqa: E402
+
+from clio.recall import auto  # noqa: E402
+from clio.recall.auto_turn import plan  # noqa: E402
+
+THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+Rows = list[tuple[dict[str, Any], list[auto.Hit], list[float]]]
+Model = Callable[[np.ndarray], np.ndarray]
+
+
+def load(directory: Path, names: Sequence[str], judge: J.Judge, top: int) -> dict[str, Rows]:
+    """Per set, each probe's admissible units and the judge's logits for the ``top`` of them by
+    cosine (-inf for the others: never quoted)."""
+    out: dict[str, Rows] = {}
+    for name in names:
+        rows: Rows = []
+        stem, _, side = name.partition("-")  # own-dev, own-reported: the ten sets' own probes, by half
+        for r in pickle.loads((directory / f"{stem}.pkl").read_bytes()):
+            if side and (f"set_{r['set']}" in B.DEV_SETS) != (side == "dev"):
+                continue
+            text = r["probe"]["text"]
+            hits = [h for h in (r["hits"] if plan(text, text)[0] else []) if h.admissible]
+            chosen = sorted(range(len(hits)), key=lambda i: -(hits[i].features.cosine or -1.0))[:top]
+            logits = [-np.inf] * len(hits)
+            units = [J.unit_text([(role, t) for _, role, t in hits[i].parts], text) for i in chosen]
+            for i, s in zip(chosen, judge.score(text, units), strict=True):
+                logits[i] = s
+            rows.append((r, hits, logits))
+        out[name] = rows
+    return out
+
+
+def features(h: auto.Hit, logit: float) -> list[float]:
+    f = h.features
+    return [logit, h.score, f.cosine if f.cosine is not None else 0.0, float(f.cosine is None), f.weighted, f.rarest,
+            f.matched / max(f.asked, 1), float(h.relevant), float(h.meaning)]  # fmt: skip
+
+
+def is_fact(r: dict[str, Any], h: auto.Hit) -> bool:
+    p = r["probe"]
+    return p["kind"] != "unrelated" and r["sid"] is not None and B.holds_fact(h, r["sid"], p["needles"])
+
+
+def fit(rows: Rows, columns: list[int], l2: float = 1.0, steps: int = 3000, lr: float = 0.1) -> tuple[Model, np.ndarray]:
+    """Logistic regression on standardized features, by gradient descent, over the judged units
+    (a unit is labelled 1 when it is its probe's fact unit, as ``decide`` counts facts)."""
+    xs, ys = [], []
+    for r, hits, logits in rows:
+        for h, s in zip(hits, logits, strict=True):
+            if np.isfinite(s):
+                xs.append(features(h, s))
+                ys.append(float(is_fact(r, h)))
+    x, y = np.array(xs)[:, columns], np.array(ys)
+    mu, sd = x.mean(0), x.std(0) + 1e-9
+    z = (x - mu) / sd
+    w, b = np.zeros(z.shape[1]), 0.0
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-(z @ w + b)))
+        w -= lr * (z.T @ (p - y) / len(y) + l2 * w / len(y))
+        b -= lr * float((p - y).mean())
+    return (lambda m: 1 / (1 + np.exp(-(((m[:, columns] - mu) / sd) @ w + b)))), w
+
+
+def replay(rows: Rows, model: Model | None, t: float) -> tuple[int, int, int]:
+    """(same-words facts quoted, reworded facts quoted, unrelated messages given a block); no
+    model: the decision as shipped."""
+    tally = {"same": 0, "reworded": 0, "unrelated": 0}
+    for r, hits, logits in rows:
+        p = r["probe"]
+        if model is None:
+            kept = auto.choose(r["hits"] if plan(p["text"], p["text"])[0] else [])
+        elif hits:
+            judged = [(h, s) for h, s in zip(hits, logits, strict=True) if np.isfinite(s)]
+            probs = model(np.array([features(h, s) for h, s in judged])) if judged else []
+            kept = [h for (h, _), q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t][: auto.MAX_HITS]
+        else:
+            kept = []
+        block = auto.render(kept, p["text"], B.BLOCK_CHARS)
+        kind = p["kind"]
+        tally[kind] += bool(block) if kind == "unrelated" else (r["sid"] is not None and B.quotes_fact(block, kept, r["sid"], p["needles"]))
+    return tally["same"], tally["reworded"], tally["unrelated"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("judge", type=Path)
+    ap.add_argument("--dir", type=Path, required=True)
+    ap.add_argument("--fit", nargs="+", required=True)
+    ap.add_argument("--report", nargs="+", required=True)
+    ap.add_argument("--top", type=int, default=3)
+    args = ap.parse_args()
+    sets = load(args.dir, [*args.fit, *args.report], J.Judge(args.judge), args.top)
+    fitted = [row for name in args.fit for row in sets[name]]
+    names = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning")
+    for label, columns in (("judge + features", list(range(9))), ("features only", list(range(1, 9)))):
+        model, w = fit(fitted, columns)
+        print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
+        for group in (args.fit, *([n] for n in args.report), args.report):
+            rows = [row for name in group for row in sets[name]]
+            n = [sum(r["probe"]["kind"] == k for r, _, _ in rows) for k in ("same", "reworded", "unrelated")]
+            print(f"  {'+'.join(group)} (of {n[0]}/{n[1]}/{n[2]}): as shipped {replay(rows, None, 0)}; "
+                  + "  ".join(f"t={t} {replay(rows, model, t)}" for t in THRESHOLDS))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
