@@ -23,7 +23,8 @@ Steps (``check``, ``candidates``, ``pairs``, ``decide`` and ``heldout`` in clio'
 tokenizers``)::
 
     python judge_experiment.py check judge_data/part_*.json          # format, and form balanced
-    python judge_experiment.py candidates OUT.pkl [PROBES.json]     # the sets' own probes without
+    python judge_experiment.py candidates OUT.pkl [PROBES.json] [--models-from CLIO_HOME]
+                                                                     # no PROBES.json: the sets' own probes
     python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
     python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR [--steps 1600 --layers 6]
                                                                      # DIR: the wheel's model/ folder
@@ -132,7 +133,7 @@ def candidates(out: Path, probes_file: Path | None) -> None:
 
     rows: list[dict[str, Any]] = []
     probes_all = json.loads(probes_file.read_text()) if probes_file else None
-    sets = sorted({p["set"] for p in probes_all}) if probes_all else list(B.SET_NAMES)
+    sets = sorted({p["set"] for p in probes_all}) if probes_all else [n.removeprefix("set_") for n in B.SET_NAMES]
     for s in sets:
         data = B.load_set(f"set_{s}")
         probes = data["probes"] if probes_all is None else [p for p in probes_all if p["set"] == s]
@@ -309,12 +310,16 @@ def main() -> None:
     ap.add_argument("--minilm", type=Path)
     ap.add_argument("--keep", type=float, default=0.0)
     ap.add_argument("--rescue", type=float, default=2.0)
+    ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="candidates: the helper runs the model clio would with the models installed there (mpnet)")
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--layers", type=int, default=6, help="train: how many of MiniLM's six layers to keep")
     args = ap.parse_args()
     if args.step == "check":
         check([args.out, *args.inputs])
     elif args.step == "candidates":
+        import bench_auto_recall as B
+
+        B.MODELS_FROM[0] = args.models_from
         candidates(args.out, args.inputs[0] if args.inputs else None)
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
