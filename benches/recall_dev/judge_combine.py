@@ -17,8 +17,8 @@ block's facts and false blocks are counted as ``judge_experiment.py decide`` cou
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
 and, as ``own.pkl``, the ten sets' own probes: ``own-dev`` and ``own-reported`` read its two
-halves). Thresholds are read on the fitted sets and the
-reported ones alike; choose on the first, state the second.
+halves). Thresholds are read on the fitted sets and the reported ones alike; choose on the
+first, state the second.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ import judge_experiment as J  # noqa: E402
 import numpy as np  # noqa: E402
 
 from clio.recall import auto  # noqa: E402
-from clio.recall.auto_turn import plan  # noqa: E402
 
 THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 Rows = list[tuple[dict[str, Any], list[auto.Hit], list[float]]]
@@ -58,11 +57,10 @@ def load(directory: Path, names: Sequence[str], judge: J.Judge, top: int) -> dic
             if side and (f"set_{r['set']}" in B.DEV_SETS) != (side == "dev"):
                 continue
             text = r["probe"]["text"]
-            hits = [h for h in (r["hits"] if plan(text, text)[0] else []) if h.admissible]
+            hits = [h for h in J.searched(r) if h.admissible]
             chosen = sorted(range(len(hits)), key=lambda i: -(hits[i].features.cosine or -1.0))[:top]
             logits = [-np.inf] * len(hits)
-            units = [J.unit_text([(role, t) for _, role, t in hits[i].parts], text) for i in chosen]
-            for i, s in zip(chosen, judge.score(text, units), strict=True):
+            for i, s in zip(chosen, judge.score(text, [J.hit_text(hits[i], text) for i in chosen]), strict=True):
                 logits[i] = s
             rows.append((r, hits, logits))
         out[name] = rows
@@ -105,18 +103,15 @@ def replay(rows: Rows, model: Model | None, t: float) -> tuple[int, int, int]:
     model: the decision as shipped."""
     tally = {"same": 0, "reworded": 0, "unrelated": 0}
     for r, hits, logits in rows:
-        p = r["probe"]
         if model is None:
-            kept = auto.choose(r["hits"] if plan(p["text"], p["text"])[0] else [])
+            kept = auto.choose(J.searched(r))
         elif hits:
             judged = [(h, s) for h, s in zip(hits, logits, strict=True) if np.isfinite(s)]
             probs = model(np.array([features(h, s) for h, s in judged])) if judged else []
             kept = [h for (h, _), q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t][: auto.MAX_HITS]
         else:
             kept = []
-        block = auto.render(kept, p["text"], B.BLOCK_CHARS)
-        kind = p["kind"]
-        tally[kind] += bool(block) if kind == "unrelated" else (r["sid"] is not None and B.quotes_fact(block, kept, r["sid"], p["needles"]))
+        tally[r["probe"]["kind"]] += J.counted(r, kept)
     return tally["same"], tally["reworded"], tally["unrelated"]
 
 

@@ -74,6 +74,34 @@ def unit_text(parts: list[tuple[str, str]], query: str) -> str:
     return "\n".join(excerpt(t, words, w - 2) for w, (_, t) in zip(widths, parts, strict=True))
 
 
+def hit_text(hit: Any, query: str) -> str:
+    """A stored candidate (a :class:`clio.recall.auto.Hit`) as the judge reads it."""
+    return unit_text([(role, t) for _, role, t in hit.parts], query)
+
+
+def searched(row: dict[str, Any]) -> list[Any]:
+    """A stored probe's candidates, or none when the product does not search the message
+    (:func:`clio.recall.auto_turn.plan`)."""
+    from clio.recall.auto_turn import plan
+
+    text = row["probe"]["text"]
+    return row["hits"] if plan(text, text)[0] else []
+
+
+def counted(row: dict[str, Any], pick: list[Any]) -> bool:
+    """Whether the block quoting ``pick`` counts for the probe as the recall sets count it: any
+    block for an unrelated message (a false block), the fact shown for a related one."""
+    import bench_auto_recall as B
+
+    from clio.recall import auto
+
+    p = row["probe"]
+    block = auto.render(pick, p["text"], B.BLOCK_CHARS)
+    if p["kind"] == "unrelated":
+        return bool(block)
+    return row["sid"] is not None and B.quotes_fact(block, pick, row["sid"], p["needles"])
+
+
 def _item_parts(u: dict[str, str]) -> list[tuple[str, str]]:
     parts = [("user", u["user"])]
     if u.get("tool", "").strip():
@@ -279,27 +307,22 @@ def heldout(onnx: Path, files: list[Path]) -> None:
 
 
 def decide(onnx: Path, files: list[Path], keep: float, rescue: float) -> None:
-    import bench_auto_recall as B
-
     from clio.recall import auto
-    from clio.recall.auto_turn import plan
 
     judge = Judge(onnx)
     for f in files:
         tally = {k: [0, 0, 0] for k in ("same", "reworded", "unrelated")}  # with the judge, without, of
         for r in pickle.loads(f.read_bytes()):
             p = r["probe"]
-            hits = r["hits"] if plan(p["text"], p["text"])[0] else []
+            hits = searched(r)
             ranked = sorted(hits, key=lambda h: -h.rank)
             chosen = [h for h in ranked if h.relevant][: auto.MAX_HITS + 1]
             down = [h for h in ranked if h.admissible and not h.relevant][:1]
             read = chosen + down
-            sc = dict(zip(map(id, read), judge.score(p["text"], [unit_text([(role, t) for _, role, t in h.parts], p["text"]) for h in read]), strict=True))
+            sc = dict(zip(map(id, read), judge.score(p["text"], [hit_text(h, p["text"]) for h in read]), strict=True))
             kept = [h for h in ranked if (h.relevant and sc.get(id(h), keep) >= keep) or (id(h) in sc and not h.relevant and sc[id(h)] >= rescue)][: auto.MAX_HITS]
             for i, pick in enumerate((kept, auto.choose(hits))):
-                block = auto.render(pick, p["text"], B.BLOCK_CHARS)
-                k = p["kind"]
-                tally[k][i] += bool(block) if k == "unrelated" else B.quotes_fact(block, pick, r["sid"], p["needles"])
+                tally[p["kind"]][i] += counted(r, pick)
             tally[p["kind"]][2] += 1
         print(f.name, " | ".join(f"{k} {a}/{n} (without {b})" for k, (a, b, n) in tally.items()))
     ms = sorted(judge.ms)
