@@ -68,7 +68,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit; clio as in
 
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
-from clio.recall.auto_turn import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS, plan  # noqa: E402
+from clio.recall.auto_turn import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS, judged, plan  # noqa: E402
 from clio.recall.encoder import Encoder  # noqa: E402
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_calibration import stored  # noqa: E402
@@ -90,6 +90,8 @@ WORK_AT_HAND = SETS / "work_at_hand.json"  # short messages about the work at ha
 BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens
 ASK_CUT: list[float | None] = [None]  # the encoder's threshold while a sweep tries one (else the model's)
 TYPED_AHEAD: list[bool] = [False]  # --typed-ahead: each timed message was embedded while typed (the REPL)
+JUDGE: list[bool] = [False]  # --judge: the helper's judge in the decision (recall_judge, clio.recall.verdict)
+RECALLED_AHEAD: list[bool] = [False]  # --recalled-ahead: the REPL's pause had the helper recall each message
 MEANING_WEIGHT: list[float | None] = [None]  # --meaning-weight: instead of the model's own (a sweep)
 WEAK_WORDS_WEIGHT: list[float | None] = [None]  # --weak-words-weight: likewise, when the words barely match
 SERVED: list[Endpoint | None] = [None]  # --served: the helper asks this endpoint's embeddings API (recall_embeddings)
@@ -193,6 +195,8 @@ def step(
     (clio.recall.auto_turn.plan: a message that asks nothing, an order of new work) is not searched."""
     if not plan(text, text)[0]:
         return [], [], ""
+    if encoder is not None:
+        encoder.judge = JUDGE[0] and encoder.model.verdict is not None  # as clio.app.app sets it from recall_judge
     pending = encoder.begin(text, near=NEAR_ASKED) if encoder is not None else None
     try:
         results = best_first(
@@ -207,6 +211,9 @@ def step(
         similarity = pending.finish if pending is not None else None
         cut = ASK_CUT[0] if ASK_CUT[0] is not None else encoder.cosine_ask() if encoder is not None else R.COSINE_ASK
         hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity, cut, index.said_to_other_questions, task=False) if results else []
+        weights = encoder.model.verdict if encoder is not None and JUDGE[0] and ASK_CUT[0] is None else None
+        if pending is not None and weights is not None:
+            hits = judged(hits, text, pending, weights)  # as clio.recall.auto_turn.search_and_score does
     finally:
         if pending is not None:
             pending.close()
@@ -523,6 +530,17 @@ def timed(index: RecallIndex, queries: list[str], client: EncoderClient | None, 
             fresh = turn.with_name("session.json.bench")
             fresh.write_bytes(turn.read_bytes())
             os.replace(fresh, turn)  # a new file, as the store's atomic write makes
+        if client is not None and RECALLED_AHEAD[0]:
+            # the REPL's pause before Enter: the helper does the message's whole recall (the search,
+            # the cosines, the judge); Enter only fetches the block (clio.app.auto_recall.typed)
+            client.judge = JUDGE[0] and client.model.verdict is not None
+            token = client.recall_ahead(query, query, "bench-running-session", "standard")
+            client.status(5.0)  # the helper answers connections in turn: the recall is done by now
+            t = time.perf_counter()
+            got = client.recalled(token, BLOCK_CHARS) if token is not None else None
+            times.append((time.perf_counter() - t) * 1000)
+            assert got is not None, f"the helper recalled nothing ahead: {client.state}"
+            continue
         typed_ahead(client, query)
         t = time.perf_counter()
         step(index, query, client)
@@ -583,7 +601,8 @@ def scale_dev(size: int, repeat: int, encoder: bool) -> None:
     sets = [load_set(n) for n in SET_NAMES]
     probes = [p["text"] for data in sets for p in data["probes"]]
     with tempfile.TemporaryDirectory() as tmp:
-        root, clio_dir = Path(tmp) / "sessions", Path(tmp) / ".clio"
+        clio_dir = Path(tmp) / ".clio"
+        root = clio_dir / "sessions"  # clio's layout: the helper's recall ahead reads the sessions there
         clio_dir.mkdir()
         written, k = 0, 0
         while written < size:
@@ -622,6 +641,8 @@ def main() -> None:
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
     ap.add_argument("--typed-ahead", action="store_true", help="with --encoder: time each step after the helper embedded the message ahead, as the REPL has it sent while the user types")
+    ap.add_argument("--recalled-ahead", action="store_true", help="with --encoder and --scale-dev: time Enter after the REPL's pause had the helper recall the message (the block fetched)")
+    ap.add_argument("--judge", action="store_true", help="with --encoder: the helper's judge in the decision, as recall_judge: true has it (clio.recall.verdict)")
     ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="with --encoder: the models installed there (clio encoder install); the helper runs the one clio would")
     ap.add_argument("--sets", default=",".join(SET_NAMES), help="the sets to run, comma-separated (empty: none)")
     ap.add_argument("--narrated", action="store_true", help="the sets as a model that narrates its tool steps writes them")
@@ -637,6 +658,8 @@ def main() -> None:
     if args.served:
         SERVED[0] = serve_embeddings(args.models_from)
     TYPED_AHEAD[0] = args.typed_ahead
+    JUDGE[0] = args.judge
+    RECALLED_AHEAD[0] = args.recalled_ahead
     MEANING_WEIGHT[0] = args.meaning_weight
     WEAK_WORDS_WEIGHT[0] = args.weak_words_weight
     whole_rng = random.Random(7)  # one draw across the sets, in their order

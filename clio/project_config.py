@@ -65,6 +65,7 @@ USER_ONLY_WHY = {
     "sandbox_hide": "which paths are your credential stores is yours to say",
     "recall_encoder_idle_minutes": "how long clio's encoder helper stays in your memory after clio exits is yours to say",
     "recall_embeddings": "whether every archived message of your projects goes to your endpoint to be embedded is yours to say",
+    "recall_judge": "whether clio's encoder helper loads its judge (23 MB more in your memory, ~20 ms of CPU a searched message) is yours to say",
 }
 USER_ONLY = frozenset(USER_ONLY_WHY)
 # Why each risky setting needs trust (shown when asking).

@@ -78,9 +78,12 @@ def is_fact(r: dict[str, Any], h: auto.Hit) -> bool:
     return p["kind"] != "unrelated" and r["sid"] is not None and B.holds_fact(h, r["sid"], p["needles"])
 
 
-def fit(rows: Rows, columns: list[int], l2: float = 1.0, steps: int = 3000, lr: float = 0.1) -> tuple[Model, np.ndarray]:
+def fit(
+    rows: Rows, columns: list[int], l2: float = 1.0, steps: int = 3000, lr: float = 0.1
+) -> tuple[Model, np.ndarray, tuple[np.ndarray, np.ndarray, float]]:
     """Logistic regression on standardized features, by gradient descent, over the judged units
-    (a unit is labelled 1 when it is its probe's fact unit, as ``decide`` counts facts)."""
+    (a unit is labelled 1 when it is its probe's fact unit, as ``decide`` counts facts); also
+    (mean, scale, bias), which with the weights are what the product holds."""
     xs, ys = [], []
     for r, hits, logits in rows:
         for h, s in zip(hits, logits, strict=True):
@@ -95,12 +98,14 @@ def fit(rows: Rows, columns: list[int], l2: float = 1.0, steps: int = 3000, lr: 
         p = 1 / (1 + np.exp(-(z @ w + b)))
         w -= lr * (z.T @ (p - y) / len(y) + l2 * w / len(y))
         b -= lr * float((p - y).mean())
-    return (lambda m: 1 / (1 + np.exp(-(((m[:, columns] - mu) / sd) @ w + b)))), w
+    return (lambda m: 1 / (1 + np.exp(-(((m[:, columns] - mu) / sd) @ w + b)))), w, (mu, sd, b)
 
 
-def replay(rows: Rows, model: Model | None, t: float) -> tuple[int, int, int]:
+def replay(rows: Rows, model: Model | None, t: float, words_free: bool = False) -> tuple[int, int, int]:
     """(same-words facts quoted, reworded facts quoted, unrelated messages given a block); no
-    model: the decision as shipped."""
+    model: the decision without the judge. ``words_free`` (stop 66, measured, not shipped): the
+    units the decision without the judge quotes that share none of the message's words are quoted
+    too."""
     tally = {"same": 0, "reworded": 0, "unrelated": 0}
     for r, hits, logits in rows:
         if model is None:
@@ -108,7 +113,10 @@ def replay(rows: Rows, model: Model | None, t: float) -> tuple[int, int, int]:
         elif hits:
             judged = [(h, s) for h, s in zip(hits, logits, strict=True) if np.isfinite(s)]
             probs = model(np.array([features(h, s) for h, s in judged])) if judged else []
-            kept = [h for (h, _), q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t][: auto.MAX_HITS]
+            kept = [h for (h, _), q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t]
+            if words_free:  # what the decision without the judge quotes sharing no word stays
+                kept += [h for h in auto.choose(J.searched(r)) if h.features.weighted <= 0.0 and h not in kept]
+            kept = kept[: auto.MAX_HITS]
         else:
             kept = []
         tally[r["probe"]["kind"]] += J.counted(r, kept)
@@ -122,18 +130,23 @@ def main() -> None:
     ap.add_argument("--fit", nargs="+", required=True)
     ap.add_argument("--report", nargs="+", required=True)
     ap.add_argument("--top", type=int, default=3)
+    ap.add_argument("--words-free", action="store_true", help="a unit the decision without the judge quotes that shares no word of the message is quoted whatever the judge says (stop 66)")
+    ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
     args = ap.parse_args()
     sets = load(args.dir, [*args.fit, *args.report], J.Judge(args.judge), args.top)
     fitted = [row for name in args.fit for row in sets[name]]
     names = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning")
     for label, columns in (("judge + features", list(range(9))), ("features only", list(range(1, 9)))):
-        model, w = fit(fitted, columns)
+        model, w, (mu, sd, b) = fit(fitted, columns)
         print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
+        if args.weights and len(columns) == len(names):  # as clio.recall.encoder_models.Verdict holds them
+            print(f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
+                  f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},")  # fmt: skip
         for group in (args.fit, *([n] for n in args.report), args.report):
             rows = [row for name in group for row in sets[name]]
             n = [sum(r["probe"]["kind"] == k for r, _, _ in rows) for k in ("same", "reworded", "unrelated")]
-            print(f"  {'+'.join(group)} (of {n[0]}/{n[1]}/{n[2]}): as shipped {replay(rows, None, 0)}; "
-                  + "  ".join(f"t={t} {replay(rows, model, t)}" for t in THRESHOLDS))  # fmt: skip
+            print(f"  {'+'.join(group)} (of {n[0]}/{n[1]}/{n[2]}): without the judge {replay(rows, None, 0)}; "
+                  + "  ".join(f"t={t} {replay(rows, model, t, args.words_free)}" for t in THRESHOLDS))  # fmt: skip
 
 
 if __name__ == "__main__":

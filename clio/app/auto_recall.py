@@ -56,6 +56,7 @@ class AutoRecall:
         self.encoder = encoder if self.enabled else None
         self.last: dict[str, Any] = {"state": "on" if self.enabled else "off"}
         self._ahead: Ahead | None = None  # recalled by the helper ahead
+        self._ahead_lock = threading.Lock()  # the REPL's typing thread asks ahead (typed), the turn takes it
         self._helper_silent = False  # asked ahead, it did not answer: this message by words alone
 
     def start_warm_up(self) -> threading.Thread | None:
@@ -75,10 +76,34 @@ class AutoRecall:
 
         return threads.start(warm, "clio-recall-warm-up")
 
+    def typed(self, line: str, task: str) -> None:
+        """The prompt's line once the user pauses typing (the REPL hands it on:
+        :mod:`clio.ui.typing_ahead`; ``task``: the session's current task): the encoder helper,
+        when it runs, does the line's whole recall now, as for a one-shot run's message
+        (:meth:`ahead`), so that if it is sent as typed, Enter finds the search, the cosines and the
+        judge done and only fetches the block. Lines it would not search are not sent (as in
+        :meth:`embed_ahead`), nor the same line again while the task and the window stay as they
+        were; when no helper runs, the line starts one (:meth:`embed_ahead`)."""
+        if self.encoder is None or not self.enabled:
+            return
+        text = line.strip()
+        if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#" or not self._has_archive():
+            return
+        from clio.recall.auto_turn import plan
+
+        if not plan(text, text)[0]:
+            return  # not searched (an order, a remark ...)
+        with self._ahead_lock:
+            sent, session = self._ahead, self.services.session
+            same = sent is not None and session is not None and (self._redacted(text), task, session.id) == (sent.text, sent.task, sent.session)
+            if same and sent is not None and self._skip(session)[0] == sent.carried:
+                return  # asked already for this very line, task and window
+            self.ahead(text, task)
+
     def embed_ahead(self, line: str) -> None:
-        """The prompt's line while the user types (the REPL hands it on after a pause:
-        :mod:`clio.ui.typing_ahead`): the encoder helper, when it runs, embeds it now, so that
-        if it is sent as typed its recall finds the query's vector ready. Commands, shell lines,
+        """A line the helper embeds now (a one-shot run's message the helper could not recall
+        ahead; a typed line when no helper runs, which starts it), so that if it is sent as typed
+        its recall finds the query's vector ready. Commands, shell lines,
         memory lines and lines of a word or two (embedded on Enter in a moment) are not sent. The
         line is redacted as the message will be when it is archived (the recall's query is the
         archived text): a secret typed is never sent, and the text is the query to come. What
@@ -123,14 +148,21 @@ class AutoRecall:
             and self._has_archive()
             and self.encoder.index.exists()
         ):
-            skip, nxt = self._carried(), len(session.messages)  # nxt: the message's own, once archived
-            since = min(self._carried(quoted=False).get(session.id) or {nxt})  # as frequencies() counts
-            skip.setdefault(session.id, set()).add(nxt)
+            skip, since = self._skip(session)
             token = self.encoder.recall_ahead(text, task, session.id, self.settings.redaction, skip, since)
             if token is not None:
                 self._ahead = Ahead(text, task, session.id, token, skip)
                 return
         self.embed_ahead(first)
+
+    def _skip(self, session: Any) -> tuple[dict[str, set[int]], int]:
+        """What the request of the session's next message will carry (left out of its search):
+        the window's, what its blocks quote and the message itself, once archived; and the first
+        of the session's messages still in the window (its words' frequencies are counted before it)."""
+        skip, nxt = self._carried(), len(session.messages)
+        since = min(self._carried(quoted=False).get(session.id) or {nxt})  # as frequencies() counts
+        skip.setdefault(session.id, set()).add(nxt)
+        return skip, since
 
     def _carried(self, quoted: bool = True) -> dict[str, set[int]]:
         """What the request carries now, by session and sequence number (never recalled again):
@@ -150,7 +182,8 @@ class AutoRecall:
         """The recall the helper did ahead for this message (:meth:`ahead`): (True, the block's
         message or None), or (False, None) when it has none for it (then recalled here, by words
         alone if the helper was asked and did not answer in time)."""
-        sent, self._ahead = self._ahead, None
+        with self._ahead_lock:
+            sent, self._ahead = self._ahead, None
         session = self.services.session
         if sent is None or self.encoder is None or session is None:
             return False, None
@@ -225,6 +258,7 @@ class AutoRecall:
                 begin=(lambda query: encoder.begin(query, near=auto_turn.NEAR_ASKED)) if encoder is not None else None,
                 current=current,
                 cosine_ask=encoder.cosine_ask() if encoder is not None else auto_turn.auto.R.COSINE_ASK,
+                weights=encoder.model.verdict if encoder is not None and encoder.judge else None,
             )
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}

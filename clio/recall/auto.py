@@ -81,6 +81,12 @@ class Hit:
     # about another environment than the one the message singles out (staging's port asked for
     # production: clio.recall.environments); not quoted, by words or meaning
     elsewhere: bool = False
+    # read by the helper's judge (clio.recall.verdict): its logit, the probability of the judge and
+    # the features together that the unit holds what is asked, and the model's bar for it; a
+    # message with any unit judged quotes by that probability alone
+    judge: float | None = None
+    verdict: float | None = None
+    verdict_bar: float = 1.0
 
     @property
     def admissible(self) -> bool:
@@ -140,6 +146,8 @@ class Hit:
             parts.append("holds no answer of the kind asked")
         if self.elsewhere:
             parts.append("about another environment than the one asked")
+        if self.verdict is not None:
+            parts.append(f"judged {self.judge:+.1f}, probability {self.verdict:.2f} (bar {self.verdict_bar:.2f})")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -241,7 +249,13 @@ def score_hits(
 
 
 def choose(hits: Sequence[Hit], max_hits: int = MAX_HITS) -> list[Hit]:
-    """The relevant hits, best first (by score, the search's order among equals), at most ``max_hits``."""
+    """The relevant hits, best first (by score, the search's order among equals), at most
+    ``max_hits``. When the helper's judge read the message's units (``recall_judge``,
+    :mod:`clio.recall.verdict`), the judged units at their probability's bar or over instead,
+    most probable first: a unit not judged is not quoted."""
+    if any(h.verdict is not None for h in hits):
+        judged = [h for h in hits if h.verdict is not None and h.admissible and h.verdict >= h.verdict_bar]
+        return sorted(judged, key=lambda h: -(h.verdict or 0.0))[:max_hits]
     kept = [h for h in hits if h.relevant]
     return sorted(kept, key=lambda h: -h.rank)[:max_hits]
 

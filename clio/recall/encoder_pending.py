@@ -1,5 +1,6 @@
 """A score the encoder helper is working on (:meth:`clio.recall.encoder_client.EncoderClient.begin`):
-the query sent, the nearest messages and the units' cosines read back within the client's timeout."""
+the query sent, the nearest messages and the units' cosines read back within the client's timeout,
+then, when its judge is loaded, the judge's logits for the units the decision hands it."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class Pending:
         self.conn = conn
         self.done = False
         self.asked_near = asked_near
+        self.judging = False  # the cosines are in and the helper's judge waits on this connection
         self.cosines: dict[int, float] = {}  # the nearest messages' cosines, by index row id
 
     def near(self) -> list[int]:
@@ -64,17 +66,21 @@ class Pending:
                 return None
         self.done = True
         try:
-            with self.conn:
-                try:
-                    self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the helper answered the query line already (an error) and closed: read it
-                got = client._reply(self.conn, client.timeout_s)
+            try:
+                self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the helper answered the query line already (an error) and closed: read it
+            got = client._reply(self.conn, client.timeout_s)
         except (OSError, ValueError) as exc:
+            self.conn.close()
             client.gave_nothing(exc)
             return None
+        self.judging = got.get("judge") is True  # the helper waits for the units to judge, or the end
+        if not self.judging:
+            self.conn.close()
         cos = got.get("cos")
         if not isinstance(cos, list) or len(cos) != len(units):
+            self.close()
             client.state = "failed: a malformed answer"
             return None
         scored = [None if c is None else float(c) for c in cos]
@@ -84,9 +90,35 @@ class Pending:
         client.fill_after_turn()
         return scored
 
+    def judge(self, query: str, texts: list[str]) -> list[float] | None:
+        """The helper's judge's logit for each text with the query (:mod:`clio.recall.judge`),
+        once the cosines are in; None when it has no judge or gave no answer in time (the decision
+        then goes without it). Once only: the connection closes."""
+        if not self.judging:
+            return None
+        self.judging = False
+        client = self.client
+        try:
+            with self.conn:
+                self.conn.sendall(json.dumps({"judge": texts}).encode() + b"\n")
+                got = client._reply(self.conn, client.timeout_s)
+        except (OSError, ValueError):
+            return None  # the cosines stand: the decision without the judge
+        logits = got.get("logits")
+        if not isinstance(logits, list) or len(logits) != len(texts):
+            return None
+        try:
+            return [float(x) for x in logits]
+        except (TypeError, ValueError):
+            return None
+
     def close(self) -> None:
-        """Drop a score that was never finished (nothing to score, or the search failed); the
-        helper still embeds what the search indexed, once the turn ends."""
+        """Drop a score that was never finished (nothing to score, or the search failed), or the
+        judge's turn when it was not asked; the helper still embeds what the search indexed,
+        once the turn ends."""
+        if self.judging:
+            self.judging = False
+            self.conn.close()
         if not self.done:
             self.done = True
             self.conn.close()

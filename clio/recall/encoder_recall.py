@@ -30,7 +30,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clio import __version__
 from clio.recall import auto_turn
@@ -40,6 +40,9 @@ from clio.recall.index import RecallIndex
 from clio.recall.query import best_first
 from clio.safety.redact import Redactor
 from clio.store.sessions import SessionStore
+
+if TYPE_CHECKING:
+    from clio.recall.encoder_models import Verdict
 
 KEEP = 8  # recalls kept for their run's ``recalled``
 OPEN_KEEP = 4  # projects' indexes kept open
@@ -72,10 +75,14 @@ class LocalScores:
     deadline, and never past the helper's on-the-spot budget from now (None: that budget)."""
 
     def __init__(
-        self, near: Callable[[], list[int]], finish: Callable[[list[list[str]], float | None], list[float | None]]
+        self,
+        near: Callable[[], list[int]],
+        finish: Callable[[list[list[str]], float | None], list[float | None]],
+        judge: Callable[[str, list[str]], list[float] | None] | None = None,
     ) -> None:
         self._near = near
         self._finish = finish
+        self._judge = judge
 
     def near(self) -> list[int]:
         return self._near()
@@ -86,6 +93,9 @@ class LocalScores:
     def finish_by(self, deadline: float) -> Callable[[str, list[list[str]]], list[float | None]]:
         """:meth:`finish` with its embedding done by ``deadline`` (monotonic)."""
         return lambda query, units: self._finish(units, deadline)
+
+    def judge(self, query: str, texts: list[str]) -> list[float] | None:
+        return self._judge(query, texts) if self._judge is not None else None
 
     def close(self) -> None:
         pass
@@ -121,9 +131,11 @@ class HelperRecall:
         req: dict[str, Any],
         cosine_ask: float,
         scores: Callable[[str], LocalScores],
+        weights: Verdict | None = None,
     ) -> dict[str, Any]:
         """The ``recall`` request: done now, kept under its token. ``scores(query)``: the helper's
-        nearest messages and cosines for the query."""
+        nearest messages, cosines and judge for the query; ``weights``: its model's
+        :class:`clio.recall.encoder_models.Verdict` (None: no judge)."""
         if req.get("v") != __version__:
             raise ValueError(f"this helper runs clio {__version__}, not {req.get('v')}")
         token = str(req["id"])
@@ -167,6 +179,7 @@ class HelperRecall:
             begin=begin,
             current=current,
             cosine_ask=cosine_ask,
+            weights=weights,
         )
         if found.skipped in auto_turn.KEPT_IN_STEP:
             index.refresh()  # not searched: the index kept in step as a search keeps it (the fill's)
@@ -182,6 +195,8 @@ class HelperRecall:
                 found.query, found.results, current, frequencies, made[0].finish_by(deadline), cosine_ask,
                 index.said_to_other_questions, task=False,  # searched: not an order (auto_turn.plan)
             )  # fmt: skip
+            if weights is not None:
+                hits = auto_turn.judged(hits, found.query, made[0], weights)
             return auto_turn.Searched(query=found.query, hits=hits, ms=found.ms, results=found.results)
 
         self.done[token] = again

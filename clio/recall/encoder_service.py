@@ -12,7 +12,7 @@ project's recall index only as a clio run does, to bring it up to date for a one
 recall done here (:mod:`clio.recall.encoder_recall`: new sessions' messages indexed).
 
 Requests (one JSON object per line):
-- ``{"op": "ping"}`` -> ``{"ok": true, "model": NAME, "pid": ...}``
+- ``{"op": "ping"}`` -> ``{"ok": true, "model": NAME, "judge": LOADED, "pid": ...}``
 - ``{"op": "score", "cache": PATH, "q": TEXT, "units": [[TEXT, ...], ...]}`` -> ``{"cos": [...]}``:
   per unit, the best cosine between the query and any chunk of any of its texts (``"ahead":
   true`` when the query had been embedded ahead; ``null`` for a unit none of whose texts it had
@@ -21,13 +21,19 @@ Requests (one JSON object per line):
   clio is still searching for the units. With ``"near": {"index": PATH, "k": N}`` the helper
   first answers ``{"near": [[row id, cosine], ...]}``: the project's indexed messages nearest to
   the query (:mod:`clio.recall.encoder_scan`), which clio adds to bm25's candidates before it
-  sends the units.
+  sends the units. With ``"judge": true`` (the user's ``recall_judge``), the helper loads its judge
+  (:mod:`clio.recall.judge`, for a model with a :class:`clio.recall.encoder_models.Verdict`; in a
+  thread, the first time); once it is loaded, the cosines come with ``"judge": true`` and the
+  helper waits up to :data:`JUDGE_WAIT_S` on the same connection for ``{"judge": [TEXT, ...]}``
+  (the units clio's decision hands it, at most 8), answered ``{"logits": [...]}``; a connection
+  closed instead gets no reply.
 - ``{"op": "ahead", "q": TEXT}`` -> ``{"ok": true}``: ``TEXT`` embedded now and kept (the last
   :data:`AHEAD_KEEP`), so a score of the same text finds its vector ready: the REPL sends its line
   while the user types (a pause), and only the scan and the cosines are left for Enter.
 - ``{"op": "recall", ...}`` and ``{"op": "recalled", "id": TOKEN, "budget": CHARS}``: a one-shot
-  run's whole automatic recall, done here ahead while the run starts, then its block handed back
-  within the run's room (:mod:`clio.recall.encoder_recall` has the fields).
+  run's whole automatic recall (or the REPL's line once the user paused typing), done here ahead
+  while the run starts, judged here too, then its block handed back within the run's room
+  (:mod:`clio.recall.encoder_recall` has the fields).
 - ``{"op": "fill", "cache": PATH, "index": PATH}`` -> ``{"ok": true}`` at once; the indexed
   messages without a vector are embedded in the background, newest first, pausing while a score
   request is served (:mod:`clio.recall.encoder_fill`).
@@ -72,6 +78,12 @@ AHEAD_KEEP = 8  # texts embedded ahead, kept for their score
 # client's 250 ms (clio.recall.encoder_client.TIMEOUT_S) with room for the scoring and the socket
 SPOT_BUDGET_S = 0.18
 LOCK_SUFFIX = ".lock"  # beside the socket: a helper is starting (written by the client)
+# after the cosines, how long the helper waits for the units to judge: the client sends them as soon
+# as it has read its words' features (a few ms); the helper serves one connection at a time
+JUDGE_WAIT_S = 0.25
+JUDGE_TEXTS = 8
+JUDGE_CHARS_MAX = 4000
+RECALL_JUDGE_WAIT_S = 2.0  # a one-shot run's recall done here waits this long for the judge to load
 
 
 class Service:
@@ -89,6 +101,36 @@ class Service:
         self.ahead: OrderedDict[str, Any] = OrderedDict()  # text -> its vector, embedded ahead of its score
         self.ahead_used = 0  # scores that found their query embedded ahead
         self.recalls = HelperRecall()  # one-shot runs' recalls, done ahead (clio.recall.encoder_recall)
+        self.judge: Any = None  # clio.recall.judge.Judge once loaded, for a model with a Verdict
+        self.judge_ready = threading.Event()  # set once loaded, or once it could not be
+        self.judge_asked = False  # a run with recall_judge asked: it is loading, or loaded
+
+    def want_judge(self) -> None:
+        """A run with the user's ``recall_judge`` asked: load the judge in a thread, once, and only
+        for a model whose cosines it was fitted with (:attr:`clio.recall.encoder_models.EncoderModel.verdict`)."""
+        if not self.judge_asked and self.encoder.model.verdict is not None:
+            self.judge_asked = True
+            threading.Thread(target=self.load_judge, daemon=True, name="clio-encoder-judge").start()
+
+    def load_judge(self) -> None:
+        """Load the judge (~0.3 s). One that cannot load leaves the decision without it."""
+        try:
+            from clio.recall.judge import Judge
+
+            self.judge = Judge()
+        except Exception:  # the decision goes without it; ping tells
+            self.judge = None
+        finally:
+            self.judge_ready.set()
+
+    def judge_scores(self, query: str, texts: Any, wait: float = 0.0) -> list[float] | None:
+        """The judge's logits for ``texts`` with ``query`` (None without a judge; ``wait``: how
+        long to wait for it to load)."""
+        if not self.judge_ready.wait(wait) or self.judge is None:
+            return None
+        if not isinstance(texts, list) or not texts or len(texts) > JUDGE_TEXTS:
+            raise ValueError("judge: a list of 1 to 8 texts")
+        return [float(x) for x in self.judge.score(query[:MAX_QUERY], [str(t)[:JUDGE_CHARS_MAX] for t in texts])]
 
     def cache(self, path: Path) -> VectorCache:
         path = path.resolve()
@@ -119,16 +161,18 @@ class Service:
         except (ValueError, OSError, TypeError):
             return []
 
-    def handle(self, req: dict[str, Any], more: Any = None, send: Any = None) -> dict[str, Any]:
-        """One request; ``more()`` reads the next line of the same connection (a score whose
-        units follow: the query is embedded while clio still searches), ``send(obj)`` writes a
-        line before the reply (the nearest messages, which clio searches with)."""
+    def handle(self, req: dict[str, Any], more: Any = None, send: Any = None) -> dict[str, Any] | None:
+        """One request; ``more(timeout=None)`` reads the next line of the same connection (a
+        score whose units follow: the query is embedded while clio still searches; the units to
+        judge), ``send(obj)`` writes a line before the reply (the nearest messages, which clio
+        searches with; the cosines, when the judge's units may follow). None: no reply (clio
+        closed the connection without asking the judge)."""
         op = req.get("op")
         idle = req.get("idle")  # the asking run's user's setting (recall_encoder_idle_minutes)
         if isinstance(idle, (int, float)) and not isinstance(idle, bool) and IDLE_RANGE[0] <= idle <= IDLE_RANGE[1]:
             self.idle_s = float(idle)
         if op == "ping":
-            return {"ok": True, "model": self.encoder.model.name, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served, "idle_s": self.idle_s}
+            return {"ok": True, "model": self.encoder.model.name, "judge": self.judge is not None, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served, "idle_s": self.idle_s}
         if op == "ahead":
             text = str(req.get("q", ""))[:MAX_QUERY]
             if text.strip() and text not in self.ahead:
@@ -158,14 +202,30 @@ class Service:
                 if not isinstance(units, list):
                     raise ValueError("no units to score")
                 deadline = time.monotonic() + SPOT_BUDGET_S  # what the fill has not reached yet: what fits in time
-                return {"cos": self.score(cache, q, units, deadline), "ahead": ahead}
+                cos = {"cos": self.score(cache, q, units, deadline), "ahead": ahead}
+                if req.get("judge") is True:
+                    self.want_judge()
+                if req.get("judge") is not True or self.judge is None or send is None or more is None:
+                    return cos
+                send(dict(cos, judge=True))  # then the units to judge, or the connection closed
+                try:
+                    asked = more(JUDGE_WAIT_S)
+                except (OSError, ValueError):
+                    return None  # not asked (closed, or nothing within the wait): no reply
+                return {"logits": self.judge_scores(text, asked.get("judge") if isinstance(asked, dict) else None)}
             finally:
                 self.busy.clear()
         if op == "recall":
             self.cache(Path(str(req["cache"])))  # a project's own cache of this model, beside the index
             self.busy.set()
             try:
-                return self.recalls.recall(req, self.encoder.model.cosine_ask, lambda q: self._scores(req, q))
+                judged = req.get("judge") is True and self.encoder.model.verdict is not None
+                if judged:
+                    self.want_judge()
+                return self.recalls.recall(
+                    req, self.encoder.model.cosine_ask, lambda q: self._scores(req, q),
+                    self.encoder.model.verdict if judged else None,
+                )  # fmt: skip
             finally:
                 self.busy.clear()
         if op == "recalled":  # units left without a cosine are scored once more: the fill pauses
@@ -202,7 +262,11 @@ class Service:
             spot = time.monotonic() + SPOT_BUDGET_S  # never longer than a score's on-the-spot budget
             return self.score(cache, q, units, spot if deadline is None else min(deadline, spot))
 
-        return LocalScores(lambda: [int(p[0]) for p in self.nearest(cache, cache_path, near, q)], finish)
+        return LocalScores(
+            lambda: [int(p[0]) for p in self.nearest(cache, cache_path, near, q)],
+            finish,
+            lambda query, texts: self.judge_scores(query, texts, RECALL_JUDGE_WAIT_S),
+        )
 
     def score(self, cache: VectorCache, q: Any, units: list[list[str]], deadline: float | None = None) -> list[float | None]:
         """Per unit, the best cosine of the query vector ``q`` with a chunk of one of its texts.
@@ -254,8 +318,10 @@ class Service:
         conn.settimeout(10.0)
         buffer = b""
 
-        def line() -> Any:
+        def line(timeout: float | None = None) -> Any:
             nonlocal buffer
+            if timeout is not None:
+                conn.settimeout(timeout)
             while b"\n" not in buffer and len(buffer) < MAX_REQUEST:
                 chunk = conn.recv(1 << 16)
                 if not chunk:
@@ -272,7 +338,8 @@ class Service:
                 reply = self.handle(req, line, lambda obj: conn.sendall(json.dumps(obj).encode() + b"\n"))
             except Exception as exc:  # a bad request gets one line back, never kills the helper
                 reply = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-            conn.sendall(json.dumps(reply).encode() + b"\n")
+            if reply is not None:
+                conn.sendall(json.dumps(reply).encode() + b"\n")
         except OSError:
             pass
 

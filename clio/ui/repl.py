@@ -222,8 +222,8 @@ def run_repl(
         _banner(app, out)
         shown = threading.Event()  # the prompt is drawn: the warm-up may begin
         session.app.after_render += lambda _app: shown.set()
-        if app.auto_recall.encoder is not None:  # the line embedded while the user types (typing_ahead.py)
-            ahead = TypingAhead(app.auto_recall.embed_ahead)
+        if app.auto_recall.encoder is not None:  # the line recalled by the helper while the user types (typing_ahead.py)
+            ahead = TypingAhead(lambda line: app.auto_recall.typed(line, _current_task(app)))
             session.default_buffer.on_text_changed += lambda buffer: ahead.changed(buffer.text)
         threads.start(_warm_up, "clio-warm-up", (app, shown, not (settings.no_ltm or settings.incognito)))
         pending = first_input
@@ -337,6 +337,12 @@ def _banner(app: App, out: Console) -> None:
         out.print(Text(tip, style="dim"))
     for line, style in resume_view.render(app.session.messages, out.width):
         out.print(visible(line, style), soft_wrap=True)
+
+
+def _current_task(app: App) -> str:
+    """The session's current task, as the turn hands it to the automatic recall."""
+    summary = app.orchestrator.engine.summary if app.orchestrator is not None else None
+    return summary.current_task if summary is not None else ""
 
 
 def _toolbar(app: App) -> HTML:

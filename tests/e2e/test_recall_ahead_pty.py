@@ -1,9 +1,10 @@
-"""End to end, issue 32: the REPL embeds the line while the user types.
+"""End to end, issue 32: the REPL has the helper recall the line while the user types.
 
 Through a real pseudo-terminal, the installed clio and the fake server, in a project whose
 archive the encoder helper has embedded: a question typed and left for a moment before Enter is
-embedded by the helper during that pause (it holds the line), and its recall on Enter uses that
-vector (the helper counts the score as served ahead) and quotes the earlier answer.
+recalled by the helper during that pause (the search, the cosines and the judge: a one-shot
+run's recall ahead), and Enter takes that block (the helper counts it served) quoting the earlier
+answer; a line changed after its pause is recalled on Enter as typed.
 """
 
 from __future__ import annotations
@@ -52,26 +53,41 @@ def with_history(fake_server: FakeServer, proj: Path) -> Path:
     return home
 
 
-def test_a_line_left_a_moment_before_enter_is_embedded_while_typed(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
+def test_a_line_left_a_moment_before_enter_is_recalled_while_typed(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
     home = with_history(fake_server, project)
     try:
         client = EncoderClient(home, project / ".clio")
         before = client.status()
         term = spawn(env={"CLIO_RECALL_ENCODER": ""})
         term.prompt()
+        time.sleep(1.0)  # the REPL's warm-up is done
         term.child.send(REWORDED)  # typed, not sent yet
         deadline = time.monotonic() + 30
         while client.status()["ahead_kept"] == before["ahead_kept"] and time.monotonic() < deadline:
-            time.sleep(0.05)  # the pause: the REPL hands the line on, the helper embeds it
+            time.sleep(0.05)  # the pause: the REPL hands the line on, the helper recalls for it
+        assert client.status()["ahead_kept"] == before["ahead_kept"] + 1  # its query embedded there
+        time.sleep(1.0)  # a longer pause: the same line is not sent again
         assert client.status()["ahead_kept"] == before["ahead_kept"] + 1
         term.child.send("\r")
         term.expect("Done.")
         message = sent(fake_server, REWORDED)
         assert "<recalled_context>" in message and "allkeys-lru" in message, message
-        assert client.status()["ahead_used"] == before["ahead_used"] + 1  # scored with the vector made ahead
+        assert client.status()["recalls_ahead"] == before["recalls_ahead"] + 1  # Enter took the helper's block
         term.prompt()
         term.type("/context")
-        term.expect(r"sentence encoder: minilm: ready, the message embedded while typed")
+        term.expect(r"searched by the helper ahead \(")
+        term.prompt()
+        # a line changed after its pause is recalled on Enter, here, as typed
+        term.child.send("why do users keep getting logged out")
+        time.sleep(1.0)
+        term.child.send(" of the admin pages\r")
+        term.expect("Done.")
+        sent(fake_server, "why do users keep getting logged out of the admin pages")
+        assert client.status()["recalls_ahead"] == before["recalls_ahead"] + 1  # not the helper's stale one
+        term.prompt()
+        term.type("/context")
+        m = term.expect(r"sentence encoder: minilm: ([^\n]*)")
+        assert "ahead" not in m.group(1), m.group(0)
         term.prompt()
         term.child.sendeof()
         assert term.wait_exit() == 0

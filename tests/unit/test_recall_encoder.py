@@ -725,3 +725,58 @@ def test_a_long_run_starts_the_helper_again_once_it_left(tmp_path: Path, monkeyp
     third = wait_ready(socket_path(home))
     assert third not in (first, second)
     os.kill(third, signal.SIGTERM)
+
+
+def test_a_paused_line_is_recalled_by_the_helper_once_for_its_line_task_and_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The REPL's line after a pause (AutoRecall.typed): what would be searched is sent as a whole
+    recall (op "recall", redacted, with what the request will carry left out), once while the line,
+    the task and the window stay as they were; commands and orders are not sent."""
+    import types
+
+    from clio.app.auto_recall import AutoRecall
+    from clio.config import Settings
+    from clio.safety.redact import Redactor
+
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
+    home.mkdir()
+    clio_dir.mkdir(parents=True)
+    (clio_dir / "recall.sqlite").write_bytes(b"")  # the project's index (the helper opens it, not this test)
+    sent: list[dict[str, Any]] = []
+    server = stand_in_helper(socket_path(home), lambda f: sent.append(json.loads(f.readline())))
+    session = types.SimpleNamespace(id="s1", messages=[object()] * 4)
+    carried = {"s1": {2, 3}}
+    services = types.SimpleNamespace(
+        redactor=Redactor("standard"), session=session,
+        recall=types.SimpleNamespace(has_archive=lambda: True, carried=lambda quoted=True: carried),
+    )  # fmt: skip
+    recall = AutoRecall(services, None, Settings(), EncoderClient(home, clio_dir))  # type: ignore[arg-type]
+    token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
+
+    def wait(n: int) -> None:
+        deadline = time.monotonic() + 10
+        while len(sent) < n and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+
+    try:
+        for line in ("/context", "!ls -la", "ok thanks", "add a retry to the uploader please"):
+            recall.typed(line, "")
+        recall.typed(f"why does {token} fail to push?", "")
+        wait(1)
+        assert len(sent) == 1 and sent[0]["op"] == "recall" and token not in sent[0]["q"]
+        assert sent[0]["skip"] == {"s1": [2, 3, 4]} and sent[0]["since"] == 2  # the window, and the message itself
+        recall.typed(f"why does {token} fail to push?", "")  # the same line, task and window: not again
+        wait(1)
+        assert len(sent) == 1
+        recall.typed(f"why does {token} fail to push?", "the release pipeline")  # another task
+        carried["s1"] = {3}  # a trim meanwhile
+        recall.typed(f"why does {token} fail to push?", "the release pipeline")
+        wait(3)
+        assert [m["task"] for m in sent] == ["", "the release pipeline", "the release pipeline"]
+        # each on a connection of its own, read on a thread of its own: in either order
+        assert sorted(m["skip"]["s1"] for m in sent[1:]) == [[2, 3, 4], [3, 4]]
+    finally:
+        server.close()

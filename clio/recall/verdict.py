@@ -1,0 +1,88 @@
+"""Pure: the judge's reading of a unit joined with the decision's own features in one calibrated
+score, and which units that score quotes (docs/memory.md, "The judge in the decision").
+
+With the user's ``recall_judge: true`` (off by default), where the encoder helper runs a model
+whose :class:`clio.recall.encoder_models.Verdict` is declared, the three admissible units with the best cosine (:func:`to_judge`) are read with the
+message by a small cross-encoder in the helper (:mod:`clio.recall.judge`): one logit a unit, how
+likely the unit answers the message. Alone it trades facts for false blocks; as one feature of a
+logistic score beside the cosine, the words' score, the rarest word matched and whether only the
+scan found the unit (:func:`features`), it took 11 of the 23 false blocks of the one probe set
+nobody had read and lost no fact there, but it loses questions reworded with none of the archive's
+words (docs/memory.md, "The judge in the decision"). A judged message quotes the units whose probability clears the
+model's bar, best first; the units not judged are not quoted. A message the helper could not
+judge (it failed, it was late, words only) keeps the decision of :attr:`clio.recall.auto.Hit.relevant`.
+
+No I/O; :mod:`clio.recall.auto_turn` reads it, and :func:`clio.recall.auto.choose` the
+probabilities it wrote.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from clio.recall.auto import Hit, shares
+from clio.recall.terms import excerpt, fts_words
+
+if TYPE_CHECKING:
+    from clio.recall.encoder_models import Verdict
+
+JUDGED = 3  # admissible units a message, by cosine, read by the judge (all eight took no more)
+JUDGE_CHARS = 480  # a unit as the judge reads it: as the block quotes it (clio.recall.auto.EXCERPT_CHARS)
+
+
+def judge_text(parts: Sequence[tuple[str, str]], query: str) -> str:
+    """A unit as the judge reads it (and was trained on): its messages (role, text) cut around the
+    query's words as the block quotes them, within :data:`JUDGE_CHARS` together, a line each."""
+    words = fts_words(query)
+    widths = shares([len(" ".join(t.split())) for _, t in parts], JUDGE_CHARS)
+    return "\n".join(excerpt(t, words, w - 2) for w, (_, t) in zip(widths, parts, strict=True))
+
+
+def to_judge(hits: Sequence[Hit], top: int = JUDGED) -> list[int]:
+    """The indexes of the hits the judge reads: the admissible ones with the best cosine (one not
+    scored in time counts as -1), in the search's order among equals."""
+
+    def cosine(i: int) -> float:
+        c = hits[i].features.cosine
+        return -1.0 if c is None else c
+
+    return sorted((i for i, h in enumerate(hits) if h.admissible), key=lambda i: -cosine(i))[:top]
+
+
+def features(hit: Hit, logit: float) -> list[float]:
+    """The score's inputs, in :class:`clio.recall.encoder_models.Verdict`'s order: the judge's
+    logit, the words' score, the cosine (0 without) and whether there was none, the idf-weighted
+    share of the message's words the unit holds, the rarest of them, the share matched, whether
+    the decision without the judge quotes it, whether the scan alone found it."""
+    f = hit.features
+    return [
+        logit,
+        hit.score,
+        f.cosine if f.cosine is not None else 0.0,
+        float(f.cosine is None),
+        f.weighted,
+        f.rarest,
+        f.matched / max(f.asked, 1),
+        float(hit.relevant),
+        float(hit.meaning),
+    ]
+
+
+def probability(hit: Hit, logit: float, v: Verdict) -> float:
+    """How likely the unit holds what the message asks: the logistic score of :func:`features`."""
+    z = v.bias + sum(  # a feature that never varied on the fitted units (scale 0) weighs nothing
+        w * (x - m) / s for x, m, s, w in zip(features(hit, logit), v.mean, v.scale, v.weights, strict=True) if s
+    )
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def judged(hits: Sequence[Hit], logits: dict[int, float], v: Verdict) -> list[Hit]:
+    """The hits with the judge's ``logits`` (by index, those of :func:`to_judge`) read into their
+    probability and the model's bar (:attr:`clio.recall.auto.Hit.verdict`)."""
+    return [
+        replace(h, judge=logits[i], verdict=probability(h, logits[i], v), verdict_bar=v.bar) if i in logits else h
+        for i, h in enumerate(hits)
+    ]

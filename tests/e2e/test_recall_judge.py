@@ -1,0 +1,124 @@
+"""End to end, issue 32: the helper's judge in the automatic recall's decision, for a user whose
+config says ``recall_judge: true`` (clio.recall.verdict; off by default: docs/memory.md, "The
+judge in the decision").
+
+Through the installed clio, the fake server and the user's real encoder helper, in a project
+whose archive is a recall set's (set D: firmware for a thermostat, 42 sessions): a near miss
+("the hostname of the production MQTT broker", where the archive settled the staging broker's
+port) that the decision without the judge quotes gets no block; a question reworded so that the
+decision without the judge misses its fact (flashed by hand, no over-the-air updates: the
+partition table) gets it quoted; small talk gets none. ``/context`` tells the judge's reading of a
+unit. Both messages come from the probe sets (benches/recall_dev); the test says what the decision
+does with them, not how it was fitted.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from clio.recall.encoder_client import EncoderClient
+from clio.recall.encoder_readiness import installed
+from testkit.clio_run import run_clio
+from testkit.encoder_helper import stop_helper
+from testkit.fakeserver import FakeServer, Reply
+from testkit.recall_sets import build, load_set
+from tests.e2e.test_recall_encoder import sent, wait_filled
+from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+
+NEAR_MISS = "whats the hostname of the production mqtt broker?"
+REWORDED = "I flashed a unit by hand and now it won't accept over-the-air updates, what did I miss?"
+
+
+def wait_judge(home: Path, proj: Path) -> None:
+    """The helper loads its judge on the first request that asks for it (a run's, once the user
+    said recall_judge): asked here, then waited for."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("CLIO_RECALL_ENCODER", raising=False)  # tests/conftest.py switches it off for this process
+        client = EncoderClient(home, proj / ".clio")
+    client.judge = True
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        client.score("which port does the broker use", [["the broker listens on 8884"]])
+        if client.status(2.0).get("judge") is True:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the helper did not load its judge")
+
+
+def judging(home: Path) -> None:
+    (home / "config.yaml").write_text("recall_judge: true\n")
+
+
+def test_the_judge_drops_a_near_miss_and_brings_back_a_reworded_fact(tmp_path: Path) -> None:
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    home.mkdir()
+    judging(home)
+    build(load_set("set_d"), proj / ".clio" / "sessions")
+    server = FakeServer(lambda body: Reply(text="Done.")).start()
+    on = {"CLIO_RECALL_ENCODER": None}
+
+    def clio(text: str, env: dict[str, str | None] = on) -> str:
+        r = run_clio(["--model", "fake-model", "-p", text], server=server, project=proj, home=home, env_extra=env)
+        assert r.returncode == 0, r.stderr
+        return sent(server, text)
+
+    try:
+        clio("add a --fahrenheit option to thermoctl logs")  # an order: no block, but the helper starts
+        wait_filled(proj)
+        wait_judge(home, proj)
+
+        near = clio(NEAR_MISS)
+        assert "<recalled_context>" not in near, near
+        reworded = clio(REWORDED)
+        assert "<recalled_context>" in reworded and "partitions.csv" in reworded, reworded
+        for small_talk in ("ok, continue", "thanks, that looks good"):
+            assert "<recalled_context>" not in clio(small_talk)
+    finally:
+        server.stop()
+        stop_helper(home)
+
+
+def test_the_repl_asks_the_helpers_judge_and_context_tells_its_reading(
+    fake_server: FakeServer, project: Path, spawn: Spawn  # noqa: F811
+) -> None:
+    """In the REPL the app searches in process and asks the helper for the cosines, then, on the
+    same connection, for its judge's logits: the near miss gets no block, the reworded question
+    its fact, and ``/context`` names the judge's reading of what was left out and what was quoted."""
+    home = project.parent / "home"
+    home.mkdir(exist_ok=True)
+    judging(home)
+    build(load_set("set_d"), project / ".clio" / "sessions")
+    fake_server.responder = lambda body: Reply(text="Done.")
+    on = {"CLIO_RECALL_ENCODER": None}
+    try:
+        r = run_clio(["--model", "fake-model", "-p", "add a --fahrenheit option to thermoctl logs"], server=fake_server,
+                     project=project, home=home, env_extra=on)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        wait_filled(project)
+        wait_judge(home, project)
+        term = spawn(env={"CLIO_RECALL_ENCODER": ""})
+        term.prompt()
+        term.type(NEAR_MISS)
+        term.expect("Done.")
+        assert "<recalled_context>" not in sent(fake_server, NEAR_MISS)
+        term.prompt()
+        term.type("/context")
+        term.expect(r"best candidate left out: .*judged [-+]\d+\.\d, probability 0\.\d\d \(bar\s+0\.25\)")
+        term.prompt()
+        term.type(REWORDED)
+        term.expect("Done.")
+        assert "partitions.csv" in sent(fake_server, REWORDED)
+        term.prompt()
+        term.type("/context")
+        term.expect(r"judged [-+]\d+\.\d, probability 0\.\d\d \(bar\s+0\.25\)")
+        term.prompt()
+        term.child.sendeof()
+        assert term.wait_exit() == 0
+    finally:
+        stop_helper(home)

@@ -1,0 +1,137 @@
+"""The judge on the helper's side (issue 32; clio.recall.judge, clio.recall.encoder_service,
+clio.recall.encoder_pending): the packaged model reads an answer above a near miss; the real
+helper loads it as it starts, says so, and after a score's cosines waits on the same connection
+for the units to judge, or for the connection to close; a client takes a helper without a judge,
+or one that answers nothing, as the decision without it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clio.recall.encoder_client import ENV_SWITCH, EncoderClient
+from clio.recall.encoder_readiness import installed, socket_path
+from testkit.encoder_helper import stop_helper
+from testkit.helper_stand_in import stand_in_helper
+
+needs_model = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+
+QUESTION = "which port does the staging mqtt broker listen on?"
+ANSWER = "Staging's mqtt broker listens on port 8884 with TLS; production stays on 8883."
+NEAR_MISS = "The staging grafana shows the broker's metrics on port 3000."
+UNRELATED = "Tidy the navbar: flex layout with a 4px gap between the links."
+
+
+@needs_model
+def test_the_packaged_judge_reads_the_answer_above_a_near_miss() -> None:
+    from clio.recall.judge import Judge
+
+    logits = Judge(threads=1).score(QUESTION, [UNRELATED, NEAR_MISS, ANSWER])
+    assert len(logits) == 3 and logits[2] > 0 > logits[0], logits
+    assert logits[2] > logits[1] > logits[0], logits
+
+
+def test_a_damaged_judge_file_is_refused_by_its_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from clio.recall import judge
+    from clio.recall.embedder import EmbedderUnavailable
+
+    bad = tmp_path / "judge.onnx.gz"
+    bad.write_bytes(gzip.compress(b"not the model"))
+    monkeypatch.setattr(judge, "JUDGE_FILE", bad)
+    with pytest.raises(EmbedderUnavailable, match="sha256"):
+        judge.Judge()
+
+
+def _ready_with_judge(client: EncoderClient) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if client.status(2.0).get("judge") is True:
+                return
+            client.score(QUESTION, [[ANSWER]])  # a request that asks for the judge: it loads
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.1)
+    raise AssertionError("no helper with its judge loaded")
+
+
+@needs_model
+def test_the_helper_judges_the_units_on_the_scores_connection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    home, clio_dir = tmp_path / "home", tmp_path / "proj" / ".clio"
+    home.mkdir()
+    clio_dir.mkdir(parents=True)
+    client = EncoderClient(home, clio_dir, timeout_s=30.0)
+    try:
+        client.start()
+        plain = EncoderClient(home, clio_dir, timeout_s=30.0)  # a run without recall_judge
+        while True:
+            try:
+                plain.ping(1.0)
+                break
+            except (OSError, ValueError):
+                time.sleep(0.1)
+        quiet_start = plain.begin(QUESTION)
+        assert quiet_start is not None and quiet_start.finish(QUESTION, [[ANSWER]]) is not None
+        assert not quiet_start.judging and plain.status()["judge"] is False  # not asked: never loaded
+        client.judge = True
+        _ready_with_judge(client)
+        pending = client.begin(QUESTION)
+        assert pending is not None
+        cos = pending.finish(QUESTION, [[UNRELATED], [ANSWER]])
+        assert cos is not None and cos[1] > cos[0] and pending.judging
+        logits = pending.judge(QUESTION, [UNRELATED, ANSWER])
+        assert logits is not None and logits[1] > 0 > logits[0], logits
+        assert pending.judge(QUESTION, [ANSWER]) is None  # once only: the connection is closed
+        pending.close()
+
+        # a score whose client closes without asking the judge: the helper serves the next at once
+        quiet = client.begin(QUESTION)
+        assert quiet is not None and quiet.finish(QUESTION, [[ANSWER]]) is not None and quiet.judging
+        quiet.close()
+        assert client.score(QUESTION, [[ANSWER]]) == [cos[1]]
+        # a bad list to judge gets an error line, and the decision goes without the judge
+        bad = client.begin(QUESTION)
+        assert bad is not None and bad.finish(QUESTION, [[ANSWER]]) is not None
+        assert bad.judge(QUESTION, [ANSWER] * 9) is None
+        assert client.status()["judge"] is True  # the helper serves on
+    finally:
+        stop_helper(home)
+
+
+def test_a_helper_without_a_judge_or_silent_on_it_leaves_the_decision_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    seen: list[Any] = []
+
+    def answer(f: Any) -> None:
+        req = json.loads(f.readline())  # the query
+        units = json.loads(f.readline())["units"]
+        judge = req["q"].startswith("judged")
+        f.write(json.dumps({"cos": [0.6] * len(units), "ahead": False, **({"judge": True} if judge else {})}).encode() + b"\n")
+        f.flush()
+        if judge:
+            seen.append(f.readline())  # the units to judge, then nothing: a helper gone quiet
+            time.sleep(0.5)
+
+    server = stand_in_helper(socket_path(home), answer)
+    try:
+        client = EncoderClient(home, tmp_path / ".clio", timeout_s=0.2)
+        plain = client.begin("plain question")
+        assert plain is not None and plain.finish("plain question", [[ANSWER]]) == [0.6]
+        assert not plain.judging and plain.judge("plain question", [ANSWER]) is None  # nothing sent
+        quiet = client.begin("judged question")
+        assert quiet is not None and quiet.finish("judged question", [[ANSWER]]) == [0.6] and quiet.judging
+        assert quiet.judge("judged question", [ANSWER]) is None  # no answer within the timeout
+        assert json.loads(seen[0]) == {"judge": [ANSWER]}
+    finally:
+        server.close()

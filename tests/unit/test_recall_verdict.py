@@ -1,0 +1,165 @@
+"""The judge in the automatic recall's decision (issue 32; clio.recall.verdict, auto.choose,
+auto_turn.judged), pure: which units the judge reads, what it reads of them, the probability its
+logit and the features make with a model's declared weights, and what a judged message quotes.
+The helper's side and the judge itself: tests/unit/test_recall_judge_helper.py; end to end:
+tests/e2e/test_recall_judge.py."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from clio.recall import auto, auto_turn, verdict
+from clio.recall.encoder_models import MINILM, MPNET, Verdict, endpoint_model
+
+QUESTION = "which port does the staging mqtt broker listen on?"
+ANSWER = "Staging's broker is mqtt-staging.internal on port 8884 with TLS; production uses 8883."
+NEAR = "The staging grafana for the broker's metrics listens on port 3000 since the upgrade."
+SMALL = "ok that worked, thanks"
+
+
+def _result(text: str, seq: int, parts: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    r: dict[str, Any] = {"session_id": "s1", "session_name": "ops", "date": "2026-11-01 10:00", "role": "assistant", "seq": seq, "text": text}
+    if parts:
+        r["parts"] = [{"seq": seq + i, "role": role} for i, (role, _) in enumerate(parts)]
+        r["texts"] = [t for _, t in parts]
+    return r
+
+
+def _freqs(words: list[str]) -> tuple[dict[str, int], int]:
+    return {w: 3 for w in words}, 1000
+
+
+def _hits(cosines: list[float | None], texts: list[str] | None = None) -> list[auto.Hit]:
+    texts = texts or [ANSWER, NEAR, "The staging redis the broker's bridge writes to listens on port 6380.",
+                      "Staging's mqtt broker: port 8884, TLS only, client certs from the vault."][: len(cosines)]
+    results = [_result(t, 10 * (i + 1)) for i, t in enumerate(texts)]
+    return auto.score_hits(QUESTION, results, None, _freqs, lambda q, units: cosines[: len(units)])
+
+
+class Scores:
+    """The encoder's side of one message as auto_turn sees it, its judge answering with ``logits``
+    (None: a helper without a judge, or one that gave no answer in time)."""
+
+    def __init__(self, logits: list[float] | None) -> None:
+        self.logits = logits
+        self.asked: list[tuple[str, list[str]]] = []
+
+    def near(self) -> list[int]:
+        return []
+
+    def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None:
+        return None
+
+    def judge(self, query: str, texts: list[str]) -> list[float] | None:
+        self.asked.append((query, texts))
+        return None if self.logits is None else self.logits[: len(texts)]
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_judge_reads_the_three_admissible_units_with_the_best_cosine() -> None:
+    hits = _hits([0.30, 0.62, 0.55, 0.71])
+    assert verdict.to_judge(hits) == [3, 1, 2]
+    repeat = replace(hits[3], new_words=0)  # the same words again: not admissible, never judged
+    assert verdict.to_judge([hits[0], hits[1], hits[2], repeat]) == [1, 2, 0]
+    assert verdict.to_judge(hits, top=1) == [3]
+
+
+def test_a_unit_is_read_as_the_block_quotes_it_a_line_a_message_cut_around_the_words() -> None:
+    long_answer = "Background on the fleet. " * 40 + ANSWER + " More notes follow. " * 40
+    text = verdict.judge_text([("user", QUESTION), ("assistant", long_answer)], QUESTION)
+    lines = text.split("\n")
+    assert len(lines) == 2 and lines[0] == QUESTION
+    assert "8884" in lines[1] and len(text) <= verdict.JUDGE_CHARS + 2
+
+
+def test_the_probability_rises_with_the_judges_logit_and_follows_the_declared_weights() -> None:
+    hit = _hits([0.5])[0]
+    v = MINILM.verdict
+    assert v is not None
+    low, mid, high = (verdict.probability(hit, x, v) for x in (-4.0, 0.0, 4.0))
+    assert 0.0 < low < mid < high < 1.0
+    # the logistic of the standardized features: one feature alone, everything else weighed 0
+    only_logit = Verdict(mean=(1.0,) + (0.0,) * 8, scale=(2.0,) + (1.0,) * 8, weights=(1.5,) + (0.0,) * 8, bias=-0.5, bar=0.5)
+    assert verdict.probability(hit, 3.0, only_logit) == 1 / (1 + 2.718281828459045 ** -(1.5 * (3.0 - 1.0) / 2.0 - 0.5))
+    # a feature that never varied where it was fitted (scale 0: no unit lacked its cosine) weighs nothing
+    assert v.scale[3] == 0.0 and verdict.probability(replace(hit, features=replace(hit.features, cosine=None)), 0.0, v) > 0
+
+
+def test_a_judged_message_quotes_by_probability_alone() -> None:
+    hits = _hits([0.66, 0.58, 0.20])
+    assert [h.relevant for h in hits][:2] == [True, True]  # the decision without the judge quotes both
+    judged = auto_turn.judged(hits, QUESTION, Scores([3.0, -4.0, -6.0]), MINILM.verdict)  # type: ignore[arg-type]
+    assert judged[0].verdict is not None and judged[0].verdict >= judged[0].verdict_bar
+    assert judged[1].verdict is not None and judged[1].verdict < judged[1].verdict_bar
+    assert judged[2].verdict is not None and judged[2].verdict < judged[1].verdict
+    assert auto.choose(judged) == [judged[0]]
+    assert "judged +3.0, probability" in judged[0].why() and "(bar 0.25)" in judged[0].why()
+    # the most probable first, whatever the words' rank
+    flipped = auto_turn.judged(hits, QUESTION, Scores([0.5, 4.0, -6.0]), MINILM.verdict)  # type: ignore[arg-type]
+    assert [h.seq for h in auto.choose(flipped)] == [20, 10]
+    # a unit not judged is not quoted once the message was judged, even one the words would quote
+    partly = [judged[0], hits[1]]
+    assert auto.choose([replace(judged[0], verdict=0.1), hits[1]]) == [] and auto.choose(partly) == [judged[0]]
+
+
+def test_without_the_judges_answer_the_decision_goes_without_it() -> None:
+    hits = _hits([0.66, 0.58])
+    silent = Scores(None)
+    assert auto_turn.judged(hits, QUESTION, silent, MINILM.verdict) == hits  # type: ignore[arg-type]
+    assert silent.asked and silent.asked[0][0] == QUESTION and len(silent.asked[0][1]) == 2
+    assert auto.choose(hits) == auto.choose(auto_turn.judged(hits, QUESTION, silent, MINILM.verdict))  # type: ignore[arg-type]
+    short = Scores([2.0])  # a malformed answer (one logit for two units): not read
+    assert auto_turn.judged(hits, QUESTION, short, MINILM.verdict) == hits  # type: ignore[arg-type]
+    # a unit the helper gave no cosine in time (a first fill): the judge is not asked at all
+    unscored = _hits([0.66, None])
+    asked = Scores([2.0, 2.0])
+    assert auto_turn.judged(unscored, QUESTION, asked, MINILM.verdict) == unscored and not asked.asked  # type: ignore[arg-type]
+    # nothing admissible: nothing to ask
+    none = Scores([2.0])
+    assert auto_turn.judged([replace(h, new_words=0) for h in hits], QUESTION, none, MINILM.verdict) and not none.asked  # type: ignore[arg-type]
+
+
+def test_a_model_has_weights_only_where_they_were_fitted_with_its_cosines() -> None:
+    assert MINILM.verdict is not None and MPNET.verdict is not None and MINILM.verdict != MPNET.verdict
+    for v in (MINILM.verdict, MPNET.verdict):
+        assert len(v.mean) == len(v.scale) == len(v.weights) == len(verdict.features(_hits([0.5])[0], 0.0)) == 9
+        assert 0 < v.bar < 1
+    assert endpoint_model("http://127.0.0.1:9/v1", "nomic-embed").verdict is None  # its cosines were never fitted
+
+
+def test_search_and_score_asks_the_judge_only_with_weights() -> None:
+    def search(query: str, nearby: Any) -> list[dict[str, Any]]:
+        return [_result(ANSWER, 10), _result(NEAR, 20)]
+
+    class Pending(Scores):
+        def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None:
+            return [0.66, 0.58][: len(units)]
+
+    for weights, judged in ((MINILM.verdict, True), (None, False)):
+        pending = Pending([3.0, -4.0])
+        found = auto_turn.search_and_score(
+            QUESTION, QUESTION, 4000, search=search, frequencies=_freqs, said_elsewhere=None,
+            begin=lambda q, p=pending: p, current=None, cosine_ask=MINILM.cosine_ask, weights=weights,
+        )  # fmt: skip
+        assert bool(pending.asked) == judged
+        block, last, quoted = auto_turn.outcome(found, 4000)
+        assert [q["seq"] for q in quoted] == ([10] if judged else [10, 20])
+        assert ("probability" in last["recalled"][0]["why"]) == judged
+        if judged:
+            assert last["best_rejected"]["seq"] == 20 and "probability" in last["best_rejected"]["why"]
+
+
+def test_the_judge_is_the_users_to_turn_on_never_a_projects(tmp_path: Any) -> None:
+    from clio.config import load_settings
+    from tests.unit.test_encoder_idle import configs
+
+    home, clio_dir = configs(tmp_path, "", "recall_judge: true\nmodel: m\n")
+    s, warnings = load_settings(home, clio_dir, {}, env={})
+    assert s.recall_judge is False and s.model == "m"  # off by default; a repository cannot turn it on
+    assert len(warnings) == 1 and "recall_judge ignored" in warnings[0]
+    (home / "config.yaml").write_text("recall_judge: true\n")
+    s, warnings = load_settings(home, clio_dir, {}, env={})
+    assert s.recall_judge is True
