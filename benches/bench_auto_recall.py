@@ -90,7 +90,7 @@ WORK_AT_HAND = SETS / "work_at_hand.json"  # short messages about the work at ha
 BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens
 ASK_CUT: list[float | None] = [None]  # the encoder's threshold while a sweep tries one (else the model's)
 TYPED_AHEAD: list[bool] = [False]  # --typed-ahead: each timed message was embedded while typed (the REPL)
-JUDGE: list[bool] = [False]  # --judge: the helper's judge in the decision (recall_judge, clio.recall.verdict)
+JUDGE: list[bool] = [True]  # --no-judge: the decision without the helper's judge (recall_judge: false)
 RECALLED_AHEAD: list[bool] = [False]  # --recalled-ahead: the REPL's pause had the helper recall each message
 MEANING_WEIGHT: list[float | None] = [None]  # --meaning-weight: instead of the model's own (a sweep)
 WEAK_WORDS_WEIGHT: list[float | None] = [None]  # --weak-words-weight: likewise, when the words barely match
@@ -642,7 +642,7 @@ def main() -> None:
     ap.add_argument("--encoder", action="store_true", help="the decision with the encoder helper's cosines")
     ap.add_argument("--typed-ahead", action="store_true", help="with --encoder: time each step after the helper embedded the message ahead, as the REPL has it sent while the user types")
     ap.add_argument("--recalled-ahead", action="store_true", help="with --encoder and --scale-dev: time Enter after the REPL's pause had the helper recall the message (the block fetched)")
-    ap.add_argument("--judge", action="store_true", help="with --encoder: the helper's judge in the decision, as recall_judge: true has it (clio.recall.verdict)")
+    ap.add_argument("--no-judge", action="store_true", help="with --encoder: the decision without the helper's judge, as recall_judge: false has it (clio.recall.verdict)")
     ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="with --encoder: the models installed there (clio encoder install); the helper runs the one clio would")
     ap.add_argument("--sets", default=",".join(SET_NAMES), help="the sets to run, comma-separated (empty: none)")
     ap.add_argument("--narrated", action="store_true", help="the sets as a model that narrates its tool steps writes them")
@@ -658,7 +658,7 @@ def main() -> None:
     if args.served:
         SERVED[0] = serve_embeddings(args.models_from)
     TYPED_AHEAD[0] = args.typed_ahead
-    JUDGE[0] = args.judge
+    JUDGE[0] = not args.no_judge
     RECALLED_AHEAD[0] = args.recalled_ahead
     MEANING_WEIGHT[0] = args.meaning_weight
     WEAK_WORDS_WEIGHT[0] = args.weak_words_weight

@@ -89,9 +89,9 @@ class Settings:
     recall_encoder: bool = True
     # how long that helper stays loaded without a request (user only: it holds ~265-530 MiB)
     recall_encoder_idle_minutes: float = 30.0
-    # the helper's judge in the automatic recall's decision (clio.recall.verdict): fewer blocks for
-    # near misses, fewer for questions reworded through and through (docs/memory.md; user only)
-    recall_judge: bool = False
+    # the helper's judge in the automatic recall's decision (clio.recall.verdict): about a third
+    # fewer blocks for near misses; false: stop 63's decision (docs/memory.md; user only)
+    recall_judge: bool = True
     # an embedding model the endpoint serves, as that encoder ("text-embedding-3-small",
     # "nomic-embed-text"): every archived message of a project goes to the endpoint (user only)
     recall_embeddings: str | None = None

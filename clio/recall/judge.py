@@ -9,10 +9,9 @@ with its answer and its near misses: ``benches/recall_dev/judge_data``) by
 in ``clio/data``, checked by its sha256 once unpacked). It reads clio's tokenizer file (the same
 vocabulary), the message and the unit as one pair of at most :data:`MAX_TOKENS`.
 
-Only for a user whose config says ``recall_judge: true`` (off by default: it loses questions
-reworded with none of the archive's words, docs/memory.md, "The judge in the decision"): loaded in
-a thread on the first request that asks for it (~0.3 s); until then, or if it cannot load, the
-helper tells clio it has no judge and the decision goes without it.
+Unless the user's config says ``recall_judge: false`` (docs/memory.md, "The judge in the
+decision"): loaded in a thread on the first request that asks for it (~0.3 s); until then, or if
+it cannot load, the helper tells clio it has no judge and the decision goes without it.
 """
 
 from __future__ import annotations

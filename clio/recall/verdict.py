@@ -1,14 +1,13 @@
 """Pure: the judge's reading of a unit joined with the decision's own features in one calibrated
 score, and which units that score quotes (docs/memory.md, "The judge in the decision").
 
-With the user's ``recall_judge: true`` (off by default), where the encoder helper runs a model
+Unless the user's ``recall_judge`` is false, where the encoder helper runs a model
 whose :class:`clio.recall.encoder_models.Verdict` is declared, the three admissible units with the best cosine (:func:`to_judge`) are read with the
 message by a small cross-encoder in the helper (:mod:`clio.recall.judge`): one logit a unit, how
 likely the unit answers the message. Alone it trades facts for false blocks; as one feature of a
 logistic score beside the cosine, the words' score, the rarest word matched and whether only the
-scan found the unit (:func:`features`), it took 11 of the 23 false blocks of the one probe set
-nobody had read and lost no fact there, but it loses questions reworded with none of the archive's
-words (docs/memory.md, "The judge in the decision"). A judged message quotes the units whose probability clears the
+scan found the unit (:func:`features`), it took 11 of 23 and 6 of 22 false blocks of the two
+probe sets nobody had read, and no reworded fact (docs/memory.md, "The judge in the decision"). A judged message quotes the units whose probability clears the
 model's bar, best first; the units not judged are not quoted. A message the helper could not
 judge (it failed, it was late, words only) keeps the decision of :attr:`clio.recall.auto.Hit.relevant`.
 

@@ -4,7 +4,10 @@ Through the installed clio and the fake server: a one-shot run in a project with
 the user's encoder helper (and does not wait for it); once it is up, a question reworded so that
 it shares almost no word with the earlier session gets that session's answer quoted, where the
 words alone (the helper switched off) quote nothing; small talk still gets no block; and the run
-imports nothing heavy: the model lives in the helper, not in clio.
+imports nothing heavy: the model lives in the helper, not in clio. These runs are a user's with
+``recall_judge: false``: the helper's judge (on by default, tests/e2e/test_recall_judge.py) reads
+this reworded question at 0.24 against its bar of 0.25 and quotes nothing (docs/memory.md, "The
+judge in the decision").
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
 
     sock = socket_path(home)
     home.mkdir()
-    (home / "config.yaml").write_text("recall_encoder_idle_minutes: 90\n")  # the user's, for the helper
+    (home / "config.yaml").write_text("recall_encoder_idle_minutes: 90\nrecall_judge: false\n")  # the user's, for the helper
     try:
         clio(ASKED, on)  # the earlier session that settles it (nothing archived yet: no helper)
         assert not sock.exists()
@@ -149,6 +152,8 @@ def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path
     """The same, for a fact of the running session that trims pushed out of the window."""
     project, home = tmp_path / "proj", tmp_path / "home"
     project.mkdir()
+    home.mkdir()
+    (home / "config.yaml").write_text("recall_judge: false\n")  # the decision this example is quoted by
 
     def reply(body: dict[str, Any]) -> Reply:
         text, _ = latest_user(body)

@@ -83,6 +83,7 @@ def test_the_installed_mpnet_quotes_a_reworded_fact_minilm_misses(tmp_path: Path
     project.mkdir()
     home.mkdir()
     (home / "models").symlink_to(Path(MODELS_FROM).resolve() / "models")  # installed as `clio encoder install` does
+    (home / "config.yaml").write_text("recall_judge: false\n")  # the encoders' thresholds alone decide here
     server = FakeServer(responder).start()
     chosen = {ENV_SWITCH: None}
 

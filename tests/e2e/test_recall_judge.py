@@ -1,6 +1,5 @@
-"""End to end, issue 32: the helper's judge in the automatic recall's decision, for a user whose
-config says ``recall_judge: true`` (clio.recall.verdict; off by default: docs/memory.md, "The
-judge in the decision").
+"""End to end, issue 32: the helper's judge in the automatic recall's decision, as a user gets it
+by default (``recall_judge``, clio.recall.verdict; docs/memory.md, "The judge in the decision").
 
 Through the installed clio, the fake server and the user's real encoder helper, in a project
 whose archive is a recall set's (set D: firmware for a thermostat, 42 sessions): a near miss
@@ -51,7 +50,8 @@ def wait_judge(home: Path, proj: Path) -> None:
 
 
 def judging(home: Path) -> None:
-    (home / "config.yaml").write_text("recall_judge: true\n")
+    """No config: the judge is on by default."""
+    assert not (home / "config.yaml").exists()
 
 
 def test_the_judge_drops_a_near_miss_and_brings_back_a_reworded_fact(tmp_path: Path) -> None:

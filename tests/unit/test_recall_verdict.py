@@ -152,14 +152,14 @@ def test_search_and_score_asks_the_judge_only_with_weights() -> None:
             assert last["best_rejected"]["seq"] == 20 and "probability" in last["best_rejected"]["why"]
 
 
-def test_the_judge_is_the_users_to_turn_on_never_a_projects(tmp_path: Any) -> None:
+def test_the_judge_is_the_users_to_turn_off_never_a_projects(tmp_path: Any) -> None:
     from clio.config import load_settings
     from tests.unit.test_encoder_idle import configs
 
-    home, clio_dir = configs(tmp_path, "", "recall_judge: true\nmodel: m\n")
+    home, clio_dir = configs(tmp_path, "", "recall_judge: false\nmodel: m\n")
     s, warnings = load_settings(home, clio_dir, {}, env={})
-    assert s.recall_judge is False and s.model == "m"  # off by default; a repository cannot turn it on
+    assert s.recall_judge is True and s.model == "m"  # on by default; a repository cannot switch it
     assert len(warnings) == 1 and "recall_judge ignored" in warnings[0]
-    (home / "config.yaml").write_text("recall_judge: true\n")
+    (home / "config.yaml").write_text("recall_judge: false\n")
     s, warnings = load_settings(home, clio_dir, {}, env={})
-    assert s.recall_judge is True
+    assert s.recall_judge is False
