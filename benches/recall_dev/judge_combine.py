@@ -59,6 +59,8 @@ def load(directory: Path, names: Sequence[str], judge: J.Judge, top: int) -> dic
             text = r["probe"]["text"]
             hits = [h for h in J.searched(r) if h.admissible]
             chosen = sorted(range(len(hits)), key=lambda i: -(hits[i].features.cosine or -1.0))[:top]
+            if any(h.general for h in hits):
+                chosen = []  # as clio.recall.verdict.to_judge: a question about a library, its words alone
             logits = [-np.inf] * len(hits)
             for i, s in zip(chosen, judge.score(text, [J.hit_text(hits[i], text) for i in chosen]), strict=True):
                 logits[i] = s
@@ -110,7 +112,7 @@ def replay(rows: Rows, model: Model | None, t: float, words_free: bool = False) 
     for r, hits, logits in rows:
         if model is None:
             kept = auto.choose(J.searched(r))
-        elif hits:
+        elif any(np.isfinite(s) for s in logits):
             judged = [(h, s) for h, s in zip(hits, logits, strict=True) if np.isfinite(s)]
             probs = model(np.array([features(h, s) for h, s in judged])) if judged else []
             kept = [h for (h, _), q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t]
@@ -118,7 +120,7 @@ def replay(rows: Rows, model: Model | None, t: float, words_free: bool = False) 
                 kept += [h for h in auto.choose(J.searched(r)) if h.features.weighted <= 0.0 and h not in kept]
             kept = kept[: auto.MAX_HITS]
         else:
-            kept = []
+            kept = auto.choose(J.searched(r))  # nothing judged: the decision without the judge, as the product
         tally[r["probe"]["kind"]] += J.counted(r, kept)
     return tally["same"], tally["reworded"], tally["unrelated"]
 

@@ -6,8 +6,9 @@ whose :class:`clio.recall.encoder_models.Verdict` is declared, the three admissi
 message by a small cross-encoder in the helper (:mod:`clio.recall.judge`): one logit a unit, how
 likely the unit answers the message. Alone it trades facts for false blocks; as one feature of a
 logistic score beside the cosine, the words' score, the rarest word matched and whether only the
-scan found the unit (:func:`features`), it took 11 of 23 and 6 of 22 false blocks of the two
-probe sets nobody had read, and no reworded fact (docs/memory.md, "The judge in the decision"). A judged message quotes the units whose probability clears the
+scan found the unit (:func:`features`), it took 10 of 23 and 7 of 22 false blocks of the two
+probe sets nobody had read (as shipped), and no reworded fact (docs/memory.md, "The judge in the
+decision"). A judged message quotes the units whose probability clears the
 model's bar, best first; the units not judged are not quoted. A message the helper could not
 judge (it failed, it was late, words only) keeps the decision of :attr:`clio.recall.auto.Hit.relevant`.
 
@@ -42,7 +43,11 @@ def judge_text(parts: Sequence[tuple[str, str]], query: str) -> str:
 
 def to_judge(hits: Sequence[Hit], top: int = JUDGED) -> list[int]:
     """The indexes of the hits the judge reads: the admissible ones with the best cosine (one not
-    scored in time counts as -1), in the search's order among equals."""
+    scored in time counts as -1), in the search's order among equals. None for a question about how
+    a library or a standard behaves (:attr:`clio.recall.auto.Hit.general`): only its words may
+    quote a unit, as without the judge."""
+    if any(h.general for h in hits):
+        return []
 
     def cosine(i: int) -> float:
         c = hits[i].features.cosine

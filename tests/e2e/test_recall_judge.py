@@ -34,8 +34,8 @@ REWORDED = "I flashed a unit by hand and now it won't accept over-the-air update
 
 
 def wait_judge(home: Path, proj: Path) -> None:
-    """The helper loads its judge on the first request that asks for it (a run's, once the user
-    said recall_judge): asked here, then waited for."""
+    """The helper loads its judge on the first request that asks for it (a run's, unless the user
+    set recall_judge: false): asked here, then waited for, so the runs below find it loaded."""
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("CLIO_RECALL_ENCODER", raising=False)  # tests/conftest.py switches it off for this process
         client = EncoderClient(home, proj / ".clio")

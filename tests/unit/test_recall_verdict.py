@@ -163,3 +163,16 @@ def test_the_judge_is_the_users_to_turn_off_never_a_projects(tmp_path: Any) -> N
     (home / "config.yaml").write_text("recall_judge: false\n")
     s, warnings = load_settings(home, clio_dir, {}, env={})
     assert s.recall_judge is False
+
+
+def test_a_question_about_how_a_library_behaves_is_not_judged() -> None:
+    """Only its own words may quote a unit (answer_kind.about_a_tool): the judge is not asked, and
+    the decision without it stands."""
+    question = "in oban, if i enqueue a job while an identical one is still executing, does it fail?"
+    results = [_result("We set unique: [period: 3600] on the stop import worker so a retry never runs twice.", 10)]
+    hits = auto.score_hits(question, results, None, _freqs, lambda q, units: [0.7] * len(units))
+    assert hits[0].general and not hits[0].relevant  # by meaning alone it is not quoted
+    asked = Scores([4.0])
+    assert verdict.to_judge(hits) == []
+    assert auto_turn.judged(hits, question, asked, MINILM.verdict) == hits and not asked.asked  # type: ignore[arg-type]
+    assert auto.choose(hits) == []
