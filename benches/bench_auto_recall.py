@@ -196,7 +196,7 @@ def step(
     if not plan(text, text)[0]:
         return [], [], ""
     if encoder is not None:
-        encoder.judge = JUDGE[0] and encoder.model.verdict is not None  # as clio.app.app sets it from recall_judge
+        encoder.judge = JUDGE[0]  # as clio.app.app sets it from recall_judge
     pending = encoder.begin(text, near=NEAR_ASKED) if encoder is not None else None
     try:
         results = best_first(
@@ -211,7 +211,7 @@ def step(
         similarity = pending.finish if pending is not None else None
         cut = ASK_CUT[0] if ASK_CUT[0] is not None else encoder.cosine_ask() if encoder is not None else R.COSINE_ASK
         hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity, cut, index.said_to_other_questions, task=False) if results else []
-        weights = encoder.model.verdict if encoder is not None and JUDGE[0] and ASK_CUT[0] is None else None
+        weights = encoder.verdict() if encoder is not None and ASK_CUT[0] is None else None
         if pending is not None and weights is not None:
             hits = judged(hits, text, pending, weights)  # as clio.recall.auto_turn.search_and_score does
     finally:
@@ -533,7 +533,7 @@ def timed(index: RecallIndex, queries: list[str], client: EncoderClient | None, 
         if client is not None and RECALLED_AHEAD[0]:
             # the REPL's pause before Enter: the helper does the message's whole recall (the search,
             # the cosines, the judge); Enter only fetches the block (clio.app.auto_recall.typed)
-            client.judge = JUDGE[0] and client.model.verdict is not None
+            client.judge = JUDGE[0]
             token = client.recall_ahead(query, query, "bench-running-session", "standard")
             client.status(5.0)  # the helper answers connections in turn: the recall is done by now
             t = time.perf_counter()

@@ -58,25 +58,16 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parents[1]))
-MAX_TOKENS = 128
-UNIT_CHARS = 480  # as the block quotes a unit (clio.recall.auto.EXCERPT_CHARS)
+from clio.recall.judge import MAX_TOKENS  # noqa: E402  (as the product reads a pair)
+from clio.recall.judge import Judge as PackagedJudge  # noqa: E402
+from clio.recall.verdict import judge_text  # noqa: E402  (a unit as the product cuts it)
+
 KINDS = ("same", "reworded", "unanswered", "task", "remark")  # the last three have no answer
-
-
-def unit_text(parts: list[tuple[str, str]], query: str) -> str:
-    """The unit as the judge reads it: its messages cut around the query's words as the block
-    quotes them, within :data:`UNIT_CHARS` together, a line each."""
-    from clio.recall.auto import shares
-    from clio.recall.terms import excerpt, fts_words
-
-    words = fts_words(query)
-    widths = shares([len(" ".join(t.split())) for _, t in parts], UNIT_CHARS)
-    return "\n".join(excerpt(t, words, w - 2) for w, (_, t) in zip(widths, parts, strict=True))
 
 
 def hit_text(hit: Any, query: str) -> str:
     """A stored candidate (a :class:`clio.recall.auto.Hit`) as the judge reads it."""
-    return unit_text([(role, t) for _, role, t in hit.parts], query)
+    return judge_text([(role, t) for _, role, t in hit.parts], query)
 
 
 def searched(row: dict[str, Any]) -> list[Any]:
@@ -149,10 +140,10 @@ def pairs(out: Path, files: list[Path]) -> None:
         for it in items:
             q = it["question"]
             if it["answer"]:
-                rows.append([q, unit_text(_item_parts(it["answer"]), q), 1])
-            rows += [[q, unit_text(_item_parts(u), q), 0] for u in it["near_misses"]]
+                rows.append([q, judge_text(_item_parts(it["answer"]), q), 1])
+            rows += [[q, judge_text(_item_parts(u), q), 0] for u in it["near_misses"]]
             others = [a for a in answers.get(it["project"], []) if a is not it["answer"]]
-            rows += [[q, unit_text(_item_parts(u), q), 0] for u in random.sample(others, min(1, len(others)))]
+            rows += [[q, judge_text(_item_parts(u), q), 0] for u in random.sample(others, min(1, len(others)))]
     out.write_text(json.dumps(rows))
     print(f"{len(rows)} pairs, {sum(r[2] for r in rows)} answers")
 
@@ -251,37 +242,19 @@ def export(src: Path, dest: Path, minilm: Path) -> None:
     quantize_dynamic(f"{dest}.onnx", f"{dest}-int8.onnx", weight_type=QuantType.QInt8, per_channel=True)
 
 
-class Judge:
-    """An exported judge on onnxruntime (one thread), with clio's tokenizer (the same vocabulary)."""
+class Judge(PackagedJudge):
+    """An exported judge, scored as the product scores (:class:`clio.recall.judge.Judge`: one pair a
+    call, clio's tokenizer), on one thread; the time a unit is kept in :attr:`ms`."""
 
     def __init__(self, onnx: Path) -> None:
-        import numpy as np
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        from clio.recall.embedder import TOKENIZER_FILE
-
-        self.np = np
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        self.session = ort.InferenceSession(str(onnx), opts, providers=["CPUExecutionProvider"])
-        self.tok = Tokenizer.from_file(str(TOKENIZER_FILE))
-        self.tok.enable_truncation(max_length=MAX_TOKENS, strategy="longest_first")
+        super().__init__(threads=1, model=onnx.read_bytes())
         self.ms: list[float] = []
 
     def score(self, query: str, texts: list[str]) -> list[float]:
-        if not texts:
-            return []
-        np = self.np
-        out = []
         t0 = time.perf_counter()
-        # one pair a call, as clio.recall.judge scores them (stop 66): an int8 graph quantizes its
-        # activations per call, so a pair padded beside a longer one would read differently
-        for e in self.tok.encode_batch([(query, t) for t in texts]):
-            feed = {k: np.array([getattr(e, a)], dtype=np.int64) for k, a in
-                    (("input_ids", "ids"), ("attention_mask", "attention_mask"), ("token_type_ids", "type_ids"))}  # fmt: skip
-            out.append(float(self.session.run(None, feed)[0].reshape(-1)[0]))
-        self.ms.append((time.perf_counter() - t0) * 1000 / len(texts))
+        out = super().score(query, texts)
+        if texts:
+            self.ms.append((time.perf_counter() - t0) * 1000 / len(texts))
         return out
 
 
@@ -297,7 +270,7 @@ def heldout(onnx: Path, files: list[Path]) -> None:
                     continue
                 q = it["question"]
                 units = ([it["answer"]] if it["answer"] else []) + it["near_misses"]
-                sc = judge.score(q, [unit_text(_item_parts(u), q) for u in units])
+                sc = judge.score(q, [judge_text(_item_parts(u), q) for u in units])
                 if it["answer"]:
                     n += 1
                     first += sc[0] > max(sc[1:])

@@ -109,7 +109,7 @@ class App(CommandSurface):
         served = s.embeddings_endpoint()
         encoder = EncoderClient(paths.home, paths.clio_dir, idle_s=idle, endpoint=served) if s.recall_encoder and self.writes else None
         if encoder is not None:
-            encoder.judge = s.recall_judge and encoder.model.verdict is not None
+            encoder.judge = s.recall_judge
         recall.encoder = self.encoder = encoder
         self.auto_recall = AutoRecall(self.services, self.window, s, encoder)
         self.session: Session | None = None

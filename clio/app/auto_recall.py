@@ -84,15 +84,9 @@ class AutoRecall:
         judge done and only fetches the block. Lines it would not search are not sent (as in
         :meth:`embed_ahead`), nor the same line again while the task and the window stay as they
         were; when no helper runs, the line starts one (:meth:`embed_ahead`)."""
-        if self.encoder is None or not self.enabled:
-            return
         text = line.strip()
-        if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#" or not self._has_archive():
+        if not self._worth_ahead(text):
             return
-        from clio.recall.auto_turn import plan
-
-        if not plan(text, text)[0]:
-            return  # not searched (an order, a remark ...)
         with self._ahead_lock:
             sent, session = self._ahead, self.services.session
             same = sent is not None and session is not None and (self._redacted(text), task, session.id) == (sent.text, sent.task, sent.session)
@@ -109,18 +103,23 @@ class AutoRecall:
         archived text): a secret typed is never sent, and the text is the query to come. What
         will not be searched is not sent (:func:`clio.recall.auto_turn.plan`: an order of new
         work, a remark, a message that asks nothing)."""
-        if self.encoder is None or not self.enabled:
-            return
         text = line.strip()
-        if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#":
-            return
-        if not self._has_archive():
-            return  # a project's first session: nothing to recall, no helper asked (nor socket imported)
+        if self.encoder is not None and self._worth_ahead(text):
+            self.encoder.embed_ahead(self._redacted(text))
+
+    def _worth_ahead(self, text: str) -> bool:
+        """Whether the helper is asked about a line ahead of Enter (:meth:`typed`,
+        :meth:`embed_ahead`): not without a helper, nor for a command, a shell or memory line, a
+        line of a word or two (embedded on Enter in a moment), in a project's first session
+        (nothing to recall, no helper asked, nor socket imported), or for what will not be searched
+        (:func:`clio.recall.auto_turn.plan`: an order, a remark, a message that asks nothing)."""
+        if self.encoder is None or not self.enabled:
+            return False
+        if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#" or not self._has_archive():
+            return False
         from clio.recall.auto_turn import plan
 
-        if not plan(text, text)[0]:
-            return  # not searched (an order, a remark ...): nothing to embed
-        self.encoder.embed_ahead(self._redacted(text))
+        return bool(plan(text, text)[0])
 
     def chars(self) -> int:
         return self.window.shares.recall_chars(self.settings.auto_recall_tokens)
@@ -258,7 +257,7 @@ class AutoRecall:
                 begin=(lambda query: encoder.begin(query, near=auto_turn.NEAR_ASKED)) if encoder is not None else None,
                 current=current,
                 cosine_ask=encoder.cosine_ask() if encoder is not None else auto_turn.auto.R.COSINE_ASK,
-                weights=encoder.model.verdict if encoder is not None and encoder.judge else None,
+                weights=encoder.verdict() if encoder is not None else None,
             )
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}

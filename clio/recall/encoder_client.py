@@ -33,6 +33,7 @@ from clio.recall.encoder_readiness import fallback, installed, recent_failure, s
 if TYPE_CHECKING:
     import socket
 
+    from clio.recall.encoder_models import Verdict
     from clio.recall.encoder_pending import Pending
 
 # socket, tempfile, hashlib and importlib.util are imported where they are used, and starting the
@@ -86,7 +87,7 @@ class EncoderClient:
         self._path: Path | None = None
         self._ahead = ""  # the text last sent to be embedded ahead
         self.timed_out = False  # the last ``recalled`` got no answer in time
-        self.judge = False  # the user's recall_judge: the helper's judge reads the best units (clio.recall.verdict)
+        self.judge = False  # the user's recall_judge: the helper's judge reads the best units (verdict())
 
     @property
     def off_reason(self) -> str | None:
@@ -101,6 +102,12 @@ class EncoderClient:
         base = endpoint_model(self.endpoint.base_url, self.endpoint.model)
         kept = stored(self.home, base.model_id)
         return base if kept is None else endpoint_model(self.endpoint.base_url, self.endpoint.model, *kept)
+
+    def verdict(self) -> Verdict | None:
+        """How the helper's judge joins the decision for the model in use
+        (:class:`clio.recall.encoder_models.Verdict`), or None: not asked (the user's recall_judge
+        is off, or the model has none, as an endpoint's)."""
+        return self.model.verdict if self.judge else None
 
     def cosine_ask(self) -> float:
         """The cosine at which a unit bears on a question, for the model in use; an endpoint's
@@ -190,7 +197,7 @@ class EncoderClient:
             return None
         try:
             req: dict[str, Any] = {"op": "score", "cache": str(self.cache), "q": query}
-            if self.judge:
+            if self.verdict() is not None:
                 req["judge"] = True
             if near > 0 and self.index.exists():
                 req["near"] = {"index": str(self.index), "k": near}
@@ -242,7 +249,7 @@ class EncoderClient:
         token = os.urandom(8).hex()
         req: dict[str, Any] = {"op": "recall", "id": token, "index": str(self.index), "cache": str(self.cache), "q": text}
         req.update(task=task, current=current, redaction=redaction, v=__version__)
-        if self.judge:
+        if self.verdict() is not None:
             req["judge"] = True
         if skip is not None:
             req.update(skip={sid: sorted(seqs) for sid, seqs in skip.items()}, since=since)

@@ -67,6 +67,7 @@ from clio.recall.encoder_models import MODELS
 from clio.recall.encoder_readiness import failed_file
 from clio.recall.encoder_recall import HelperRecall, LocalScores
 from clio.recall.encoder_scan import NearScan
+from clio.recall.judge import MAX_TEXTS
 
 IDLE_S = 1800.0  # without a request, the helper exits (and frees its ~265 MB)
 IDLE_RANGE = (60.0, 86_400.0)  # what a run may set it to (recall_encoder_idle_minutes: 1 to 1,440)
@@ -81,7 +82,6 @@ LOCK_SUFFIX = ".lock"  # beside the socket: a helper is starting (written by the
 # after the cosines, how long the helper waits for the units to judge: the client sends them as soon
 # as it has read its words' features (a few ms); the helper serves one connection at a time
 JUDGE_WAIT_S = 0.25
-JUDGE_TEXTS = 8
 JUDGE_CHARS_MAX = 4000
 RECALL_JUDGE_WAIT_S = 2.0  # a one-shot run's recall done here waits this long for the judge to load
 
@@ -128,8 +128,8 @@ class Service:
         long to wait for it to load)."""
         if not self.judge_ready.wait(wait) or self.judge is None:
             return None
-        if not isinstance(texts, list) or not texts or len(texts) > JUDGE_TEXTS:
-            raise ValueError("judge: a list of 1 to 8 texts")
+        if not isinstance(texts, list) or not texts or len(texts) > MAX_TEXTS:
+            raise ValueError(f"judge: a list of 1 to {MAX_TEXTS} texts")
         return [float(x) for x in self.judge.score(query[:MAX_QUERY], [str(t)[:JUDGE_CHARS_MAX] for t in texts])]
 
     def cache(self, path: Path) -> VectorCache:

@@ -26,23 +26,31 @@ JUDGE_FILE = DATA_DIR / "judge-minilm-l6.onnx.gz"
 JUDGE_SHA256 = "daf26225f780cdd753d3c321aaa71036b3943c47387264d070feebb2e9fb18ab"  # of the unpacked ONNX file
 MAX_TOKENS = 128  # as trained: the message and the unit's excerpt (480 characters) fit
 THREADS = 2  # three units in one call: 9 ms p50 on two threads, 15 on one (docs/memory.md)
-MAX_TEXTS = 8  # a request judges at most this many units
+MAX_TEXTS = 8  # a request to the helper judges at most this many units
+
+
+def packaged() -> bytes:
+    """The packaged judge's ONNX file, unpacked and checked by its sha256."""
+    try:
+        raw = gzip.decompress(JUDGE_FILE.read_bytes())
+    except (OSError, EOFError) as exc:
+        raise EmbedderUnavailable(f"judge off: {JUDGE_FILE} cannot be read ({exc})") from exc
+    if hashlib.sha256(raw).hexdigest() != JUDGE_SHA256:
+        raise EmbedderUnavailable(f"judge off: {JUDGE_FILE} fails its sha256 check")
+    return raw
 
 
 class Judge:
-    def __init__(self, threads: int = THREADS) -> None:
+    def __init__(self, threads: int = THREADS, model: bytes | None = None) -> None:
+        """``model``: another judge's ONNX file (the benches' trained ones); else the packaged
+        one, checked by its sha256."""
         try:
             import numpy as np
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbedderUnavailable(f"judge off: {exc.name or exc} is not installed") from exc
-        try:
-            raw = gzip.decompress(JUDGE_FILE.read_bytes())
-        except (OSError, EOFError) as exc:
-            raise EmbedderUnavailable(f"judge off: {JUDGE_FILE} cannot be read ({exc})") from exc
-        if hashlib.sha256(raw).hexdigest() != JUDGE_SHA256:
-            raise EmbedderUnavailable(f"judge off: {JUDGE_FILE} fails its sha256 check")
+        raw = model if model is not None else packaged()
         self.np = np
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
@@ -61,7 +69,7 @@ class Judge:
         out = []
         # one pair a call, never padded beside another: the int8 graph quantizes its activations per
         # call, so a unit judged beside a longer one would read differently (0.4 of a logit, measured)
-        for enc in self.tokenizer.encode_batch([(query, t) for t in texts[:MAX_TEXTS]]):
+        for enc in self.tokenizer.encode_batch([(query, t) for t in texts]):
             feeds: dict[str, Any] = {
                 name: np.array([getattr(enc, attr)], dtype=np.int64)
                 for name, attr in (("input_ids", "ids"), ("attention_mask", "attention_mask"), ("token_type_ids", "type_ids"))
