@@ -146,7 +146,9 @@ class Hit:
             parts.append("holds no answer of the kind asked")
         if self.elsewhere:
             parts.append("about another environment than the one asked")
-        if self.verdict is not None:
+        if self.verdict is not None and self.judge is None:  # clio.recall.verdict.reachable
+            parts.append(f"not judged: probability {self.verdict:.2f} at most (bar {self.verdict_bar:.2f})")
+        elif self.verdict is not None:
             parts.append(f"judged {self.judge:+.1f}, probability {self.verdict:.2f} (bar {self.verdict_bar:.2f})")
         return ", ".join(parts)
 

@@ -142,11 +142,14 @@ def judged(hits: list[auto.Hit], query: str, scores: Scores, weights: Verdict) -
     picked = verdict.to_judge(hits)
     if not picked or any(hits[i].features.cosine is None for i in picked):
         return hits  # a unit without its cosine (a first fill under way): the fit never saw one
-    texts = [verdict.judge_text([(role, t) for _, role, t in hits[i].parts], query) for i in picked]
-    logits = scores.judge(query, texts)
-    if logits is None or len(logits) != len(picked):
+    read = [i for i in picked if verdict.reachable(hits[i], weights)]  # the others stay under the bar
+    texts = [verdict.judge_text([(role, t) for _, role, t in hits[i].parts], query) for i in read]
+    logits = scores.judge(query, texts)  # none to read: whether the helper has a judge
+    if logits is None or len(logits) != len(read):
         return hits
-    return verdict.judged(hits, dict(zip(picked, logits, strict=True)), weights)
+    got: dict[int, float | None] = dict.fromkeys(picked)
+    got.update(zip(read, logits, strict=True))
+    return verdict.judged(hits, got, weights)
 
 
 def outcome(found: Searched, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:

@@ -25,8 +25,8 @@ Requests (one JSON object per line):
   (:mod:`clio.recall.judge`, for a model with a :class:`clio.recall.encoder_models.Verdict`; in a
   thread, the first time); once it is loaded, the cosines come with ``"judge": true`` and the
   helper waits up to :data:`JUDGE_WAIT_S` on the same connection for ``{"judge": [TEXT, ...]}``
-  (the units clio's decision hands it, at most 8), answered ``{"logits": [...]}``; a connection
-  closed instead gets no reply.
+  (the units clio's decision hands it, at most 8; none when no reading could quote them), answered
+  ``{"logits": [...]}``; a connection closed instead gets no reply.
 - ``{"op": "ahead", "q": TEXT}`` -> ``{"ok": true}``: ``TEXT`` embedded now and kept (the last
   :data:`AHEAD_KEEP`), so a score of the same text finds its vector ready: the REPL sends its line
   while the user types (a pause), and only the scan and the cosines are left for Enter.
@@ -67,7 +67,7 @@ from clio.recall.encoder_models import MODELS
 from clio.recall.encoder_readiness import failed_file
 from clio.recall.encoder_recall import HelperRecall, LocalScores
 from clio.recall.encoder_scan import NearScan
-from clio.recall.judge import MAX_TEXTS
+from clio.recall.judge import HostedJudge
 
 IDLE_S = 1800.0  # without a request, the helper exits (and frees its ~265 MB)
 IDLE_RANGE = (60.0, 86_400.0)  # what a run may set it to (recall_encoder_idle_minutes: 1 to 1,440)
@@ -82,7 +82,6 @@ LOCK_SUFFIX = ".lock"  # beside the socket: a helper is starting (written by the
 # after the cosines, how long the helper waits for the units to judge: the client sends them as soon
 # as it has read its words' features (a few ms); the helper serves one connection at a time
 JUDGE_WAIT_S = 0.25
-JUDGE_CHARS_MAX = 4000
 RECALL_JUDGE_WAIT_S = 2.0  # a one-shot run's recall done here waits this long for the judge to load
 
 
@@ -101,36 +100,13 @@ class Service:
         self.ahead: OrderedDict[str, Any] = OrderedDict()  # text -> its vector, embedded ahead of its score
         self.ahead_used = 0  # scores that found their query embedded ahead
         self.recalls = HelperRecall()  # one-shot runs' recalls, done ahead (clio.recall.encoder_recall)
-        self.judge: Any = None  # clio.recall.judge.Judge once loaded, for a model with a Verdict
-        self.judge_ready = threading.Event()  # set once loaded, or once it could not be
-        self.judge_asked = False  # a run with recall_judge asked: it is loading, or loaded
+        self.judge = HostedJudge()  # loaded for a run that asks, if its model has a Verdict
 
     def want_judge(self) -> None:
-        """A run with the user's ``recall_judge`` asked: load the judge in a thread, once, and only
-        for a model whose cosines it was fitted with (:attr:`clio.recall.encoder_models.EncoderModel.verdict`)."""
-        if not self.judge_asked and self.encoder.model.verdict is not None:
-            self.judge_asked = True
-            threading.Thread(target=self.load_judge, daemon=True, name="clio-encoder-judge").start()
-
-    def load_judge(self) -> None:
-        """Load the judge (~0.3 s). One that cannot load leaves the decision without it."""
-        try:
-            from clio.recall.judge import Judge
-
-            self.judge = Judge()
-        except Exception:  # the decision goes without it; ping tells
-            self.judge = None
-        finally:
-            self.judge_ready.set()
-
-    def judge_scores(self, query: str, texts: Any, wait: float = 0.0) -> list[float] | None:
-        """The judge's logits for ``texts`` with ``query`` (None without a judge; ``wait``: how
-        long to wait for it to load)."""
-        if not self.judge_ready.wait(wait) or self.judge is None:
-            return None
-        if not isinstance(texts, list) or not texts or len(texts) > MAX_TEXTS:
-            raise ValueError(f"judge: a list of 1 to {MAX_TEXTS} texts")
-        return [float(x) for x in self.judge.score(query[:MAX_QUERY], [str(t)[:JUDGE_CHARS_MAX] for t in texts])]
+        """A run with the user's ``recall_judge`` asked: the judge loads, once, if the model is one
+        whose cosines it was fitted with (:attr:`clio.recall.encoder_models.EncoderModel.verdict`)."""
+        if self.encoder.model.verdict is not None:
+            self.judge.want()
 
     def cache(self, path: Path) -> VectorCache:
         path = path.resolve()
@@ -172,7 +148,7 @@ class Service:
         if isinstance(idle, (int, float)) and not isinstance(idle, bool) and IDLE_RANGE[0] <= idle <= IDLE_RANGE[1]:
             self.idle_s = float(idle)
         if op == "ping":
-            return {"ok": True, "model": self.encoder.model.name, "judge": self.judge is not None, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served, "idle_s": self.idle_s}
+            return {"ok": True, "model": self.encoder.model.name, "judge": self.judge.loaded, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served, "idle_s": self.idle_s}
         if op == "ahead":
             text = str(req.get("q", ""))[:MAX_QUERY]
             if text.strip() and text not in self.ahead:
@@ -205,14 +181,14 @@ class Service:
                 cos = {"cos": self.score(cache, q, units, deadline), "ahead": ahead}
                 if req.get("judge") is True:
                     self.want_judge()
-                if req.get("judge") is not True or self.judge is None or send is None or more is None:
+                if req.get("judge") is not True or not self.judge.loaded or send is None or more is None:
                     return cos
                 send(dict(cos, judge=True))  # then the units to judge, or the connection closed
                 try:
                     asked = more(JUDGE_WAIT_S)
                 except (OSError, ValueError):
                     return None  # not asked (closed, or nothing within the wait): no reply
-                return {"logits": self.judge_scores(text, asked.get("judge") if isinstance(asked, dict) else None)}
+                return {"logits": self.judge.scores(text, asked.get("judge") if isinstance(asked, dict) else None)}
             finally:
                 self.busy.clear()
         if op == "recall":
@@ -265,7 +241,7 @@ class Service:
         return LocalScores(
             lambda: [int(p[0]) for p in self.nearest(cache, cache_path, near, q)],
             finish,
-            lambda query, texts: self.judge_scores(query, texts, RECALL_JUDGE_WAIT_S),
+            lambda query, texts: self.judge.scores(query[:MAX_QUERY], texts, RECALL_JUDGE_WAIT_S),
         )
 
     def score(self, cache: VectorCache, q: Any, units: list[list[str]], deadline: float | None = None) -> list[float | None]:

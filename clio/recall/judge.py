@@ -18,15 +18,21 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from clio import threads as clio_threads
 from clio.recall.embedder import DATA_DIR, TOKENIZER_FILE, EmbedderUnavailable
 
 JUDGE_FILE = DATA_DIR / "judge-minilm-l6.onnx.gz"
 JUDGE_SHA256 = "daf26225f780cdd753d3c321aaa71036b3943c47387264d070feebb2e9fb18ab"  # of the unpacked ONNX file
 MAX_TOKENS = 128  # as trained: the message and the unit's excerpt (480 characters) fit
-THREADS = 2  # three units in one call: 9 ms p50 on two threads, 15 on one (docs/memory.md)
+# pairs read at once, each on one thread of one session: three units in 18-22 ms here, against
+# 25-26 ms one after the other on a session of two threads (docs/memory.md, "The judge's cost")
+THREADS = 2
 MAX_TEXTS = 8  # a request to the helper judges at most this many units
+MAX_CHARS = 4000  # of a unit the helper is sent (the tokenizer reads fewer)
 
 
 def packaged() -> bytes:
@@ -43,7 +49,8 @@ def packaged() -> bytes:
 class Judge:
     def __init__(self, threads: int = THREADS, model: bytes | None = None) -> None:
         """``model``: another judge's ONNX file (the benches' trained ones); else the packaged
-        one, checked by its sha256."""
+        one, checked by its sha256. ``threads``: the pairs read at once, each on one thread of the
+        one session (a run of the session is safe from several threads)."""
         try:
             import numpy as np
             import onnxruntime as ort
@@ -53,11 +60,16 @@ class Judge:
         raw = model if model is not None else packaged()
         self.np = np
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        # one thread a call: a pair is too small to share among threads that sleep between its
+        # operators (no spinning: they would take the cores the run needs next)
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        # no spinning once a call is done: the threads would take the cores the run needs next
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(raw, options, providers=["CPUExecutionProvider"])
+        self.pool = (
+            ThreadPoolExecutor(threads, thread_name_prefix="clio-judge", initializer=clio_threads.block_interrupts)
+            if threads > 1
+            else None
+        )
         self.tokenizer = Tokenizer.from_file(str(TOKENIZER_FILE))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS, strategy="longest_first")
 
@@ -66,13 +78,53 @@ class Judge:
         if not texts:
             return []
         np = self.np
-        out = []
+
         # one pair a call, never padded beside another: the int8 graph quantizes its activations per
         # call, so a unit judged beside a longer one would read differently (0.4 of a logit, measured)
-        for enc in self.tokenizer.encode_batch([(query, t) for t in texts]):
+        def one(enc: Any) -> float:
             feeds: dict[str, Any] = {
                 name: np.array([getattr(enc, attr)], dtype=np.int64)
                 for name, attr in (("input_ids", "ids"), ("attention_mask", "attention_mask"), ("token_type_ids", "type_ids"))
             }
-            out.append(round(float(self.session.run(None, feeds)[0].reshape(-1)[0]), 4))
-        return out
+            return round(float(self.session.run(None, feeds)[0].reshape(-1)[0]), 4)
+
+        pairs = self.tokenizer.encode_batch([(query, t) for t in texts])
+        if self.pool is None or len(pairs) == 1:
+            return [one(enc) for enc in pairs]
+        return list(self.pool.map(one, pairs))
+
+
+class HostedJudge:
+    """The helper's judge: loaded in a thread on the first request that asks for it (:meth:`want`),
+    once; until then, or if it cannot load, there is none and the decision goes without it."""
+
+    def __init__(self) -> None:
+        self.judge: Judge | None = None
+        self.ready = threading.Event()  # set once loaded, or once it could not be
+        self.asked = False
+
+    @property
+    def loaded(self) -> bool:
+        return self.judge is not None
+
+    def want(self) -> None:
+        if not self.asked:
+            self.asked = True
+            clio_threads.start(self._load, "clio-encoder-judge")
+
+    def _load(self) -> None:
+        try:
+            self.judge = Judge()  # ~0.3 s
+        except Exception:  # the decision goes without it; the helper's ping tells
+            self.judge = None
+        finally:
+            self.ready.set()
+
+    def scores(self, query: str, texts: Any, wait: float = 0.0) -> list[float] | None:
+        """The logits for ``texts`` with ``query`` (None without a judge; ``wait``: how long to
+        wait for it to load). No texts: [] (clio found none worth reading)."""
+        if not self.ready.wait(wait) or self.judge is None:
+            return None
+        if not isinstance(texts, list) or len(texts) > MAX_TEXTS:
+            raise ValueError(f"judge: a list of at most {MAX_TEXTS} texts")
+        return [float(x) for x in self.judge.score(query, [str(t)[:MAX_CHARS] for t in texts])]

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 JUDGED = 3  # admissible units a message, by cosine, read by the judge (all eight took no more)
 JUDGE_CHARS = 480  # a unit as the judge reads it: as the block quotes it (clio.recall.auto.EXCERPT_CHARS)
+# the judge's logit as the score reads it, at most this far from 0: its 2,401 readings of the probe
+# sets' units lay within -5.6 and +5.1, so a unit that would stay under the bar at +7 is not read
+# (:func:`reachable`): the decision is the same, and a third of the messages read one unit fewer
+LOGIT_CAP = 7.0
 
 
 def judge_text(parts: Sequence[tuple[str, str]], query: str) -> str:
@@ -76,17 +80,29 @@ def features(hit: Hit, logit: float) -> list[float]:
 
 
 def probability(hit: Hit, logit: float, v: Verdict) -> float:
-    """How likely the unit holds what the message asks: the logistic score of :func:`features`."""
+    """How likely the unit holds what the message asks: the logistic score of :func:`features`,
+    the logit held within :data:`LOGIT_CAP`."""
+    logit = max(-LOGIT_CAP, min(LOGIT_CAP, logit))
     z = v.bias + sum(  # a feature that never varied on the fitted units (scale 0) weighs nothing
         w * (x - m) / s for x, m, s, w in zip(features(hit, logit), v.mean, v.scale, v.weights, strict=True) if s
     )
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-def judged(hits: Sequence[Hit], logits: dict[int, float], v: Verdict) -> list[Hit]:
+def reachable(hit: Hit, v: Verdict) -> bool:
+    """Whether any reading of the judge could bring the unit to the bar (else it is not read)."""
+    return probability(hit, LOGIT_CAP, v) >= v.bar
+
+
+def judged(hits: Sequence[Hit], logits: dict[int, float | None], v: Verdict) -> list[Hit]:
     """The hits with the judge's ``logits`` (by index, those of :func:`to_judge`) read into their
-    probability and the model's bar (:attr:`clio.recall.auto.Hit.verdict`)."""
+    probability and the model's bar (:attr:`clio.recall.auto.Hit.verdict`); one the judge did not
+    read (None: not :func:`reachable`) gets the most it could have had, under the bar."""
     return [
-        replace(h, judge=logits[i], verdict=probability(h, logits[i], v), verdict_bar=v.bar) if i in logits else h
+        h if i not in logits else replace(h, judge=logits[i], verdict=probability(h, _or_cap(logits[i]), v), verdict_bar=v.bar)
         for i, h in enumerate(hits)
     ]
+
+
+def _or_cap(logit: float | None) -> float:
+    return LOGIT_CAP if logit is None else logit

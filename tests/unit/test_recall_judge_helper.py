@@ -33,6 +33,8 @@ def test_the_packaged_judge_reads_the_answer_above_a_near_miss() -> None:
     logits = Judge(threads=1).score(QUESTION, [UNRELATED, NEAR_MISS, ANSWER])
     assert len(logits) == 3 and logits[2] > 0 > logits[0], logits
     assert logits[2] > logits[1] > logits[0], logits
+    # pairs read at once on two threads read as one after the other, in the order given
+    assert Judge(threads=2).score(QUESTION, [UNRELATED, NEAR_MISS, ANSWER, NEAR_MISS]) == [*logits, logits[1]]
 
 
 def test_a_damaged_judge_file_is_refused_by_its_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,6 +92,10 @@ def test_the_helper_judges_the_units_on_the_scores_connection(tmp_path: Path, mo
         assert logits is not None and logits[1] > 0 > logits[0], logits
         assert pending.judge(QUESTION, [ANSWER]) is None  # once only: the connection is closed
         pending.close()
+        # none worth reading (clio.recall.verdict.reachable): the helper has a judge, and reads nothing
+        nothing = client.begin(QUESTION)
+        assert nothing is not None and nothing.finish(QUESTION, [[ANSWER]]) is not None
+        assert nothing.judge(QUESTION, []) == []
 
         # a score whose client closes without asking the judge: the helper serves the next at once
         quiet = client.begin(QUESTION)

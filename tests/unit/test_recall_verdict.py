@@ -94,7 +94,9 @@ def test_a_judged_message_quotes_by_probability_alone() -> None:
     judged = auto_turn.judged(hits, QUESTION, Scores([3.0, -4.0, -6.0]), MINILM.verdict)  # type: ignore[arg-type]
     assert judged[0].verdict is not None and judged[0].verdict >= judged[0].verdict_bar
     assert judged[1].verdict is not None and judged[1].verdict < judged[1].verdict_bar
-    assert judged[2].verdict is not None and judged[2].verdict < judged[1].verdict
+    # the third could not reach the bar whatever the judge said: not sent, under the bar all the same
+    assert judged[2].judge is None and judged[2].verdict is not None and judged[2].verdict < judged[2].verdict_bar
+    assert "not judged: probability" in judged[2].why()
     assert auto.choose(judged) == [judged[0]]
     assert "judged +3.0, probability" in judged[0].why() and "(bar 0.25)" in judged[0].why()
     # the most probable first, whatever the words' rank
@@ -103,6 +105,31 @@ def test_a_judged_message_quotes_by_probability_alone() -> None:
     # a unit not judged is not quoted once the message was judged, even one the words would quote
     partly = [judged[0], hits[1]]
     assert auto.choose([replace(judged[0], verdict=0.1), hits[1]]) == [] and auto.choose(partly) == [judged[0]]
+
+
+def test_a_unit_no_reading_could_bring_to_the_bar_is_not_sent_to_the_judge() -> None:
+    v = MINILM.verdict
+    assert v is not None
+    hits = _hits([0.66, 0.58, 0.20])
+    assert [verdict.reachable(h, v) for h in hits] == [True, True, False]
+    assert verdict.probability(hits[2], verdict.LOGIT_CAP, v) < v.bar <= verdict.probability(hits[0], verdict.LOGIT_CAP, v)
+    # the logit is held within the cap, so "unreachable" is exact: no reading past it scores more
+    assert verdict.probability(hits[2], 50.0, v) == verdict.probability(hits[2], verdict.LOGIT_CAP, v)
+    assert verdict.probability(hits[2], -50.0, v) == verdict.probability(hits[2], -verdict.LOGIT_CAP, v)
+    asked = Scores([1.0, 1.0, 1.0])
+    out = auto_turn.judged(hits, QUESTION, asked, v)
+    assert len(asked.asked) == 1 and len(asked.asked[0][1]) == 2 and ANSWER[:20] in asked.asked[0][1][0]
+    assert [h.judge for h in out] == [1.0, 1.0, None]
+    # none worth reading: the judge is asked with none (whether the helper has one), and the
+    # message is judged all the same, each unit at the most it could have had
+    far = [replace(h, features=replace(h.features, cosine=0.2)) for h in hits[:2]]
+    assert not any(verdict.reachable(h, v) for h in far)
+    empty = Scores([])
+    out = auto_turn.judged(far, QUESTION, empty, v)
+    assert empty.asked == [(QUESTION, [])] and auto.choose(out) == []
+    assert [h.verdict for h in out] == [verdict.probability(h, verdict.LOGIT_CAP, v) for h in far]
+    # a helper without a judge says so (None) even then: the decision without it
+    assert auto_turn.judged(far, QUESTION, Scores(None), v) == far
 
 
 def test_without_the_judges_answer_the_decision_goes_without_it() -> None:
