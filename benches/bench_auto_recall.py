@@ -435,12 +435,21 @@ def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:
 
 
 def embedded_helper(home: Path, clio_dir: Path) -> EncoderClient:
-    """:func:`encoder_helper` once it has embedded the archive: the steady state the figures are
-    measured in."""
+    """:func:`encoder_helper` once it has embedded the archive and, unless ``--no-judge``, loaded
+    its judge: the steady state the figures are measured in (a judge still loading leaves the
+    first messages of a set, timing deciding how many, to the decision without it)."""
     client = encoder_helper(home, clio_dir)
     client.fill()
     while not filled(clio_dir, client.model):
         time.sleep(0.2)
+    if JUDGE[0] and client.model.verdict is not None and SERVED[0] is None:
+        client.judge = True
+        deadline = time.monotonic() + 60
+        while client.status(2.0).get("judge") is not True:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the helper's judge did not load: {client.status(2.0)}")
+            client.score("a message to load the judge", [["a unit"]])  # asks for it: it loads in a thread
+            time.sleep(0.1)
     if SERVED[0] is not None:  # the endpoint's model: its threshold chosen by the helper's calibration first
         while stored(home, client.model.model_id) is None:
             time.sleep(0.2)

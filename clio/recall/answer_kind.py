@@ -194,7 +194,7 @@ def _kind_of(noun: str) -> str:
 
 # A question about how a library, a standard or a tool behaves in general ("does GTFS-realtime
 # have a standard field for ...", "is there a built-in way in liveview to ...", "in oban, if i
-# insert ..., does ...", "what's the difference between X and Y"): its documentation answers it;
+# insert ..., does ...", "what's the difference between X and Y", "does X ... by default?"): its documentation answers it;
 # a project's archive only by chance, and a session that used the tool is its near miss. Read by
 # its frame, in a question that says nothing of the project's own ("we", "our", "us").
 
@@ -216,7 +216,9 @@ _TOOL_FRAME = lazy(
     rf"|\bdifference between {_NOT_A_NAME}"
     rf"|\bwhat(?:'s| is|s)? the default [\w.-]+(?: [\w.-]+){{0,3}} (?:in|on|for|of) (?:an? )?{_NOT_A_NAME}\w"
     rf"|\bwhat does .{{1,40}}? do (?:in|with|for) {_NOT_A_NAME}\w"
-    rf"|\bis {_NAME} thread-?safe\b",
+    rf"|\bis {_NAME} thread-?safe\b"
+    # "does oban's unique option consider completed jobs by default?": what a tool does unless told
+    rf"|(?:^\W*|[,:;—]\s*)(?:does|do|will|would) {_NAME} .{{0,80}}?\bby default\b",
     re.I,
 )
 _OURS = lazy(r"\b(?:we|we're|we've|our|ours|us)\b", re.I)

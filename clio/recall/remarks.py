@@ -20,7 +20,8 @@ too.
   ("a clinic manager asks what's the earliest time ..."), "remind me", "any idea".
 - :func:`reports_trouble`: a mark of something gone wrong, generous on purpose: a failure, an
   error's name or an HTTP status, a negation, "again", "still", "keeps", "should", "instead",
-  a comparison ("higher", "late"), someone reporting ("a customer says ...").
+  a comparison ("higher", "late"), someone reporting ("a customer says ..."); but not "again"
+  after a state come back ("ci is green again").
 - :func:`is_remark`: neither, in a sentence that tells a state (not a bare noun phrase, which may
   be a terse ask: "staging database port for pgbouncer") of :data:`MIN_WORDS` words or more; or,
   not asked, at most :data:`MOMENT_WORDS` own words about what is going on ("it segfaults", "hm
@@ -64,6 +65,10 @@ _TROUBLE = lazy(
     r"|\b[45]\d\d\b|\b\w+(?:Error|Exception|Failure|Fault)\b|\b[A-Z0-9]+_RST\b",
     re.I,
 )
+# a state come back is no trouble: "jenkins green again, merging", "pipeline green again, thx"
+_RECOVERED = lazy(
+    r"\b(green|passing|passes|works|working|fine|healthy|stable|ok|okay|happy|clean|up)\s+again\b", re.I
+)
 _STATE = lazy(r",|\b\w{3,}ed\b|\b\w+'(?:s|re|ll|m|ve)\b|\b(?:is|are|was|were|am|been|done|out|back|brb)\b", re.I)
 _MOMENT = AT_HAND | {"now", "today", "still"}
 MOMENT_WORDS = 2  # a statement with no more own words than this, pointing at the moment, is a remark
@@ -87,8 +92,9 @@ def tells_a_state(text: str) -> bool:
 
 
 def reports_trouble(text: str) -> bool:
-    """Whether ``text`` bears a mark of something gone wrong (read in its first 300 characters)."""
-    return _TROUBLE.search(text[:300]) is not None
+    """Whether ``text`` bears a mark of something gone wrong (read in its first 300 characters);
+    "again" after a state come back ("green again") is not one."""
+    return _TROUBLE.search(_RECOVERED.sub(r"\1", text[:300])) is not None
 
 
 def is_remark(text: str, own: Sequence[str]) -> bool:

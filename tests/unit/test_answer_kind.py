@@ -221,6 +221,10 @@ def test_nor_by_the_questions_own_words() -> None:
         ("what does --no-ff do in git merge", True),
         ("is java's SimpleDateFormat thread-safe?", True),
         ("for the export job: does python's csv module handle embedded newlines inside quoted fields?", True),
+        # what a tool does unless told: its documentation
+        ("does celery retry a failed task by default?", True),
+        ("does sqlalchemy's session expire loaded objects on commit by default", True),
+        ("will pg_dump include the large objects by default?", True),
         # the project's own: its past sessions may hold the answer
         ("does our api have a rate limit for partners?", False),
         ("does the ledger service support multi-currency yet?", False),
@@ -235,6 +239,9 @@ def test_nor_by_the_questions_own_words() -> None:
         ("in prod, is the redis cache shared between the two apps?", False),  # the project's places
         ("does staging have the new index yet?", False),
         ("we're on postgres 15, does it support MERGE?", False),  # "we": read as the project's (cautious)
+        ("does our importer skip blank rows by default?", False),
+        ("does the worker retry by default?", False),
+        ("is compression on by default in prod?", False),  # a setting of the project's
     ],
 )
 def test_a_question_about_how_a_tool_behaves(question: str, general: bool) -> None:

@@ -22,6 +22,9 @@ from clio.recall import auto_turn, relevance, remarks
         "dana approved it btw",  # two own words about the moment
         "it segfaults",  # likewise: the thing at hand
         "hm still broken on my end",
+        # a state come back is no trouble
+        "ci is green again, merging the billing PR",
+        "integration tests passing again, thanks. lunch",
     ],
 )
 def test_a_remark(text: str) -> None:
@@ -46,6 +49,8 @@ def test_a_remark(text: str) -> None:
         "partner api answers 429 since the tier change",
         "checkout throws InvalidSignatureError on the new webhook secret",
         "users keep getting logged out in prod",
+        "the nightly export is failing again",
+        "green again but the e2e job still flakes",
         # short: a terse ask without a question mark is left to the rules before
         "staging db port",
         "the dunning job",
