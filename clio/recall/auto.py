@@ -35,6 +35,9 @@ MAX_HITS = 3
 EXCERPT_CHARS = 480  # one unit's quote in the block, all its messages together, at least (room allowing)
 MAX_UNIT_CHARS = 960  # and at most, when fewer units share the block's room
 MIN_BLOCK_CHARS = 200  # below this, a block could not quote even one passage usefully
+# a judged message's unit that shares none of its words is quoted by its cosine (Hit.unworded) when
+# the message has this many own words or more: a full question, not a remark on the work at hand
+UNWORDED_ASKED = 5
 TAG = "recalled_context"
 HEAD = (
     "Archived messages that may bear on this request, found by clio's automatic recall. Quoted "
@@ -83,7 +86,7 @@ class Hit:
     elsewhere: bool = False
     # read by the helper's judge (clio.recall.verdict): its logit, the probability of the judge and
     # the features together that the unit holds what is asked, and the model's bar for it; a
-    # message with any unit judged quotes by that probability alone
+    # message with any unit judged quotes by that probability (and by the cosine what shares no word: unworded)
     judge: float | None = None
     verdict: float | None = None
     verdict_bar: float = 1.0
@@ -107,6 +110,14 @@ class Hit:
         if self.score >= self.words_bar and (cosine is None or cosine >= self.words_floor):
             return True  # the words, unless the encoder finds the unit's meaning far from the message's
         return cosine is not None and cosine >= self.cosine_bar
+
+    @property
+    def unworded(self) -> bool:
+        """Quoted by its cosine alone, sharing no word with a message of :data:`UNWORDED_ASKED` own
+        words or more: a judged message quotes it whatever the judge says, which reads such units
+        worst (the thirteenth probe set, blind: 4 of 30 reworded facts -> 9; docs/memory.md, "No
+        word shared: the cosine decides")."""
+        return self.features.matched == 0 and self.features.asked >= UNWORDED_ASKED and self.relevant
 
     @property
     def words_bar(self) -> float:
@@ -146,6 +157,8 @@ class Hit:
             parts.append("holds no answer of the kind asked")
         if self.elsewhere:
             parts.append("about another environment than the one asked")
+        if self.verdict is not None and self.unworded:
+            parts.append("no word shared: its cosine decides")
         if self.verdict is not None and self.judge is None:  # clio.recall.verdict.reachable
             parts.append(f"not judged: probability {self.verdict:.2f} at most (bar {self.verdict_bar:.2f})")
         elif self.verdict is not None:
@@ -254,10 +267,13 @@ def choose(hits: Sequence[Hit], max_hits: int = MAX_HITS) -> list[Hit]:
     """The relevant hits, best first (by score, the search's order among equals), at most
     ``max_hits``. When the helper's judge read the message's units (``recall_judge``,
     :mod:`clio.recall.verdict`), the judged units at their probability's bar or over instead,
-    most probable first: a unit not judged is not quoted."""
+    most probable first, then those that share no word with the message and that its cosine
+    quotes (:attr:`Hit.unworded`): the judge has its say where a word is shared."""
     if any(h.verdict is not None for h in hits):
         judged = [h for h in hits if h.verdict is not None and h.admissible and h.verdict >= h.verdict_bar]
-        return sorted(judged, key=lambda h: -(h.verdict or 0.0))[:max_hits]
+        judged.sort(key=lambda h: -(h.verdict or 0.0))
+        by_cosine = sorted((h for h in hits if h.unworded and h not in judged), key=lambda h: -h.rank)
+        return (judged + by_cosine)[:max_hits]
     kept = [h for h in hits if h.relevant]
     return sorted(kept, key=lambda h: -h.rank)[:max_hits]
 

@@ -9,7 +9,9 @@ logistic score beside the cosine, the words' score, the rarest word matched and 
 scan found the unit (:func:`features`), it took 10 of 23 and 7 of 22 false blocks of the two
 probe sets nobody had read (as shipped), and no reworded fact (docs/memory.md, "The judge in the
 decision"). A judged message quotes the units whose probability clears the
-model's bar, best first; the units not judged are not quoted. A message the helper could not
+model's bar, best first, then the units that share no word with it and that its cosine quotes
+(:attr:`clio.recall.auto.Hit.unworded`: the judge reads those worst); the other units not judged
+are not quoted. A message the helper could not
 judge (it failed, it was late, words only) keeps the decision of :attr:`clio.recall.auto.Hit.relevant`.
 
 No I/O; :mod:`clio.recall.auto_turn` reads it, and :func:`clio.recall.auto.choose` the

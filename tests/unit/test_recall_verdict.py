@@ -132,6 +132,36 @@ def test_a_unit_no_reading_could_bring_to_the_bar_is_not_sent_to_the_judge() -> 
     assert auto_turn.judged(far, QUESTION, Scores(None), v) == far
 
 
+def test_a_unit_sharing_no_word_is_quoted_by_its_cosine_whatever_the_judge_says() -> None:
+    """The judge reads worst the units that share no word with the message (docs/memory.md, "No word
+    shared: the cosine decides"): those its cosine quotes stay quoted, after the judged ones, for a
+    message of :data:`clio.recall.auto.UNWORDED_ASKED` own words or more."""
+    v = MINILM.verdict
+    assert v is not None
+    owner = "Marta Lindqvist in compliance signs off every sender ID a clinic asks for."
+    near = lambda q, units: [0.5] * len(units)  # noqa: E731  (over its bar, as such units were)
+    asked = "which person approves a new customer brand on outgoing texts?"
+    hits = auto.score_hits(asked, [_result(owner, 10)], None, _freqs, near)
+    assert hits[0].features.matched == 0 and hits[0].relevant and hits[0].unworded
+    judged = auto_turn.judged(hits, asked, Scores([-3.0]), v)
+    assert judged[0].verdict is not None and judged[0].verdict < judged[0].verdict_bar
+    assert auto.choose(judged) == [judged[0]] and "no word shared: its cosine decides" in judged[0].why()
+    # after the judged units, within the block's count
+    words = _hits([0.66, 0.58])
+    mixed = auto_turn.judged([*words, hits[0]], QUESTION, Scores([3.0, 2.5, -3.0]), v)
+    assert [h.seq for h in auto.choose(mixed)][-1] == 10 and len(auto.choose(mixed, max_hits=2)) == 2
+    # a short remark on the work at hand is not: its few words carry too little to go by
+    short = auto.score_hits("who approves brands?", [_result(owner, 10)], None, _freqs, near)
+    assert short[0].relevant and not short[0].unworded
+    assert auto.choose(auto_turn.judged(short, "who approves brands?", Scores([-3.0]), v)) == []
+    # a unit that shares a word is the judge's to decide, even at the same cosine
+    shared = auto.score_hits(asked, [_result("Brand approvals: Marta signs off in compliance.", 10)], None, _freqs, near)
+    assert shared[0].features.matched > 0 and not shared[0].unworded
+    assert auto.choose(auto_turn.judged(shared, asked, Scores([-3.0]), v)) == []
+    # without the judge nothing changes: the cosine quotes it as it always did
+    assert auto.choose(hits) == hits
+
+
 def test_without_the_judges_answer_the_decision_goes_without_it() -> None:
     hits = _hits([0.66, 0.58])
     silent = Scores(None)
