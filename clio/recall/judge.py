@@ -29,7 +29,8 @@ JUDGE_FILE = DATA_DIR / "judge-minilm-l6.onnx.gz"
 JUDGE_SHA256 = "daf26225f780cdd753d3c321aaa71036b3943c47387264d070feebb2e9fb18ab"  # of the unpacked ONNX file
 MAX_TOKENS = 128  # as trained: the message and the unit's excerpt (480 characters) fit
 # pairs read at once, each on one thread of one session: three units in 18-22 ms here, against
-# 25-26 ms one after the other on a session of two threads (docs/memory.md, "The judge's cost")
+# 25-26 ms one after the other on a session of two threads (docs/memory.md, "The judge's cost, and
+# the rewordings no judge could quote")
 THREADS = 2
 MAX_TEXTS = 8  # a request to the helper judges at most this many units
 MAX_CHARS = 4000  # of a unit the helper is sent (the tokenizer reads fewer)
