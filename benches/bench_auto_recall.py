@@ -80,6 +80,7 @@ from clio.recall.query import best_first  # noqa: E402
 from clio.recall.tool_search import NEAR as TOOL_NEAR  # noqa: E402
 from clio.recall.tool_search import WHOLE_UNITS  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
+from testkit.encoder_helper import wait_for_judge  # noqa: E402
 from testkit.fakeserver import FakeServer  # noqa: E402
 from testkit.recall_sets import SETS, build, load_set  # noqa: E402
 
@@ -443,13 +444,7 @@ def embedded_helper(home: Path, clio_dir: Path) -> EncoderClient:
     while not filled(clio_dir, client.model):
         time.sleep(0.2)
     if JUDGE[0] and client.model.verdict is not None and SERVED[0] is None:
-        client.judge = True
-        deadline = time.monotonic() + 60
-        while client.status(2.0).get("judge") is not True:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the helper's judge did not load: {client.status(2.0)}")
-            client.score("a message to load the judge", [["a unit"]])  # asks for it: it loads in a thread
-            time.sleep(0.1)
+        wait_for_judge(client)
     if SERVED[0] is not None:  # the endpoint's model: its threshold chosen by the helper's calibration first
         while stored(home, client.model.model_id) is None:
             time.sleep(0.2)

@@ -15,7 +15,7 @@ import pytest
 
 from clio.recall.encoder_client import ENV_SWITCH, EncoderClient
 from clio.recall.encoder_readiness import installed, socket_path
-from testkit.encoder_helper import stop_helper
+from testkit.encoder_helper import stop_helper, wait_for_judge
 from testkit.helper_stand_in import stand_in_helper
 
 needs_model = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
@@ -50,19 +50,6 @@ def test_a_damaged_judge_file_is_refused_by_its_sha256(tmp_path: Path, monkeypat
         judge.Judge()
 
 
-def _ready_with_judge(client: EncoderClient) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if client.status(2.0).get("judge") is True:
-                return
-            client.score(QUESTION, [[ANSWER]])  # a request that asks for the judge: it loads
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.1)
-    raise AssertionError("no helper with its judge loaded")
-
-
 @needs_model
 def test_the_helper_judges_the_units_on_the_scores_connection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_SWITCH, raising=False)
@@ -82,8 +69,7 @@ def test_the_helper_judges_the_units_on_the_scores_connection(tmp_path: Path, mo
         quiet_start = plain.begin(QUESTION)
         assert quiet_start is not None and quiet_start.finish(QUESTION, [[ANSWER]]) is not None
         assert not quiet_start.judging and plain.status()["judge"] is False  # not asked: never loaded
-        client.judge = True
-        _ready_with_judge(client)
+        wait_for_judge(client)
         pending = client.begin(QUESTION)
         assert pending is not None
         cos = pending.finish(QUESTION, [[UNRELATED], [ANSWER]])
