@@ -33,6 +33,9 @@ def test_the_packaged_judge_reads_the_answer_above_a_near_miss() -> None:
     logits = Judge(threads=1).score(QUESTION, [UNRELATED, NEAR_MISS, ANSWER])
     assert len(logits) == 3 and logits[2] > 0 > logits[0], logits
     assert logits[2] > logits[1] > logits[0], logits
+    # the judge the decision's weights were fitted on (clio.recall.encoder_models.Verdict): these
+    # logits are those of its export before its NaN guards were stripped (stop 68), to the bit
+    assert logits == [-3.8271, -0.0404, 4.1232], logits
     # pairs read at once on two threads read as one after the other, in the order given
     assert Judge(threads=2).score(QUESTION, [UNRELATED, NEAR_MISS, ANSWER, NEAR_MISS]) == [*logits, logits[1]]
 
