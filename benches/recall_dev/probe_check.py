@@ -56,6 +56,7 @@ def problems(probes: list[dict[str, Any]], archives: dict[str, dict[str, Any]]) 
     per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     unworded: collections.Counter[str] = collections.Counter()
     seen: set[str] = set()
+    texts = {k: {s["name"]: session_text(s) for s in a["sessions"]} for k, a in archives.items()}
     for i, p in enumerate(probes):
         if set(p) != KEYS or p["set"] not in archives:
             bad.append(f"{i}: keys must be exactly {sorted(KEYS)}, set one of {sorted(archives)}")
@@ -68,7 +69,7 @@ def problems(probes: list[dict[str, Any]], archives: dict[str, dict[str, Any]]) 
             if p["session"] or p["needles"]:
                 bad.append(f"{i}: an unrelated probe has session '' and needles []")
             continue
-        sessions = {s["name"]: session_text(s) for s in archives[p["set"]]["sessions"]}
+        sessions = texts[p["set"]]
         if p["kind"] not in ("same", "reworded") or p["session"] not in sessions or not p["needles"]:
             bad.append(f"{i}: kind same/reworded/unrelated, a session of archive {p['set']}, needles")
             continue

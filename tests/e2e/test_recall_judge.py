@@ -13,7 +13,6 @@ does with them, not how it was fitted.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ import pytest
 from clio.recall.encoder_client import EncoderClient
 from clio.recall.encoder_readiness import installed
 from testkit.clio_run import run_clio
-from testkit.encoder_helper import stop_helper
+from testkit.encoder_helper import stop_helper, wait_for_judge
 from testkit.fakeserver import FakeServer, Reply
 from testkit.recall_sets import build, load_set
 from tests.e2e.test_recall_encoder import sent, wait_filled
@@ -39,14 +38,7 @@ def wait_judge(home: Path, proj: Path) -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("CLIO_RECALL_ENCODER", raising=False)  # tests/conftest.py switches it off for this process
         client = EncoderClient(home, proj / ".clio")
-    client.judge = True
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        client.score("which port does the broker use", [["the broker listens on 8884"]])
-        if client.status(2.0).get("judge") is True:
-            return
-        time.sleep(0.2)
-    raise AssertionError("the helper did not load its judge")
+    wait_for_judge(client, timeout_s=30)
 
 
 def judging(home: Path) -> None:
