@@ -34,6 +34,12 @@ latency alone, where a real fill would take hours), twice: as it was, and with a
 written again before each step, as in the REPL, where every turn writes one. ``--scale-dev N`` times it over N messages of
 the sets' own sessions, copied until there are N, with the sets' messages as the queries.
 
+``--misses`` lists each set's missed facts and false blocks with the decision's reasons, and at
+the end tallies where the missed facts were lost (not among the candidates; quoted but cut; found by
+meaning and under the bar whatever the judge says; read by the judge and under it; no word shared
+and the cosine under; decided without the judge): all but the first are the decision's, so the
+reworded facts a perfect decision would quote over today's candidates are those quoted plus those.
+
 ``--narrated`` runs the sets as a model that narrates its tool steps would have written them
 (every assistant message that only calls a tool first says "Let me look at api/uploads.py.").
 ``--whole-files`` runs them as reads of real files return them: every read_file result gets
@@ -59,6 +65,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -268,10 +275,36 @@ def candidate(h: auto.Hit, probe: dict[str, Any], ids: dict[str, str]) -> dict[s
     }
 
 
+MISSED_WHERE = (
+    "not among the candidates",
+    "the block quoted its unit, not the fact",
+    "found by meaning, under the bar whatever the judge says",
+    "read by the judge, under the bar",
+    "no word shared, its cosine under",
+    "decided without the judge",
+)
+
+
+def missed_where(best: auto.Hit | None, chosen: list[auto.Hit]) -> str:
+    """Where a fact the block did not quote was lost (``--misses``' tally, of
+    :data:`MISSED_WHERE`): not found, quoted but cut, or turned down, and by which part of the
+    decision. A perfect decision over the same candidates would quote all but the first."""
+    if best is None:
+        return MISSED_WHERE[0]
+    if any(h is best for h in chosen):
+        return MISSED_WHERE[1]
+    if best.verdict is None:
+        return MISSED_WHERE[5]
+    if best.unworded:
+        return MISSED_WHERE[4]
+    return MISSED_WHERE[2] if best.judge is None else MISSED_WHERE[3]
+
+
 def evaluate(
     index: RecallIndex, data: dict[str, Any], ids: dict[str, str], encoder: EncoderClient | None = None
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"same": [0, 0], "reworded": [0, 0], "unrelated": [0, 0], "candidates": [0, 0]}
+    lost: Counter[tuple[str, str]] = Counter()  # (kind, where) of the facts not quoted
     blocks = blocks_ok = units = units_ok = 0
     times: list[float] = []
     misses: list[str] = []
@@ -301,6 +334,7 @@ def evaluate(
             units_ok += sum(h.session_id == sid for h in chosen)
         if not ok:
             best = next((h for h in hits if holds_fact(h, sid, p["needles"])), None)
+            lost[kind, missed_where(best, chosen)] += 1
             misses.append(f"  missed {p['text']!r} ({kind}): fact {'candidate ' + best.why() if best else 'not among the candidates'}")
     times.sort()
     out.update(
@@ -310,6 +344,7 @@ def evaluate(
         p50=statistics.median(times),
         p95=times[int(0.95 * (len(times) - 1))],
         misses=misses,
+        lost=lost,
     )
     return out
 
@@ -667,6 +702,7 @@ def main() -> None:
     MEANING_WEIGHT[0] = args.meaning_weight
     WEAK_WORDS_WEIGHT[0] = args.weak_words_weight
     whole_rng = random.Random(7)  # one draw across the sets, in their order
+    lost: Counter[tuple[str, str]] = Counter()  # over the sets: where their missed facts were lost
     reply_rng = random.Random(11)
     for name in [n for n in args.sets.split(",") if n]:
         if not (SETS / f"{name}.json").is_file():
@@ -716,11 +752,15 @@ def main() -> None:
                 f"unit precision {r['unit_precision']:.2f}; p50 {r['p50']:.1f} ms, p95 {r['p95']:.1f} ms "
                 f"(load {os.getloadavg()[0]:.2f})"
             )
+            lost.update(r["lost"])
             if args.misses:
                 print("\n".join(r["misses"]))
             print(f"{name}: everyday messages given a block: {everyday}")
             print(f"{name}: messages about the work at hand given a block: {at_hand}")
             index.close()
+    if args.misses and lost:
+        for kind in ("same", "reworded"):
+            print(f"{kind} facts missed over the sets, by where: " + "; ".join(f"{where} {lost[kind, where]}" for where in MISSED_WHERE))
     if args.scale:
         scale(args.scale, args.repeat, args.encoder, args.random_vectors)
     if args.scale_dev:
