@@ -248,9 +248,9 @@ def strip(src: Path, dest: Path) -> None:
     """The exported graph without its NaN guards: torch writes each attention's softmax as
     ``Where(IsNaN(p), 0, p)``, for a row whose every token is masked; the attention mask hides keys
     (a pair's pad positions, up to 128 tokens: clio.recall.judge), the same for every row, and a
-    pair's own tokens are never hidden, so no row is, and the guard is the identity. Dropped, the logits are the same to the bit and the judge's call is 11-14%
-    shorter (stop 68: docs/memory.md, "The judge's NaN guards, and where a typed message's time
-    goes")."""
+    pair's own tokens are never hidden, so no row is, and the guard is the identity. Dropped, the
+    logits are the same to the bit and the judge's call is 11-14% shorter (stop 68: docs/memory.md,
+    "The judge's NaN guards, and where a typed message's time goes")."""
     import onnx
 
     model = onnx.load(str(src))
