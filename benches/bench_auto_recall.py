@@ -721,6 +721,7 @@ def main() -> None:
     WEAK_WORDS_WEIGHT[0] = args.weak_words_weight
     whole_rng = random.Random(7)  # one draw across the sets, in their order
     lost: Counter[tuple[str, str]] = Counter()  # over the sets: where their missed facts were lost
+    digests = json.loads(args.digests.read_text(encoding="utf-8")) if args.digests is not None else None
     reply_rng = random.Random(11)
     for name in [n for n in args.sets.split(",") if n]:
         if not (SETS / f"{name}.json").is_file():
@@ -732,8 +733,8 @@ def main() -> None:
             if not others:
                 continue
             data["probes"] = others
-        if args.digests is not None:
-            data = with_digests(data, json.loads(args.digests.read_text(encoding="utf-8")).get(name[-1], {}))
+        if digests is not None:
+            data = with_digests(data, digests.get(name[-1], {}))
         if args.narrated:
             data = narrated(data)
         if args.whole_files:
