@@ -43,6 +43,7 @@ from clio.ui import mentions, resume_view
 from clio.ui.asking import ReplAsk
 from clio.ui.history import RedactingFileHistory
 from clio.ui.render import ReplUI, visible
+from clio.ui.sigint_latch import SigintLatch
 from clio.ui.typing_ahead import TypingAhead
 from clio.wording import plural
 
@@ -228,22 +229,29 @@ def run_repl(
         threads.start(_warm_up, "clio-warm-up", (app, shown, not (settings.no_ltm or settings.incognito)))
         pending = first_input
         pending_default = ""  # what was typed ahead of a Ctrl-C right after Enter
+        latch = SigintLatch(session.app)  # a Ctrl-C as Enter is read is never lost (sigint_latch.py)
         while True:
             if pending is not None:
                 line, pending = pending, None
             else:
+                latch.arm()
                 try:
-                    line = session.prompt(HTML("<b>› </b>"), default=pending_default)
+                    line = session.prompt(HTML("<b>› </b>"), default=pending_default, handle_sigint=False)
                     pending_default = ""
                 except KeyboardInterrupt:
+                    latch.release()
                     continue
                 except EOFError:
+                    latch.release()
                     break
-            shown.set()  # (a line run before any prompt: --input TEXT)
-            if not line.strip():
-                continue
             try:
+                signalled = latch.release()  # from here on, Ctrl-C raises KeyboardInterrupt, caught below
+                shown.set()  # (a line run before any prompt: --input TEXT)
+                if not line.strip():
+                    continue
                 interrupted, typeahead = pending_interrupt(session.input)
+                if signalled:  # Ctrl-C as Enter was read, after the prompt left raw mode
+                    interrupted, typeahead = True, ""
                 if interrupted:  # Ctrl-C right after Enter: nothing is sent
                     out.print(Text("⏹ interrupted before it was sent (↑ brings the message back)", style="yellow"))
                     pending_default = typeahead

@@ -116,3 +116,29 @@ def test_what_was_typed_during_the_answer_waits_at_the_prompt_after_ctrl_c(
     time.sleep(0.2)
     term.child.sendeof()
     assert term.wait_exit() == 0
+
+
+def test_sigint_from_outside_while_typing_drops_the_line_and_the_repl_goes_on(
+    spawn: Spawn, fake_server: FakeServer, project: Path
+) -> None:  # noqa: F811
+    """A SIGINT sent to the REPL (``kill -INT``; at the prompt the terminal is raw, so only a
+    signal from outside arrives as one) while a line is half typed: the line is dropped as Ctrl-C
+    drops it, and the next one is answered. Under clio's own handler (clio/ui/sigint_latch.py)."""
+    fake_server.responder = lambda body: Reply(text="ANSWERED")
+    term = spawn()
+    term.prompt()
+    term.child.send("half typed words")
+    time.sleep(0.3)
+    term.child.kill(signal.SIGINT)
+    term.prompt()
+    time.sleep(0.2)
+    term.type("the real question")
+    term.expect(r"ANSWERED")
+    term.prompt()
+    asked = [
+        str(m.get("content")) for b in fake_server.chat_requests for m in b["messages"] if m.get("role") == "user"
+    ]
+    assert any("the real question" in c for c in asked), asked
+    assert not any("half typed" in c for c in asked), asked
+    term.child.sendeof()
+    assert term.wait_exit() == 0
