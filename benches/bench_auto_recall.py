@@ -40,9 +40,9 @@ meaning and under the bar whatever the judge says; read by the judge and under i
 and the cosine under; decided without the judge): all but the first are the decision's, so the
 reworded facts a perfect decision would quote over today's candidates are those quoted plus those.
 
-``--digests FILE`` ends each session with a digest a model would write at its end (what it
-settled, then in other words; ``recall_dev/digests.json``), as one more exchange: an experiment,
-not the product (docs/memory.md, "A digest written at a session's end").
+``--digests FILE`` gives each session the digest a model would write at its end (what it
+settled, then in other words; ``recall_dev/digests.json``), as clio's read-back keeps it: in
+``session.json``, indexed as a unit of its own (docs/memory.md, "Digests").
 
 ``--narrated`` runs the sets as a model that narrates its tool steps would have written them
 (every assistant message that only calls a tool first says "Let me look at api/uploads.py.").
@@ -290,15 +290,10 @@ MISSED_WHERE = (
 
 
 def with_digests(data: dict[str, Any], digests: dict[str, str]) -> dict[str, Any]:
-    """The set with each session that has a digest ending in one more exchange: the user's
-    "digest" and the digest as the reply (``--digests``: an experiment on what a summary written at
-    a session's end, in other words than the session's, would bring back)."""
-    sessions = [
-        {**s, "messages": [*s["messages"], {"role": "user", "content": "digest"}, {"role": "assistant", "content": digests[s["name"]]}]}
-        if s["name"] in digests
-        else s
-        for s in data["sessions"]
-    ]
+    """The set with each session that has a digest carrying it as a read-back would have left it
+    (``--digests``: in ``session.json``, indexed as a unit of its own, clio.recall.refresh): what
+    a summary written at a session's end, in other words than the session's, brings back."""
+    sessions = [{**s, "digests": [digests[s["name"]]]} if s["name"] in digests else s for s in data["sessions"]]
     return {**data, "sessions": sessions}
 
 
@@ -708,7 +703,7 @@ def main() -> None:
     ap.add_argument("--weak-words-weight", type=float, help="with --tool --encoder: the helper's list's weight when the words barely match, not its model's")
     ap.add_argument("--tool", action="store_true", help="also the memory tool's recall_sessions top 3 (with --encoder: and fused with the helper's)")
     ap.add_argument("--probes", type=Path, help="a JSON list of other probes for the sets ({set: 'b', text, kind, session, needles}): each set's own probes replaced by its items (sets without any are skipped)")
-    ap.add_argument("--digests", type=Path, help="a JSON {set letter: {session name: digest}}: each session ends in an exchange, 'digest' and the digest as the reply (recall_dev/digests.json: what a model would write at a session's end)")
+    ap.add_argument("--digests", type=Path, help="a JSON {set letter: {session name: digest}}: each session carries its digest as clio's read-back keeps it (recall_dev/digests.json: what a model would write at a session's end)")
     ap.add_argument("--served", action="store_true", help="with --encoder: the model (MiniLM, or --models-from's) served over HTTP on 127.0.0.1 as an embeddings API, and the helper asking it as for recall_embeddings (its threshold calibrated)")
     args = ap.parse_args()
     MODELS_FROM[0] = args.models_from

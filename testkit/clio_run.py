@@ -165,9 +165,13 @@ def archive_messages(session_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
-def write_archive(root: Path, sid: str, msgs: list[dict[str, Any]], ts: float, name: str = "") -> None:
+def write_archive(
+    root: Path, sid: str, msgs: list[dict[str, Any]], ts: float, name: str = "", digests: list[str] | None = None
+) -> None:
     """Put a finished session on disk in clio's layout, as clio would have left it (a fast way to
-    make large archives for recall tests and benches; ``msgs`` carry their own ``meta``)."""
+    make large archives for recall tests and benches; ``msgs`` carry their own ``meta``).
+    ``digests``: what read-backs of it said it settled (clio.store.session_info.Digest)."""
+    from clio.store.session_info import Digest
     from clio.store.sessions import CHUNK, SessionInfo
 
     d = root / sid
@@ -175,7 +179,13 @@ def write_archive(root: Path, sid: str, msgs: list[dict[str, Any]], ts: float, n
     for i in range(0, len(msgs), CHUNK):
         (d / "archive" / f"{i // CHUNK:06d}.json").write_text(json.dumps(msgs[i : i + CHUNK]))
     info = SessionInfo(
-        sid, name=name or f"session {sid}", created=ts, updated=ts + len(msgs), message_count=len(msgs)
+        sid,
+        name=name or f"session {sid}",
+        created=ts,
+        updated=ts + len(msgs),
+        message_count=len(msgs),
+        consolidated=len(msgs) if digests else 0,
+        digests=[Digest(len(msgs), text, ts + len(msgs)) for text in digests or []],
     )
     (d / "session.json").write_text(json.dumps(info.to_dict()))
 

@@ -53,6 +53,6 @@ def build(data: dict[str, Any], root: Path, first: int = 0) -> dict[str, str]:
     for k, s in enumerate(data["sessions"], start=first):
         sid = f"2025{k % 10000:04d}-{k // 10000:06d}-{k:04x}"
         ts = T0 + k * 86400
-        write_archive(root, sid, archived(s["messages"], ts), ts, s["name"])
+        write_archive(root, sid, archived(s["messages"], ts), ts, s["name"], s.get("digests"))
         ids[s["name"]] = sid
     return ids

@@ -27,6 +27,7 @@ from clio.memory import ltm, provenance
 from clio.memory.ltm import Entry
 from clio.messages import Message
 from clio.prompts import load_prompt
+from clio.store.session_info import Digest
 from clio.store.session_lock import SessionBusy
 from clio.store.sessions import Session, SessionNotFound, SessionStore
 from clio.tools.registry import REGISTRY
@@ -51,7 +52,8 @@ class Outcome:
     stored: list[tuple[Entry, bool]] = field(default_factory=list)
     decided: int = 0
     skipped: str = ""
-    withheld: int = 0  # the model's entries not kept: the session read outside content, nobody to confirm
+    withheld: int = 0  # the model's entries (and digest) not kept: the session read outside content, nobody to confirm
+    digest: bool = False  # a digest of the session was kept (clio.store.session_info.Digest)
 
     def describe(self) -> str:
         if self.skipped:
@@ -60,6 +62,8 @@ class Outcome:
         ids = ", ".join(e.id for e, _ in self.stored)
         same = len(self.stored) - new
         what = f"learned {new} new" + (f", confirmed {same}" if same else "") + (f" ({ids})" if ids else "")
+        if self.digest:
+            what += ", wrote its digest"
         if self.withheld:
             what += f"; withheld {self.withheld} the model drew from outside content (untrusted project, nobody to confirm)"
         return f"{what} from session {self.session_id}" + (f"; {self.decided} pair(s) decided" if self.decided else "")
@@ -139,8 +143,11 @@ class Consolidator:
             out.skipped = REOPENED
             return out
         self._store_said(out, session.id, said)
-        self._store(out, session.id, part, cons.anchored(cons.parse_reply(reply, pairs), part))
-        self._mark(session)
+        learned = cons.parse_reply(reply, pairs)
+        if self._store(out, session.id, part, cons.anchored(learned, part)) and learned.digest:
+            session.info.digests = [*session.info.digests, Digest(len(session.messages), self.redactor.text(learned.digest), self.clock())]
+            out.digest = True
+        self._mark(session)  # the digest is saved with the marker: one write of session.json
         return out
 
     @staticmethod
@@ -159,14 +166,16 @@ class Consolidator:
             except ltm.LtmError:
                 continue
 
-    def _store(self, out: Outcome, session_id: str, part: list[Message], learned: cons.Learned) -> None:
+    def _store(self, out: Outcome, session_id: str, part: list[Message], learned: cons.Learned) -> bool:
+        """Store the model's entries and apply its pair decisions; False when they are withheld
+        (its digest with them)."""
         sources = provenance.sources_in(part, REGISTRY.brings_outside)
         origin = provenance.Provenance(
             session_id, self.clock(), bool(sources), tuple(sources[: provenance.MAX_SOURCES]), by="consolidation"
         )
         if origin.tainted and not self.keep_tainted():
-            out.withheld = len(learned.entries)  # and its pair decisions are not applied either
-            return
+            out.withheld = len(learned.entries) + bool(learned.digest)  # and its pair decisions are not applied either
+            return False
         for type_, fields, confidence in learned.entries:
             try:
                 out.stored.append(
@@ -180,6 +189,7 @@ class Consolidator:
                 out.decided += 1
             except ltm.LtmError:
                 continue
+        return True
 
     def previous(self, current_id: str, ask: Ask) -> Outcome | None:
         """Consolidate the most recent earlier session whose end was never consolidated, looking

@@ -14,8 +14,10 @@ what comes back through the long-term memory store (dedup, provenance, redaction
 - :func:`build_prompt` renders the part compactly (user and assistant text, tool calls by name
   and path, tool results only as their first line when they failed), within a character budget,
   with the thread summary first and the ambiguous pairs the store queued for a decision;
-- :func:`parse_reply` reads the model's JSON: new entries (validated by type) and decisions on
-  the pairs (merge, keep_both, replace).
+- :func:`parse_reply` reads the model's JSON: new entries (validated by type), decisions on
+  the pairs (merge, keep_both, replace), and the session's digest (what it settled, then in
+  other words), which recall indexes as one more unit of the session (docs/memory.md,
+  "Digests").
 """
 
 from __future__ import annotations
@@ -32,14 +34,17 @@ from clio.lazy_re import lazy
 from clio.memory import ltm
 from clio.memory.json_reply import first_json_object
 from clio.messages import KIND_PROMPT, KIND_USER_SHELL, NOT_TYPED, NOTES, Message, meta, typed_words
+from clio.store.session_info import DIGEST_CHARS
 
 MAX_ENTRIES = 6  # what one session may add: the durable few, not a transcript
 MAX_PAIRS = 5  # ambiguous pairs decided per request
 MIN_USER_MESSAGES = 2
 MIN_TOOL_CALLS = 3
 LINE_CHARS = 600  # one message's share of the transcript
-REPLY_TOKENS = 700
+REPLY_TOKENS = 850  # six entries, the pair decisions and a digest of about 70 words
 PAIR_DECISIONS = ("merge", "keep_both", "replace")
+MIN_DIGEST_CHARS = 12  # shorter says nothing a search could find
+_NOTHING = lazy(r"(?i)\(?(none|nothing( (was )?settled)?|n/?a|-)\)?\.?")
 
 
 @dataclass
@@ -49,6 +54,7 @@ class Learned:
     entries: list[tuple[str, dict[str, Any], float]] = field(default_factory=list)
     decisions: list[tuple[str, str, str]] = field(default_factory=list)
     rejected: int = 0  # entries dropped as malformed
+    digest: str = ""  # what the session settled, and in other words (clio.store.session_info.Digest)
 
 
 def new_part(messages: Sequence[Message], since: int) -> list[Message]:
@@ -291,6 +297,17 @@ def _entry(item: Any) -> tuple[str, dict[str, Any], float] | None:
     return type_, fields, min(1.0, max(0.0, confidence))
 
 
+def digest_text(value: Any) -> str:
+    """The reply's digest as one line, at most :data:`DIGEST_CHARS` characters (cut at a word);
+    "" when there is none, or it says only that nothing was settled."""
+    if not isinstance(value, str):
+        return ""
+    flat = " ".join(value.split())
+    if len(flat) > DIGEST_CHARS:
+        flat = flat[:DIGEST_CHARS].rsplit(" ", 1)[0] + "…"
+    return "" if len(flat) < MIN_DIGEST_CHARS or _NOTHING.fullmatch(flat) else flat
+
+
 def parse_reply(text: str, pairs: Sequence[tuple[ltm.Entry, ltm.Entry, float]]) -> Learned:
     """Entries and pair decisions from the model's reply; anything malformed is dropped, and a
     decision counts only for a pair that was asked about."""
@@ -305,6 +322,7 @@ def parse_reply(text: str, pairs: Sequence[tuple[ltm.Entry, ltm.Entry, float]]) 
             out.rejected += 1
         elif len(out.entries) < MAX_ENTRIES:
             out.entries.append(parsed)
+    out.digest = digest_text(reply.get("digest"))
     asked = {(a.id, b.id) for a, b, _ in pairs[:MAX_PAIRS]}
     for d in reply.get("pairs") or [] if isinstance(reply.get("pairs"), list) else []:
         if not isinstance(d, dict):

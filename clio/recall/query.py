@@ -48,6 +48,17 @@ STOPWORDS: frozenset[str] = frozenset(
 TEXT_LIMIT = 32_000
 TOOL_RESULT_LIMIT = 4_000
 TOOL_ARGS_LIMIT = 2_000
+# a session's digest (clio.store.session_info.Digest), indexed as a row of its own after its
+# messages: a unit by itself, quoted as the model's summary of the session (clio.recall.refresh)
+DIGEST_ROLE = "digest"
+UNIT_ROLES = ("user", DIGEST_ROLE)  # the rows that open a unit (clio.recall.units.exchange)
+
+
+def digest_seq(k: int) -> int:
+    """The ``seq`` of a session's ``k``-th digest row: below every message's (-1, -2, ...)."""
+    return -1 - k
+
+
 CALL_MARK = "\u25b8 "  # begins the line of a tool call in an indexed assistant message (not a word)
 SKIP_KINDS = frozenset({KIND_SUMMARY, KIND_MEMORY, KIND_RECALL, KIND_PROMPT})  # KIND_PROMPT: clio's own
 # Results of the memory tool quote what clio already keeps (notes, long-term entries, excerpts of

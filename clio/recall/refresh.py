@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clio.messages import Message, meta
-from clio.recall.query import document_text
-from clio.recall.schema import FILES_TABLE, remove_session, unindex
+from clio.recall.query import DIGEST_ROLE, digest_seq, document_text
+from clio.recall.schema import FILES_TABLE, digests_key, remove_session, unindex
 
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
 
@@ -146,7 +146,7 @@ class RefreshSide:
         todo = [
             i
             for i in infos
-            if state.get(i.id, ("", -1.0, -1, -1))[:3] != (i.name, i.updated, i.message_count)
+            if state.get(i.id, ("", -1.0, -1, -1))[:3] != (i.name, i.updated, i.message_count) or self._digests_due(i)
         ]
         done: Counter[str] = Counter()
         if not todo and not gone and not fresh:
@@ -170,6 +170,7 @@ class RefreshSide:
                         conn.execute(
                             "UPDATE sessions SET name = ? WHERE session_id = ?", (info.name, info.id)
                         )
+                    pending += self._index_digests(info, done)  # a read-back wrote one since
                     continue
                 pending += self._index_session(info, old, done)
                 if pending >= BATCH_MESSAGES:
@@ -235,6 +236,7 @@ class RefreshSide:
                 (info.id, first_id),
             )
         done["messages_indexed"] += len(rows)
+        added = self._index_digests(info, done)
         conn.execute(
             "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
@@ -247,4 +249,42 @@ class RefreshSide:
                 time.time(),
             ),
         )
-        return len(rows)
+        return len(rows) + added
+
+    def _indexed_digests(self, session_id: str) -> int:
+        """How many of the session's digests the index holds (``meta``, :func:`digests_key`: one
+        lookup, not a walk of a long session's rows)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (digests_key(session_id),)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _digests_due(self, info: SessionInfoLike) -> bool:
+        """Whether the session has digests the index does not hold yet (only a session with some
+        is asked)."""
+        digests = getattr(info, "digests", ())
+        return bool(digests) and self._indexed_digests(info.id) < len(digests)
+
+    def _index_digests(self, info: SessionInfoLike, done: Counter[str]) -> int:
+        """The session's digests not yet indexed, each as one row of its own (role
+        :data:`DIGEST_ROLE`, ``seq`` -1 for the first, -2 for the next: never a message's), after
+        its messages; the row before them gets its new next-neighbour context. Returns rows written."""
+        digests = list(getattr(info, "digests", ()))
+        held = self._indexed_digests(info.id) if digests else 0
+        new = digests[held:]
+        if not new:
+            return 0
+        conn = self._conn
+        row = conn.execute("SELECT max(id) FROM msgs WHERE session_id = ?", (info.id,)).fetchone()
+        first_id = int(row[0]) if row and row[0] is not None else 0
+        if first_id:
+            unindex(conn, "id = ?", first_id)
+        conn.executemany(
+            "INSERT INTO msgs(session_id, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)",
+            [(info.id, digest_seq(held + k), DIGEST_ROLE, d.at or info.updated, d.text) for k, d in enumerate(new)],
+        )
+        conn.execute(
+            "INSERT INTO docs(rowid, body, ctx) SELECT id, body, ctx FROM docview WHERE session_id = ? AND id >= ?",
+            (info.id, first_id),
+        )
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (digests_key(info.id), str(len(digests))))
+        done["digests_indexed"] += len(new)
+        return len(new)

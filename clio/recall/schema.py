@@ -63,14 +63,20 @@ def unindex(conn: sqlite3.Connection, where: str, arg: Any) -> None:
 
 
 def remove_session(conn: sqlite3.Connection, sid: str) -> None:
-    """A session out of the index: its FTS rows, its messages (their vectors by trigger), its row
-    and the mark of the file it was read from (inside a refresh, which makes the ``files`` table
+    """A session out of the index: its FTS rows, its messages and digests (their vectors by
+    trigger), its row, its count of digests and the mark of the file it was read from (inside a refresh, which makes the ``files`` table
     in an index older than it)."""
     unindex(conn, "session_id = ?", sid)
     removed = conn.execute("DELETE FROM msgs WHERE session_id = ?", (sid,)).rowcount
     conn.execute("DELETE FROM sessions WHERE session_id = ?", (sid,))
     conn.execute("DELETE FROM files WHERE session_id = ?", (sid,))
+    conn.execute("DELETE FROM meta WHERE key = ?", (digests_key(sid),))
     note_removed(conn, removed)
+
+
+def digests_key(sid: str) -> str:
+    """The ``meta`` key of how many of a session's digests are indexed (clio.recall.refresh)."""
+    return f"digests:{sid}"
 
 
 def note_removed(conn: sqlite3.Connection, count: int) -> None:

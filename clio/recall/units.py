@@ -8,7 +8,8 @@ message that matched, and the reply after it that says the most in prose (where 
 is: an agent's findings, not the "Done." after its edits), each once. So a match on a question
 brings back its answer, and a match on an answer says what it answered. A message with no
 content of its own ("ok, thanks", "looks good") never carries a unit alone: matched by itself it
-is no hit (:func:`clio.recall.relevance.own_words`). The memory tool shows its later results
+is no hit (:func:`clio.recall.relevance.own_words`). A session's digest (the model's summary of
+what it settled, :data:`clio.recall.query.DIGEST_ROLE`) is a unit by itself. The memory tool shows its later results
 compact (``compose(whole=False)``: the match and what answered it, :func:`answered`).
 
 :func:`exchange` reads one exchange from the index (SQLite); the rest is pure.
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clio.recall.query import CALL_MARK, format_date
+from clio.recall.query import CALL_MARK, UNIT_ROLES, format_date
 from clio.recall.relevance import says_something
 from clio.recall.terms import excerpt
 
@@ -123,10 +124,12 @@ def compose(hit: int, rows: list[Part], whole: bool = True) -> list[Part]:
     return [p for p in rows if p.seq in kept]
 
 
-_BOUNDS = (  # the message's row, and the user messages that open its exchange and the next one
+_OPENS = ", ".join(f"'{r}'" for r in UNIT_ROLES)
+_BOUNDS = (  # the message's row, and the rows that open its exchange and the next one: a user's
+    # message, or a digest (a unit by itself: clio.recall.query.DIGEST_ROLE)
     "SELECT h.id,"
-    " (SELECT max(id) FROM msgs WHERE session_id = h.session_id AND id <= h.id AND role = 'user'),"
-    " (SELECT min(id) FROM msgs WHERE session_id = h.session_id AND id > h.id AND role = 'user')"
+    f" (SELECT max(id) FROM msgs WHERE session_id = h.session_id AND id <= h.id AND role IN ({_OPENS})),"
+    f" (SELECT min(id) FROM msgs WHERE session_id = h.session_id AND id > h.id AND role IN ({_OPENS}))"
     " FROM msgs h WHERE h.session_id = ? AND h.seq = ? ORDER BY h.id LIMIT 1"
 )
 

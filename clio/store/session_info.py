@@ -9,6 +9,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+DIGEST_CHARS = 700  # one digest at the most (the prompt asks for about 70 words)
+MAX_DIGESTS = 50  # a session kept open for months, read back as often: its newest digests
+
+
+@dataclass(frozen=True)
+class Digest:
+    """What a consolidation's read-back said the session settled, in the model's words and in
+    other words a later question might use (clio.app.consolidate): indexed for recall as one unit
+    of the session (clio.recall.refresh), quoted as the model's summary, never as the user's.
+    ``through``: the session's message count it covers; ``at``: when it was written."""
+
+    through: int
+    text: str
+    at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"through": self.through, "text": self.text, "at": self.at}
+
+
+def _digests(v: Any) -> list[Digest]:
+    """The readable digests of ``session.json`` (a malformed one is left out, never fatal)."""
+    out = []
+    for d in v if isinstance(v, list) else []:
+        if isinstance(d, dict) and isinstance(d.get("text"), str) and d["text"].strip():
+            at = d.get("at")
+            out.append(Digest(_count(d.get("through")), d["text"][:DIGEST_CHARS], float(at) if isinstance(at, (int, float)) else 0.0))
+    return out[-MAX_DIGESTS:]
+
 
 @dataclass
 class SessionInfo:
@@ -25,6 +53,7 @@ class SessionInfo:
     # (clio.memory.consolidate.worth_it): not read back again until more messages come, and then
     # read from ``consolidated`` (a second question makes the first part of a conversation)
     checked: int = 0
+    digests: list[Digest] = field(default_factory=list)  # what its read-backs said it settled, oldest first
 
     def unread(self) -> bool:
         """Whether messages came since the session was read back or judged not worth it."""
@@ -41,6 +70,7 @@ class SessionInfo:
             "usage": self.usage,
             "consolidated": self.consolidated,
             "checked": self.checked,
+            **({"digests": [d.to_dict() for d in self.digests]} if self.digests else {}),
         }
 
     @classmethod
@@ -56,6 +86,7 @@ class SessionInfo:
             usage={k: int(v) for k, v in (d.get("usage") or {}).items() if isinstance(v, (int, float))},
             consolidated=_count(d.get("consolidated")),
             checked=_count(d.get("checked")),  # absent before it existed: 0
+            digests=_digests(d.get("digests")),
         )
 
 

@@ -412,3 +412,56 @@ def test_anchored_leaves_other_types_and_self_contained_entries_alone() -> None:
         ("rule", {"rule": "Use ruff for linting"}, 0.8),
         ("workflow", {"name": "release", "steps": ["tag it", "push it"]}, 0.7),
     ]
+
+
+DIGEST = "Invoices live in S3 bucket acme-invoices. Symptoms / other words: where the PDFs are stored."
+
+
+def test_the_digest_is_kept_redacted_with_the_marker(stores: tuple[LtmStore, SessionStore]) -> None:
+    _, sessions = stores
+    s = sessions.create("m")
+    for m in exchange("we decided to keep invoices in S3 bucket acme-invoices", "Noted.") + exchange("ok", "ok"):
+        s.append(m)
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    model = Model(json.dumps({"entries": [], "digest": f"{DIGEST}\n  Uploaded with token {key}."}))
+    out = consolidator(stores).run(s, model)
+    assert '"digest"' in model.prompts[0]  # asked for
+    assert out.digest and "wrote its digest" in out.describe()
+    (d,) = sessions.info(s.id).digests  # on disk, with the marker
+    assert d.through == 4 and d.at == 1000.0 and sessions.info(s.id).consolidated == 4
+    assert d.text.startswith(DIGEST + " Uploaded with token") and key not in d.text  # one line, redacted
+    s.close()
+
+
+def test_no_digest_when_the_model_gives_none_or_says_nothing_settled(stores: tuple[LtmStore, SessionStore]) -> None:
+    _, sessions = stores
+    for reply in ({"entries": []}, {"digest": "Nothing settled."}, {"digest": ""}, {"digest": ["a", "list"]}):
+        s = sessions.create("m")
+        for m in exchange("we decided to use ruff", "Noted.") + exchange("ok", "ok"):
+            s.append(m)
+        out = consolidator(stores).run(s, Model(json.dumps(reply)))
+        assert not out.digest and sessions.info(s.id).digests == [], reply
+        s.close()
+
+
+def test_a_digest_drawn_from_outside_content_is_withheld_with_the_entries(stores: tuple[LtmStore, SessionStore]) -> None:
+    """One-shot in an untrusted project (keep_tainted False): nobody to confirm what the model
+    drew from files it read, so its digest is not kept either."""
+    ltm_store, sessions = stores
+    s = sessions.create("m")
+    for m in worked(3):
+        s.append(m)
+    reply = json.dumps({"entries": [{"type": "discovery", "fact": "the BOM is skipped"}], "digest": DIGEST})
+    out = Consolidator(ltm_store, sessions, Redactor("standard"), max_chars=lambda: 8_000, keep_tainted=lambda: False).run(
+        s, Model(reply)
+    )
+    assert out.withheld == 2 and not out.digest
+    assert sessions.info(s.id).digests == [] and ltm_store.all() == []
+    s.close()
+
+
+def test_digest_text_is_one_line_within_its_size() -> None:
+    assert cons.digest_text("  port 6432\n through pgbouncer  ") == "port 6432 through pgbouncer"
+    assert cons.digest_text(None) == "" and cons.digest_text("n/a") == "" and cons.digest_text("short") == ""
+    long = cons.digest_text("word " * 400)
+    assert long.endswith("…") and len(long) <= cons.DIGEST_CHARS + 1 and "  " not in long

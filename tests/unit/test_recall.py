@@ -298,10 +298,8 @@ def test_incremental_reindex_touches_only_changed_sessions(store: SessionStore, 
     assert reopened.stats["rebuilds"] == 0
 
 
-def test_rewritten_session_is_reindexed_whole(store: SessionStore) -> None:
-    sid = add_session(store, ["keep this", "and this", "secret sk-123"])
-    index = RecallIndex(None, store)
-    index.refresh()
+def rewrite_third(store: SessionStore, sid: str) -> None:
+    """Rewrite the session's third message in place (a redaction applied afterwards)."""
     s = store.open(sid)
     msg = s.messages[2]
     msg["content"] = "secret [REDACTED]"
@@ -309,6 +307,13 @@ def test_rewritten_session_is_reindexed_whole(store: SessionStore) -> None:
     s.info.updated += 1
     s.save_meta()
     s.close()
+
+
+def test_rewritten_session_is_reindexed_whole(store: SessionStore) -> None:
+    sid = add_session(store, ["keep this", "and this", "secret sk-123"])
+    index = RecallIndex(None, store)
+    index.refresh()
+    rewrite_third(store, sid)
     assert index.refresh() == {"sessions_indexed": 1, "messages_indexed": 3}
     assert index.search("sk") == []
     assert index.search("redacted")[0]["seq"] == 2

@@ -1,0 +1,106 @@
+"""A session's digests (clio.store.session_info.Digest) in the recall index: indexed once each,
+after the session's messages, as units by themselves; kept through appends, a rewrite and a new
+process; the index stays what one built afresh would be."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clio.messages import make
+from clio.recall import embedder as semantic
+from clio.recall.index import RecallIndex
+from clio.recall.query import DIGEST_ROLE
+from clio.store.session_info import DIGEST_CHARS, Digest, SessionInfo
+from clio.store.sessions import SessionStore
+from tests.unit.conftest import add_session
+from tests.unit.test_recall import append, integrity, rewrite_third
+
+FIX = "Fixed: staging used port 5432 but Postgres sits behind PgBouncer on pg-staging.internal port 6432."
+OTHER = "Symptoms / other words: the test environment cannot reach its database after a deploy."
+
+
+@pytest.fixture(autouse=True)
+def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
+    monkeypatch.setenv(semantic.ENV_SWITCH, "0")
+    semantic.reset_embedder()
+    yield None
+    semantic.reset_embedder()
+
+
+def digest(store: SessionStore, sid: str, text: str) -> None:
+    """What a read-back does (clio.app.consolidate): a digest added, saved with the session's meta."""
+    s = store.open(sid)
+    s.info.digests = [*s.info.digests, Digest(len(s.messages), text, 1_700_000_000.0)]
+    s.save_meta()
+    s.close()
+
+
+def test_a_digest_is_a_unit_of_its_own_found_by_its_other_words(store: SessionStore, tmp_path: Path) -> None:
+    sid = add_session(store, ["staging deploy is broken", "Port was wrong, fixed values.yaml", "should we also check the cache host?", "Not needed."])
+    other = add_session(store, ["style the navbar", "Done: flexbox in nav.css"])
+    index = RecallIndex(tmp_path / "recall.sqlite", store)
+    index.refresh()
+    assert index.search("database environment reach") == []  # the session never says it so
+
+    digest(store, sid, f"{FIX} {OTHER}")
+    assert index.refresh() == {"digests_indexed": 1}
+    hits = index.search("test environment cannot reach the database", whole_units=True)
+    assert hits and hits[0]["session_id"] == sid
+    assert hits[0]["role"] == DIGEST_ROLE and hits[0]["seq"] == -1
+    assert [p["role"] for p in hits[0]["parts"]] == [DIGEST_ROLE]  # not joined to the question before it
+    assert index.refresh() == {}  # indexed once
+    integrity(index)
+
+    append(store, sid, ["and the worker queue?"])  # the session goes on after its digest
+    assert index.refresh() == {"sessions_appended": 1, "messages_indexed": 1}
+    assert [p["role"] for p in index.search("environment reach database", whole_units=True)[0]["parts"]] == [DIGEST_ROLE]
+    integrity(index)
+
+    digest(store, sid, "Worker queue settled: Celery on Redis db 2. Symptoms / other words: background jobs broker.")
+    assert index.refresh() == {"digests_indexed": 1}
+    second = index.search("background jobs broker", whole_units=True)[0]
+    assert (second["session_id"], second["seq"]) == (sid, -2)
+    assert {h["session_id"] for h in index.search("navbar")} == {other}
+    integrity(index)
+
+    assert RecallIndex(tmp_path / "recall.sqlite", store).refresh() == {}  # a new process: nothing to do
+
+    store.delete(sid)  # the session goes, its digests with it
+    assert index.refresh() == {"sessions_removed": 1}
+    assert index._conn.execute("SELECT count(*) FROM msgs WHERE role = ?", (DIGEST_ROLE,)).fetchone() == (0,)
+    assert index._conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'digests:%'").fetchone() == (0,)
+    integrity(index)
+
+
+def test_a_session_reindexed_whole_keeps_its_digests(store: SessionStore) -> None:
+    sid = add_session(store, ["keep this", "and this", "secret sk-123"])
+    digest(store, sid, f"{FIX} {OTHER}")
+    index = RecallIndex(None, store)
+    assert index.refresh() == {"sessions_indexed": 1, "messages_indexed": 3, "digests_indexed": 1}
+    rewrite_third(store, sid)
+    assert index.refresh() == {"sessions_indexed": 1, "messages_indexed": 3, "digests_indexed": 1}
+    rows = index._conn.execute("SELECT seq, role FROM msgs WHERE session_id = ? ORDER BY id", (sid,)).fetchall()
+    assert rows == [(0, "user"), (1, "assistant"), (2, "user"), (-1, DIGEST_ROLE)]
+    integrity(index)
+
+
+def test_session_json_keeps_digests_and_sets_malformed_ones_aside() -> None:
+    info = SessionInfo("s1", digests=[Digest(4, "Port 6432 through PgBouncer.", 12.5)])
+    back = SessionInfo.from_dict(json.loads(json.dumps(info.to_dict())), None)
+    assert back.digests == info.digests
+    assert "digests" not in SessionInfo("s2").to_dict()  # a session without any: session.json as before
+    odd = SessionInfo.from_dict(
+        {"id": "s3", "digests": [{"text": ""}, "x", {"through": 2}, {"text": "y" * 5000, "through": True}]}, None
+    )
+    assert [(d.through, len(d.text)) for d in odd.digests] == [(0, DIGEST_CHARS)]
+
+
+def test_a_new_session_without_digests_writes_no_digest_field(store: SessionStore) -> None:
+    s = store.create("m")
+    s.append(make("user", "hello there"))
+    s.close()
+    data = json.loads((store.dir / s.id / "session.json").read_text(encoding="utf-8"))  # type: ignore[operator]
+    assert "digests" not in data
