@@ -27,7 +27,7 @@ from clio.memory import ltm, provenance
 from clio.memory.ltm import Entry
 from clio.messages import Message
 from clio.prompts import load_prompt
-from clio.store.session_info import Digest
+from clio.store.session_info import MAX_DIGESTS, Digest
 from clio.store.session_lock import SessionBusy
 from clio.store.sessions import Session, SessionNotFound, SessionStore
 from clio.tools.registry import REGISTRY
@@ -145,7 +145,8 @@ class Consolidator:
         self._store_said(out, session.id, said)
         learned = cons.parse_reply(reply, pairs)
         if self._store(out, session.id, part, cons.anchored(learned, part)) and learned.digest:
-            session.info.digests = [*session.info.digests, Digest(len(session.messages), self.redactor.text(learned.digest), self.clock())]
+            kept = Digest(len(session.messages), self.redactor.text(learned.digest), self.clock())
+            session.info.digests = [*session.info.digests, kept][-MAX_DIGESTS:]
             out.digest = True
         self._mark(session)  # the digest is saved with the marker: one write of session.json
         return out

@@ -54,9 +54,11 @@ DIGEST_ROLE = "digest"
 UNIT_ROLES = ("user", DIGEST_ROLE)  # the rows that open a unit (clio.recall.units.exchange)
 
 
-def digest_seq(k: int) -> int:
-    """The ``seq`` of a session's ``k``-th digest row: below every message's (-1, -2, ...)."""
-    return -1 - k
+def digest_seq(through: int) -> int:
+    """The ``seq`` of the row of a session's digest that covers its first ``through`` messages:
+    minus that count, below every message's (a read-back covers more messages than the one
+    before, so no two digests of a session share it)."""
+    return -max(1, through)
 
 
 CALL_MARK = "\u25b8 "  # begins the line of a tool call in an indexed assistant message (not a word)

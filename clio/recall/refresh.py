@@ -251,25 +251,26 @@ class RefreshSide:
         )
         return len(rows) + added
 
-    def _indexed_digests(self, session_id: str) -> int:
-        """How many of the session's digests the index holds (``meta``, :func:`digests_key`: one
-        lookup, not a walk of a long session's rows)."""
+    def _indexed_through(self, session_id: str) -> int:
+        """How far the session's indexed digests reach: the ``through`` of its newest (``meta``,
+        :func:`digests_key`: one lookup, not a walk of a long session's rows); 0 for none."""
         row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (digests_key(session_id),)).fetchone()
         return int(row[0]) if row else 0
 
     def _digests_due(self, info: SessionInfoLike) -> bool:
-        """Whether the session has digests the index does not hold yet (only a session with some
-        is asked)."""
+        """Whether the session has a digest newer than those the index holds (only a session with
+        some is asked)."""
         digests = getattr(info, "digests", ())
-        return bool(digests) and self._indexed_digests(info.id) < len(digests)
+        return bool(digests) and max(d.through for d in digests) > self._indexed_through(info.id)
 
     def _index_digests(self, info: SessionInfoLike, done: Counter[str]) -> int:
-        """The session's digests not yet indexed, each as one row of its own (role
-        :data:`DIGEST_ROLE`, ``seq`` -1 for the first, -2 for the next: never a message's), after
-        its messages; the row before them gets its new next-neighbour context. Returns rows written."""
+        """The session's digests newer than those indexed, each as one row of its own (role
+        :data:`DIGEST_ROLE`, ``seq`` minus the message count it covers: never a message's, and the
+        same for a digest whatever older ones ``session.json`` still keeps), after its messages;
+        the row before them gets its new next-neighbour context. Returns rows written."""
         digests = list(getattr(info, "digests", ()))
-        held = self._indexed_digests(info.id) if digests else 0
-        new = digests[held:]
+        held = self._indexed_through(info.id) if digests else 0
+        new = sorted((d for d in digests if d.through > held), key=lambda d: d.through)
         if not new:
             return 0
         conn = self._conn
@@ -279,12 +280,12 @@ class RefreshSide:
             unindex(conn, "id = ?", first_id)
         conn.executemany(
             "INSERT INTO msgs(session_id, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)",
-            [(info.id, digest_seq(held + k), DIGEST_ROLE, d.at or info.updated, d.text) for k, d in enumerate(new)],
+            [(info.id, digest_seq(d.through), DIGEST_ROLE, d.at or info.updated, d.text) for d in new],
         )
         conn.execute(
             "INSERT INTO docs(rowid, body, ctx) SELECT id, body, ctx FROM docview WHERE session_id = ? AND id >= ?",
             (info.id, first_id),
         )
-        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (digests_key(info.id), str(len(digests))))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (digests_key(info.id), str(new[-1].through)))
         done["digests_indexed"] += len(new)
         return len(new)

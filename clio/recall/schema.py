@@ -64,8 +64,8 @@ def unindex(conn: sqlite3.Connection, where: str, arg: Any) -> None:
 
 def remove_session(conn: sqlite3.Connection, sid: str) -> None:
     """A session out of the index: its FTS rows, its messages and digests (their vectors by
-    trigger), its row, its count of digests and the mark of the file it was read from (inside a refresh, which makes the ``files`` table
-    in an index older than it)."""
+    trigger), its row, how far its digests reach and the mark of the file it was read from
+    (inside a refresh, which makes the ``files`` table in an index older than it)."""
     unindex(conn, "session_id = ?", sid)
     removed = conn.execute("DELETE FROM msgs WHERE session_id = ?", (sid,)).rowcount
     conn.execute("DELETE FROM sessions WHERE session_id = ?", (sid,))
@@ -75,7 +75,7 @@ def remove_session(conn: sqlite3.Connection, sid: str) -> None:
 
 
 def digests_key(sid: str) -> str:
-    """The ``meta`` key of how many of a session's digests are indexed (clio.recall.refresh)."""
+    """The ``meta`` key of how far a session's indexed digests reach (clio.recall.refresh)."""
     return f"digests:{sid}"
 
 

@@ -9,8 +9,8 @@ is: an agent's findings, not the "Done." after its edits), each once. So a match
 brings back its answer, and a match on an answer says what it answered. A message with no
 content of its own ("ok, thanks", "looks good") never carries a unit alone: matched by itself it
 is no hit (:func:`clio.recall.relevance.own_words`). A session's digest (the model's summary of
-what it settled, :data:`clio.recall.query.DIGEST_ROLE`) is a unit by itself. The memory tool shows its later results
-compact (``compose(whole=False)``: the match and what answered it, :func:`answered`).
+what it settled, :data:`clio.recall.query.DIGEST_ROLE`) is a unit by itself. The memory tool
+shows its later results compact (``compose(whole=False)``: the match and what answered it, :func:`answered`).
 
 :func:`exchange` reads one exchange from the index (SQLite); the rest is pure.
 """

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 DIGEST_CHARS = 700  # one digest at the most (the prompt asks for about 70 words)
-MAX_DIGESTS = 50  # a session kept open for months, read back as often: its newest digests
+MAX_DIGESTS = 50  # a session kept open for months, read back as often: its newest digests (recall keeps all it indexed)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from clio.messages import make
 from clio.recall import embedder as semantic
 from clio.recall.index import RecallIndex
 from clio.recall.query import DIGEST_ROLE
-from clio.store.session_info import DIGEST_CHARS, Digest, SessionInfo
+from clio.store.session_info import DIGEST_CHARS, MAX_DIGESTS, Digest, SessionInfo
 from clio.store.sessions import SessionStore
 from tests.unit.conftest import add_session
 from tests.unit.test_recall import append, integrity, rewrite_third
@@ -33,7 +33,7 @@ def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
 def digest(store: SessionStore, sid: str, text: str) -> None:
     """What a read-back does (clio.app.consolidate): a digest added, saved with the session's meta."""
     s = store.open(sid)
-    s.info.digests = [*s.info.digests, Digest(len(s.messages), text, 1_700_000_000.0)]
+    s.info.digests = [*s.info.digests, Digest(len(s.messages), text, 1_700_000_000.0)][-MAX_DIGESTS:]
     s.save_meta()
     s.close()
 
@@ -49,7 +49,7 @@ def test_a_digest_is_a_unit_of_its_own_found_by_its_other_words(store: SessionSt
     assert index.refresh() == {"digests_indexed": 1}
     hits = index.search("test environment cannot reach the database", whole_units=True)
     assert hits and hits[0]["session_id"] == sid
-    assert hits[0]["role"] == DIGEST_ROLE and hits[0]["seq"] == -1
+    assert hits[0]["role"] == DIGEST_ROLE and hits[0]["seq"] == -4  # minus the messages it covers
     assert [p["role"] for p in hits[0]["parts"]] == [DIGEST_ROLE]  # not joined to the question before it
     assert index.refresh() == {}  # indexed once
     integrity(index)
@@ -62,7 +62,7 @@ def test_a_digest_is_a_unit_of_its_own_found_by_its_other_words(store: SessionSt
     digest(store, sid, "Worker queue settled: Celery on Redis db 2. Symptoms / other words: background jobs broker.")
     assert index.refresh() == {"digests_indexed": 1}
     second = index.search("background jobs broker", whole_units=True)[0]
-    assert (second["session_id"], second["seq"]) == (sid, -2)
+    assert (second["session_id"], second["seq"]) == (sid, -5)
     assert {h["session_id"] for h in index.search("navbar")} == {other}
     integrity(index)
 
@@ -83,7 +83,24 @@ def test_a_session_reindexed_whole_keeps_its_digests(store: SessionStore) -> Non
     rewrite_third(store, sid)
     assert index.refresh() == {"sessions_indexed": 1, "messages_indexed": 3, "digests_indexed": 1}
     rows = index._conn.execute("SELECT seq, role FROM msgs WHERE session_id = ? ORDER BY id", (sid,)).fetchall()
-    assert rows == [(0, "user"), (1, "assistant"), (2, "user"), (-1, DIGEST_ROLE)]
+    assert rows == [(0, "user"), (1, "assistant"), (2, "user"), (-3, DIGEST_ROLE)]
+    integrity(index)
+
+
+def test_the_newest_digest_is_indexed_when_the_oldest_are_no_longer_kept(store: SessionStore) -> None:
+    """``session.json`` keeps a session's newest :data:`MAX_DIGESTS`; the index, which goes by how
+    far its digests reach, still takes each new one (and keeps those it holds)."""
+    sid = add_session(store, ["first question about the queue", "answer about the queue"])
+    index = RecallIndex(None, store)
+    index.refresh()
+    for n in range(MAX_DIGESTS + 3):
+        append(store, sid, [f"message number {n}"])
+        digest(store, sid, f"digest number {n} settled value v{n}")
+        assert len(store.info(sid).digests) == min(n + 1, MAX_DIGESTS)
+        assert index.refresh().get("digests_indexed") == 1, n
+    newest = MAX_DIGESTS + 2
+    assert index.search(f"v{newest}")[0]["role"] == DIGEST_ROLE
+    assert index.search("v0")[0]["role"] == DIGEST_ROLE  # no longer in session.json, still indexed
     integrity(index)
 
 
