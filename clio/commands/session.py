@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from clio.commands.registry import CommandContext
 
 SUBS = ("show", "list", "switch", "name", "delete", "export", "trim")
+SHOWN_DIGESTS = 3  # /session show: the newest digests of the session (session.json keeps up to 50)
 
 
 def _when(ts: float) -> str:
@@ -46,6 +47,10 @@ def show(app: CommandContext, rest: str) -> None:
         "tokens", f"{u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
     )
     table.add_row("stored", str(s.dir) if s.persistent and app.writes else "nowhere (incognito)")
+    for d in s.info.digests[-SHOWN_DIGESTS:]:  # what its read-backs said it settled (recall quotes them)
+        table.add_row("digest", f"{_when(d.at)}, through message {d.through}: {d.text}")
+    if len(s.info.digests) > SHOWN_DIGESTS:
+        table.add_row("", f"(the newest {SHOWN_DIGESTS} of {len(s.info.digests)} digests)")
     app.console.print(table)
 
 

@@ -68,6 +68,8 @@ def test_a_digest_brings_back_what_was_settled_asked_in_other_words(server: Fake
     (kept,) = meta["digests"]
     assert kept["through"] == meta["consolidated"] == meta["message_count"]
     assert "port 6432" in kept["text"] and TOKEN not in kept["text"]  # redacted before it is kept
+    shown = run_clio(["--resume", meta["id"], "-p", "/session show"], server=server, project=project, home=home)
+    assert shown.returncode == 0 and "digest" in shown.stdout and "PgBouncer" in shown.stdout, shown.stdout
 
     run(server, project, home, ASKED)
     block = block_for(server, ASKED)

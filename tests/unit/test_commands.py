@@ -13,6 +13,7 @@ import pytest
 import clio.commands.builtin  # noqa: F401  (registers the commands)
 from clio.app.app import App
 from clio.commands.registry import COMMANDS, CommandError, ExitRequested, run_command
+from clio.store.session_info import Digest
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import AppFactory, call, console_text
 
@@ -113,6 +114,12 @@ def test_session_show_name_and_list(app_factory: AppFactory, fake_server: FakeSe
     assert "Fix the flaky login test" in shown  # the automatic name
     assert str(session.dir) in shown
     assert run(app, "/session") == shown  # show is the default
+    assert "digest" not in shown  # none written yet
+    session.info.digests = [Digest(2, f"Settled number {n}: the login test waits for the token.", 1.0e9) for n in range(5)]
+    digests = run(app, "/session show")
+    assert "Settled number 4" in digests and "Settled number 2" in digests and "Settled number 1" not in digests
+    assert "(the newest 3 of 5 digests)" in digests and "through message 2" in digests
+    session.info.digests = []
 
     assert "Session named 'login work'." in run(app, "/session name login work")
     assert session.info.name == "login work"
