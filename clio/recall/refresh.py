@@ -198,9 +198,7 @@ class RefreshSide:
         if old is not None and info.message_count > old[2] and info.updated >= old[1]:
             skip = old[3]  # append-only archive: index what came after the last indexed message
             done["sessions_appended"] += 1
-            row = conn.execute("SELECT max(id) FROM msgs WHERE session_id = ?", (info.id,)).fetchone()
-            if row and row[0] is not None:
-                first_id = int(row[0])  # its next-neighbour context changes
+            first_id = self._last_id(info.id)  # its next-neighbour context changes
         else:
             if old is not None:
                 remove_session(self._conn, info.id)
@@ -224,19 +222,11 @@ class RefreshSide:
                     body,
                 )
             )
-        if rows:
-            if first_id is not None:
-                unindex(self._conn, "id = ?", first_id)
-            else:
-                first_id = 0  # a new or fully reindexed session: all its rows are new
-            conn.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)", rows)
-            conn.execute(
-                "INSERT INTO docs(rowid, body, ctx) SELECT id, body, ctx FROM docview "
-                "WHERE session_id = ? AND id >= ?",
-                (info.id, first_id),
-            )
+        digests = self._digest_rows(info)  # those not indexed yet, after its messages: one pass
+        if rows or digests:
+            self._append(info.id, rows + digests, first_id)  # None: a new or fully reindexed session
         done["messages_indexed"] += len(rows)
-        added = self._index_digests(info, done)
+        self._note_digests(info, len(digests), done)
         conn.execute(
             "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
@@ -249,7 +239,24 @@ class RefreshSide:
                 time.time(),
             ),
         )
-        return len(rows) + added
+        return len(rows) + len(digests)
+
+    def _last_id(self, session_id: str) -> int | None:
+        """The row id of the session's last indexed row (None when it has none)."""
+        row = self._conn.execute("SELECT max(id) FROM msgs WHERE session_id = ?", (session_id,)).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
+    def _append(self, session_id: str, rows: list[tuple[str, int, str, float, str]], after_id: int | None) -> None:
+        """``rows`` written after the session's indexed rows, into the FTS index too; the row
+        ``after_id`` (its last before them, None when they are its first) is indexed again, since
+        its next-neighbour context is now the first of them."""
+        if after_id is not None:
+            unindex(self._conn, "id = ?", after_id)
+        self._conn.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)", rows)
+        self._conn.execute(
+            "INSERT INTO docs(rowid, body, ctx) SELECT id, body, ctx FROM docview WHERE session_id = ? AND id >= ?",
+            (session_id, after_id or 0),
+        )
 
     def _indexed_through(self, session_id: str) -> int:
         """How far the session's indexed digests reach: the ``through`` of its newest (``meta``,
@@ -263,29 +270,27 @@ class RefreshSide:
         digests = getattr(info, "digests", ())
         return bool(digests) and max(d.through for d in digests) > self._indexed_through(info.id)
 
-    def _index_digests(self, info: SessionInfoLike, done: Counter[str]) -> int:
-        """The session's digests newer than those indexed, each as one row of its own (role
+    def _digest_rows(self, info: SessionInfoLike) -> list[tuple[str, int, str, float, str]]:
+        """The session's digests newer than those indexed, as rows of their own (role
         :data:`DIGEST_ROLE`, ``seq`` minus the message count it covers: never a message's, and the
-        same for a digest whatever older ones ``session.json`` still keeps), after its messages;
-        the row before them gets its new next-neighbour context. Returns rows written."""
+        same for a digest whatever older ones ``session.json`` still keeps), oldest first."""
         digests = list(getattr(info, "digests", ()))
         held = self._indexed_through(info.id) if digests else 0
         new = sorted((d for d in digests if d.through > held), key=lambda d: d.through)
-        if not new:
-            return 0
-        conn = self._conn
-        row = conn.execute("SELECT max(id) FROM msgs WHERE session_id = ?", (info.id,)).fetchone()
-        first_id = int(row[0]) if row and row[0] is not None else 0
-        if first_id:
-            unindex(conn, "id = ?", first_id)
-        conn.executemany(
-            "INSERT INTO msgs(session_id, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)",
-            [(info.id, digest_seq(d.through), DIGEST_ROLE, d.at or info.updated, d.text) for d in new],
-        )
-        conn.execute(
-            "INSERT INTO docs(rowid, body, ctx) SELECT id, body, ctx FROM docview WHERE session_id = ? AND id >= ?",
-            (info.id, first_id),
-        )
-        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (digests_key(info.id), str(new[-1].through)))
-        done["digests_indexed"] += len(new)
-        return len(new)
+        return [(info.id, digest_seq(d.through), DIGEST_ROLE, d.at or info.updated, d.text) for d in new]
+
+    def _note_digests(self, info: SessionInfoLike, added: int, done: Counter[str]) -> None:
+        """How far the session's indexed digests now reach (``meta``), once ``added`` were written."""
+        if added:
+            through = max(d.through for d in getattr(info, "digests", ()))
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (digests_key(info.id), str(through)))
+            done["digests_indexed"] += added
+
+    def _index_digests(self, info: SessionInfoLike, done: Counter[str]) -> int:
+        """A session whose messages are indexed as they are: its digests newer than those indexed,
+        after its rows. Returns rows written."""
+        rows = self._digest_rows(info)
+        if rows:
+            self._append(info.id, rows, self._last_id(info.id))
+            self._note_digests(info, len(rows), done)
+        return len(rows)
