@@ -18,7 +18,7 @@ from clio.memory.provenance import Provenance
 from clio.messages import make
 from clio.prompts import load_prompt
 from clio.safety.redact import Redactor
-from clio.store.sessions import SessionStore
+from clio.store.sessions import Session, SessionStore
 
 TEMPLATE = load_prompt("consolidate.md")
 
@@ -166,15 +166,24 @@ def stores(tmp_path: Path) -> tuple[LtmStore, SessionStore]:
     return LtmStore(tmp_path / "ltm.json"), SessionStore(tmp_path / "sessions")
 
 
+GITHUB_KEY = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a secret the redactor knows by its shape
+
+
+def started(sessions: SessionStore, messages: list[dict[str, Any]]) -> Session:
+    """A new session holding ``messages``, as a finished run leaves it (still open)."""
+    s = sessions.create("m")
+    for m in messages:
+        s.append(m)
+    return s
+
+
 def consolidator(stores: tuple[LtmStore, SessionStore], redaction: str = "standard") -> Consolidator:
     return Consolidator(stores[0], stores[1], Redactor(redaction), max_chars=lambda: 8_000, clock=lambda: 1000.0)
 
 
 def test_run_stores_entries_with_provenance_and_moves_the_marker(stores: tuple[LtmStore, SessionStore]) -> None:
     ltm_store, sessions = stores
-    s = sessions.create("m")
-    for m in exchange("we decided to keep invoices in S3 bucket acme-invoices", "Noted."):
-        s.append(m)
+    s = started(sessions, exchange("we decided to keep invoices in S3 bucket acme-invoices", "Noted."))
     model = Model(json.dumps({"entries": [{"type": "rule", "rule": "invoices live in S3 bucket acme-invoices"}]}))
     out = consolidator(stores).run(s, model)
     assert out.skipped == "" and len(out.stored) == 2 and all(created for _, created in out.stored)
@@ -193,9 +202,7 @@ def test_run_stores_entries_with_provenance_and_moves_the_marker(stores: tuple[L
 
 def test_a_session_that_read_files_yields_tainted_entries(stores: tuple[LtmStore, SessionStore]) -> None:
     ltm_store, sessions = stores
-    s = sessions.create("m")
-    for m in worked(3):
-        s.append(m)
+    s = started(sessions, worked(3))
     model = Model(json.dumps({"entries": [{"type": "solution", "error": "BOM in input", "solution": "skip it"}]}))
     consolidator(stores).run(s, model)
     p = ltm_store.all()[0].provenance
@@ -208,9 +215,7 @@ def test_what_the_user_stated_is_stored_untainted_even_after_reading_files(
     stores: tuple[LtmStore, SessionStore],
 ) -> None:
     ltm_store, sessions = stores
-    s = sessions.create("m")
-    for m in worked(3) + exchange("From now on we format Python with ruff format instead of black.", "Noted."):
-        s.append(m)
+    s = started(sessions, worked(3) + exchange("From now on we format Python with ruff format instead of black.", "Noted."))
     consolidator(stores).run(s, Model("{}"))  # the model learns nothing: the user's rule is kept
     (entry,) = ltm_store.all()
     assert entry.fields["rule"] == "From now on we format Python with ruff format instead of black."
@@ -232,10 +237,8 @@ def test_established_reads_statements_agreements_and_replacements() -> None:
 
 def test_secrets_in_the_reply_are_redacted_before_storing(stores: tuple[LtmStore, SessionStore]) -> None:
     ltm_store, sessions = stores
-    s = sessions.create("m")
-    for m in exchange("we decided to deploy from the ci runner", "Noted.") + exchange("ok", "ok"):
-        s.append(m)
-    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    s = started(sessions, exchange("we decided to deploy from the ci runner", "Noted.") + exchange("ok", "ok"))
+    key = GITHUB_KEY
     model = Model(json.dumps({"entries": [{"type": "discovery", "fact": f"the deploy token is {key}"}]}))
     consolidator(stores).run(s, model)
     stored = json.dumps([e.fields for e in ltm_store.all()])
@@ -245,9 +248,7 @@ def test_secrets_in_the_reply_are_redacted_before_storing(stores: tuple[LtmStore
 
 def test_no_reply_leaves_the_marker_so_it_is_tried_again(stores: tuple[LtmStore, SessionStore]) -> None:
     _, sessions = stores
-    s = sessions.create("m")
-    for m in exchange("we decided to use ruff", "Noted."):
-        s.append(m)
+    s = started(sessions, exchange("we decided to use ruff", "Noted."))
     out = consolidator(stores).run(s, Model())
     assert "no answer" in out.skipped and s.info.consolidated == 0
     s.close()
@@ -259,9 +260,7 @@ def test_pair_decisions_are_applied(stores: tuple[LtmStore, SessionStore]) -> No
     b = ltm_store.add("discovery", fact="the worker polls the queue every 5 seconds by default in production")[0]
     pairs = ltm_store.ambiguous_pairs()
     assert [(x.id, y.id) for x, y, _ in pairs] == [(a.id, b.id)]
-    s = sessions.create("m")
-    for m in exchange("we decided to poll every 5 seconds", "Noted."):
-        s.append(m)
+    s = started(sessions, exchange("we decided to poll every 5 seconds", "Noted."))
     model = Model(json.dumps({"entries": [], "pairs": [{"a": a.id, "b": b.id, "decision": "keep_both"}]}))
     out = consolidator(stores).run(s, model)
     assert out.decided == 1
@@ -290,9 +289,7 @@ def test_a_lone_question_is_noted_checked_and_read_whole_once_more_comes(stores:
     """Not worth a request: ``checked`` moves, ``consolidated`` does not, so a later question in
     the same session makes a conversation of both, read back together."""
     _, sessions = stores
-    s = sessions.create("m")
-    for m in exchange("which port does the staging database listen on again?", "5433."):
-        s.append(m)
+    s = started(sessions, exchange("which port does the staging database listen on again?", "5433."))
     model = Model("{}")
     c = consolidator(stores)
     out = c.run(s, model)
@@ -384,9 +381,7 @@ def test_a_model_entry_copied_from_the_user_that_points_outside_itself_keeps_its
     copied from the session is never stored alone; one the user never wrote that points outside
     itself is dropped; a self-contained one is kept as the model wrote it."""
     ltm_store, sessions = stores
-    s = sessions.create("m")
-    for m in exchange(TTL_NOTE, "Noted."):
-        s.append(m)
+    s = started(sessions, exchange(TTL_NOTE, "Noted."))
     reply = {"entries": [
         {"type": "rule", "rule": "We decided to raise it to 120."},
         {"type": "discovery", "fact": "It flakes because of that."},
@@ -419,10 +414,8 @@ DIGEST = "Invoices live in S3 bucket acme-invoices. Symptoms / other words: wher
 
 def test_the_digest_is_kept_redacted_with_the_marker(stores: tuple[LtmStore, SessionStore]) -> None:
     _, sessions = stores
-    s = sessions.create("m")
-    for m in exchange("we decided to keep invoices in S3 bucket acme-invoices", "Noted.") + exchange("ok", "ok"):
-        s.append(m)
-    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    s = started(sessions, exchange("we decided to keep invoices in S3 bucket acme-invoices", "Noted.") + exchange("ok", "ok"))
+    key = GITHUB_KEY
     model = Model(json.dumps({"entries": [], "digest": f"{DIGEST}\n  Uploaded with token {key}."}))
     out = consolidator(stores).run(s, model)
     assert '"digest"' in model.prompts[0]  # asked for
@@ -436,9 +429,7 @@ def test_the_digest_is_kept_redacted_with_the_marker(stores: tuple[LtmStore, Ses
 def test_no_digest_when_the_model_gives_none_or_says_nothing_settled(stores: tuple[LtmStore, SessionStore]) -> None:
     _, sessions = stores
     for reply in ({"entries": []}, {"digest": "Nothing settled."}, {"digest": ""}, {"digest": ["a", "list"]}):
-        s = sessions.create("m")
-        for m in exchange("we decided to use ruff", "Noted.") + exchange("ok", "ok"):
-            s.append(m)
+        s = started(sessions, exchange("we decided to use ruff", "Noted.") + exchange("ok", "ok"))
         out = consolidator(stores).run(s, Model(json.dumps(reply)))
         assert not out.digest and sessions.info(s.id).digests == [], reply
         s.close()
@@ -448,9 +439,7 @@ def test_a_digest_drawn_from_outside_content_is_withheld_with_the_entries(stores
     """One-shot in an untrusted project (keep_tainted False): nobody to confirm what the model
     drew from files it read, so its digest is not kept either."""
     ltm_store, sessions = stores
-    s = sessions.create("m")
-    for m in worked(3):
-        s.append(m)
+    s = started(sessions, worked(3))
     reply = json.dumps({"entries": [{"type": "discovery", "fact": "the BOM is skipped"}], "digest": DIGEST})
     out = Consolidator(ltm_store, sessions, Redactor("standard"), max_chars=lambda: 8_000, keep_tainted=lambda: False).run(
         s, Model(reply)
