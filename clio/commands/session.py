@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
 from clio.commands.registry import CommandError, command, split_sub
 from clio.store.session_lock import SessionBusy
 from clio.store.sessions import SessionNotFound
@@ -39,16 +41,16 @@ def show(app: CommandContext, rest: str) -> None:
     u = s.info.usage
     table = Table(box=None, show_header=False)
     table.add_row("id", s.id)
-    table.add_row("name", s.info.name or "-")
-    table.add_row("model", app.settings.model)
+    table.add_row("name", escape(s.info.name or "-"))  # names and digests are text, not markup
+    table.add_row("model", escape(app.settings.model))
     table.add_row("created", _when(s.info.created))
     table.add_row("messages", f"{len(s.messages):,}")
     table.add_row(
         "tokens", f"{u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
     )
-    table.add_row("stored", str(s.dir) if s.persistent and app.writes else "nowhere (incognito)")
+    table.add_row("stored", escape(str(s.dir)) if s.persistent and app.writes else "nowhere (incognito)")
     for d in s.info.digests[-SHOWN_DIGESTS:]:  # what its read-backs said it settled (recall quotes them)
-        table.add_row("digest", f"{_when(d.at)}, through message {d.through}: {d.text}")
+        table.add_row("digest", escape(f"{_when(d.at)}, through message {d.through}: {d.text}"))
     if len(s.info.digests) > SHOWN_DIGESTS:
         table.add_row("", f"(the newest {SHOWN_DIGESTS} of {len(s.info.digests)} digests)")
     app.console.print(table)
@@ -65,7 +67,7 @@ def list_(app: CommandContext, rest: str) -> None:
     for i in infos:
         current = app.session is not None and i.id == app.session.id
         table.add_row(
-            ("* " if current else "  ") + i.id, i.name or "-", str(i.message_count), _when(i.updated)
+            ("* " if current else "  ") + i.id, escape(i.name or "-"), str(i.message_count), _when(i.updated)
         )
     app.console.print(table)
 
@@ -78,7 +80,7 @@ def switch(app: CommandContext, rest: str) -> None:
     except (SessionNotFound, SessionBusy) as exc:
         raise CommandError(str(exc)) from None
     app.console.print(
-        f"Switched to session {session.id} ({session.info.name or 'unnamed'}, {plural(len(session.messages), 'message')})."
+        escape(f"Switched to session {session.id} ({session.info.name or 'unnamed'}, {plural(len(session.messages), 'message')}).")
     )
 
 
@@ -87,7 +89,7 @@ def name(app: CommandContext, rest: str) -> None:
         raise CommandError("Usage: /session name <name>")
     assert app.session is not None
     app.session.rename(rest)
-    app.console.print(f"Session named '{app.session.info.name}'.")
+    app.console.print(escape(f"Session named '{app.session.info.name}'."))
 
 
 def delete(app: CommandContext, rest: str) -> None:
@@ -145,7 +147,7 @@ def export(app: CommandContext, rest: str) -> None:
         written = export_html(info, messages, target)
     except OSError as exc:
         raise CommandError(f"Could not write {target}: {exc.strerror or exc}.") from None
-    app.console.print(f"Exported {plural(len(messages), 'message')} to {written}")
+    app.console.print(escape(f"Exported {plural(len(messages), 'message')} to {written}"))
 
 
 def trim(app: CommandContext, rest: str) -> None:

@@ -121,6 +121,9 @@ def test_session_show_name_and_list(app_factory: AppFactory, fake_server: FakeSe
     assert "(the newest 3 of 5 digests)" in digests and "through message 2" in digests
     session.info.digests = []
 
+    odd = "fix [bold]the[/] parser [/red]"  # a name (or a digest) is text, never rich markup
+    assert f"Session named '{odd}'." in run(app, f"/session name {odd}")
+    assert odd in run(app, "/session show") and odd in run(app, "/session list")
     assert "Session named 'login work'." in run(app, "/session name login work")
     assert session.info.name == "login work"
     assert session.dir is not None
