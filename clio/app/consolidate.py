@@ -144,8 +144,9 @@ class Consolidator:
             return out
         self._store_said(out, session.id, said)
         learned = cons.parse_reply(reply, pairs)
-        if self._store(out, session.id, part, cons.anchored(learned, part)) and learned.digest:
-            kept = Digest(len(session.messages), self.redactor.text(learned.digest), self.clock())
+        origin = self._store(out, session.id, part, cons.anchored(learned, part))
+        if origin is not None and learned.digest:
+            kept = Digest(len(session.messages), self.redactor.text(learned.digest), self.clock(), origin.tainted)
             session.info.digests = [*session.info.digests, kept][-MAX_DIGESTS:]
             out.digest = True
         self._mark(session)  # the digest is saved with the marker: one write of session.json
@@ -167,16 +168,18 @@ class Consolidator:
             except ltm.LtmError:
                 continue
 
-    def _store(self, out: Outcome, session_id: str, part: list[Message], learned: cons.Learned) -> bool:
-        """Store the model's entries and apply its pair decisions; False when they are withheld
-        (its digest with them)."""
+    def _store(
+        self, out: Outcome, session_id: str, part: list[Message], learned: cons.Learned
+    ) -> provenance.Provenance | None:
+        """Store the model's entries and apply its pair decisions; their provenance (its digest's
+        too), or None when they are withheld (its digest with them)."""
         sources = provenance.sources_in(part, REGISTRY.brings_outside)
         origin = provenance.Provenance(
             session_id, self.clock(), bool(sources), tuple(sources[: provenance.MAX_SOURCES]), by="consolidation"
         )
         if origin.tainted and not self.keep_tainted():
             out.withheld = len(learned.entries) + bool(learned.digest)  # and its pair decisions are not applied either
-            return False
+            return None
         for type_, fields, confidence in learned.entries:
             try:
                 out.stored.append(
@@ -190,7 +193,7 @@ class Consolidator:
                 out.decided += 1
             except ltm.LtmError:
                 continue
-        return True
+        return origin
 
     def previous(self, current_id: str, ask: Ask) -> Outcome | None:
         """Consolidate the most recent earlier session whose end was never consolidated, looking

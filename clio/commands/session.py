@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from clio.commands.registry import CommandError, command, split_sub
+from clio.memory import provenance
 from clio.store.session_lock import SessionBusy
 from clio.store.sessions import SessionNotFound
 from clio.wording import plural
@@ -50,7 +51,8 @@ def show(app: CommandContext, rest: str) -> None:
     )
     table.add_row("stored", escape(str(s.dir)) if s.persistent and app.writes else "nowhere (incognito)")
     for d in s.info.digests[-SHOWN_DIGESTS:]:  # what its read-backs said it settled (recall quotes them)
-        table.add_row("digest", escape(f"{_when(d.at)}, through message {d.through}: {d.text}"))
+        mark = f" {provenance.MARK}" if d.tainted else ""  # the part it covers read outside content
+        table.add_row("digest", escape(f"{_when(d.at)}, through message {d.through}: {d.text}{mark}"))
     if len(s.info.digests) > SHOWN_DIGESTS:
         table.add_row("", f"(the newest {SHOWN_DIGESTS} of {len(s.info.digests)} digests)")
     app.console.print(table)

@@ -51,7 +51,9 @@ TOOL_ARGS_LIMIT = 2_000
 # a session's digest (clio.store.session_info.Digest), indexed as a row of its own after its
 # messages: a unit by itself, quoted as the model's summary of the session (clio.recall.refresh)
 DIGEST_ROLE = "digest"
-UNIT_ROLES = ("user", DIGEST_ROLE)  # the rows that open a unit (clio.recall.units.exchange)
+DIGEST_FILES_ROLE = "digest-files"  # the same, of a part that read outside content (Digest.tainted)
+DIGEST_ROLES = (DIGEST_ROLE, DIGEST_FILES_ROLE)
+UNIT_ROLES = ("user", *DIGEST_ROLES)  # the rows that open a unit (clio.recall.units.exchange)
 
 
 def digest_seq(through: int) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clio.messages import Message, meta
-from clio.recall.query import DIGEST_ROLE, digest_seq, document_text
+from clio.recall.query import DIGEST_FILES_ROLE, DIGEST_ROLE, digest_seq, document_text
 from clio.recall.schema import FILES_TABLE, digests_key, remove_session, unindex
 
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
@@ -272,12 +272,15 @@ class RefreshSide:
 
     def _digest_rows(self, info: SessionInfoLike) -> list[tuple[str, int, str, float, str]]:
         """The session's digests newer than those indexed, as rows of their own (role
-        :data:`DIGEST_ROLE`, ``seq`` minus the message count it covers: never a message's, and the
+        :data:`DIGEST_ROLE`, or :data:`DIGEST_FILES_ROLE` for a tainted one; ``seq`` minus the message count it covers: never a message's, and the
         same for a digest whatever older ones ``session.json`` still keeps), oldest first."""
         digests = list(getattr(info, "digests", ()))
         held = self._indexed_through(info.id) if digests else 0
         new = sorted((d for d in digests if d.through > held), key=lambda d: d.through)
-        return [(info.id, digest_seq(d.through), DIGEST_ROLE, d.at or info.updated, d.text) for d in new]
+        return [
+            (info.id, digest_seq(d.through), DIGEST_FILES_ROLE if d.tainted else DIGEST_ROLE, d.at or info.updated, d.text)
+            for d in new
+        ]
 
     def _note_digests(self, info: SessionInfoLike, added: int, done: Counter[str]) -> None:
         """How far the session's indexed digests now reach (``meta``), once ``added`` were written."""

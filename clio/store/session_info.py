@@ -18,23 +18,29 @@ class Digest:
     """What a consolidation's read-back said the session settled, in the model's words and in
     other words a later question might use (clio.app.consolidate): indexed for recall as one unit
     of the session (clio.recall.refresh), quoted as the model's summary, never as the user's.
-    ``through``: the session's message count it covers; ``at``: when it was written."""
+    ``through``: the session's message count it covers; ``at``: when it was written;
+    ``tainted``: the part it covers read outside content (clio.memory.provenance), so recall
+    quotes it as drawn from file content."""
 
     through: int
     text: str
     at: float
+    tainted: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"through": self.through, "text": self.text, "at": self.at}
+        return {"through": self.through, "text": self.text, "at": self.at, "tainted": self.tainted}
 
 
 def _digests(v: Any) -> list[Digest]:
-    """The readable digests of ``session.json`` (a malformed one is left out, never fatal)."""
+    """The readable digests of ``session.json`` (a malformed one is left out, never fatal).
+    Anything but an explicit ``tainted: false`` reads as tainted, as a memory's provenance does:
+    a damaged or older record never makes a digest look drawn from clean turns only."""
     out = []
     for d in v if isinstance(v, list) else []:
         if isinstance(d, dict) and isinstance(d.get("text"), str) and d["text"].strip():
             at = d.get("at")
-            out.append(Digest(_count(d.get("through")), d["text"][:DIGEST_CHARS], float(at) if isinstance(at, (int, float)) else 0.0))
+            when = float(at) if isinstance(at, (int, float)) else 0.0
+            out.append(Digest(_count(d.get("through")), d["text"][:DIGEST_CHARS], when, d.get("tainted") is not False))
     return out[-MAX_DIGESTS:]
 
 

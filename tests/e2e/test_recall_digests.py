@@ -18,7 +18,7 @@ import pytest
 
 from testkit.clio_run import RECALL_MARK, run_clio, wait_background
 from testkit.fakeserver import FakeServer, Reply
-from testkit.scripted import ScriptedModel, turn_requests
+from testkit.scripted import ScriptedModel, call, turn_requests
 
 SETTLED = "the staging deploy can't connect to postgres; we decided to point it at PgBouncer on port 6432"
 FIXED = "Done: deploy/staging/values.yaml now uses port 6432 (PgBouncer on pg-staging.internal)."
@@ -50,8 +50,8 @@ def server() -> Iterator[FakeServer]:
         s.stop()
 
 
-def run(server: FakeServer, project: Path, home: Path, text: str) -> None:
-    r = run_clio(["--model", "fake-model", "-p", text], server=server, project=project, home=home)
+def run(server: FakeServer, project: Path, home: Path, text: str, *flags: str) -> None:
+    r = run_clio(["--model", "fake-model", *flags, "-p", text], server=server, project=project, home=home)
     assert r.returncode == 0, r.stderr
     wait_background(project)
 
@@ -86,5 +86,34 @@ def test_without_a_digest_the_same_question_gets_nothing_from_that_session(proje
         assert "digests" not in meta and meta["consolidated"] == meta["message_count"]  # read back, no digest
         run(server, project, home, ASKED)
         assert "6432" not in block_for(server, ASKED)
+    finally:
+        server.stop()
+
+
+def test_a_digest_of_a_session_that_read_a_file_is_quoted_as_from_file_content(project: Path, home: Path) -> None:
+    """In a project the user trusts, a read-back of a session that read a file keeps its digest,
+    marked as the model's entries are; recall then quotes it as the model's summary drawn from
+    file content, never as a clean one."""
+    (project / "NOTES.md").write_text("staging: PgBouncer listens on 6432\n", encoding="utf-8")
+    (project / ".clio").mkdir(exist_ok=True)
+    (project / ".clio" / "config.yaml").write_text("approvals:\n  shell: allow\n", encoding="utf-8")  # what --trust trusts
+    model = scripted(DIGEST)
+    ask = "Read NOTES.md. " + SETTLED
+    model.turns.clear()  # the plain SETTLED trigger would match first
+    model.on(
+        ask,
+        Reply(tool_calls=[call("file_operations", operation="read_file", path="NOTES.md")]),
+        Reply(text=FIXED),
+    )
+    server = FakeServer(model).start()
+    try:
+        run(server, project, home, ask, "--trust")
+        (meta,) = [json.loads(p.read_text(encoding="utf-8")) for p in (project / ".clio" / "sessions").glob("*/session.json")]
+        (kept,) = meta["digests"]
+        assert kept["tainted"] is True and "port 6432" in kept["text"]
+        run(server, project, home, ASKED)
+        block = block_for(server, ASKED)
+        assert "the session's digest (the model's summary, from file content):" in block, block
+        assert "the session's digest (the model's summary):" not in block
     finally:
         server.stop()

@@ -119,6 +119,10 @@ def test_session_show_name_and_list(app_factory: AppFactory, fake_server: FakeSe
     digests = run(app, "/session show")
     assert "Settled number 4" in digests and "Settled number 2" in digests and "Settled number 1" not in digests
     assert "(the newest 3 of 5 digests)" in digests and "through message 2" in digests
+    assert "[from file content]" not in digests
+    session.info.digests = [Digest(2, "Read from the notes: the token waits 5 s.", 1.0e9, True)]
+    marked = " ".join(run(app, "/session show").split())  # the table wraps its long cells
+    assert "the token waits 5 s. [from file content]" in marked  # marked as its entries are
     session.info.digests = []
 
     odd = "fix [bold]the[/] parser [/red]"  # a name (or a digest) is text, never rich markup

@@ -423,6 +423,22 @@ def test_the_digest_is_kept_redacted_with_the_marker(stores: tuple[LtmStore, Ses
     (d,) = sessions.info(s.id).digests  # on disk, with the marker
     assert d.through == 4 and d.at == 1000.0 and sessions.info(s.id).consolidated == 4
     assert d.text.startswith(DIGEST + " Uploaded with token") and key not in d.text  # one line, redacted
+    assert not d.tainted  # the session read nothing from outside
+    s.close()
+
+
+def test_a_digest_of_a_session_that_read_files_is_kept_marked_tainted(stores: tuple[LtmStore, SessionStore]) -> None:
+    """Kept where tainted entries are (the REPL, a trusted project), and marked as they are: recall
+    quotes it as drawn from file content, and a new process reads the mark back."""
+    ltm_store, sessions = stores
+    s = started(sessions, worked(3))
+    reply = json.dumps({"entries": [{"type": "discovery", "fact": "the BOM is skipped"}], "digest": DIGEST})
+    out = consolidator(stores).run(s, Model(reply))
+    assert out.digest and not out.withheld
+    (d,) = sessions.info(s.id).digests
+    assert d.tainted and d.text == DIGEST
+    (entry,) = ltm_store.all()
+    assert entry.provenance is not None and entry.provenance.tainted  # the same verdict as its entries
     s.close()
 
 

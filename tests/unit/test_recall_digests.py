@@ -12,7 +12,7 @@ import pytest
 from clio.messages import make
 from clio.recall import embedder as semantic
 from clio.recall.index import RecallIndex
-from clio.recall.query import DIGEST_ROLE
+from clio.recall.query import DIGEST_FILES_ROLE, DIGEST_ROLE
 from clio.store.session_info import DIGEST_CHARS, MAX_DIGESTS, Digest, SessionInfo
 from clio.store.sessions import SessionStore
 from tests.unit.conftest import add_session
@@ -30,10 +30,10 @@ def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
     semantic.reset_embedder()
 
 
-def digest(store: SessionStore, sid: str, text: str) -> None:
+def digest(store: SessionStore, sid: str, text: str, tainted: bool = False) -> None:
     """What a read-back does (clio.app.consolidate): a digest added, saved with the session's meta."""
     s = store.open(sid)
-    s.info.digests = [*s.info.digests, Digest(len(s.messages), text, 1_700_000_000.0)][-MAX_DIGESTS:]
+    s.info.digests = [*s.info.digests, Digest(len(s.messages), text, 1_700_000_000.0, tainted)][-MAX_DIGESTS:]
     s.save_meta()
     s.close()
 
@@ -104,10 +104,27 @@ def test_the_newest_digest_is_indexed_when_the_oldest_are_no_longer_kept(store: 
     integrity(index)
 
 
+def test_a_tainted_digest_is_indexed_under_its_own_role_and_still_a_unit_alone(store: SessionStore) -> None:
+    """A digest of a part that read outside content: the role that makes recall quote it as drawn
+    from file content (clio.recall.auto.ROLE_NAMES), and a unit by itself like any digest."""
+    sid = add_session(store, ["why does staging fail?", "The values file says 5432.", "and the cache?", "Fine."])
+    digest(store, sid, f"{FIX} {OTHER}", tainted=True)
+    digest(store, add_session(store, ["name the queue", "Celery on Redis."]), "Queue: Celery on Redis db 2.")
+    index = RecallIndex(None, store)
+    index.refresh()
+    hits = index.search("test environment cannot reach the database", whole_units=True)
+    assert hits[0]["session_id"] == sid and [p["role"] for p in hits[0]["parts"]] == [DIGEST_FILES_ROLE]
+    roles = {r for (r,) in index._conn.execute("SELECT role FROM msgs WHERE seq < 0")}
+    assert roles == {DIGEST_ROLE, DIGEST_FILES_ROLE}
+    integrity(index)
+
+
 def test_session_json_keeps_digests_and_sets_malformed_ones_aside() -> None:
-    info = SessionInfo("s1", digests=[Digest(4, "Port 6432 through PgBouncer.", 12.5)])
+    info = SessionInfo("s1", digests=[Digest(4, "Port 6432 through PgBouncer.", 12.5), Digest(6, "Read from a file.", 13.0, True)])
     back = SessionInfo.from_dict(json.loads(json.dumps(info.to_dict())), None)
-    assert back.digests == info.digests
+    assert back.digests == info.digests and [d.tainted for d in back.digests] == [False, True]
+    older = SessionInfo.from_dict({"id": "s0", "digests": [{"through": 3, "text": "Written before the flag.", "at": 1.0}]}, None)
+    assert older.digests[0].tainted  # no explicit "tainted": false reads as tainted
     assert "digests" not in SessionInfo("s2").to_dict()  # a session without any: session.json as before
     odd = SessionInfo.from_dict(
         {"id": "s3", "digests": [{"text": ""}, "x", {"through": 2}, {"text": "y" * 5000, "through": True}]}, None
