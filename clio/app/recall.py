@@ -100,6 +100,10 @@ class LazyRecall:
         question, and the encoder helper's fill embeds it meanwhile)."""
         self.index().refresh()
 
+    def drop_digest(self, session_id: str, through: int) -> bool:
+        """A digest the user dropped (``/session digests drop``), out of the index too."""
+        return bool(self.index().drop_digest(session_id, through))
+
     def frequencies(self, words: list[str]) -> tuple[dict[str, int], int]:
         """The words' document frequencies for the automatic recall's decision, asked right after
         its search (which brought the index up to date)."""

@@ -15,8 +15,9 @@ from clio.wording import plural
 
 if TYPE_CHECKING:
     from clio.commands.registry import CommandContext
+    from clio.store.session_info import Digest
 
-SUBS = ("show", "list", "switch", "name", "delete", "export", "trim")
+SUBS = ("show", "list", "switch", "name", "delete", "export", "trim", "digests")
 SHOWN_DIGESTS = 3  # /session show: the newest digests of the session (session.json keeps up to 50)
 
 
@@ -24,7 +25,7 @@ def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
 
 
-@command("session", "manage sessions", "/session show|list|switch|name|delete|export|trim", subcommands=SUBS)
+@command("session", "manage sessions", "/session show|list|switch|name|delete|export|trim|digests", subcommands=SUBS)
 def session_cmd(app: CommandContext, arg: str) -> None:
     sub, rest = split_sub(arg)
     handler = HANDLERS.get(sub or "show")
@@ -51,11 +52,46 @@ def show(app: CommandContext, rest: str) -> None:
     )
     table.add_row("stored", escape(str(s.dir)) if s.persistent and app.writes else "nowhere (incognito)")
     for d in s.info.digests[-SHOWN_DIGESTS:]:  # what its read-backs said it settled (recall quotes them)
-        mark = f" {provenance.MARK}" if d.tainted else ""  # the part it covers read outside content
-        table.add_row("digest", escape(f"{_when(d.at)}, through message {d.through}: {d.text}{mark}"))
+        table.add_row("digest", escape(_digest_line(d)))
     if len(s.info.digests) > SHOWN_DIGESTS:
-        table.add_row("", f"(the newest {SHOWN_DIGESTS} of {len(s.info.digests)} digests)")
+        table.add_row("", f"(the newest {SHOWN_DIGESTS} of {len(s.info.digests)} digests: /session digests lists them all)")
     app.console.print(table)
+
+
+def _digest_line(d: Digest) -> str:
+    mark = f" {provenance.MARK}" if d.tainted else ""  # the part it covers read outside content
+    return f"{_when(d.at)}, through message {d.through}: {d.text}{mark}"
+
+
+def digests(app: CommandContext, rest: str) -> None:
+    """``/session digests``: every digest of this session, numbered (1 the oldest); ``/session
+    digests drop <n>``: the nth out of ``session.json`` and out of the recall index, so automatic
+    recall and the memory tool never quote it again (a digest the model got wrong)."""
+    s = app.session
+    assert s is not None
+    words = rest.split()
+    if not words:
+        if not s.info.digests:
+            app.console.print("This session has no digest yet: one is written when a read-back of it settles something.")
+            return
+        for n, d in enumerate(s.info.digests, 1):
+            app.console.print(escape(f"{n}. {_digest_line(d)}"), soft_wrap=True)
+        return
+    if words[0] != "drop" or len(words) != 2 or not words[1].isdigit():
+        raise CommandError("Usage: /session digests [drop <n>] (n as /session digests numbers them)")
+    n = int(words[1])
+    if not 1 <= n <= len(s.info.digests):
+        raise CommandError(f"No digest {n}: this session has {plural(len(s.info.digests), 'digest')}.")
+    gone = s.info.digests[n - 1]
+    if not app.confirm(f"Drop digest {n} (through message {gone.through}) of this session? Recall stops quoting it."):
+        app.console.print("Kept.")
+        return
+    s.info.digests = [d for d in s.info.digests if d is not gone]
+    s.save_meta()  # first: a refresh or a rebuild reads session.json and so never brings it back
+    recall = app.services.recall
+    if recall is not None:
+        recall.drop_digest(s.id, gone.through)
+    app.console.print(f"Dropped digest {n} (through message {gone.through}): automatic recall no longer quotes it.")
 
 
 def list_(app: CommandContext, rest: str) -> None:
@@ -199,6 +235,7 @@ def _delete_old(app: CommandContext, rest: str) -> None:
 
 
 HANDLERS = {
+    "digests": digests,
     "show": show,
     "list": list_,
     "switch": switch,

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clio.messages import Message, meta
-from clio.recall.query import DIGEST_FILES_ROLE, DIGEST_ROLE, digest_seq, document_text
-from clio.recall.schema import FILES_TABLE, digests_key, remove_session, unindex
+from clio.recall.query import DIGEST_FILES_ROLE, DIGEST_ROLE, DIGEST_ROLES, digest_seq, document_text
+from clio.recall.schema import FILES_TABLE, digests_key, remove_row, remove_session, unindex
 
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
 
@@ -187,6 +187,27 @@ class RefreshSide:
         self.stats.update(done)
         self._seen = seen
         return dict(done)
+
+    def drop_digest(self, session_id: str, through: int) -> bool:
+        """Take the session's digest that covers its first ``through`` messages out of the index
+        (``/session digests drop``: the user removed it from ``session.json`` first, so neither a
+        refresh nor a rebuild brings it back). False when the index holds no such digest."""
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    f"SELECT id FROM msgs WHERE session_id = ? AND seq = ? AND role IN ({', '.join('?' * len(DIGEST_ROLES))})",
+                    (session_id, digest_seq(through), *DIGEST_ROLES),
+                ).fetchone()
+                if row is not None:
+                    remove_row(conn, session_id, row[0])
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            return row is not None
 
     def _index_session(
         self, info: SessionInfoLike, old: tuple[str, float, int, int] | None, done: Counter[str]

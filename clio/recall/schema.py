@@ -74,6 +74,23 @@ def remove_session(conn: sqlite3.Connection, sid: str) -> None:
     note_removed(conn, removed)
 
 
+def remove_row(conn: sqlite3.Connection, session_id: str, row_id: int) -> None:
+    """One row out of the index (a digest the user dropped): its FTS entry, and those of its
+    neighbours, whose context it was, written again without it; its vector goes by trigger."""
+    before, after = conn.execute(
+        "SELECT (SELECT max(id) FROM msgs WHERE session_id = ?1 AND id < ?2),"
+        " (SELECT min(id) FROM msgs WHERE session_id = ?1 AND id > ?2)",
+        (session_id, row_id),
+    ).fetchone()
+    near = [i for i in (before, after) if i is not None]
+    for i in [*near, row_id]:
+        unindex(conn, "id = ?", i)
+    conn.execute("DELETE FROM msgs WHERE id = ?", (row_id,))
+    for i in near:
+        conn.execute("INSERT INTO docs(rowid, body, ctx) SELECT id, body, ctx FROM docview WHERE id = ?", (i,))
+    note_removed(conn, 1)
+
+
 def digests_key(sid: str) -> str:
     """The ``meta`` key of how far a session's indexed digests reach (clio.recall.refresh)."""
     return f"digests:{sid}"

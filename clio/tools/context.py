@@ -72,6 +72,11 @@ class Recall(Protocol):
         """How many indexed messages hold each word, and how many messages are indexed."""
         ...
 
+    def drop_digest(self, session_id: str, through: int) -> bool:
+        """Take a session's digest (the one covering its first ``through`` messages) out of the
+        index; False when it held none."""
+        ...
+
     def said_to_other_questions(self, reply: str, asked: list[str]) -> bool:
         """Whether that very reply answered other questions than ``asked``, word for word."""
         ...

@@ -77,6 +77,19 @@ def test_a_digest_brings_back_what_was_settled_asked_in_other_words(server: Fake
     assert "6432" in block and "test environment cannot reach" in block
     assert TOKEN not in json.dumps(server.chat_requests)
 
+    # the user drops the digest (a wrong one, say): from then on nothing quotes it
+    listed = run_clio(["--resume", meta["id"], "-p", "/session digests"], server=server, project=project, home=home)
+    assert listed.returncode == 0 and listed.stdout.startswith("1. ") and "PgBouncer" in listed.stdout, listed.stdout
+    kept_yet = run_clio(["--resume", meta["id"], "-p", "/session digests drop 1"], server=server, project=project, home=home)
+    assert kept_yet.returncode == 4 and "Kept." in kept_yet.stdout  # one-shot: nobody said yes
+    dropped = run_clio(["--resume", meta["id"], "--yes", "-p", "/session digests drop 1"], server=server, project=project, home=home)
+    assert dropped.returncode == 0 and "Dropped digest 1" in dropped.stdout, dropped.stderr
+    after = json.loads((project / ".clio" / "sessions" / meta["id"] / "session.json").read_text(encoding="utf-8"))
+    assert "digests" not in after
+    again = "so why can't the test environment reach its database after a release, again?"
+    run(server, project, home, again)
+    assert "the session's digest" not in block_for(server, again) and "test environment cannot reach" not in block_for(server, again)
+
 
 def test_without_a_digest_the_same_question_gets_nothing_from_that_session(project: Path, home: Path) -> None:
     server = FakeServer(scripted(None)).start()

@@ -118,12 +118,31 @@ def test_session_show_name_and_list(app_factory: AppFactory, fake_server: FakeSe
     session.info.digests = [Digest(2, f"Settled number {n}: the login test waits for the token.", 1.0e9) for n in range(5)]
     digests = run(app, "/session show")
     assert "Settled number 4" in digests and "Settled number 2" in digests and "Settled number 1" not in digests
-    assert "(the newest 3 of 5 digests)" in digests and "through message 2" in digests
+    assert "(the newest 3 of 5 digests: /session digests lists them all)" in digests and "through message 2" in digests
     assert "[from file content]" not in digests
     session.info.digests = [Digest(2, "Read from the notes: the token waits 5 s.", 1.0e9, True)]
     marked = " ".join(run(app, "/session show").split())  # the table wraps its long cells
     assert "the token waits 5 s. [from file content]" in marked  # marked as its entries are
     session.info.digests = []
+
+    assert "no digest yet" in run(app, "/session digests")
+    session.info.digests = [Digest(2, f"Settled number {n}.", 1.0e9, n == 1) for n in range(3)]
+    listed = run(app, "/session digests")
+    assert [ln.split(",")[0][:2] for ln in listed.splitlines()] == ["1.", "2.", "3."]
+    assert "Settled number 1. [from file content]" in listed and "Settled number 0." in listed
+    for bad in ("drop", "drop x", "remove 1", "drop 1 2"):
+        with pytest.raises(CommandError, match=r"Usage: /session digests \[drop <n>\]"):
+            run(app, f"/session digests {bad}")
+    with pytest.raises(CommandError, match="No digest 4: this session has 3 digests."):
+        run(app, "/session digests drop 4")
+    assert "Kept." in run(app, "/session digests drop 2") and len(session.info.digests) == 3  # nobody said yes
+    app.settings.yes = True
+    assert "Dropped digest 2 (through message 2)" in run(app, "/session digests drop 2")
+    app.settings.yes = False
+    assert [d.text for d in session.info.digests] == ["Settled number 0.", "Settled number 2."]
+    assert [d.text for d in app.sessions.info(session.id).digests] == ["Settled number 0.", "Settled number 2."]  # on disk
+    session.info.digests = []
+    session.save_meta()
 
     odd = "fix [bold]the[/] parser [/red]"  # a name (or a digest) is text, never rich markup
     assert f"Session named '{odd}'." in run(app, f"/session name {odd}")

@@ -119,6 +119,32 @@ def test_a_tainted_digest_is_indexed_under_its_own_role_and_still_a_unit_alone(s
     integrity(index)
 
 
+def test_a_dropped_digest_leaves_the_index_as_a_fresh_build_would_be(store: SessionStore, tmp_path: Path) -> None:
+    """``/session digests drop``: the digest out of ``session.json`` first, then out of the index,
+    its neighbours' context written again; no refresh (nor a new process) brings it back."""
+    sid = add_session(store, ["staging deploy is broken", "Port was wrong, fixed values.yaml"])
+    digest(store, sid, f"{FIX} {OTHER}")
+    append(store, sid, ["and the worker queue?", "Celery on Redis db 2."])
+    digest(store, sid, "Worker queue settled: Celery on Redis db 2. Symptoms / other words: background jobs broker.")
+    append(store, sid, ["thanks"])
+    index = RecallIndex(tmp_path / "recall.sqlite", store)
+    index.refresh()
+    assert index.search("test environment cannot reach the database", whole_units=True)[0]["role"] == DIGEST_ROLE
+    s = store.open(sid)
+    s.info.digests = [d for d in s.info.digests if d.through != 2]  # what the command does first
+    s.save_meta()
+    s.close()
+    assert index.drop_digest(sid, 2) and not index.drop_digest(sid, 2)
+    assert all(h["role"] != DIGEST_ROLE for h in index.search("test environment cannot reach the database", whole_units=True))
+    assert index.search("background jobs broker", whole_units=True)[0]["seq"] == -4  # the other one stays
+    integrity(index)
+    assert index.refresh() == {} and RecallIndex(tmp_path / "recall.sqlite", store).refresh() == {}
+    index.rebuild()
+    index.refresh()
+    assert [seq for (seq,) in index._conn.execute("SELECT seq FROM msgs WHERE seq < 0")] == [-4]
+    integrity(index)
+
+
 def test_session_json_keeps_digests_and_sets_malformed_ones_aside() -> None:
     info = SessionInfo("s1", digests=[Digest(4, "Port 6432 through PgBouncer.", 12.5), Digest(6, "Read from a file.", 13.0, True)])
     back = SessionInfo.from_dict(json.loads(json.dumps(info.to_dict())), None)
