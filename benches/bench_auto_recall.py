@@ -77,6 +77,9 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit; clio as installed
 
+from clio.memory.consolidate import digest_text  # noqa: E402
+from clio.memory.digest_check import grounded  # noqa: E402
+from clio.prompts import load_prompt  # noqa: E402
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
 from clio.recall.auto_turn import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS, judged, plan  # noqa: E402
@@ -87,7 +90,7 @@ from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from clio.recall.encoder_models import EncoderModel, Endpoint, chosen  # noqa: E402
 from clio.recall.format import format_hits  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
-from clio.recall.query import best_first  # noqa: E402
+from clio.recall.query import DIGEST_ROLES, best_first  # noqa: E402
 from clio.recall.tool_search import NEAR as TOOL_NEAR  # noqa: E402
 from clio.recall.tool_search import WHOLE_UNITS  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
@@ -293,7 +296,13 @@ def with_digests(data: dict[str, Any], digests: dict[str, str]) -> dict[str, Any
     """The set with each session that has a digest carrying it as a read-back would have left it
     (``--digests``: in ``session.json``, indexed as a unit of its own, clio.recall.refresh): what
     a summary written at a session's end, in other words than the session's, brings back."""
-    sessions = [{**s, "digests": [digests[s["name"]]]} if s["name"] in digests else s for s in data["sessions"]]
+    template = load_prompt("consolidate.md")
+    kept = {  # as a read-back keeps them: one line, and only one that speaks of its session
+        s["name"]: text
+        for s in data["sessions"]
+        if s["name"] in digests and (text := digest_text(digests[s["name"]])) and grounded(text, s["messages"], template)
+    }
+    sessions = [{**s, "digests": [kept[s["name"]]]} if s["name"] in kept else s for s in data["sessions"]]
     return {**data, "sessions": sessions}
 
 
@@ -317,6 +326,7 @@ def evaluate(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"same": [0, 0], "reworded": [0, 0], "unrelated": [0, 0], "candidates": [0, 0]}
     lost: Counter[tuple[str, str]] = Counter()  # (kind, where) of the facts not quoted
+    digested: Counter[str] = Counter()  # what the digests' units did (--digests)
     blocks = blocks_ok = units = units_ok = 0
     times: list[float] = []
     misses: list[str] = []
@@ -332,13 +342,20 @@ def evaluate(
             if block:
                 blocks += 1
                 units += len(chosen)
-                misses.append(f"  false block for {p['text']!r}: {chosen[0].why()} {chosen[0].text[:90]!r}")
+                misses.append(f"  false block for {p['text']!r} [{', '.join(h.role for h in chosen)}]: {chosen[0].why()} {chosen[0].text[:90]!r}")
+                if any(h.role in DIGEST_ROLES for h in chosen):
+                    digested["false blocks with a digest among their units"] += 1
+                    digested["false blocks by digests alone"] += all(h.role in DIGEST_ROLES for h in chosen)
             continue
         sid = ids[p["session"]]
         out["candidates"][1] += 1
         out["candidates"][0] += any(holds_fact(h, sid, p["needles"]) for h in hits)
         ok = quotes_fact(block, chosen, sid, p["needles"])
         out[kind][0] += ok
+        if ok and all(h.role in DIGEST_ROLES for h in chosen if holds_fact(h, sid, p["needles"])):
+            digested[f"{kind} facts quoted through their digest alone"] += 1
+            via = next(h for h in chosen if holds_fact(h, sid, p["needles"]))
+            misses.append(f"  through its digest {p['text']!r} ({kind}) [{', '.join(h.role for h in chosen)}]: {via.why()}")
         if block:
             blocks += 1
             blocks_ok += ok
@@ -357,6 +374,7 @@ def evaluate(
         p95=times[int(0.95 * (len(times) - 1))],
         misses=misses,
         lost=lost,
+        digested=digested,
     )
     return out
 
@@ -716,6 +734,7 @@ def main() -> None:
     WEAK_WORDS_WEIGHT[0] = args.weak_words_weight
     whole_rng = random.Random(7)  # one draw across the sets, in their order
     lost: Counter[tuple[str, str]] = Counter()  # over the sets: where their missed facts were lost
+    digested: Counter[str] = Counter()  # over the sets: what the digests' units did (--digests)
     digests = json.loads(args.digests.read_text(encoding="utf-8")) if args.digests is not None else None
     reply_rng = random.Random(11)
     for name in [n for n in args.sets.split(",") if n]:
@@ -769,11 +788,14 @@ def main() -> None:
                 f"(load {os.getloadavg()[0]:.2f})"
             )
             lost.update(r["lost"])
+            digested.update(r["digested"])
             if args.misses:
                 print("\n".join(r["misses"]))
             print(f"{name}: everyday messages given a block: {everyday}")
             print(f"{name}: messages about the work at hand given a block: {at_hand}")
             index.close()
+    if args.digests:
+        print("digests over the sets: " + "; ".join(f"{k} {v}" for k, v in sorted(digested.items())))
     if args.misses and lost:
         for kind in ("same", "reworded"):
             print(f"{kind} facts missed over the sets, by where: " + "; ".join(f"{where} {lost[kind, where]}" for where in MISSED_WHERE))

@@ -54,6 +54,7 @@ class Outcome:
     skipped: str = ""
     withheld: int = 0  # the model's entries (and digest) not kept: the session read outside content, nobody to confirm
     digest: bool = False  # a digest of the session was kept (clio.store.session_info.Digest)
+    digest_aside: bool = False  # the reply's digest said nothing of the session (clio.memory.digest_check)
 
     def describe(self) -> str:
         if self.skipped:
@@ -64,6 +65,8 @@ class Outcome:
         what = f"learned {new} new" + (f", confirmed {same}" if same else "") + (f" ({ids})" if ids else "")
         if self.digest:
             what += ", wrote its digest"
+        elif self.digest_aside:
+            what += ", set its digest aside (it said nothing of the session)"
         if self.withheld:
             what += f"; withheld {self.withheld} the model drew from outside content (untrusted project, nobody to confirm)"
         return f"{what} from session {self.session_id}" + (f"; {self.decided} pair(s) decided" if self.decided else "")
@@ -134,7 +137,8 @@ class Consolidator:
         summary = _summary_text(session, limit // 4) if session.info.consolidated == 0 else ""
         pairs = self.store.ambiguous_pairs(self.semantic)[: cons.MAX_PAIRS]
         said = cons.established(part)
-        prompt = cons.build_prompt(load_prompt("consolidate.md"), part, summary, pairs, limit, said)
+        template = load_prompt("consolidate.md")
+        prompt = cons.build_prompt(template, part, summary, pairs, limit, said)
         reply = ask(prompt, cons.REPLY_TOKENS)
         if not reply:
             out.skipped = NO_ANSWER
@@ -144,6 +148,10 @@ class Consolidator:
             return out
         self._store_said(out, session.id, said)
         learned = cons.parse_reply(reply, pairs)
+        from clio.memory.digest_check import grounded  # reads the vocabulary: never at a run's start
+
+        if learned.digest and not grounded(learned.digest, part, template):
+            learned.digest, out.digest_aside = "", True  # a pleasantry, the prompt's words, or nothing of the session
         origin = self._store(out, session.id, part, cons.anchored(learned, part))
         if origin is not None and learned.digest:
             kept = Digest(len(session.messages), self.redactor.text(learned.digest), self.clock(), origin.tainted)

@@ -410,6 +410,7 @@ def test_anchored_leaves_other_types_and_self_contained_entries_alone() -> None:
 
 
 DIGEST = "Invoices live in S3 bucket acme-invoices. Symptoms / other words: where the PDFs are stored."
+WORKED = "The failing parser test: the tokenizer now skips BOMs (src/p0.py). Symptoms / other words: files that start with a byte order mark."
 
 
 def test_the_digest_is_kept_redacted_with_the_marker(stores: tuple[LtmStore, SessionStore]) -> None:
@@ -432,11 +433,11 @@ def test_a_digest_of_a_session_that_read_files_is_kept_marked_tainted(stores: tu
     quotes it as drawn from file content, and a new process reads the mark back."""
     ltm_store, sessions = stores
     s = started(sessions, worked(3))
-    reply = json.dumps({"entries": [{"type": "discovery", "fact": "the BOM is skipped"}], "digest": DIGEST})
+    reply = json.dumps({"entries": [{"type": "discovery", "fact": "the BOM is skipped"}], "digest": WORKED})
     out = consolidator(stores).run(s, Model(reply))
     assert out.digest and not out.withheld
     (d,) = sessions.info(s.id).digests
-    assert d.tainted and d.text == DIGEST
+    assert d.tainted and d.text == WORKED
     (entry,) = ltm_store.all()
     assert entry.provenance is not None and entry.provenance.tainted  # the same verdict as its entries
     s.close()
@@ -456,7 +457,7 @@ def test_a_digest_drawn_from_outside_content_is_withheld_with_the_entries(stores
     drew from files it read, so its digest is not kept either."""
     ltm_store, sessions = stores
     s = started(sessions, worked(3))
-    reply = json.dumps({"entries": [{"type": "discovery", "fact": "the BOM is skipped"}], "digest": DIGEST})
+    reply = json.dumps({"entries": [{"type": "discovery", "fact": "the BOM is skipped"}], "digest": WORKED})
     out = Consolidator(ltm_store, sessions, Redactor("standard"), max_chars=lambda: 8_000, keep_tainted=lambda: False).run(
         s, Model(reply)
     )
