@@ -26,7 +26,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +41,7 @@ import clio.recall.vectors as vectors_mod  # noqa: E402
 from clio.recall.embedder import Embedder, get_embedder, unavailable_reason  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import STOPWORDS, build_fts_query, query_terms  # noqa: E402
+from clio.store.session_info import Digest  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo" / "locomo7.json"
 DIA_RE = re.compile(r"D\d+:\d+")
@@ -53,12 +54,24 @@ class Info:
     created: float
     updated: float
     message_count: int
+    digests: list[Digest] = field(default_factory=list)
+
+
+# --digests: what each LoCoMo session carries as its digest (clio.store.session_info.Digest, as a
+# read-back leaves it): "summary", the data's own session_summary (written by a model from the
+# session, as clio's read-back is); "lift" the same, its units taken out of the results after the
+# ranking (only what it lends its session counts); "none" (default) as before
+DIGESTS: list[str] = ["none"]
+DIGEST_MARK = "digest:"  # a digest unit's place among the k shown: never evidence
+LIFT_RESULTS = 16  # "lift": units asked, so that 10 messages remain once the digests are taken out
 
 
 class LocomoSessions:
     """A read-only session source over one LoCoMo conversation (the SessionStore surface)."""
 
-    def __init__(self, conv: dict[str, Any], doc: Callable[[dict[str, Any]], str]) -> None:
+    def __init__(
+        self, conv: dict[str, Any], doc: Callable[[dict[str, Any]], str], summaries: dict[str, Any] | None = None
+    ) -> None:
         self.infos: list[Info] = []
         self.msgs: dict[str, list[dict[str, Any]]] = {}
         self.dia: dict[tuple[str, int], str] = {}
@@ -74,7 +87,9 @@ class LocomoSessions:
                 msgs.append({"role": role, "content": doc(turn), "meta": {"seq": seq, "ts": ts + seq}})
                 self.dia[(sid, seq)] = str(turn.get("dia_id"))
             self.msgs[sid] = msgs
-            self.infos.append(Info(sid, sid, ts, ts + len(turns), len(msgs)))
+            summary = (summaries or {}).get(f"{sid}_summary")
+            digests = [Digest(len(msgs), " ".join(summary.split()), ts + len(turns), False)] if isinstance(summary, str) and summary.strip() and msgs else []
+            self.infos.append(Info(sid, sid, ts, ts + len(turns), len(msgs), digests))
             n += 1
 
     def list(self) -> list[Info]:
@@ -263,7 +278,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
     cats: list[int] = []
     build_s = 0.0
     for rec in data:
-        src = LocomoSessions(rec["conversation"], DOCS[doc_name])
+        src = LocomoSessions(rec["conversation"], DOCS[doc_name], rec.get("session_summary") if DIGESTS[0] != "none" else None)
         t0 = time.perf_counter()
         index: RecallIndex | PlainFts5
         nearest: Nearest | None = None
@@ -300,7 +315,7 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
                 mode = MODES[base]  # the product's own path
                 near = functools.partial(nearest, q) if nearest is not None else None
                 hits = index.search(
-                    q, max_sessions=1000, max_results=10, mode=mode, refine=refine, nearby=near, fuse_nearby=near is not None,
+                    q, max_sessions=1000, max_results=LIFT_RESULTS if DIGESTS[0] == "lift" else 10, mode=mode, refine=refine, nearby=near, fuse_nearby=near is not None,
                     meaning_weight=weight, weak_words_weight=weak,
                     whole_units=WHOLE_UNITS[0] if mode == "hybrid" else None,  # the memory tool's; lexical: the automatic recall's
                 )
@@ -312,7 +327,9 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
                 extra.append(lat[-1] - fused_s)
             # a unit of n messages counts as n of the k shown: R@k reads the units that fit whole
             # in k messages
-            units = [[src.dia[(h["session_id"], s)] for s in h.get("seqs", [h["seq"]])] for h in hits]
+            if DIGESTS[0] == "lift":
+                hits = [h for h in hits if h["seq"] >= 0]
+            units = [[src.dia.get((h["session_id"], s), DIGEST_MARK + h["session_id"]) for s in h.get("seqs", [h["seq"]])] for h in hits]
             got = [d for u in units for d in u]
             ev = set(qa["evidence"])
             r5.append(len(ev & shown(units, 5)) / len(ev))
@@ -399,7 +416,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--weak-words-weight", type=float, default=None, help="override its weight when the words barely match")
     ap.add_argument("--stages", action="store_true", help="each refine stage's gain per half and category (lexical)")
     ap.add_argument("--half", type=int, choices=(0, 1), default=None, help="only conversations 0,2,4.. (0) or 1,3,5.. (1)")
+    ap.add_argument(
+        "--digests", choices=("none", "summary", "lift"), default="none",
+        help="each session's digest: the data's session_summary, counted as a unit among the k (summary), or only lending its session (lift)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
+    DIGESTS[0] = args.digests
     _models_from[0] = args.models_from
     if args.parts is not None:
         units_mod.MAX_PARTS = args.parts
