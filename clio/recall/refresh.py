@@ -191,23 +191,27 @@ class RefreshSide:
     def drop_digest(self, session_id: str, through: int) -> bool:
         """Take the session's digest that covers its first ``through`` messages out of the index
         (``/session digests drop``: the user removed it from ``session.json`` first, so neither a
-        refresh nor a rebuild brings it back). False when the index holds no such digest."""
+        refresh nor a rebuild brings it back). False when the index holds no such digest (a
+        damaged index is rebuilt from the archives, which no longer hold it)."""
         with self._lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                row = conn.execute(
-                    f"SELECT id FROM msgs WHERE session_id = ? AND seq = ? AND role IN ({', '.join('?' * len(DIGEST_ROLES))})",
-                    (session_id, digest_seq(through), *DIGEST_ROLES),
-                ).fetchone()
-                if row is not None:
-                    remove_row(conn, session_id, row[0])
-                conn.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                raise
-            return row is not None
+            return bool(self._guarded(self._drop_digest, session_id, through))
+
+    def _drop_digest(self, session_id: str, through: int) -> bool:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute(
+                f"SELECT id FROM msgs WHERE session_id = ? AND seq = ? AND role IN ({', '.join('?' * len(DIGEST_ROLES))})",
+                (session_id, digest_seq(through), *DIGEST_ROLES),
+            ).fetchone()
+            if row is not None:
+                remove_row(conn, session_id, row[0])
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        return row is not None
 
     def _index_session(
         self, info: SessionInfoLike, old: tuple[str, float, int, int] | None, done: Counter[str]
@@ -293,8 +297,9 @@ class RefreshSide:
 
     def _digest_rows(self, info: SessionInfoLike) -> list[tuple[str, int, str, float, str]]:
         """The session's digests newer than those indexed, as rows of their own (role
-        :data:`DIGEST_ROLE`, or :data:`DIGEST_FILES_ROLE` for a tainted one; ``seq`` minus the message count it covers: never a message's, and the
-        same for a digest whatever older ones ``session.json`` still keeps), oldest first."""
+        :data:`DIGEST_ROLE`, or :data:`DIGEST_FILES_ROLE` for a tainted one; ``seq`` minus the
+        message count it covers: never a message's, and the same for a digest whatever older ones
+        ``session.json`` still keeps), oldest first."""
         digests = list(getattr(info, "digests", ()))
         held = self._indexed_through(info.id) if digests else 0
         new = sorted((d for d in digests if d.through > held), key=lambda d: d.through)

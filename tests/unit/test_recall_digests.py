@@ -145,6 +145,22 @@ def test_a_dropped_digest_leaves_the_index_as_a_fresh_build_would_be(store: Sess
     integrity(index)
 
 
+def test_a_digest_dropped_from_a_damaged_index_is_not_rebuilt_back(store: SessionStore, tmp_path: Path) -> None:
+    sid = add_session(store, ["staging deploy is broken", "Port was wrong, fixed values.yaml"])
+    digest(store, sid, f"{FIX} {OTHER}")
+    index = RecallIndex(tmp_path / "recall.sqlite", store)
+    index.refresh()
+    s = store.open(sid)
+    s.info.digests = []
+    s.save_meta()
+    s.close()
+    index._conn.execute("DROP TABLE msgs")  # the file loses a table under a live index
+    assert not index.drop_digest(sid, 2)  # rebuilt from the archives, which no longer hold it
+    assert index.stats["rebuilds"] == 1
+    assert [r for (r,) in index._conn.execute("SELECT role FROM msgs")] == ["user", "assistant"]
+    integrity(index)
+
+
 def test_session_json_keeps_digests_and_sets_malformed_ones_aside() -> None:
     info = SessionInfo("s1", digests=[Digest(4, "Port 6432 through PgBouncer.", 12.5), Digest(6, "Read from a file.", 13.0, True)])
     back = SessionInfo.from_dict(json.loads(json.dumps(info.to_dict())), None)
