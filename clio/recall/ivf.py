@@ -17,11 +17,11 @@ cheap and no lists are made.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import sqlite3
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
+
+from clio.recall.schema import immediate
 
 if TYPE_CHECKING:
     import numpy as np
@@ -148,24 +148,11 @@ def generation(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
-@contextlib.contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction: committed when the block ends, rolled back if it raises."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
 def save_training(
     conn: sqlite3.Connection, centroids: np.ndarray, trained: int, ids: np.ndarray, labels: np.ndarray
 ) -> int:
     """Replace the lists with a new training; returns its generation."""
-    with _immediate(conn):
+    with immediate(conn):
         gen = generation(conn) + 1
         clear(conn)
         conn.execute(
@@ -177,7 +164,7 @@ def save_training(
 
 def save_labels(conn: sqlite3.Connection, gen: int, ids: np.ndarray, labels: np.ndarray) -> bool:
     """Record new vectors' lists, unless another process trained again meanwhile (False)."""
-    with _immediate(conn):
+    with immediate(conn):
         if generation(conn) != gen:
             return False
         _insert_lists(conn, ids, labels)

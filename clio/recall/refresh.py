@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clio.messages import Message, meta
-from clio.recall.query import DIGEST_FILES_ROLE, DIGEST_ROLE, DIGEST_ROLES, digest_seq, document_text
-from clio.recall.schema import FILES_TABLE, digests_key, remove_row, remove_session, unindex
+from clio.recall.query import DIGEST_FILES_ROLE, DIGEST_ROLE, digest_seq, document_text
+from clio.recall.schema import FILES_TABLE, digests_key, immediate, remove_row, remove_session, unindex
 
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
 
@@ -197,20 +197,12 @@ class RefreshSide:
             return bool(self._guarded(self._drop_digest, session_id, through))
 
     def _drop_digest(self, session_id: str, through: int) -> bool:
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = conn.execute(
-                f"SELECT id FROM msgs WHERE session_id = ? AND seq = ? AND role IN ({', '.join('?' * len(DIGEST_ROLES))})",
-                (session_id, digest_seq(through), *DIGEST_ROLES),
+        with immediate(self._conn):  # a digest's seq is negative: never a message's (digest_seq)
+            row = self._conn.execute(
+                "SELECT id FROM msgs WHERE session_id = ? AND seq = ?", (session_id, digest_seq(through))
             ).fetchone()
             if row is not None:
-                remove_row(conn, session_id, row[0])
-            conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise
+                remove_row(self._conn, session_id, row[0])
         return row is not None
 
     def _index_session(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,20 @@ INSERT INTO docs(docs, rank) VALUES ('rank', 'bm25(1.0, 0.5)');
 INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 INSERT INTO meta VALUES ('made', lower(hex(randomblob(8))));
 """
+
+
+@contextlib.contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction on the index file: committed when the block ends, rolled back if
+    it raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def unindex(conn: sqlite3.Connection, where: str, arg: Any) -> None:

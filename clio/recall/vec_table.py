@@ -16,12 +16,12 @@ goes on (search uses what is there).
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
 from clio.recall import ivf
+from clio.recall.schema import immediate
 
 if TYPE_CHECKING:
     from clio.recall.embedder import Embedder
@@ -74,8 +74,7 @@ class VectorTable:
         }
         if row is not None and row[0] == self.model_key and len(names) == 1 + len(ivf.TABLES):
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(conn):
             for stmt in _statements(_VEC_SCHEMA + ivf.SCHEMA):
                 conn.execute(stmt)
             row = conn.execute("SELECT value FROM meta WHERE key = 'vec_model'").fetchone()
@@ -83,11 +82,6 @@ class VectorTable:
                 ivf.clear(conn)
                 conn.execute("DELETE FROM vecs")
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('vec_model', ?)", (self.model_key,))
-            conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise
         self.forget()
 
     def pending(self, conn: sqlite3.Connection) -> int:
@@ -128,8 +122,7 @@ class VectorTable:
             # the message with the ends of its neighbours, as bm25's ctx column (on LoCoMo this
             # lifted the draft's MiniLM cosine-only R@10 from 0.327 to 0.491)
             vecs = self.embedder.embed([f"{r[1]}\n{r[2]}" for r in rows]).astype(np.float16)
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(conn):
                 for (mid, text, _ctx), vec in zip(rows, vecs, strict=True):
                     cur = conn.execute(
                         "INSERT OR IGNORE INTO vecs(id, v) SELECT id, ? FROM msgs "
@@ -137,11 +130,6 @@ class VectorTable:
                         (vec.tobytes(), mid, EMBED_CHARS, text),
                     )
                     written += max(cur.rowcount, 0)
-                conn.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                raise
             if budget_s is not None and time.perf_counter() - start >= budget_s:
                 break
         return written
