@@ -96,7 +96,7 @@ from clio.recall.tool_search import WHOLE_UNITS  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.encoder_helper import wait_for_judge  # noqa: E402
 from testkit.fakeserver import FakeServer  # noqa: E402
-from testkit.recall_sets import SETS, build, load_set  # noqa: E402
+from testkit.recall_sets import SETS, archived, build, load_set  # noqa: E402
 
 SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f", "set_g", "set_h", "set_i", "set_j")
 DEV_SETS = ("set_a", "set_e", "set_g")  # where thresholds and rules are chosen (G since stop 57); the others are reported only
@@ -300,7 +300,7 @@ def with_digests(data: dict[str, Any], digests: dict[str, str]) -> dict[str, Any
     kept = {  # as a read-back keeps them: one line, and only one that speaks of its session
         s["name"]: text
         for s in data["sessions"]
-        if s["name"] in digests and (text := digest_text(digests[s["name"]])) and grounded(text, s["messages"], template)
+        if s["name"] in digests and (text := digest_text(digests[s["name"]])) and grounded(text, archived(s["messages"], 0), template)
     }
     sessions = [{**s, "digests": [kept[s["name"]]]} if s["name"] in kept else s for s in data["sessions"]]
     return {**data, "sessions": sessions}

@@ -11,11 +11,10 @@ path, a port). Measured in docs/memory.md ("Digests: what a session settled").
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from clio.memory.similarity import STOPWORDS, tokenize
-from clio.messages import Message
+from clio.messages import Message, text_of
 from clio.recall.common_words import is_common
 
 ECHO_WORDS = 5  # a run this long, word for word from the prompt: the digest copies its instructions
@@ -29,7 +28,7 @@ def grounded(digest: str, part: Sequence[Message], prompt: str) -> bool:
     words = tokenize(digest)
     if _runs(words) & _runs(tokenize(prompt)):
         return False
-    said = set(tokenize(_text(part)))
+    said = set(tokenize("\n".join(text_of(m) for m in part)))  # messages, tool calls and results
     shared = {w for w in words if len(w) >= MIN_WORD and w not in STOPWORDS and w in said}
     return len(shared) >= MIN_SHARED and any(_own(w) for w in shared)
 
@@ -41,13 +40,3 @@ def _runs(words: list[str]) -> set[tuple[str, ...]]:
 def _own(word: str) -> bool:
     """A word of the project's rather than of everyday English: a name, a path's part, a number."""
     return any(c.isdigit() for c in word) or not is_common(word)
-
-
-def _text(part: Sequence[Message]) -> str:
-    """What the part said: its messages' text and its tool calls' arguments."""
-    out: list[str] = []
-    for m in part:
-        content = m.get("content")
-        out.append(content if isinstance(content, str) else json.dumps(content) if content else "")
-        out.extend(json.dumps(c.get("function", c)) for c in m.get("tool_calls") or [] if isinstance(c, dict))
-    return "\n".join(out)
