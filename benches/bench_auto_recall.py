@@ -92,7 +92,7 @@ from clio.recall.format import format_hits  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 from clio.recall.query import DIGEST_ROLES, best_first  # noqa: E402
 from clio.recall.tool_search import NEAR as TOOL_NEAR  # noqa: E402
-from clio.recall.tool_search import WHOLE_UNITS  # noqa: E402
+from clio.recall.tool_search import WHOLE_UNITS, search_with_meaning  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.encoder_helper import wait_for_judge  # noqa: E402
 from testkit.fakeserver import FakeServer  # noqa: E402
@@ -419,15 +419,22 @@ def tool_figures(
     name: str, data: dict[str, Any], ids: dict[str, str], root: Path, encoder: EncoderClient | None, show: bool = False
 ) -> None:
     """The memory tool's recall_sessions on the set's related messages: the fact's unit in the top
-    3 and first, hybrid as shipped (bm25 and the static table), and with the helper's nearest
-    messages fused in when ``encoder``; ``show`` lists the last arm's misses with the fact's rank
-    in a search for 10 (whose first places can differ from a search for 3's: units join)."""
+    3 and first, hybrid as shipped (bm25 and the static table), with the helper's nearest messages
+    fused in when ``encoder``, and, unless ``--no-judge``, as the tool runs with the helper's judge
+    re-ranking its first units (:func:`clio.recall.tool_search.search_with_meaning`, the model's
+    own weights), timed against the same call with the judge off; ``show`` lists the last arm's
+    misses with the fact's rank in a search for 10 (whose first places can differ from a search
+    for 3's: units join)."""
     index = RecallIndex(root / "recall-tool.sqlite", SessionStore(root / "sessions"))
     index.refresh()
     index.sync_vectors(None)
     arms: dict[str, list[int]] = {}
     misses: list[str] = []
-    names = ("hybrid", "hybrid and the helper") if encoder is not None else ("hybrid",)
+    names: tuple[str, ...] = ("hybrid", "hybrid and the helper") if encoder is not None else ("hybrid",)
+    judging = encoder is not None and JUDGE[0] and encoder.model.verdict is not None
+    if judging:
+        names = (*names, SHIPPED)
+    took: dict[bool, list[float]] = {False: [], True: []}  # the tool's search with the judge off / on, ms
     for p in data["probes"]:
         if p["kind"] == "unrelated":
             continue
@@ -439,6 +446,14 @@ def tool_figures(
             return at.index(True) + 1 if any(at) else None
 
         for arm in names:
+            if arm == SHIPPED:
+                assert encoder is not None
+                hits, shown = shipped_tool(p["text"], index, encoder, took)
+                at, wide = rank(hits), None
+                if show and at is None and arm == names[-1]:
+                    wide = search_with_meaning(index.search, p["text"], 10, encoder, max_sessions=10, with_text=True)
+                tally(arms, misses, arm, p, at, shown, hits, wide, rank)
+                continue
             pending = encoder.begin(p["text"], near=TOOL_NEAR) if encoder is not None and arm != "hybrid" else None
             near = pending.near() if pending is not None else []  # read once: each search below fuses the same list
             try:
@@ -463,22 +478,55 @@ def tool_figures(
             finally:
                 if pending is not None:
                     pending.close()
-            counts = arms.setdefault(arm, [0, 0, 0, 0])
-            counts[0] += at is not None
-            counts[1] += at == 1
-            counts[2] += 1
-            counts[3] += has(shown, p["needles"])
-            if wide is not None:
-                first = str(hits[0].get("text", ""))[:70] if hits else ""
-                misses.append(f"  tool missed {p['text']!r} ({p['kind']}): fact at {rank(wide) or '>10'}; first {first!r}")
+            tally(arms, misses, arm, p, at, shown, hits, wide, rank)
     for arm, (top3, top1, n, read) in arms.items():
         print(
             f"{name} recall_sessions, {arm}: fact in the top 3 {top3}/{n}, first {top1}/{n}, "
             f"its words in the excerpts the model reads {read}/{n}"
         )
+    if took[True]:
+        off, on = (sorted(took[j]) for j in (False, True))
+        print(
+            f"{name} recall_sessions with the helper, a search (ms, p50 / p95): the judge off {off[len(off) // 2]:.1f} / "
+            f"{off[int(len(off) * 0.95)]:.1f}, re-ranking {on[len(on) // 2]:.1f} / {on[int(len(on) * 0.95)]:.1f} (load {os.getloadavg()[0]:.2f})"
+        )
     for line in misses:
         print(line)
     index.close()
+
+
+SHIPPED = "as shipped, the judge re-ranking"
+
+
+def shipped_tool(
+    query: str, index: RecallIndex, encoder: EncoderClient, took: dict[bool, list[float]]
+) -> tuple[list[dict[str, Any]], str]:
+    """recall_sessions for three results as the tool runs it, the judge on (its units, and what the
+    model reads), after the same search with the judge off, each timed into ``took``."""
+    hits: list[dict[str, Any]] = []
+    for judge in (False, True):
+        encoder.judge = judge
+        t0 = time.perf_counter()
+        hits = search_with_meaning(index.search, query, 3, encoder, max_sessions=10, with_text=True)
+        took[judge].append(1000 * (time.perf_counter() - t0))
+    shown = format_hits(query, search_with_meaning(index.search, query, 3, encoder, max_sessions=10))
+    encoder.judge = JUDGE[0]
+    return hits, shown
+
+
+def tally(
+    arms: dict[str, list[int]], misses: list[str], arm: str, p: dict[str, Any], at: int | None, shown: str,
+    hits: list[dict[str, Any]], wide: list[dict[str, Any]] | None, rank: Any,
+) -> None:  # fmt: skip
+    """One related message's reading in ``arm``: top 3, first, its words read; a miss listed."""
+    counts = arms.setdefault(arm, [0, 0, 0, 0])
+    counts[0] += at is not None
+    counts[1] += at == 1
+    counts[2] += 1
+    counts[3] += has(shown, p["needles"])
+    if wide is not None:
+        first = str(hits[0].get("text", ""))[:70] if hits else ""
+        misses.append(f"  tool missed {p['text']!r} ({p['kind']}): fact at {rank(wide) or '>10'}; first {first!r}")
 
 
 def encoder_helper(home: Path, clio_dir: Path) -> EncoderClient:

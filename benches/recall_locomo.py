@@ -162,6 +162,25 @@ class Nearest:
 
 
 _encoder: Any = None
+_judge: Any = None
+JUDGE = [True]  # --no-judge: the memory tool's search without its judge's re-rank (recall_judge: false)
+
+
+def rerank(query: str, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The memory tool's re-rank of its first units by the helper's judge
+    (clio.recall.tool_search.judged_order), the judge run in process."""
+    global _judge
+    from clio.recall.judge import Judge
+
+    if _judge is None:
+        _judge = Judge()
+    head = hits[: tool_search.RERANKED]
+    if len(head) < 2:
+        return hits
+    logits = _judge.score(query, tool_search.judge_texts(head, query))
+    return tool_search.reranked(head, logits) + hits[len(head) :]
+
+
 _models_from: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed encoder to use
 _weight: list[float | None] = [None]  # --meaning-weight: instead of the model's own
 _weak_weight: list[float | None] = [None]  # --weak-words-weight: likewise, when the words barely match
@@ -318,7 +337,10 @@ def run(data: list[dict[str, Any]], engine: str, doc_name: str, query_name: str)
                     q, max_sessions=1000, max_results=LIFT_RESULTS if DIGESTS[0] == "lift" else 10, mode=mode, refine=refine, nearby=near, fuse_nearby=near is not None,
                     meaning_weight=weight, weak_words_weight=weak,
                     whole_units=WHOLE_UNITS[0] if mode == "hybrid" else None,  # the memory tool's; lexical: the automatic recall's
+                    texts=JUDGE[0] and near is not None,
                 )
+                if JUDGE[0] and near is not None:  # the memory tool with the helper: its judge re-ranks
+                    hits = rerank(q, hits)
             else:
                 match = build(q)
                 hits = index.search_match(match, query_terms(q, STOPWORDS), 1000, 10) if match else []
@@ -420,7 +442,12 @@ def main(argv: list[str] | None = None) -> None:
         "--digests", choices=("none", "summary", "lift"), default="none",
         help="each session's digest: the data's session_summary, counted as a unit among the k (summary), or only lending its session (lift)",
     )  # fmt: skip
+    ap.add_argument(
+        "--no-judge", action="store_true",
+        help="engines with the helper (+enc): the memory tool without its judge's re-rank of the first units (recall_judge: false)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
+    JUDGE[0] = not args.no_judge
     DIGESTS[0] = args.digests
     _models_from[0] = args.models_from
     if args.parts is not None:

@@ -244,7 +244,8 @@ class MemoryOps:
     def search_sessions(self, query: str, max_results: int = 5, max_sessions: int = 10) -> str:
         """The same search and order as the ``recall_sessions`` operation of clio's memory tool:
         bm25 and the static table, the encoder helper's nearest messages fused in when it answers
-        (:mod:`clio.recall.tool_search`), restatements of the query after the messages that
+        (:mod:`clio.recall.tool_search`) and its judge re-ranking the first units (unless the
+        user's ``recall_judge`` is false), restatements of the query after the messages that
         answer it. The helper's fill of what it has not embedded yet is asked after the search."""
         _query(query)
         limit = _limit(max_results, "max_results")
@@ -277,6 +278,7 @@ def open_memory(paths: Paths, settings: Settings, *, read_only: bool, no_ltm: bo
 
         idle = settings.recall_encoder_idle_minutes * 60
         encoder = EncoderClient(paths.home, paths.clio_dir, idle_s=idle, endpoint=settings.embeddings_endpoint())
+        encoder.judge = settings.recall_judge  # its judge re-ranks the first units, as for recall_sessions
 
     signer = Signer.open(paths.home, create=not read_only)
     ltm: LtmStore | None = None if no_ltm else LtmStore(paths.clio_dir / "ltm.json", signer=signer)

@@ -53,10 +53,11 @@ class Pending:
         self.cosines = dict(found)
         return [rid for rid, _ in found]
 
-    def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None:
+    def finish(self, query: str, units: list[list[str]], wait: float | None = None) -> list[float | None] | None:
         """Each unit's best cosine, or None (the signature of a ``similarity`` for
         :func:`clio.recall.auto.score_hits`; ``query`` was sent already). A unit the helper could
-        not embed in time (a project's first fill under way) is None in the list."""
+        not embed in time (a project's first fill under way) is None in the list. ``wait``: how
+        long to wait for the answer (the client's timeout without it)."""
         client = self.client
         if self.done:
             return None
@@ -70,7 +71,7 @@ class Pending:
                 self.conn.sendall(json.dumps({"units": units}).encode() + b"\n")
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the helper answered the query line already (an error) and closed: read it
-            got = client._reply(self.conn, client.timeout_s)
+            got = client._reply(self.conn, client.timeout_s if wait is None else wait)
         except (OSError, ValueError) as exc:
             self.conn.close()
             client.gave_nothing(exc)
@@ -90,10 +91,11 @@ class Pending:
         client.fill_after_turn()
         return scored
 
-    def judge(self, query: str, texts: list[str]) -> list[float] | None:
+    def judge(self, query: str, texts: list[str], wait: float | None = None) -> list[float] | None:
         """The helper's judge's logit for each text with the query (:mod:`clio.recall.judge`),
         once the cosines are in; None when it has no judge or gave no answer in time (the decision
-        then goes without it). Once only: the connection closes."""
+        then goes without it; ``wait``: that time, the client's timeout without it). Once only:
+        the connection closes."""
         if not self.judging:
             return None
         self.judging = False
@@ -101,7 +103,7 @@ class Pending:
         try:
             with self.conn:
                 self.conn.sendall(json.dumps({"judge": texts}).encode() + b"\n")
-                got = client._reply(self.conn, client.timeout_s)
+                got = client._reply(self.conn, client.timeout_s if wait is None else wait)
         except (OSError, ValueError):
             return None  # the cosines stand: the decision without the judge
         logits = got.get("logits")

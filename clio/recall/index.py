@@ -128,6 +128,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         mode: Literal["hybrid", "lexical", "semantic"] = "hybrid",
         skip: Mapping[str, Collection[int]] | None = None,
         with_text: bool = False,
+        texts: bool = False,
         refine: bool = True,
         nearby: Callable[[], Sequence[int]] | None = None,
         nearby_results: int = NEAR_RESULTS,
@@ -145,6 +146,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         ``skip`` leaves out messages by session and sequence number: those a request already
         carries (the running session's window), so only what left it can come back (neighbour
         expansion included). ``with_text``: each result also carries the message's indexed text.
+        ``texts``: each result carries its messages' texts (``texts``) beside its excerpts.
         ``nearby()``: row ids of messages found by meaning elsewhere (the encoder helper's scan),
         asked once the words' search is done; up to ``nearby_results`` units of them that the
         words did not find follow the words' results (``"found": "meaning"``); with
@@ -202,8 +204,8 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
                 if nearby is not None and not fuse_nearby
                 else []
             )
-        return shape_units(units, names, terms, with_text) + [
-            dict(r, found="meaning") for r in shape_units(extra, names, terms, with_text)
+        return shape_units(units, names, terms, with_text, texts) + [
+            dict(r, found="meaning") for r in shape_units(extra, names, terms, with_text, texts)
         ]
 
     def _near_units(

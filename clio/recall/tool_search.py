@@ -3,23 +3,36 @@
 in time, the messages it finds nearest by meaning fused in as a third list at its model's weights
 (:mod:`clio.recall.encoder_models`: ``meaning_weight``, ``weak_words_weight`` when the words
 barely match); then :func:`clio.recall.query.best_first`'s one ordering. The best
-:data:`WHOLE_UNITS` units are whole, the later ones compact (``RecallIndex.search(whole_units=...)``)."""
+:data:`WHOLE_UNITS` units are whole, the later ones compact (``RecallIndex.search(whole_units=...)``).
+When the helper's judge is loaded (the user's ``recall_judge``, as for the automatic recall), it
+reads the first :data:`RERANKED` units with the query, and its order is fused with the search's
+(:func:`reranked`): a unit the words and the meaning put fifth that answers the question comes up
+(docs/memory.md, "The judge re-ranks the memory tool's first units")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from clio.recall.query import best_first
 
 if TYPE_CHECKING:
     from clio.recall.encoder_client import EncoderClient
+    from clio.recall.encoder_pending import Pending
+
+T = TypeVar("T")
 
 NEAR = 30  # messages nearest by meaning the helper is asked for, fused into the ranking
 # The best units are shown whole (the ask, the match, the answer), the later ones compact: the
 # match, with the answer to a question, a report or a step (clio.recall.units.compose), one per
 # exchange: more of the archive in a result of the same size (stop 55, docs/memory.md).
 WHOLE_UNITS = 3
+RERANKED = 6  # the first units the helper's judge reads again (at most clio.recall.judge.MAX_TEXTS)
+RANK_WEIGHT = 1.0  # the search's order against the judge's (1.0) in their reciprocal-rank fusion
+RERANK_K = 60  # that fusion's k (as the search's own, clio.recall.index.RRF_K)
+# how long the tool waits for the judge's reading (and the cosines the helper's protocol asks
+# first), longer than a typed message's recall may: a tool call is a model's round trip already
+JUDGE_WAIT_S = 2.0
 
 
 def search_with_meaning(
@@ -43,8 +56,49 @@ def search_with_meaning(
             meaning_weight=model.meaning_weight,
             weak_words_weight=model.weak_words_weight,
         )
+    judging = pending is not None and encoder is not None and encoder.verdict() is not None
     try:
-        return best_first(search, query, limit, mode="hybrid", whole_units=WHOLE_UNITS, **fused, **options)
+        if not judging:
+            return best_first(search, query, limit, mode="hybrid", whole_units=WHOLE_UNITS, **fused, **options)
+        wanted = max(limit, RERANKED)
+        hits = best_first(search, query, wanted, mode="hybrid", whole_units=WHOLE_UNITS, texts=True, **fused, **options)
+        assert pending is not None
+        hits = judged_order(pending, query, hits)[:limit]
+        if not options.get("with_text"):
+            for hit in hits:
+                hit.pop("texts", None)  # read for the judge only
+        return hits
     finally:
         if pending is not None:
             pending.close()
+
+
+def judged_order(pending: Pending, query: str, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``hits`` with their first :data:`RERANKED` in the order :func:`reranked` gives them with the
+    helper's judge's logits (its cosines asked first, as the helper's protocol reads them); as they
+    were when the judge is not loaded yet, gave no answer in time, or there is nothing to order."""
+    head = hits[:RERANKED]
+    if len(head) < 2 or pending.finish(query, [list(h["texts"]) for h in head], JUDGE_WAIT_S) is None:
+        return hits
+    logits = pending.judge(query, judge_texts(head, query), JUDGE_WAIT_S)
+    if logits is None:
+        return hits
+    return reranked(head, logits) + hits[RERANKED:]
+
+
+def judge_texts(hits: Sequence[dict[str, Any]], query: str) -> list[str]:
+    """Each hit (searched with ``texts``) as the judge reads a unit, and was trained on
+    (:func:`clio.recall.verdict.judge_text`)."""
+    from clio.recall.verdict import judge_text  # only a search the judge reads
+
+    return [judge_text([(p["role"], t) for p, t in zip(h["parts"], h["texts"], strict=True)], query) for h in hits]
+
+
+def reranked(hits: Sequence[T], logits: Sequence[float], rank_weight: float = RANK_WEIGHT, k: int = RERANK_K) -> list[T]:
+    """Pure: ``hits`` (best first) in the order of the reciprocal-rank fusion of their own order,
+    weighed ``rank_weight``, and the order of ``logits`` (one a hit, higher is better), weighed 1;
+    ties keep the search's order."""
+    by_logit = sorted(range(len(hits)), key=lambda i: (-logits[i], i))
+    place = {i: n for n, i in enumerate(by_logit)}
+    fused = [rank_weight / (k + i) + 1.0 / (k + place[i]) for i in range(len(hits))]
+    return [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-fused[i], i))]

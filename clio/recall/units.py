@@ -212,13 +212,15 @@ def shape_units(
     names: dict[str, str],
     terms: list[str],
     with_text: bool = False,
+    texts: bool = False,
 ) -> list[dict[str, Any]]:
     """(ranked row (session_id, role, seq, ts, body, rank), its unit) -> search results: where the
     match is (``seq``, ``role``, ``date``, ``excerpt``) and the unit's messages (``seqs``, and
     ``parts``: each one's seq, role and excerpt). ``with_text``: ``text``, the unit's text, and
     ``texts``, each message's, in place of the excerpts (the caller cuts its own: automatic
     recall quotes a few of the units it reads, and cutting excerpts of long tool results is most
-    of a search's time)."""
+    of a search's time). ``texts``: ``texts`` beside the excerpts (the memory tool's judge reads
+    them)."""
     out: list[dict[str, Any]] = []
     for (sid, role, seq, ts, body, rank), parts in units:
         hit: dict[str, Any] = {
@@ -241,5 +243,7 @@ def shape_units(
             for part, p in zip(hit["parts"], parts, strict=True):
                 width = MATCH_CHARS if p.seq == seq else REPLY_CHARS if p.seq == reply else OTHER_CHARS
                 part["excerpt"] = cut if p.seq == seq and p.body == body else excerpt(p.body, terms, width)
+            if texts:
+                hit["texts"] = [p.body for p in parts]
         out.append(hit)
     return out

@@ -231,6 +231,19 @@ def tool_result(server: FakeServer, project: Path, home: Path, env: dict[str, st
     return found[-1]
 
 
+def asks_the_tool(query: str, max_results: int) -> Callable[[dict[str, Any]], Reply]:
+    """A model that, asked "[tool] ...", calls recall_sessions with ``query``, then says "Done."."""
+
+    def reply(body: dict[str, Any]) -> Reply:
+        text, rounds = latest_user(body)
+        if text.startswith("[tool]") and rounds == 0:
+            args = {"operation": "recall_sessions", "query": query, "max_results": max_results}
+            return Reply(tool_calls=[{"name": "memory_operations", "arguments": args}])
+        return Reply(text="Done.")
+
+    return reply
+
+
 def test_the_memory_tool_ranks_what_the_helper_finds_by_meaning(tmp_path: Path) -> None:
     """recall_sessions fuses the helper's nearest messages into its ranking: a question that shares
     no word with the earlier answer, among near misses that share its words, gets the answer ranked
@@ -280,15 +293,7 @@ def test_the_memory_tool_leans_on_meaning_when_the_words_barely_match(tmp_path: 
     project, home = tmp_path / "proj", tmp_path / "home"
     project.mkdir()
     build(data, project / ".clio" / "sessions")
-
-    def reply(body: dict[str, Any]) -> Reply:
-        text, rounds = latest_user(body)
-        if text.startswith("[tool]") and rounds == 0:
-            args = {"operation": "recall_sessions", "query": probe["text"], "max_results": 3}
-            return Reply(tool_calls=[{"name": "memory_operations", "arguments": args}])
-        return Reply(text="Done.")
-
-    server = FakeServer(reply).start()
+    server = FakeServer(asks_the_tool(probe["text"], 3)).start()
     on = {"CLIO_RECALL_ENCODER": None}
     try:
         for text in ("what does the release workflow run first?", "add a loading spinner to the plant list"):

@@ -23,7 +23,7 @@ from testkit.clio_run import run_clio
 from testkit.encoder_helper import stop_helper, wait_for_judge
 from testkit.fakeserver import FakeServer, Reply
 from testkit.recall_sets import build, load_set
-from tests.e2e.test_recall_encoder import sent, wait_filled
+from tests.e2e.test_recall_encoder import asks_the_tool, sent, tool_result, wait_filled
 from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
@@ -113,4 +113,36 @@ def test_the_repl_asks_the_helpers_judge_and_context_tells_its_reading(
         term.child.sendeof()
         assert term.wait_exit() == 0
     finally:
+        stop_helper(home)
+
+
+def test_the_judge_reorders_the_memory_tools_first_units(tmp_path: Path) -> None:
+    """recall_sessions with the helper's judge loaded (clio.recall.tool_search): set H's reworded
+    question about a customer's claim and "the old overnight files from the retailer's system",
+    whose answer (our own copy, in the ``erp-archive`` bucket) the words and the helper's meaning
+    rank past the first three, is in the top 3 once the judge's order is fused with the search's;
+    with ``recall_judge: false`` it is not."""
+    data = load_set("set_h")
+    probe = next(p for p in data["probes"] if p["text"].startswith("customer claims the site said a wardrobe"))
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    home.mkdir()
+    build(data, proj / ".clio" / "sessions")
+    server = FakeServer(asks_the_tool(probe["text"], 3)).start()
+    on = {"CLIO_RECALL_ENCODER": None}
+    try:
+        r = run_clio(["--model", "fake-model", "-p", "add a --dry-run flag to the export script"], server=server, project=proj, home=home, env_extra=on)
+        assert r.returncode == 0, r.stderr  # a project with history: the helper starts, then fills
+        wait_filled(proj)
+        wait_judge(home, proj)
+        (home / "config.yaml").write_text("recall_judge: false\n")
+        without = tool_result(server, proj, home, on)
+        assert not any(n in without for n in probe["needles"]), without
+        (home / "config.yaml").unlink()
+        judging(home)
+        judged = tool_result(server, proj, home, on)
+        assert all(n in judged for n in probe["needles"]), judged
+        assert judged.startswith("3 excerpt(s) from the archive")  # the judge read six: the tool still shows three
+    finally:
+        server.stop()
         stop_helper(home)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from clio.messages import make
-from clio.recall import embedder as semantic
 from clio.recall.index import RecallIndex
 from clio.recall.query import DIGEST_FILES_ROLE, DIGEST_ROLE
 from clio.store.session_info import DIGEST_CHARS, MAX_DIGESTS, Digest, SessionInfo
@@ -22,12 +21,7 @@ FIX = "Fixed: staging used port 5432 but Postgres sits behind PgBouncer on pg-st
 OTHER = "Symptoms / other words: the test environment cannot reach its database after a deploy."
 
 
-@pytest.fixture(autouse=True)
-def lexical_only(monkeypatch: pytest.MonkeyPatch) -> object:
-    monkeypatch.setenv(semantic.ENV_SWITCH, "0")
-    semantic.reset_embedder()
-    yield None
-    semantic.reset_embedder()
+pytestmark = pytest.mark.usefixtures("lexical_only")  # bm25 alone (tests/unit/conftest.py)
 
 
 def digest(store: SessionStore, sid: str, text: str, tainted: bool = False) -> None:

@@ -1,0 +1,62 @@
+"""The memory tool's search (clio.recall.tool_search): the judge's re-rank of its first units, a
+pure fusion of the search's order and the judge's, and the texts the judge reads beside the
+excerpts the tool shows. The helper's side runs for real in tests/e2e/test_recall_judge.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clio.recall import tool_search
+from clio.recall.index import RecallIndex
+from clio.recall.tool_search import RERANKED, reranked
+from clio.store.sessions import SessionStore
+from tests.unit.conftest import add_session
+
+pytestmark = pytest.mark.usefixtures("lexical_only")  # bm25 alone (tests/unit/conftest.py)
+
+
+def test_the_judges_order_agreeing_with_the_search_changes_nothing() -> None:
+    assert reranked(["a", "b", "c", "d"], [3.0, 1.0, 0.5, -2.0]) == ["a", "b", "c", "d"]
+
+
+def test_a_unit_the_search_put_fourth_that_the_judge_reads_best_comes_up() -> None:
+    # fused: a 1/60 + 1/61, d 1/63 + 1/60, b 1/61 + 1/62, c 1/62 + 1/63
+    assert reranked(["a", "b", "c", "d"], [0.0, -1.0, -2.0, 5.0]) == ["a", "d", "b", "c"]
+    # the search's first, read worst by the judge, still stays ahead of the search's third
+    assert reranked(["a", "b", "c"], [-9.0, 4.0, 3.0]) == ["b", "a", "c"]
+
+
+def test_ties_keep_the_searchs_order_and_a_heavy_rank_keeps_it_all() -> None:
+    assert reranked(["a", "b"], [0.0, 1.0]) == ["a", "b"]  # 1/60 + 1/61 either way
+    assert reranked(["a", "b", "c", "d"], [0.0, -1.0, -2.0, 5.0], rank_weight=50.0) == ["a", "b", "c", "d"]
+    assert reranked(["a", "b", "c", "d"], [0.0, -1.0, -2.0, 5.0], rank_weight=0.0) == ["d", "a", "b", "c"]
+    assert reranked([], []) == []
+
+
+def test_the_judge_reads_no_more_units_than_the_helper_takes() -> None:
+    from clio.recall.judge import MAX_TEXTS
+
+    assert 3 <= RERANKED <= MAX_TEXTS
+
+
+def test_a_search_hands_the_judge_each_messages_text_beside_the_excerpts(store: SessionStore, tmp_path: Path) -> None:
+    long_reply = "PgBouncer listens on 6432 in staging. " + "The pool is in transaction mode. " * 40
+    sid = add_session(store, ["which port does pgbouncer listen on in staging?", long_reply])
+    index = RecallIndex(tmp_path / "recall.sqlite", store)
+    plain = index.search("pgbouncer staging port")
+    both = index.search("pgbouncer staging port", texts=True)
+    assert plain and both and both[0]["session_id"] == sid
+    assert "texts" not in plain[0]
+    assert both[0]["texts"] == ["which port does pgbouncer listen on in staging?", long_reply]
+    # the excerpts are the same as without: what the tool shows does not change
+    assert [p["excerpt"] for p in both[0]["parts"]] == [p["excerpt"] for p in plain[0]["parts"]]
+    assert len(both[0]["parts"][1]["excerpt"]) < len(long_reply)
+
+
+def test_without_a_helper_the_tool_searches_as_before(store: SessionStore, tmp_path: Path) -> None:
+    add_session(store, ["which port does pgbouncer listen on in staging?", "6432, in transaction mode."])
+    index = RecallIndex(tmp_path / "recall.sqlite", store)
+    hits = tool_search.search_with_meaning(index.search, "pgbouncer staging port", 5, None)
+    assert hits and "texts" not in hits[0] and "excerpt" in hits[0]
