@@ -25,7 +25,8 @@ Figures (printed; docs/memory.md keeps them), per set:
 ``--tool`` also measures the memory tool's ``recall_sessions`` on the related messages: the fact's
 unit in its top 3 and first, and the fact's words in the top 3 as the model reads it (the
 formatted excerpts), hybrid as shipped and (with ``--encoder``) with the helper's nearest
-messages fused in.
+messages fused in, then, unless ``--no-judge``, as the tool runs with the helper's judge
+re-ranking its first units (its search timed with the judge off and on).
 
 ``--scale DIR`` also times the per-message step over a corpus built by ``benches/recall_scale.py
 --workdir DIR`` (200,000 messages by default), with queries drawn from that corpus; with
