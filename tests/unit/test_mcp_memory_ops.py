@@ -212,7 +212,9 @@ def archive_with_a_reworded_fact(paths: Paths) -> None:
 
 def helper_naming_the_fact(home: Path, asked: list[dict[str, Any]]) -> Any:
     """A stand-in helper that records each request and, asked for the nearest messages, names the
-    row of FACT in the index the request names (as the real helper's scan reads that index)."""
+    row of FACT in the index the request names (as the real helper's scan reads that index); the
+    units' cosines it is then asked for (the memory tool's re-rank, the user's recall_judge on) it
+    answers as a helper whose judge is not loaded: the search keeps its own order."""
     import sqlite3
 
     from clio.recall.encoder_readiness import socket_path
@@ -232,7 +234,10 @@ def helper_naming_the_fact(home: Path, asked: list[dict[str, Any]]) -> Any:
             rid = row[0] if row else -1
             f.write(json.dumps({"near": [[rid, 0.8]]}).encode() + b"\n")
             f.flush()
-            f.readline()  # the search took the list and closed (nothing to score)
+            more = f.readline()  # the units' texts (the user's recall_judge asks the judge's re-rank), or closed
+            if more.strip():
+                units = json.loads(more)["units"]
+                f.write(json.dumps({"cos": [0.5] * len(units)}).encode() + b"\n")  # as a helper with no judge loaded
             return
         f.flush()
 
