@@ -174,11 +174,8 @@ def rerank(query: str, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     if _judge is None:
         _judge = Judge()
-    head = hits[: tool_search.RERANKED]
-    if len(head) < 2:
-        return hits
-    logits = _judge.score(query, tool_search.judge_texts(head, query))
-    return tool_search.reranked(head, logits) + hits[len(head) :]
+    judge = _judge
+    return tool_search.judged_order(hits, lambda head: judge.score(query, tool_search.judge_texts(head, query)))
 
 
 _models_from: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed encoder to use

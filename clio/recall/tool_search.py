@@ -29,7 +29,7 @@ NEAR = 30  # messages nearest by meaning the helper is asked for, fused into the
 WHOLE_UNITS = 3
 RERANKED = 6  # the first units the helper's judge reads again (at most clio.recall.judge.MAX_TEXTS)
 RANK_WEIGHT = 1.0  # the search's order against the judge's (1.0) in their reciprocal-rank fusion
-RERANK_K = 60  # that fusion's k (as the search's own, clio.recall.index.RRF_K)
+RERANK_K = 60  # that fusion's k (clio.recall.embedder.rrf, as the search's own clio.recall.index.RRF_K)
 # how long the tool waits for the judge's reading (and the cosines the helper's protocol asks
 # first), longer than a typed message's recall may: a tool call is a model's round trip already
 JUDGE_WAIT_S = 2.0
@@ -56,14 +56,12 @@ def search_with_meaning(
             meaning_weight=model.meaning_weight,
             weak_words_weight=model.weak_words_weight,
         )
-    judging = pending is not None and encoder is not None and encoder.verdict() is not None
     try:
-        if not judging:
+        if pending is None or encoder is None or encoder.verdict() is None:  # no judge to read them
             return best_first(search, query, limit, mode="hybrid", whole_units=WHOLE_UNITS, **fused, **options)
         wanted = max(limit, RERANKED)
         hits = best_first(search, query, wanted, mode="hybrid", whole_units=WHOLE_UNITS, texts=True, **fused, **options)
-        assert pending is not None
-        hits = judged_order(pending, query, hits)[:limit]
+        hits = judged_order(hits, helper_reading(pending, query))[:limit]
         if not options.get("with_text"):
             for hit in hits:
                 hit.pop("texts", None)  # read for the judge only
@@ -73,17 +71,27 @@ def search_with_meaning(
             pending.close()
 
 
-def judged_order(pending: Pending, query: str, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def judged_order(
+    hits: list[dict[str, Any]], read: Callable[[list[dict[str, Any]]], Sequence[float] | None]
+) -> list[dict[str, Any]]:
     """``hits`` with their first :data:`RERANKED` in the order :func:`reranked` gives them with the
-    helper's judge's logits (its cosines asked first, as the helper's protocol reads them); as they
-    were when the judge is not loaded yet, gave no answer in time, or there is nothing to order."""
+    judge's logits for them, ``read(first)``; as they were when it gives none (the judge is not
+    loaded yet, or gave no answer in time) or there is nothing to order."""
     head = hits[:RERANKED]
-    if len(head) < 2 or pending.finish(query, [list(h["texts"]) for h in head], JUDGE_WAIT_S) is None:
-        return hits
-    logits = pending.judge(query, judge_texts(head, query), JUDGE_WAIT_S)
-    if logits is None:
-        return hits
-    return reranked(head, logits) + hits[RERANKED:]
+    logits = read(head) if len(head) > 1 else None
+    return hits if logits is None else reranked(head, logits) + hits[RERANKED:]
+
+
+def helper_reading(pending: Pending, query: str) -> Callable[[list[dict[str, Any]]], list[float] | None]:
+    """The helper's judge as :func:`judged_order` reads it: the units' cosines asked first, as the
+    helper's protocol has it, then the judge's logits on the same connection."""
+
+    def read(head: list[dict[str, Any]]) -> list[float] | None:
+        if pending.finish(query, [list(h["texts"]) for h in head], JUDGE_WAIT_S) is None:
+            return None
+        return pending.judge(query, judge_texts(head, query), JUDGE_WAIT_S)
+
+    return read
 
 
 def judge_texts(hits: Sequence[dict[str, Any]], query: str) -> list[str]:
@@ -98,7 +106,8 @@ def reranked(hits: Sequence[T], logits: Sequence[float], rank_weight: float = RA
     """Pure: ``hits`` (best first) in the order of the reciprocal-rank fusion of their own order,
     weighed ``rank_weight``, and the order of ``logits`` (one a hit, higher is better), weighed 1;
     ties keep the search's order."""
+    from clio.recall.embedder import rrf  # only a search the judge reads
+
     by_logit = sorted(range(len(hits)), key=lambda i: (-logits[i], i))
-    place = {i: n for n, i in enumerate(by_logit)}
-    fused = [rank_weight / (k + i) + 1.0 / (k + place[i]) for i in range(len(hits))]
-    return [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-fused[i], i))]
+    fused = rrf([[str(i) for i in range(len(hits))], [str(i) for i in by_logit]], k, [rank_weight, 1.0])
+    return [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-fused[str(i)], i))]

@@ -22,14 +22,14 @@ def test_the_judges_order_agreeing_with_the_search_changes_nothing() -> None:
 
 
 def test_a_unit_the_search_put_fourth_that_the_judge_reads_best_comes_up() -> None:
-    # fused: a 1/60 + 1/61, d 1/63 + 1/60, b 1/61 + 1/62, c 1/62 + 1/63
+    # fused (ranks from 1, k = 60): a 1/61 + 1/62, d 1/64 + 1/61, b 1/62 + 1/63, c 1/63 + 1/64
     assert reranked(["a", "b", "c", "d"], [0.0, -1.0, -2.0, 5.0]) == ["a", "d", "b", "c"]
     # the search's first, read worst by the judge, still stays ahead of the search's third
     assert reranked(["a", "b", "c"], [-9.0, 4.0, 3.0]) == ["b", "a", "c"]
 
 
 def test_ties_keep_the_searchs_order_and_a_heavy_rank_keeps_it_all() -> None:
-    assert reranked(["a", "b"], [0.0, 1.0]) == ["a", "b"]  # 1/60 + 1/61 either way
+    assert reranked(["a", "b"], [0.0, 1.0]) == ["a", "b"]  # 1/61 + 1/62 either way
     assert reranked(["a", "b", "c", "d"], [0.0, -1.0, -2.0, 5.0], rank_weight=50.0) == ["a", "b", "c", "d"]
     assert reranked(["a", "b", "c", "d"], [0.0, -1.0, -2.0, 5.0], rank_weight=0.0) == ["d", "a", "b", "c"]
     assert reranked([], []) == []
@@ -60,3 +60,19 @@ def test_without_a_helper_the_tool_searches_as_before(store: SessionStore, tmp_p
     index = RecallIndex(tmp_path / "recall.sqlite", store)
     hits = tool_search.search_with_meaning(index.search, "pgbouncer staging port", 5, None)
     assert hits and "texts" not in hits[0] and "excerpt" in hits[0]
+
+
+def test_the_judges_reading_orders_only_the_first_units_and_none_leaves_the_search_order() -> None:
+    hits = [{"n": i} for i in range(RERANKED + 2)]
+    read: list[int] = []
+
+    def best_last(head: list[dict[str, int]]) -> list[float]:
+        read.append(len(head))
+        return [float(h["n"]) for h in head]  # the judge reads the search's last of them best
+
+    got = [h["n"] for h in tool_search.judged_order(hits, best_last)]
+    assert read == [RERANKED]  # the first units only, read once
+    assert got[RERANKED:] == [RERANKED, RERANKED + 1] and sorted(got[:RERANKED]) == list(range(RERANKED))
+    assert got[:RERANKED] != list(range(RERANKED))  # they were reordered
+    assert tool_search.judged_order(hits, lambda head: None) == hits  # no reading: the search's order
+    assert tool_search.judged_order(hits[:1], best_last) == hits[:1] and read == [RERANKED]  # one unit: not read
