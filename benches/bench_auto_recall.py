@@ -78,6 +78,8 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit; clio as installed
 
+import lend_variants  # noqa: E402
+
 from clio.memory.consolidate import digest_text  # noqa: E402
 from clio.memory.digest_check import grounded  # noqa: E402
 from clio.prompts import load_prompt  # noqa: E402
@@ -772,7 +774,9 @@ def main() -> None:
     ap.add_argument("--probes", type=Path, help="a JSON list of other probes for the sets ({set: 'b', text, kind, session, needles}): each set's own probes replaced by its items (sets without any are skipped)")
     ap.add_argument("--digests", type=Path, help="a JSON {set letter: {session name: digest}}: each session carries its digest as clio's read-back keeps it (recall_dev/digests.json: what a model would write at a session's end)")
     ap.add_argument("--served", action="store_true", help="with --encoder: the model (MiniLM, or --models-from's) served over HTTP on 127.0.0.1 as an embeddings API, and the helper asking it as for recall_embeddings (its threshold calibrated)")
+    ap.add_argument("--lend", choices=lend_variants.MODES, default="shipped", help="a variant of the refine stage that lends a hit's score to its neighbours (benches/lend_variants.py)")
     args = ap.parse_args()
+    lend_variants.use(args.lend)
     MODELS_FROM[0] = args.models_from
     if args.served:
         SERVED[0] = serve_embeddings(args.models_from)

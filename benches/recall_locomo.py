@@ -33,6 +33,8 @@ from typing import Any, Literal
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
+import lend_variants  # noqa: E402
+
 import clio.recall.index as recall_index_mod  # noqa: E402
 import clio.recall.ivf as ivf_mod  # noqa: E402
 import clio.recall.tool_search as tool_search  # noqa: E402
@@ -443,7 +445,9 @@ def main(argv: list[str] | None = None) -> None:
         "--no-judge", action="store_true",
         help="engines with the helper (+enc): the memory tool without its judge's re-rank of the first units (recall_judge: false)",
     )  # fmt: skip
+    ap.add_argument("--lend", choices=lend_variants.MODES, default="shipped", help="a variant of the stage that lends a hit's score to its neighbours (benches/lend_variants.py)")
     args = ap.parse_args(argv)
+    lend_variants.use(args.lend)
     JUDGE[0] = not args.no_judge
     DIGESTS[0] = args.digests
     _models_from[0] = args.models_from
