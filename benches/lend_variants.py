@@ -1,6 +1,6 @@
 """Variants of the refine stage that lends a hit's score to the messages beside it, for the benches'
 ``--lend`` (an experiment, never the product: ``clio.recall.refine.expand`` is swapped in this
-process only). docs/memory.md, "The neighbour stage, restricted four ways".
+process only). docs/memory.md, "The neighbour stage, restricted five ways".
 
 Each lender (one of the best ``EXPAND_TOP`` candidates) lends to its previous and next message of
 the session, as ``refine.expand`` does; a variant only refuses some of those loans: it runs the
