@@ -5,8 +5,9 @@ process only). docs/memory.md, "The neighbour stage, restricted five ways".
 Each lender (one of the best ``EXPAND_TOP`` candidates) lends to its previous and next message of
 the session, as ``refine.expand`` does; a variant only refuses some of those loans: it runs the
 product's own stage with the refused neighbours hidden from it. A loan stays
-*inside* the lender's exchange when it goes to the next message and that one is not a user's, or
-to the previous message and the lender is not a user's (an exchange opens at a user's message).
+*inside* the lender's exchange when it goes to the next message and that one opens no unit, or
+to the previous message and the lender opens none (a user's message or a digest opens one:
+``clio.recall.query.UNIT_ROLES``, as ``clio.recall.units.exchange`` reads them).
 
 - ``shipped``: every loan (``refine.expand`` itself).
 - ``off``: none (the stage's weights 0).
@@ -28,7 +29,8 @@ from __future__ import annotations
 from typing import Any
 
 import clio.recall.refine as refine
-from clio.recall.query import CALL_MARK
+from clio.recall.query import UNIT_ROLES
+from clio.recall.units import Part, calls
 
 MODES = ("shipped", "off", "within", "outside", "replies-across", "candidates-across", "steps-across")
 _SHIPPED = refine.expand
@@ -39,14 +41,12 @@ Pair = tuple[refine.Candidate | None, refine.Candidate | None]
 def inside(lender: refine.Candidate, n: refine.Candidate, after: bool) -> bool:
     """Whether the loan from ``lender`` to its neighbour ``n`` (the next message when ``after``)
     stays inside the lender's exchange."""
-    return n.role != "user" if after else lender.role != "user"
+    return (n if after else lender).role not in UNIT_ROLES
 
 
 def step(c: refine.Candidate | None) -> bool:
     """A tool's result, or an assistant's message that makes tool calls."""
-    return c is not None and (
-        c.role == "tool" or (c.role == "assistant" and any(line.startswith(CALL_MARK) for line in c.body.splitlines()))
-    )
+    return c is not None and (c.role == "tool" or calls(Part(c.seq, c.role, c.body)))
 
 
 def lends(mode: str, lender: refine.Candidate, n: refine.Candidate, after: bool, held: bool, closes: bool) -> bool:
@@ -85,7 +85,7 @@ def expand_with(mode: str) -> Any:
             if mode == "steps-across":
                 for c in lenders:
                     closing[c.id] = step(c) or step(around.get(c.id, (None, None))[0])
-                before = [p for c in lenders if c.role == "user" and (p := around.get(c.id, (None, None))[0]) is not None]
+                before = [p for c in lenders if c.role in UNIT_ROLES and (p := around.get(c.id, (None, None))[0]) is not None]
                 further = neighbours(before) if before else {}
                 for p in before:
                     closing[p.id] = step(p) or step(further.get(p.id, (None, None))[0])
@@ -94,7 +94,11 @@ def expand_with(mode: str) -> Any:
                 closes = closing.get(c.id if after else n.id, False) if n is not None else False
                 return n if n is not None and lends(mode, c, n, after, n.id in held, closes) else None
 
-            return {c.id: (keep(c, prev, False), keep(c, nxt, True)) for c in lenders for prev, nxt in [around.get(c.id, (None, None))]}
+            kept: dict[int, Pair] = {}
+            for c in lenders:
+                prev, nxt = around.get(c.id, (None, None))
+                kept[c.id] = (keep(c, prev, False), keep(c, nxt, True))
+            return kept
 
         return _SHIPPED(cands, allowed, answer, adjacent, top)
 
