@@ -2,8 +2,9 @@
 
 Writes the sessions in clio's on-disk layout into a temporary folder, then measures with the
 real SessionStore: the full index build, a refresh with nothing changed, the incremental
-reindex after one session grows, query latency p50/p95 (with and without the freshness
-check) and the size of the index file, all lexical (bm25 only).
+reindex after one session grows, the freshness check with the sessions folder's change journal
+against a full look at every session's file (interleaved), query latency p50/p95 (with and
+without the freshness check) and the size of the index file, all lexical (bm25 only).
 
 Then the semantic side (skip with --no-vectors): model load time, embedding rate on the
 corpus's own messages (the build rate with vectors), hybrid query latency p50/p95 INCLUDING the
@@ -42,6 +43,7 @@ from typing import Any
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
 from clio.recall.index import RecallIndex  # noqa: E402
+from clio.store.changes import note  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.clio_run import write_archive  # noqa: E402
 
@@ -322,6 +324,30 @@ def semantic_figures(
     index.close()
 
 
+def freshness_ab(index: RecallIndex, root: Path, sid: str, n: int) -> None:
+    """The freshness check with the sessions folder's change journal (clio.store.changes: only
+    the sessions noted since are looked at) against a full look at every session's file (as
+    before the journal, and as still every FULL_LOOK_S), interleaved call by call: nothing
+    written, and one session noted (its file looked at again, nothing to index)."""
+    for label, noted in (("nothing written", False), ("one session noted", True)):
+        lat: dict[bool, list[float]] = {True: [], False: []}
+        for i in range(2 * n):
+            journal = i % 2 == 0
+            if noted:
+                note(root, sid)
+            if not journal:
+                index._watch.forget()  # the next look is a full one
+            t0 = time.perf_counter()
+            index.refresh()
+            lat[journal].append(time.perf_counter() - t0)
+        j, f = lat[True], lat[False]
+        print(
+            f"freshness check, {label}, journal vs full look ({len(j)} each, interleaved): "
+            f"p50 {1000 * statistics.median(j):.2f} vs {1000 * statistics.median(f):.2f} ms, "
+            f"p95 {1000 * pct(j, 0.95):.2f} vs {1000 * pct(f, 0.95):.2f} ms"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sessions", type=int, default=1000)
@@ -422,6 +448,7 @@ def main(argv: list[str] | None = None) -> None:
         t0 = time.perf_counter()
         done = index.refresh()
         print(f"refresh after one session was rewritten: {1000 * (time.perf_counter() - t0):.1f} ms {done}")
+        freshness_ab(index, root, sid, args.queries)
 
         def random_words(text: str) -> str:  # mostly very common words: the worst case
             return " ".join(rng.sample(text.split(), 4))

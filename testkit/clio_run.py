@@ -171,6 +171,7 @@ def write_archive(
     """Put a finished session on disk in clio's layout, as clio would have left it (a fast way to
     make large archives for recall tests and benches; ``msgs`` carry their own ``meta``).
     ``digests``: what read-backs of it said it settled (clio.store.session_info.Digest)."""
+    from clio.store.changes import note
     from clio.store.session_info import Digest
     from clio.store.sessions import CHUNK, SessionInfo
 
@@ -188,6 +189,7 @@ def write_archive(
         digests=[Digest(len(msgs), text, ts + len(msgs)) for text in digests or []],
     )
     (d / "session.json").write_text(json.dumps(info.to_dict()))
+    note(root, sid)  # as clio's store does after every write (the sessions folder's change journal)
 
 
 def all_archived(project: Path) -> list[dict[str, Any]]:

@@ -52,6 +52,7 @@ from clio.recall.schema import open_index, remove_db_files
 from clio.recall.terms import share_held
 from clio.recall.units import Exchanges, Part, Shown, compose, shape_units
 from clio.store.atomic import FileLock
+from clio.store.changes import ChangeWatch
 
 if TYPE_CHECKING:
     from clio.recall.embedder import Embedder
@@ -84,6 +85,9 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
         self.stats: Counter[str] = Counter()  # what the index did: for tests and benches
         self._lock = threading.RLock()
         self._seen: object = None  # fingerprint of the session files at the last refresh
+        self._watch = ChangeWatch()  # which sessions clio wrote since (clio.store.changes)
+        self._looked: tuple[dict[str, tuple[int, int, int]], list[str]] | None = None
+        self._hashed: tuple[object, int] | None = None
         self._conn = self._open()
 
     # -- opening and rebuilding ----------------------------------------------------------------

@@ -6,7 +6,9 @@ changed (a grown session gets only its new messages). Which those are is told by
 ``session.json`` (rewritten, atomically, on every change): the index keeps what the file was
 (inode, mtime, size) when it read it (table ``files``), so a refresh reads only the sessions
 whose file is another now, in the next process too; within one process, a fingerprint of all
-the files skips even that when nothing was written since the last refresh.
+the files skips even that when nothing was written since the last refresh. Between two looks at
+every file, the sessions folder's change journal (:mod:`clio.store.changes`) names the few
+sessions clio wrote, so a refresh looks at those alone.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, Protocol
 from clio.messages import Message, meta
 from clio.recall.query import DIGEST_FILES_ROLE, DIGEST_ROLE, digest_seq, document_text
 from clio.recall.schema import FILES_TABLE, digests_key, immediate, remove_row, remove_session, unindex
+from clio.store.changes import ChangeWatch
 
 BATCH_MESSAGES = 5_000  # commit at least this often during a large (re)build
 
@@ -55,6 +58,9 @@ class RefreshSide:
     stats: Counter[str]
     sessions: SessionSource
     _seen: object  # fingerprint of the session files at the last refresh
+    _watch: ChangeWatch  # the sessions folder's change journal, as far as this index read it
+    _looked: tuple[dict[str, tuple[int, int, int]], list[str]] | None  # the files at the last look
+    _hashed: tuple[object, int] | None  # the last look and its fingerprint
 
     def _guarded(self, fn: Any, *args: Any) -> Any:
         raise NotImplementedError
@@ -75,17 +81,28 @@ class RefreshSide:
         """What each session folder's ``session.json`` is now (inode, mtime, size: it is rewritten,
         atomically, on every change of the session), and the folders without one (an archive whose
         first turn has not ended, or whose ``session.json`` was lost); None when the source has no
-        such folder (tests' in-memory sources)."""
+        such folder (tests' in-memory sources). Between two full looks only the sessions the change
+        journal names are looked at again (:class:`~clio.store.changes.ChangeWatch`)."""
         root = getattr(self.sessions, "dir", None)
         if not isinstance(root, Path):
             return None
+        looked = self._looked
+        named = self._watch.changed(root) if looked is not None else None
+        if looked is not None and named is not None:
+            self.stats["journal_looks"] += 1
+            if named:
+                looked = self._look_again(root, looked, named)
+                self._looked = looked
+            return looked
+        started = self._watch.begin_full(root)
+        self.stats["full_looks"] += 1
         found: dict[str, tuple[int, int, int]] = {}
         bare: list[str] = []
         try:
             with os.scandir(root) as entries:
                 for e in entries:
                     if e.name.startswith("."):
-                        continue  # a session being deleted
+                        continue  # a session being deleted, or the change journal
                     try:
                         st = os.stat(f"{e.path}/session.json")  # not os.path.join: 1,000 sessions a message
                         found[e.name] = (st.st_ino, st.st_mtime_ns, st.st_size)
@@ -93,7 +110,27 @@ class RefreshSide:
                         if e.is_dir():
                             bare.append(e.name)
         except OSError:
+            self._looked = None
             return None
+        self._looked = found, sorted(bare)
+        self._watch.full_done(started)
+        return self._looked
+
+    @staticmethod
+    def _look_again(
+        root: Path, looked: tuple[dict[str, tuple[int, int, int]], list[str]], names: set[str]
+    ) -> tuple[dict[str, tuple[int, int, int]], list[str]]:
+        """The last look with the sessions in ``names`` looked at again (as the full look would)."""
+        found, bare = dict(looked[0]), set(looked[1])
+        for name in names:
+            found.pop(name, None)
+            bare.discard(name)
+            try:
+                st = os.stat(f"{root}/{name}/session.json")
+                found[name] = (st.st_ino, st.st_mtime_ns, st.st_size)
+            except OSError:
+                if os.path.isdir(f"{root}/{name}"):
+                    bare.add(name)
         return found, sorted(bare)
 
     def _infos(
@@ -126,6 +163,18 @@ class RefreshSide:
                 continue
         return infos, live, fresh
 
+    def _fingerprint(self, now: tuple[dict[str, tuple[int, int, int]], list[str]] | None) -> object:
+        """A hash of the files' marks; the last one again when the look is the same object (the
+        journal named nothing)."""
+        if now is None:
+            return None
+        last = self._hashed
+        if last is not None and last[0] is now:
+            return last[1]
+        seen = hash(tuple(sorted(now[0].items())) + tuple(now[1]))
+        self._hashed = (now, seen)
+        return seen
+
     def _stored_marks(self) -> dict[str, str]:
         try:
             return dict(self._conn.execute("SELECT session_id, mark FROM files").fetchall())
@@ -134,7 +183,7 @@ class RefreshSide:
 
     def _refresh(self) -> dict[str, int]:
         now = self._marks()
-        seen = hash(tuple(sorted(now[0].items())) + tuple(now[1])) if now is not None else None
+        seen = self._fingerprint(now)
         if seen is not None and seen == self._seen:
             self.stats["refreshes_skipped"] += 1
             return {}

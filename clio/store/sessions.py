@@ -13,7 +13,9 @@ count from the archive, the name and model from the damaged copy when still read
 store's ``redact`` (the secret redactor) whenever they are set or read.
 
 Appending rewrites only the last chunk and the small meta file, so the cost of a turn does
-not grow with the session's length. Every write is atomic. A ``SessionStore(None)`` keeps
+not grow with the session's length. Each write of a ``session.json`` (and a deletion) is noted
+in the folder's change journal, ``.clio/sessions/.changes`` (:mod:`clio.store.changes`), so the
+recall index looks at the sessions written since, not at all of them. Every write is atomic. A ``SessionStore(None)`` keeps
 everything in memory and writes nothing (incognito).
 """
 
@@ -29,6 +31,7 @@ from typing import Any
 
 from clio.messages import Message
 from clio.store.atomic import atomic_write_json, read_json
+from clio.store.changes import note
 from clio.store.session_info import SessionInfo, is_meta, new_session_id
 from clio.store.session_lock import lock, try_lock, unlock
 from clio.store.session_names import Redact, clean_name, name_from
@@ -133,6 +136,7 @@ class Session:
             self._lock_fd = self._claim_dir()
             self._materialized = True
             atomic_write_json(self.dir / "session.json", self.info.to_dict())
+            note(self.dir.parent, self.dir.name)
         return True
 
     def _claim_dir(self) -> int:
@@ -170,6 +174,7 @@ class Session:
         atomic_write_json(path, self.info.to_dict())
         if before is not None:  # SessionStore.recent orders by this file's mtime: keep it
             os.utime(path, ns=before)
+        note(self.dir.parent, self.dir.name)  # the recall index looks at this session again
 
     def save_state(self, state: dict[str, Any]) -> None:
         if self._materialized and self.dir is not None:
@@ -306,6 +311,7 @@ class SessionStore:
             atomic_write_json(d / "session.json", info.to_dict(), make_folder=False)
         except FileNotFoundError:  # deleted meanwhile (by another process): nothing to repair
             raise SessionNotFound(d.name) from None
+        note(d.parent, d.name)
         self.rebuilt.append(d.name)
         return info
 
@@ -389,6 +395,7 @@ class SessionStore:
             # another process listing sessions meanwhile, and the removal would then fail.
             gone = info.path.with_name(f".deleting-{info.path.name}-{os.getpid()}")
             os.rename(info.path, gone)
+            note(info.path.parent, info.path.name)
             shutil.rmtree(gone)
         finally:
             os.close(fd)

@@ -131,7 +131,7 @@ def test_output_json_is_one_object_with_the_whole_turn(
     ]
     assert obj["files_changed"] == ["out.txt"]
     assert obj["usage"]["requests"] == 2 and obj["usage"]["total_tokens"] > 0
-    sessions = list((project / ".clio" / "sessions").iterdir())
+    sessions = [p for p in (project / ".clio" / "sessions").iterdir() if not p.name.startswith(".")]
     assert [s.name for s in sessions] == [obj["session_id"]]
 
 

@@ -199,7 +199,7 @@ def spawn(fake_server: FakeServer, project: Path) -> Iterator[Spawn]:
 
 
 def session_dir(project: Path) -> Path:
-    dirs = sorted((project / ".clio" / "sessions").iterdir())
+    dirs = sorted(p for p in (project / ".clio" / "sessions").iterdir() if not p.name.startswith("."))  # not the journal
     assert len(dirs) == 1, dirs
     return dirs[0]
 

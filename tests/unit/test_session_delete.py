@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from clio.store.changes import JOURNAL
 from clio.store.sessions import SessionStore
 from testkit.clio_run import write_archive
 
@@ -48,5 +49,7 @@ def test_sessions_deleted_while_another_process_lists_them_go_cleanly(tmp_path: 
         stop.touch()
         lister.wait(timeout=30)
     assert lister.returncode == 0
-    assert sorted(p.name for p in root.iterdir()) == []  # nothing left, not even a rebuilt session.json
+    # nothing left, not even a rebuilt session.json; the change journal names the deleted ones
+    assert sorted(p.name for p in root.iterdir() if p.name != JOURNAL) == []
+    assert set((root / JOURNAL).read_text().split()) == set(ids)
     assert SessionStore(root).list() == []
