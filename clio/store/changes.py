@@ -33,8 +33,9 @@ READ_LIMIT = 1 << 20  # more unread journal than this: looking at every session 
 
 def note(root: Path, session_id: str) -> None:
     """Record that ``session_id``'s files in ``root`` changed; after the change, so a reader
-    that reads the line finds the change. Best effort: a journal that cannot be written only
-    costs readers a full look (they look at every session at least every :data:`FULL_LOOK_S`)."""
+    that reads the line finds the change. Best effort: a note that cannot be written (a full disk,
+    another user's journal, something else in its place) leaves the change to the readers' next
+    full look, at most :data:`FULL_LOOK_S` later (at once in a new process)."""
     line = f"{session_id}\n".encode()
     path = root / JOURNAL
     try:  # never a link, and never blocking on a fifo planted in its place
