@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -142,6 +144,17 @@ def test_every_write_of_a_session_is_noted(tmp_path: Path) -> None:
     s.close()
 
 
+APPEND = """
+import sys
+from pathlib import Path
+from clio.messages import make
+from clio.store.sessions import SessionStore
+s = SessionStore(Path(sys.argv[1])).open(sys.argv[2])
+s.append(make("user", sys.argv[3]))
+s.close()
+"""
+
+
 def test_the_index_looks_only_at_the_sessions_written_since(store: SessionStore, tmp_path: Path) -> None:
     ids = [add_session(store, [f"topic {n} words", "ok"]) for n in range(12)]
     index = RecallIndex(tmp_path / "recall.sqlite", store)
@@ -158,9 +171,13 @@ def test_the_index_looks_only_at_the_sessions_written_since(store: SessionStore,
         mp.setattr(os, "stat", counting)
         assert index.search("topic") and index.stats["refreshes_skipped"] == 1
         assert not [p for p in looked if p.endswith("session.json")]  # nothing written: no session looked at
-        s = store.open(ids[3])
-        s.append(make("user", "the wallaby migration moved to friday"))
-        s.close()
+        writer = subprocess.run(  # another clio process writes: only the journal tells
+            [sys.executable, "-c", APPEND, str(store.dir), ids[3], "the wallaby migration moved to friday"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert writer.returncode == 0, writer.stderr
         looked.clear()
         hits = index.search("wallaby")
     assert hits and {h["session_id"] for h in hits} == {ids[3]}
