@@ -49,6 +49,15 @@ class SessionSource(Protocol):
     def iter_messages(self, session_id: str) -> Iterator[Message]: ...
 
 
+def _file_mark(folder: str) -> tuple[int, int, int] | None:
+    """What the session folder's ``session.json`` is now (inode, mtime, size), None without one."""
+    try:
+        st = os.stat(f"{folder}/session.json")  # not os.path.join: 1,000 sessions a message
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
 class RefreshSide:
     """Incremental indexing of the archives (a mixin: it uses the index's ``_conn``, ``_lock``,
     ``_guarded``, ``stats``, ``sessions`` and ``_seen``)."""
@@ -103,12 +112,11 @@ class RefreshSide:
                 for e in entries:
                     if e.name.startswith("."):
                         continue  # a session being deleted, or the change journal
-                    try:
-                        st = os.stat(f"{e.path}/session.json")  # not os.path.join: 1,000 sessions a message
-                        found[e.name] = (st.st_ino, st.st_mtime_ns, st.st_size)
-                    except OSError:
-                        if e.is_dir():
-                            bare.append(e.name)
+                    mark = _file_mark(e.path)
+                    if mark is not None:
+                        found[e.name] = mark
+                    elif e.is_dir():
+                        bare.append(e.name)
         except OSError:
             self._looked = None
             return None
@@ -125,12 +133,11 @@ class RefreshSide:
         for name in names:
             found.pop(name, None)
             bare.discard(name)
-            try:
-                st = os.stat(f"{root}/{name}/session.json")
-                found[name] = (st.st_ino, st.st_mtime_ns, st.st_size)
-            except OSError:
-                if os.path.isdir(f"{root}/{name}"):
-                    bare.add(name)
+            mark = _file_mark(f"{root}/{name}")
+            if mark is not None:
+                found[name] = mark
+            elif os.path.isdir(f"{root}/{name}"):
+                bare.add(name)
         return found, sorted(bare)
 
     def _infos(

@@ -31,6 +31,13 @@ FULL_LOOK_S = 60.0  # the longest a reader trusts the journal alone
 READ_LIMIT = 1 << 20  # more unread journal than this: looking at every session is cheaper
 
 
+def plain_name(name: str) -> bool:
+    """Whether ``name`` could be an entry of the sessions folder that is a session: not empty,
+    no ``/``, no leading dot (the journal, a session being deleted). The store asks it of every id
+    it opens; the journal's reader of every line."""
+    return bool(name) and not name.startswith(".") and "/" not in name
+
+
 def note(root: Path, session_id: str) -> None:
     """Record that ``session_id``'s files in ``root`` changed; after the change, so a reader
     that reads the line finds the change. Best effort: a note that cannot be written (a full disk,
@@ -133,7 +140,7 @@ class ChangeWatch:
         names = set()
         for raw in whole.split(b"\n"):
             name = raw.decode("utf-8", "replace")
-            if name and "/" not in name and "\x00" not in name and not name.startswith("."):
+            if plain_name(name) and "\x00" not in name:
                 names.add(name)  # anything else is no entry of the folder: ignored
         return names
 

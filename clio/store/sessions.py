@@ -31,7 +31,7 @@ from typing import Any
 
 from clio.messages import Message
 from clio.store.atomic import atomic_write_json, read_json
-from clio.store.changes import note
+from clio.store.changes import note, plain_name
 from clio.store.session_info import SessionInfo, is_meta, new_session_id
 from clio.store.session_lock import lock, try_lock, unlock
 from clio.store.session_names import Redact, clean_name, name_from
@@ -268,7 +268,7 @@ class SessionStore:
     def info(self, session_id: str, *, clean: bool = True) -> SessionInfo:
         """One session's info; ``clean=False`` leaves its name as stored (a caller that only
         counts is spared the redaction)."""
-        if self.dir is None or not session_id or session_id.startswith(".") or "/" in session_id:
+        if self.dir is None or not plain_name(session_id):
             raise SessionNotFound(session_id)
         d = self.dir / session_id
         meta = d / "session.json"

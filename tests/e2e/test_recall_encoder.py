@@ -24,7 +24,7 @@ import pytest
 from clio.recall.encoder_cache import filled
 from clio.recall.encoder_client import EncoderClient
 from clio.recall.encoder_readiness import installed, socket_path
-from testkit.clio_run import run_clio
+from testkit.clio_run import run_clio, session_dirs
 from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer, Reply
 from testkit.recall_sets import build, load_set
@@ -178,7 +178,7 @@ def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path
         clio(ASKED)
         for i in range(10):
             clio(filler(i), "--resume")  # the first turn leaves the window
-        state = json.loads(next((project / ".clio" / "sessions").glob("2*")).joinpath("stm.json").read_text())
+        state = json.loads(session_dirs(project)[0].joinpath("stm.json").read_text())
         assert state["summary"]["trims"] >= 1
         wait_filled(project)
         served_ahead = EncoderClient(home, project / ".clio").status()["recalls_ahead"]
