@@ -204,3 +204,17 @@ def test_what_the_journal_misses_is_found_by_the_next_full_look(store: SessionSt
     index._watch.full_look_s = 0.0  # the period passed
     assert index.search("first")[0]["session_name"] == "named by hand"
     assert index.stats["full_looks"] >= 3
+
+
+def test_a_noted_session_that_lost_its_file_is_rebuilt_not_dropped(store: SessionStore, tmp_path: Path) -> None:
+    """Looked at again through the journal, a session folder without its session.json is read as
+    the full look reads it (rebuilt from the archive), never taken for gone."""
+    sid = add_session(store, ["the numbat feeder runs at dawn", "ok"])
+    add_session(store, ["other work", "ok"])
+    index = RecallIndex(tmp_path / "recall.sqlite", store)
+    assert [h["session_id"] for h in index.search("numbat")] == [sid]
+    assert store.dir is not None
+    (store.dir / sid / "session.json").unlink()
+    note(store.dir, sid)
+    assert [h["session_id"] for h in index.search("numbat")] == [sid]
+    assert index.stats["full_looks"] == 1 and (store.dir / sid / "session.json").exists()
