@@ -24,7 +24,7 @@ Steps (``check``, ``candidates``, ``pairs``, ``decide`` and ``heldout`` in clio'
 tokenizers``)::
 
     python judge_experiment.py check judge_data/part_*.json          # format, and form balanced
-    python judge_experiment.py candidates OUT.pkl [PROBES.json] [--models-from CLIO_HOME]
+    python judge_experiment.py candidates OUT.pkl [PROBES.json] [--models-from CLIO_HOME] [--no-judge]
                                                                      # no PROBES.json: the sets' own probes
     python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
     python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR [--steps 1600 --layers 6]
@@ -169,28 +169,34 @@ def candidates(out: Path, probes_file: Path | None) -> None:
     out.write_bytes(pickle.dumps(rows))
 
 
-def _model(minilm: Path, layers: int = 6) -> Any:
+def _model(minilm: Path, layers: int | None = None) -> Any:
+    """The judge's body from ``minilm``, a transformers folder: MiniLM's wheel (BERT, which reads
+    type ids) or another encoder (``--base``: all-mpnet-base-v2's files, which reads none)."""
     import torch
-    from transformers import BertModel
+    from transformers import AutoConfig, AutoModel
 
     class CrossEncoder(torch.nn.Module):
-        """MiniLM (its first ``layers`` layers), a linear head on the attention-masked mean of its
-        last hidden states."""
+        """The encoder (its first ``layers`` layers), a linear head on the attention-masked mean of
+        its last hidden states."""
 
         def __init__(self) -> None:
             super().__init__()
-            self.bert = BertModel.from_pretrained(str(minilm), add_pooling_layer=False, num_hidden_layers=layers)
-            self.head = torch.nn.Linear(self.bert.config.hidden_size, 1)
+            config = AutoConfig.from_pretrained(str(minilm))
+            config.num_hidden_layers = layers or config.num_hidden_layers
+            self.typed = config.model_type == "bert"
+            self.bert = AutoModel.from_pretrained(str(minilm), config=config, add_pooling_layer=False)
+            self.head = torch.nn.Linear(config.hidden_size, 1)
 
-        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
-            h = self.bert(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+        def forward(self, ids: Any, mask: Any, types: Any = None) -> Any:
+            extra = {"token_type_ids": types} if self.typed else {}
+            h = self.bert(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
             return self.head((h * mask[:, :, None]).sum(1) / mask.sum(1, keepdim=True)).squeeze(-1)
 
     return CrossEncoder()
 
 
 def train(
-    out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5, layers: int = 6, init: Path | None = None
+    out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5, layers: int | None = None, init: Path | None = None
 ) -> None:
     """Binary cross-entropy, half answers and half near misses a step (so a logit of 0 is the
     boundary), AdamW with a linear warm-up over 30 steps and decay, seed 1: ~9 minutes here."""
@@ -202,7 +208,8 @@ def train(
     torch.manual_seed(1)
     tok = Tokenizer.from_file(str(minilm / "tokenizer.json"))
     tok.enable_truncation(max_length=MAX_TOKENS, strategy="longest_first")
-    tok.enable_padding()
+    pad = "<pad>" if tok.token_to_id("<pad>") is not None else "[PAD]"  # mpnet's, else BERT's
+    tok.enable_padding(pad_id=tok.token_to_id(pad) or 0, pad_token=pad)
     rows = json.loads(pairs_file.read_text())
     yes, no = [r for r in rows if r[2]], [r for r in rows if not r[2]]
     model = _model(minilm, layers)
@@ -235,9 +242,9 @@ def export(src: Path, dest: Path, minilm: Path) -> None:
     model.load_state_dict(state)
     model.eval()
     x = torch.ones(1, 8, dtype=torch.long)
-    names = ("input_ids", "attention_mask", "token_type_ids")
+    names = ("input_ids", "attention_mask", "token_type_ids")[: 3 if model.typed else 2]
     torch.onnx.export(
-        model, (x, x, torch.zeros_like(x)), f"{dest}.onnx", input_names=list(names), output_names=["score"],
+        model, (x, x, torch.zeros_like(x))[: len(names)], f"{dest}.onnx", input_names=list(names), output_names=["score"],
         dynamo=False, opset_version=17, dynamic_axes={**{n: {0: "b", 1: "t"} for n in names}, "score": {0: "b"}},
     )  # fmt: skip
     quantize_dynamic(f"{dest}.onnx", f"{dest}-int8.onnx", weight_type=QuantType.QInt8, per_channel=True)
@@ -282,24 +289,41 @@ def strip(src: Path, dest: Path) -> None:
 
 class Judge(PackagedJudge):
     """An exported judge, scored as the product scores (:class:`clio.recall.judge.Judge`: one pair a
-    call, clio's tokenizer), on one thread; the time a unit is kept in :attr:`ms`."""
+    call, clio's tokenizer), on one thread; the time a unit is kept in :attr:`ms`. A judge on
+    another encoder (``base``: its transformers folder) reads pairs with that encoder's tokenizer,
+    unpadded, and without type ids when its graph takes none."""
 
-    def __init__(self, onnx: Path) -> None:
+    def __init__(self, onnx: Path, base: Path | None = None) -> None:
         super().__init__(threads=1, model=onnx.read_bytes())
         self.ms: list[float] = []
+        self.base = base
+        if base is not None:
+            from tokenizers import Tokenizer
+
+            self.tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
+            self.tokenizer.enable_truncation(max_length=MAX_TOKENS, strategy="longest_first")
+        self.inputs = [i.name for i in self.session.get_inputs()]
 
     def score(self, query: str, texts: list[str]) -> list[float]:
         t0 = time.perf_counter()
-        out = super().score(query, texts)
+        if self.base is None:
+            out = super().score(query, texts)
+        else:
+            np = self.np
+            attrs = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
+            out = []
+            for enc in self.tokenizer.encode_batch([(query, t) for t in texts]):
+                feeds = {n: np.array([getattr(enc, attrs[n])], dtype=np.int64) for n in self.inputs}
+                out.append(round(float(self.session.run(None, feeds)[0].reshape(-1)[0]), 4))
         if texts:
             self.ms.append((time.perf_counter() - t0) * 1000 / len(texts))
         return out
 
 
-def heldout(onnx: Path, files: list[Path]) -> None:
+def heldout(onnx: Path, files: list[Path], base: Path | None = None) -> None:
     """Per kind: how often the answer outscores every near miss, is at 0 or more, and how many
     near misses are under 0."""
-    judge = Judge(onnx)
+    judge = Judge(onnx, base)
     for kind in KINDS:
         first = kept = n = dropped = misses = 0
         for f in files:
@@ -319,10 +343,10 @@ def heldout(onnx: Path, files: list[Path]) -> None:
         print(f"{kind:10} answer first {first}/{n}, answer >= 0 {kept}/{n}, near misses < 0 {dropped}/{misses}")
 
 
-def decide(onnx: Path, files: list[Path], keep: float, rescue: float) -> None:
+def decide(onnx: Path, files: list[Path], keep: float, rescue: float, base: Path | None = None) -> None:
     from clio.recall import auto
 
-    judge = Judge(onnx)
+    judge = Judge(onnx, base)
     for f in files:
         tally = {k: [0, 0, 0] for k in ("same", "reworded", "unrelated")}  # with the judge, without, of
         for r in pickle.loads(f.read_bytes()):
@@ -352,8 +376,10 @@ def main() -> None:
     ap.add_argument("--keep", type=float, default=0.0)
     ap.add_argument("--rescue", type=float, default=2.0)
     ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="candidates: the helper runs the model clio would with the models installed there (mpnet)")
+    ap.add_argument("--no-judge", action="store_true", help="candidates: scored as with recall_judge: false (the decision without the packaged judge, as before stop 66)")
     ap.add_argument("--steps", type=int, default=500)
-    ap.add_argument("--layers", type=int, default=6, help="train: how many of MiniLM's six layers to keep")
+    ap.add_argument("--layers", type=int, help="train: how many of the encoder's layers to keep (all: MiniLM's 6, mpnet's 12)")
+    ap.add_argument("--base", type=Path, help="heldout, decide: the judge is on this encoder (its transformers folder), read with its tokenizer")
     ap.add_argument("--init", type=Path, help="train: start from this judge's weights (OUT.pt of an earlier run)")
     args = ap.parse_args()
     if args.step == "check":
@@ -362,6 +388,7 @@ def main() -> None:
         import bench_auto_recall as B
 
         B.MODELS_FROM[0] = args.models_from
+        B.JUDGE[0] = not args.no_judge
         candidates(args.out, args.inputs[0] if args.inputs else None)
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
@@ -372,9 +399,9 @@ def main() -> None:
     elif args.step == "strip":
         strip(args.inputs[0], args.out)
     elif args.step == "heldout":
-        heldout(args.out, args.inputs)
+        heldout(args.out, args.inputs, args.base)
     else:
-        decide(args.out, args.inputs, args.keep, args.rescue)
+        decide(args.out, args.inputs, args.keep, args.rescue, args.base)
 
 
 if __name__ == "__main__":
