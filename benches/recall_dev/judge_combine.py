@@ -132,10 +132,11 @@ def main() -> None:
     ap.add_argument("--fit", nargs="+", required=True)
     ap.add_argument("--report", nargs="+", required=True)
     ap.add_argument("--top", type=int, default=3)
+    ap.add_argument("--base", type=Path, help="the judge is on this encoder (its transformers folder: judge_experiment.py), read with its tokenizer")
     ap.add_argument("--words-free", action="store_true", help="a unit the decision without the judge quotes that shares no word of the message is quoted whatever the judge says (stop 66)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
     args = ap.parse_args()
-    sets = load(args.dir, [*args.fit, *args.report], J.Judge(args.judge), args.top)
+    sets = load(args.dir, [*args.fit, *args.report], J.Judge(args.judge, args.base), args.top)
     fitted = [row for name in args.fit for row in sets[name]]
     names = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning")
     for label, columns in (("judge + features", list(range(9))), ("features only", list(range(1, 9)))):

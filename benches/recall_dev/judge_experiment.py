@@ -230,7 +230,11 @@ def train(
         sched.step()
         if step % 50 == 0:
             print(f"{step}/{steps} loss {loss.item():.3f} {time.time() - started:.0f} s", flush=True)
+            if step < steps:  # a run cut short keeps its latest weights (OUT.atSTEP, mid-schedule)
+                torch.save(model.state_dict(), f"{out}.at{step}")
+                Path(f"{out}.at{step - 50}").unlink(missing_ok=True)
     torch.save(model.state_dict(), out)
+    Path(f"{out}.at{steps - steps % 50 if steps % 50 else steps - 50}").unlink(missing_ok=True)
 
 
 def export(src: Path, dest: Path, minilm: Path) -> None:
