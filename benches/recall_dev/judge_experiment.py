@@ -198,16 +198,17 @@ def _model(minilm: Path, layers: int | None = None) -> Any:
 
 
 def train(
-    out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5, layers: int | None = None, init: Path | None = None
+    out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5, layers: int | None = None, init: Path | None = None,
+    seed: int = 1,
 ) -> None:
     """Binary cross-entropy, half answers and half near misses a step (so a logit of 0 is the
-    boundary), AdamW with a linear warm-up over 30 steps and decay, seed 1: ~9 minutes here."""
+    boundary), AdamW with a linear warm-up over 30 steps and decay, seed 1 unless told: ~9 minutes here."""
     import torch
     from tokenizers import Tokenizer
 
     torch.set_num_threads(2)
-    random.seed(1)
-    torch.manual_seed(1)
+    random.seed(seed)  # a run that goes on from another (--init) takes another seed, or it sees the same pairs again
+    torch.manual_seed(seed)
     tok = Tokenizer.from_file(str(minilm / "tokenizer.json"))
     tok.enable_truncation(max_length=MAX_TOKENS, strategy="longest_first")
     pad = "<pad>" if tok.token_to_id("<pad>") is not None else "[PAD]"  # mpnet's, else BERT's
@@ -387,6 +388,7 @@ def main() -> None:
     ap.add_argument("--layers", type=int, help="train: how many of the encoder's layers to keep (all: MiniLM's 6, mpnet's 12)")
     ap.add_argument("--base", type=Path, help="heldout, decide: the judge is on this encoder (its transformers folder), read with its tokenizer")
     ap.add_argument("--init", type=Path, help="train: start from this judge's weights (OUT.pt of an earlier run)")
+    ap.add_argument("--seed", type=int, default=1, help="train: which pairs are drawn (another one when going on with --init)")
     args = ap.parse_args()
     if args.step == "check":
         check([args.out, *args.inputs])
@@ -399,7 +401,7 @@ def main() -> None:
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
     elif args.step == "train":
-        train(args.out, args.inputs[0], args.minilm, steps=args.steps, layers=args.layers, init=args.init)
+        train(args.out, args.inputs[0], args.minilm, steps=args.steps, layers=args.layers, init=args.init, seed=args.seed)
     elif args.step == "export":
         export(args.out, args.inputs[0], args.minilm)
     elif args.step == "strip":
