@@ -28,7 +28,8 @@ tokenizers``)::
                                                                      # no PROBES.json: the sets' own probes
     python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
     python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR [--steps 1600 --layers 6]
-                                                                     # DIR: the wheel's model/ folder
+                                     [--init EARLIER.pt --seed 2]    # DIR: the wheel's model/ folder;
+                                                                     # --init goes on from a judge, --seed draws other pairs
     python judge_experiment.py export OUT.pt OUT --minilm DIR        # OUT.onnx, OUT-int8.onnx
     python judge_experiment.py strip OUT.onnx IN.onnx                # IN without its NaN guards
     python judge_experiment.py heldout OUT-int8.onnx judge_data/part_3.json [--base DIR]
