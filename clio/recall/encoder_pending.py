@@ -100,19 +100,25 @@ class Pending:
             return None
         self.judging = False
         client = self.client
+        wait = client.timeout_s if wait is None else wait
         try:
             with self.conn:
                 self.conn.sendall(json.dumps({"judge": texts}).encode() + b"\n")
-                got = client._reply(self.conn, client.timeout_s if wait is None else wait)
-        except (OSError, ValueError):
-            return None  # the cosines stand: the decision without the judge
+                got = client._reply(self.conn, wait)
+        except TimeoutError:  # the cosines stand: the decision without the judge, as /context says
+            client.state += f"; its judge gave no answer in time ({wait * 1000:.0f} ms)"
+            return None
+        except (OSError, ValueError) as exc:
+            client.state += f"; its judge failed: {exc}"[:200]
+            return None
         logits = got.get("logits")
-        if not isinstance(logits, list) or len(logits) != len(texts):
-            return None
         try:
-            return [float(x) for x in logits]
+            if isinstance(logits, list) and len(logits) == len(texts):
+                return [float(x) for x in logits]
         except (TypeError, ValueError):
-            return None
+            pass
+        client.state += "; its judge gave a malformed answer"
+        return None
 
     def close(self) -> None:
         """Drop a score that was never finished (nothing to score, or the search failed), or the

@@ -127,6 +127,7 @@ def test_a_helper_without_a_judge_or_silent_on_it_leaves_the_decision_without_it
         quiet = client.begin("judged question")
         assert quiet is not None and quiet.finish("judged question", [[ANSWER]]) == [0.6] and quiet.judging
         assert quiet.judge("judged question", [ANSWER]) is None  # no answer within the timeout
+        assert client.state == "ready; its judge gave no answer in time (200 ms)"  # as /context says
         assert json.loads(seen[0]) == {"judge": [ANSWER]}
     finally:
         server.close()
