@@ -6,8 +6,12 @@ command's question offers no [d]iff."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from testkit.clio_run import run_clio, stderr_lines, tool_results
 from testkit.fakeserver import FakeServer, Reply
@@ -51,9 +55,12 @@ def test_a_write_outside_the_project_needs_yes_in_one_shot(
 
 
 def test_in_the_repl_an_outside_write_asks_every_time(
-    spawn: Spawn, fake_server: FakeServer, project: Path, tmp_path: Path  # noqa: F811
+    spawn: Spawn, fake_server: FakeServer, project: Path, request: pytest.FixtureRequest  # noqa: F811
 ) -> None:
-    outside = tmp_path / "outside.txt"
+    # a short path: the question's line must fit the terminal's 120 columns to be matched whole
+    # (a parallel run's tmp_path is longer by its worker's folder)
+    outside = Path(tempfile.mkdtemp(prefix="out-")) / "outside.txt"
+    request.addfinalizer(lambda: shutil.rmtree(outside.parent, ignore_errors=True))
     shell = {"id": "sh", "name": "terminal_operations", "arguments": {"operation": "execute", "command": "true"}}
     fake_server.script(
         Reply(tool_calls=[write("in.txt", "inside\n", "w1")]),

@@ -20,8 +20,8 @@ from clio.recall.encoder_readiness import installed
 from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer, Reply
 from testkit.recall_sets import build, load_set
-from tests.e2e.test_recall_encoder import one_shot, sent, wait_filled
-from tests.e2e.test_recall_judge import wait_judge
+from tests.e2e.test_recall_encoder import one_shot, wait_filled
+from tests.e2e.test_recall_judge import judged_turn, wait_judge
 from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
@@ -57,14 +57,9 @@ def test_a_question_sharing_no_word_is_quoted_by_its_cosine_when_it_is_long_enou
 
         term = spawn(env={"CLIO_RECALL_ENCODER": ""})
         term.prompt()
-        term.type(LONG)
-        term.expect("Done.")
-        term.prompt()
-        term.type("/context")
-        term.expect(r"no word shared: its cosine decides, judged [-+]\d+\.\d, probability 0\.\d\d \(bar\s+0\.25\)")
-        term.prompt()
+        asked = judged_turn(term, fake_server, LONG, "no word shared: its cosine decides, ")
         term.child.sendeof()
         assert term.wait_exit() == 0
-        assert FACT in sent(fake_server, LONG)
+        assert FACT in asked
     finally:
         stop_helper(home)
