@@ -19,6 +19,33 @@ from testkit.scripted import AppFactory
 # pass CLIO_RECALL_ENCODER=None to their runs).
 os.environ["CLIO_RECALL_ENCODER"] = "0"
 
+# Run in parallel (pytest-xdist, `-n auto` in pyproject.toml), a test file is the unit of work, so
+# its module fixtures (a long session, a llama.cpp server) are made once; files that share a
+# machine-wide resource run on one worker, one after another:
+SHARED = {
+    # the unprivileged test user: test_launcher_user counts that user's launchers on the machine
+    "user": "cliotest",
+    "tree": "cliotest",
+    # one PostgreSQL cluster per worker: its tests on one worker start one
+    "pg_server": "postgres",
+    "pg_url": "postgres",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The end-to-end files first (the long units; the many short unit-test files fill the tail
+    of a parallel run), each test marked with its file's group for ``--dist loadgroup``."""
+    items.sort(key=lambda item: "/e2e/" not in f"/{item.nodeid}")  # stable: file order kept
+    groups: dict[str, str] = {}
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        shared = next((SHARED[f] for f in getattr(item, "fixturenames", ()) if f in SHARED), None)
+        if shared is not None or path not in groups:
+            groups[path] = shared or groups.get(path) or path
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid.split("::", 1)[0]]))
+
 
 @pytest.fixture
 def fake_server(request: pytest.FixtureRequest) -> Iterator[FakeServer]:
