@@ -37,14 +37,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The end-to-end files first (the long units; the many short unit-test files fill the tail
     of a parallel run), each test marked with its file's group for ``--dist loadgroup``."""
     items.sort(key=lambda item: "/e2e/" not in f"/{item.nodeid}")  # stable: file order kept
+    paths = [item.nodeid.split("::", 1)[0] for item in items]
     groups: dict[str, str] = {}
-    for item in items:
-        path = item.nodeid.split("::", 1)[0]
+    for item, path in zip(items, paths, strict=True):
         shared = next((SHARED[f] for f in getattr(item, "fixturenames", ()) if f in SHARED), None)
-        if shared is not None or path not in groups:
-            groups[path] = shared or groups.get(path) or path
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid.split("::", 1)[0]]))
+        if shared is not None:
+            groups[path] = shared  # the whole file joins the shared group
+        else:
+            groups.setdefault(path, path)
+    for item, path in zip(items, paths, strict=True):
+        item.add_marker(pytest.mark.xdist_group(groups[path]))
 
 
 @pytest.fixture
