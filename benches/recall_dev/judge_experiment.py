@@ -220,8 +220,10 @@ def train(
     rows = json.loads(pairs_file.read_text())
     yes, no = [r for r in rows if r[2]], [r for r in rows if not r[2]]
     model = _model(minilm, layers)
-    if init is not None:  # go on from an earlier judge's weights (with a fresh warm-up and decay)
-        model.load_state_dict(torch.load(init))
+    if init is not None:  # go on from an earlier judge's weights (with a fresh warm-up and decay);
+        kept = len(model.bert.encoder.layer)  # with fewer --layers than it has: its first ones
+        state = {k: v for k, v in torch.load(init).items() if not k.startswith("bert.encoder.layer.") or int(k.split(".")[3]) < kept}
+        model.load_state_dict(state)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 30) * max(0.0, 1 - s / steps))
