@@ -199,6 +199,11 @@ def _model(minilm: Path, layers: int | None = None) -> Any:
     return CrossEncoder()
 
 
+def _layer(key: str) -> int | None:
+    """The encoder layer a judge's weight belongs to (``bert.encoder.layer.N...``), else None."""
+    return int(key.split(".")[3]) if key.startswith("bert.encoder.layer.") else None
+
+
 def train(
     out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5, layers: int | None = None, init: Path | None = None,
     seed: int = 1, alpha: float = 0.0,
@@ -222,7 +227,7 @@ def train(
     model = _model(minilm, layers)
     if init is not None:  # go on from an earlier judge's weights (with a fresh warm-up and decay);
         kept = len(model.bert.encoder.layer)  # with fewer --layers than it has: its first ones
-        state = {k: v for k, v in torch.load(init).items() if not k.startswith("bert.encoder.layer.") or int(k.split(".")[3]) < kept}
+        state = {k: v for k, v in torch.load(init).items() if (_layer(k) or 0) < kept}
         model.load_state_dict(state)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
@@ -254,7 +259,7 @@ def export(src: Path, dest: Path, minilm: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     state = torch.load(src)
-    model = _model(minilm, 1 + max(int(k.split(".")[3]) for k in state if k.startswith("bert.encoder.layer.")))
+    model = _model(minilm, 1 + max(n for n in map(_layer, state) if n is not None))
     model.load_state_dict(state)
     model.eval()
     x = torch.ones(1, 8, dtype=torch.long)
