@@ -75,6 +75,37 @@ def features(h: auto.Hit, logit: float) -> list[float]:
             f.matched / max(f.asked, 1), float(h.relevant), float(h.meaning)]  # fmt: skip
 
 
+def context(hits: Sequence[auto.Hit], logits: Sequence[float], i: int) -> list[float]:
+    """Stop 79 (``--context``): how unit ``i`` stands among the message's other candidates: its
+    cosine, logit and words' score less the best of the others' (admissible units; judged ones
+    for the logit: 0 when it is the only one judged), whether it is judged alone, and log(1 + the
+    number of admissible units)."""
+
+    def cos(h: auto.Hit) -> float:
+        return h.features.cosine if h.features.cosine is not None else 0.0
+
+    others = [j for j in range(len(hits)) if j != i]
+    judged = [logits[j] for j in others if np.isfinite(logits[j])]
+    h = hits[i]
+    return [
+        cos(h) - max((cos(hits[j]) for j in others), default=0.0),
+        logits[i] - max(judged) if judged else 0.0,
+        float(not judged),
+        h.score - max((hits[j].score for j in others), default=0.0),
+        float(np.log1p(len(hits))),
+    ]
+
+
+PAIRED = (0, 1, 2, 4, 5, 6, 7, 8)  # the nine features but "no cosine", whose products --pairs adds
+def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int) -> list[float]:
+    """The nine features of unit ``i``, its five of context and the 28 products of
+    two of the nine (all but "no cosine", always 0 here: stop 79's ``--pairs``); the columns choose."""
+    own = features(hits[i], logits[i])
+    varied = [own[c] for c in PAIRED]
+    pairs = [a * b for k, a in enumerate(varied) for b in varied[k + 1 :]]
+    return own + context(hits, logits, i) + pairs
+
+
 def is_fact(r: dict[str, Any], h: auto.Hit) -> bool:
     p = r["probe"]
     return p["kind"] != "unrelated" and r["sid"] is not None and B.holds_fact(h, r["sid"], p["needles"])
@@ -88,9 +119,9 @@ def fit(
     (mean, scale, bias), which with the weights are what the product holds."""
     xs, ys = [], []
     for r, hits, logits in rows:
-        for h, s in zip(hits, logits, strict=True):
+        for i, (h, s) in enumerate(zip(hits, logits, strict=True)):
             if np.isfinite(s):
-                xs.append(features(h, s))
+                xs.append(row_features(hits, logits, i))
                 ys.append(float(is_fact(r, h)))
     x, y = np.array(xs)[:, columns], np.array(ys)
     mu, sd = x.mean(0), x.std(0) + 1e-9
@@ -113,9 +144,9 @@ def replay(rows: Rows, model: Model | None, t: float, words_free: bool = False) 
         if model is None:
             kept = auto.choose(J.searched(r))
         elif any(np.isfinite(s) for s in logits):
-            judged = [(h, s) for h, s in zip(hits, logits, strict=True) if np.isfinite(s)]
-            probs = model(np.array([features(h, s) for h, s in judged])) if judged else []
-            kept = [h for (h, _), q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t]
+            judged = [i for i, s in enumerate(logits) if np.isfinite(s)]
+            probs: Any = model(np.array([row_features(hits, logits, i) for i in judged])) if judged else []
+            kept = [hits[i] for i, q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t]
             if words_free:  # what the decision without the judge quotes sharing no word stays
                 kept += [h for h in auto.choose(J.searched(r)) if h.features.weighted <= 0.0 and h not in kept]
             kept = kept[: auto.MAX_HITS]
@@ -134,15 +165,24 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--base", type=Path, help="the judge is on this encoder (its transformers folder: judge_experiment.py), read with its tokenizer")
     ap.add_argument("--words-free", action="store_true", help="a unit the decision without the judge quotes that shares no word of the message is quoted whatever the judge says (stop 66)")
+    ap.add_argument("--context", action="store_true", help="also the arms with five features of how a unit stands among the message's other candidates (stop 79)")
+    ap.add_argument("--pairs", action="store_true", help="also the arm with the products of every two of the nine features (stop 79)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
     args = ap.parse_args()
     sets = load(args.dir, [*args.fit, *args.report], J.Judge(args.judge, args.base), args.top)
     fitted = [row for name in args.fit for row in sets[name]]
-    names = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning")
-    for label, columns in (("judge + features", list(range(9))), ("features only", list(range(1, 9)))):
+    names: tuple[str, ...] = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning",
+             "cosine lead", "judge lead", "judged alone", "score lead", "candidates")  # fmt: skip
+    names += tuple(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :])
+    arms = [("judge + features", list(range(9))), ("features only", list(range(1, 9)))]
+    if args.context:
+        arms += [("judge + features + context", list(range(14))), ("features + context", [*range(1, 10), 11, 12, 13])]
+    if args.pairs:
+        arms += [("judge + features, pairwise", [*range(9), *range(14, 42)])]
+    for label, columns in arms:
         model, w, (mu, sd, b) = fit(fitted, columns)
         print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
-        if args.weights and len(columns) == len(names):  # as clio.recall.encoder_models.Verdict holds them
+        if args.weights and len(columns) >= 9 and columns[0] == 0:  # as clio.recall.encoder_models.Verdict holds them
             print(f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
                   f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},")  # fmt: skip
         for group in (args.fit, *([n] for n in args.report), args.report):
