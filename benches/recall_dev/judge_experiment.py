@@ -223,6 +223,8 @@ def train(
     pad = "<pad>" if tok.token_to_id("<pad>") is not None else "[PAD]"  # mpnet's, else BERT's
     tok.enable_padding(pad_id=tok.token_to_id(pad) or 0, pad_token=pad)
     rows = json.loads(pairs_file.read_text())
+    if alpha and any(len(r) < 4 for r in rows):
+        raise SystemExit(f"{pairs_file}: --alpha needs the teacher's logit on every row (judge_distill.py teach writes them)")
     yes, no = [r for r in rows if r[2]], [r for r in rows if not r[2]]
     model = _model(minilm, layers)
     if init is not None:  # go on from an earlier judge's weights (with a fresh warm-up and decay);
