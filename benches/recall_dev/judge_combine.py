@@ -13,7 +13,11 @@ judged (a cost of a few units a message, not eight); the others are not quoted. 
 block's facts and false blocks are counted as ``judge_experiment.py decide`` counts them.
 
     python judge_combine.py JUDGE-int8.onnx --dir CANDIDATES_DIR \\
-        --fit second third fourth fifth sixth --report seventh eighth [--top 3]
+        --fit second third fourth fifth sixth --report seventh eighth [--top 3] [--context] [--pairs]
+
+Stop 79 added two more arms: ``--context``, five features of how a unit stands among the
+message's other candidates (:func:`context`), and ``--pairs``, the products of every two of the
+nine features (docs/memory.md, "A unit among the message's other candidates").
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
 and, as ``own.pkl``, the ten sets' own probes: ``own-dev`` and ``own-reported`` read its two
