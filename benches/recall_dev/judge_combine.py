@@ -13,11 +13,12 @@ judged (a cost of a few units a message, not eight); the others are not quoted. 
 block's facts and false blocks are counted as ``judge_experiment.py decide`` counts them.
 
     python judge_combine.py JUDGE-int8.onnx --dir CANDIDATES_DIR \\
-        --fit second third fourth fifth sixth --report seventh eighth [--top 3] [--context] [--pairs]
+        --fit second third fourth fifth sixth --report seventh eighth [--top 3] [--context] [--pairs] [--past]
 
 Stop 79 added two more arms: ``--context``, five features of how a unit stands among the
 message's other candidates (:func:`context`), and ``--pairs``, the products of every two of the
-nine features (docs/memory.md, "A unit among the message's other candidates").
+nine features (docs/memory.md, "A unit among the message's other candidates"); ``--past``,
+whether the message points at what was said or done before ("A message that points at the past").
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
 and, as ``own.pkl``, the ten sets' own probes: ``own-dev`` and ``own-reported`` read its two
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -100,14 +102,23 @@ def context(hits: Sequence[auto.Hit], logits: Sequence[float], i: int) -> list[f
     ]
 
 
+# stop 79 (``--past``): a message that points at what was said or done before
+PAST = re.compile(
+    r"\b(?:last time|again|did we|we did|did i|we set|we settled|we decided|we agreed|we picked|we chose|we went with|"
+    r"we used|remind me|what was|where was|how did we|why did we|before|earlier|previously|we had|we landed|ended up)\b",
+    re.I,
+)
 PAIRED = (0, 1, 2, 4, 5, 6, 7, 8)  # the nine features but "no cosine", whose products --pairs adds
-def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int) -> list[float]:
-    """The nine features of unit ``i``, its five of context and the 28 products of
-    two of the nine (all but "no cosine", always 0 here: stop 79's ``--pairs``); the columns choose."""
+
+
+def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text: str = "") -> list[float]:
+    """The nine features of unit ``i``, its five of context, the 28 products of two of the nine
+    (all but "no cosine", always 0 here: stop 79's ``--pairs``) and whether the message ``text``
+    points at the past (``--past``); the columns choose."""
     own = features(hits[i], logits[i])
     varied = [own[c] for c in PAIRED]
     pairs = [a * b for k, a in enumerate(varied) for b in varied[k + 1 :]]
-    return own + context(hits, logits, i) + pairs
+    return own + context(hits, logits, i) + pairs + [float(bool(PAST.search(text)))]
 
 
 def is_fact(r: dict[str, Any], h: auto.Hit) -> bool:
@@ -125,7 +136,7 @@ def fit(
     for r, hits, logits in rows:
         for i, (h, s) in enumerate(zip(hits, logits, strict=True)):
             if np.isfinite(s):
-                xs.append(row_features(hits, logits, i))
+                xs.append(row_features(hits, logits, i, r["probe"]["text"]))
                 ys.append(float(is_fact(r, h)))
     x, y = np.array(xs)[:, columns], np.array(ys)
     mu, sd = x.mean(0), x.std(0) + 1e-9
@@ -149,7 +160,7 @@ def replay(rows: Rows, model: Model | None, t: float, words_free: bool = False) 
             kept = auto.choose(J.searched(r))
         elif any(np.isfinite(s) for s in logits):
             judged = [i for i, s in enumerate(logits) if np.isfinite(s)]
-            probs: Any = model(np.array([row_features(hits, logits, i) for i in judged])) if judged else []
+            probs: Any = model(np.array([row_features(hits, logits, i, r["probe"]["text"]) for i in judged])) if judged else []
             kept = [hits[i] for i, q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t]
             if words_free:  # what the decision without the judge quotes sharing no word stays
                 kept += [h for h in auto.choose(J.searched(r)) if h.features.weighted <= 0.0 and h not in kept]
@@ -171,16 +182,19 @@ def main() -> None:
     ap.add_argument("--words-free", action="store_true", help="a unit the decision without the judge quotes that shares no word of the message is quoted whatever the judge says (stop 66)")
     ap.add_argument("--context", action="store_true", help="also the arms with five features of how a unit stands among the message's other candidates (stop 79)")
     ap.add_argument("--pairs", action="store_true", help="also the arm with the products of every two of the nine features (stop 79)")
+    ap.add_argument("--past", action="store_true", help="also the arms with whether the message points at the past ('did we', 'last time', 'again': stop 79)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
     args = ap.parse_args()
     sets = load(args.dir, [*args.fit, *args.report], J.Judge(args.judge, args.base), args.top)
     fitted = [row for name in args.fit for row in sets[name]]
     names: tuple[str, ...] = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning",
              "cosine lead", "judge lead", "judged alone", "score lead", "candidates")  # fmt: skip
-    names += tuple(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :])
+    names += (*(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :]), "past")
     arms = [("judge + features", list(range(9))), ("features only", list(range(1, 9)))]
     if args.context:
         arms += [("judge + features + context", list(range(14))), ("features + context", [*range(1, 10), 11, 12, 13])]
+    if args.past:
+        arms += [("judge + features + past", [*range(9), 42]), ("features + past", [*range(1, 9), 42])]
     if args.pairs:
         arms += [("judge + features, pairwise", [*range(9), *range(14, 42)])]
     for label, columns in arms:
