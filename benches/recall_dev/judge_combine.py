@@ -13,12 +13,14 @@ judged (a cost of a few units a message, not eight); the others are not quoted. 
 block's facts and false blocks are counted as ``judge_experiment.py decide`` counts them.
 
     python judge_combine.py JUDGE-int8.onnx --dir CANDIDATES_DIR \\
-        --fit second third fourth fifth sixth --report seventh eighth [--top 3] [--context] [--pairs] [--past]
+        --fit second third fourth fifth sixth --report seventh eighth [--top 3] [--context] [--pairs] [--past] [--asked]
 
 Stop 79 added two more arms: ``--context``, five features of how a unit stands among the
 message's other candidates (:func:`context`), and ``--pairs``, the products of every two of the
 nine features (docs/memory.md, "A unit among the message's other candidates"); ``--past``,
-whether the message points at what was said or done before ("A message that points at the past").
+whether the message points at what was said or done before ("A message that points at the past");
+``--asked``, how much the message says that the unit lacks (:func:`unsaid`), the tenth feature the product reads since stop 79
+("The judged score refitted on every read set").
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
 and, as ``own.pkl``, the ten sets' own probes: ``own-dev`` and ``own-reported`` read its two
@@ -29,6 +31,7 @@ first, state the second.
 from __future__ import annotations
 
 import argparse
+import math
 import pickle
 import re
 import sys
@@ -111,14 +114,22 @@ PAST = re.compile(
 PAIRED = (0, 1, 2, 4, 5, 6, 7, 8)  # the nine features but "no cosine", whose products --pairs adds
 
 
+def unsaid(h: auto.Hit) -> float:
+    """Stop 79 (``--asked``): how much the message says that the unit does not hold, log(1 + its
+    own words) x (1 - the idf-weighted share the unit holds), as :func:`clio.recall.verdict.features`
+    reads it."""
+    return math.log1p(h.features.asked) * (1.0 - h.features.weighted)
+
+
 def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text: str = "") -> list[float]:
     """The nine features of unit ``i``, its five of context, the 28 products of two of the nine
-    (all but "no cosine", always 0 here: stop 79's ``--pairs``) and whether the message ``text``
-    points at the past (``--past``); the columns choose."""
+    (all but "no cosine", always 0 here: stop 79's ``--pairs``), whether the message ``text``
+    points at the past (``--past``) and how much it says that the unit lacks (``--asked``:
+    :func:`unsaid`); the columns choose."""
     own = features(hits[i], logits[i])
     varied = [own[c] for c in PAIRED]
     pairs = [a * b for k, a in enumerate(varied) for b in varied[k + 1 :]]
-    return own + context(hits, logits, i) + pairs + [float(bool(PAST.search(text)))]
+    return own + context(hits, logits, i) + pairs + [float(bool(PAST.search(text))), unsaid(hits[i])]
 
 
 def is_fact(r: dict[str, Any], h: auto.Hit) -> bool:
@@ -182,6 +193,7 @@ def main() -> None:
     ap.add_argument("--words-free", action="store_true", help="a unit the decision without the judge quotes that shares no word of the message is quoted whatever the judge says (stop 66)")
     ap.add_argument("--context", action="store_true", help="also the arms with five features of how a unit stands among the message's other candidates (stop 79)")
     ap.add_argument("--pairs", action="store_true", help="also the arm with the products of every two of the nine features (stop 79)")
+    ap.add_argument("--asked", action="store_true", help="also the arm with how much the message says that the unit lacks (unsaid), the product's tenth feature since stop 79")
     ap.add_argument("--past", action="store_true", help="also the arms with whether the message points at the past ('did we', 'last time', 'again': stop 79)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
     args = ap.parse_args()
@@ -189,10 +201,12 @@ def main() -> None:
     fitted = [row for name in args.fit for row in sets[name]]
     names: tuple[str, ...] = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning",
              "cosine lead", "judge lead", "judged alone", "score lead", "candidates")  # fmt: skip
-    names += (*(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :]), "past")
+    names += (*(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :]), "past", "unsaid")
     arms = [("judge + features", list(range(9))), ("features only", list(range(1, 9)))]
     if args.context:
         arms += [("judge + features + context", list(range(14))), ("features + context", [*range(1, 10), 11, 12, 13])]
+    if args.asked:
+        arms += [("judge + features + unsaid", [*range(9), 43])]
     if args.past:
         arms += [("judge + features + past", [*range(9), 42]), ("features + past", [*range(1, 9), 42])]
     if args.pairs:
