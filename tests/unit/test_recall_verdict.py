@@ -82,14 +82,36 @@ def test_the_probability_rises_with_the_judges_logit_and_follows_the_declared_we
     low, mid, high = (verdict.probability(hit, x, v) for x in (-4.0, 0.0, 4.0))
     assert 0.0 < low < mid < high < 1.0
     # the logistic of the standardized features: one feature alone, everything else weighed 0
-    only_logit = Verdict(mean=(1.0,) + (0.0,) * 8, scale=(2.0,) + (1.0,) * 8, weights=(1.5,) + (0.0,) * 8, bias=-0.5, bar=0.5)
+    only_logit = Verdict(mean=(1.0,) + (0.0,) * 9, scale=(2.0,) + (1.0,) * 9, weights=(1.5,) + (0.0,) * 9, bias=-0.5, bar=0.5)
     assert verdict.probability(hit, 3.0, only_logit) == 1 / (1 + 2.718281828459045 ** -(1.5 * (3.0 - 1.0) / 2.0 - 0.5))
     # a feature that never varied where it was fitted (scale 0: no unit lacked its cosine) weighs nothing
     assert v.scale[3] == 0.0 and verdict.probability(replace(hit, features=replace(hit.features, cosine=None)), 0.0, v) > 0
 
 
+def test_a_longer_message_may_be_answered_by_meaning_a_remark_needs_its_words() -> None:
+    """The tenth feature, what the message says that the unit lacks (stop 79): the same unit, the
+    same cosine and the same reading of the judge, sharing none of the message's words, is
+    likelier the answer to a message that says more. A remark about the work at hand ("run
+    pytest") and a question reworded in other words than the session's both reach a unit by
+    meaning alone; only the longer one says enough to be answered that way. A short question
+    whose words the unit holds loses nothing by its length."""
+    v = MINILM.verdict
+    assert v is not None
+    (unit,) = _hits([0.4], [ANSWER])
+    lone = replace(unit.features, matched=0, weighted=0.0, rarest=0.0)  # found by meaning alone, no word shared
+    short, long = (replace(unit, score=0.0, meaning=True, features=replace(lone, asked=n)) for n in (2, 9))
+    assert verdict.features(short, 0.0)[-1] < verdict.features(long, 0.0)[-1]
+    assert verdict.probability(short, 2.0, v) < verdict.probability(long, 2.0, v)
+    assert verdict.probability(short, 2.0, v) < v.bar <= verdict.probability(long, 2.0, v)
+    held = [replace(unit, features=replace(unit.features, matched=n, asked=n, weighted=1.0)) for n in (1, 9)]
+    assert [verdict.features(h, 0.0)[-1] for h in held] == [0.0, 0.0]
+    # mpnet's weights were fitted without it (scale 0): the message's length changes nothing there
+    assert MPNET.verdict is not None and MPNET.verdict.scale[-1] == 0.0
+    assert verdict.probability(short, 2.0, MPNET.verdict) == verdict.probability(long, 2.0, MPNET.verdict)
+
+
 def test_a_judged_message_quotes_by_probability_alone() -> None:
-    hits = _hits([0.66, 0.58, 0.20])
+    hits = _hits([0.66, 0.58, 0.10])
     assert [h.relevant for h in hits][:2] == [True, True]  # the decision without the judge quotes both
     judged = auto_turn.judged(hits, QUESTION, Scores([3.0, -4.0, -6.0]), MINILM.verdict)  # type: ignore[arg-type]
     assert judged[0].verdict is not None and judged[0].verdict >= judged[0].verdict_bar
@@ -110,7 +132,7 @@ def test_a_judged_message_quotes_by_probability_alone() -> None:
 def test_a_unit_no_reading_could_bring_to_the_bar_is_not_sent_to_the_judge() -> None:
     v = MINILM.verdict
     assert v is not None
-    hits = _hits([0.66, 0.58, 0.20])
+    hits = _hits([0.66, 0.58, 0.10])
     assert [verdict.reachable(h, v) for h in hits] == [True, True, False]
     assert verdict.probability(hits[2], verdict.LOGIT_CAP, v) < v.bar <= verdict.probability(hits[0], verdict.LOGIT_CAP, v)
     # the logit is held within the cap, so "unreachable" is exact: no reading past it scores more
@@ -122,7 +144,7 @@ def test_a_unit_no_reading_could_bring_to_the_bar_is_not_sent_to_the_judge() -> 
     assert [h.judge for h in out] == [1.0, 1.0, None]
     # none worth reading: the judge is asked with none (whether the helper has one), and the
     # message is judged all the same, each unit at the most it could have had
-    far = [replace(h, features=replace(h.features, cosine=0.2)) for h in hits[:2]]
+    far = [replace(h, features=replace(h.features, cosine=0.1)) for h in hits[:2]]
     assert not any(verdict.reachable(h, v) for h in far)
     empty = Scores([])
     out = auto_turn.judged(far, QUESTION, empty, v)
@@ -182,7 +204,7 @@ def test_without_the_judges_answer_the_decision_goes_without_it() -> None:
 def test_a_model_has_weights_only_where_they_were_fitted_with_its_cosines() -> None:
     assert MINILM.verdict is not None and MPNET.verdict is not None and MINILM.verdict != MPNET.verdict
     for v in (MINILM.verdict, MPNET.verdict):
-        assert len(v.mean) == len(v.scale) == len(v.weights) == len(verdict.features(_hits([0.5])[0], 0.0)) == 9
+        assert len(v.mean) == len(v.scale) == len(v.weights) == len(verdict.features(_hits([0.5])[0], 0.0)) == 10
         assert 0 < v.bar < 1
     assert endpoint_model("http://127.0.0.1:9/v1", "nomic-embed").verdict is None  # its cosines were never fitted
 
