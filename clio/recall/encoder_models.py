@@ -50,8 +50,8 @@ class Verdict:
     ``benches/recall_dev/judge_combine.py --weights`` on the read probe sets' candidates as this
     model's helper scores them; the bar is the highest at which those sets keep all but one of
     their facts (docs/memory.md, "The judge in the decision"; MiniLM's since stop 79 on all
-    sixteen read sets, with the message's own words: "The judged score refitted on every read
-    set")."""
+    sixteen read sets, with what the message says that the unit lacks: "The judged score
+    refitted on every read set")."""
 
     mean: tuple[float, ...]
     scale: tuple[float, ...]
