@@ -19,7 +19,7 @@ Stop 79 added two more arms: ``--context``, five features of how a unit stands a
 message's other candidates (:func:`context`), and ``--pairs``, the products of every two of the
 nine features (docs/memory.md, "A unit among the message's other candidates"); ``--past``,
 whether the message points at what was said or done before ("A message that points at the past");
-``--asked``, how much the message says that the unit lacks (:func:`unsaid`), the tenth feature the product reads since stop 79
+``--asked``, how much the message says that the unit lacks, the tenth feature the product reads since stop 79
 ("The judged score refitted on every read set").
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
@@ -31,7 +31,6 @@ first, state the second.
 from __future__ import annotations
 
 import argparse
-import math
 import pickle
 import re
 import sys
@@ -48,7 +47,7 @@ import bench_auto_recall as B  # noqa: E402
 import judge_experiment as J  # noqa: E402
 import numpy as np  # noqa: E402
 
-from clio.recall import auto  # noqa: E402
+from clio.recall import auto, verdict  # noqa: E402
 
 THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 Rows = list[tuple[dict[str, Any], list[auto.Hit], list[float]]]
@@ -78,12 +77,6 @@ def load(directory: Path, names: Sequence[str], judge: J.Judge, top: int) -> dic
     return out
 
 
-def features(h: auto.Hit, logit: float) -> list[float]:
-    f = h.features
-    return [logit, h.score, f.cosine if f.cosine is not None else 0.0, float(f.cosine is None), f.weighted, f.rarest,
-            f.matched / max(f.asked, 1), float(h.relevant), float(h.meaning)]  # fmt: skip
-
-
 def context(hits: Sequence[auto.Hit], logits: Sequence[float], i: int) -> list[float]:
     """Stop 79 (``--context``): how unit ``i`` stands among the message's other candidates: its
     cosine, logit and words' score less the best of the others' (admissible units; judged ones
@@ -111,25 +104,20 @@ PAST = re.compile(
     r"we used|remind me|what was|where was|how did we|why did we|before|earlier|previously|we had|we landed|ended up)\b",
     re.I,
 )
-PAIRED = (0, 1, 2, 4, 5, 6, 7, 8)  # the nine features but "no cosine", whose products --pairs adds
-
-
-def unsaid(h: auto.Hit) -> float:
-    """Stop 79 (``--asked``): how much the message says that the unit does not hold, log(1 + its
-    own words) x (1 - the idf-weighted share the unit holds), as :func:`clio.recall.verdict.features`
-    reads it."""
-    return math.log1p(h.features.asked) * (1.0 - h.features.weighted)
+PAIRED = (0, 1, 2, 4, 5, 6, 7, 8)  # the first nine features but "no cosine", whose products --pairs adds
+NINE, PRODUCT = list(range(9)), list(range(10))  # the features before stop 79, and the product's since
 
 
 def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text: str = "") -> list[float]:
-    """The nine features of unit ``i``, its five of context, the 28 products of two of the nine
-    (all but "no cosine", always 0 here: stop 79's ``--pairs``), whether the message ``text``
-    points at the past (``--past``) and how much it says that the unit lacks (``--asked``:
-    :func:`unsaid`); the columns choose."""
-    own = features(hits[i], logits[i])
+    """Unit ``i``'s features as the product reads them (:func:`clio.recall.verdict.features`: the
+    nine of stop 66, then what the message says that the unit lacks, stop 79's ``--asked``), its
+    five of context, the 28 products of two of the first nine (all but "no cosine", always 0 here:
+    ``--pairs``) and whether the message ``text`` points at the past (``--past``); the columns
+    choose."""
+    own = verdict.features(hits[i], logits[i])
     varied = [own[c] for c in PAIRED]
     pairs = [a * b for k, a in enumerate(varied) for b in varied[k + 1 :]]
-    return own + context(hits, logits, i) + pairs + [float(bool(PAST.search(text))), unsaid(hits[i])]
+    return own + context(hits, logits, i) + pairs + [float(bool(PAST.search(text)))]
 
 
 def is_fact(r: dict[str, Any], h: auto.Hit) -> bool:
@@ -200,21 +188,21 @@ def main() -> None:
     sets = load(args.dir, [*args.fit, *args.report], J.Judge(args.judge, args.base), args.top)
     fitted = [row for name in args.fit for row in sets[name]]
     names: tuple[str, ...] = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning",
-             "cosine lead", "judge lead", "judged alone", "score lead", "candidates")  # fmt: skip
-    names += (*(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :]), "past", "unsaid")
-    arms = [("judge + features", list(range(9))), ("features only", list(range(1, 9)))]
+             "unsaid", "cosine lead", "judge lead", "judged alone", "score lead", "candidates")  # fmt: skip
+    names += (*(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :]), "past")
+    arms = [("judge + features", NINE), ("features only", NINE[1:])]
     if args.context:
-        arms += [("judge + features + context", list(range(14))), ("features + context", [*range(1, 10), 11, 12, 13])]
+        arms += [("judge + features + context", [*NINE, *range(10, 15)]), ("features + context", [*NINE[1:], 10, 12, 13, 14])]
     if args.asked:
-        arms += [("judge + features + unsaid", [*range(9), 43])]
+        arms += [("judge + features + unsaid", PRODUCT)]
     if args.past:
-        arms += [("judge + features + past", [*range(9), 42]), ("features + past", [*range(1, 9), 42])]
+        arms += [("judge + features + past", [*NINE, 43]), ("features + past", [*NINE[1:], 43])]
     if args.pairs:
-        arms += [("judge + features, pairwise", [*range(9), *range(14, 42)])]
+        arms += [("judge + features, pairwise", [*NINE, *range(15, 43)])]
     for label, columns in arms:
         model, w, (mu, sd, b) = fit(fitted, columns)
         print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
-        if args.weights and len(columns) >= 9 and columns[0] == 0:  # as clio.recall.encoder_models.Verdict holds them
+        if args.weights and columns in (NINE, PRODUCT):  # as clio.recall.encoder_models.Verdict holds them
             print(f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
                   f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},")  # fmt: skip
         for group in (args.fit, *([n] for n in args.report), args.report):
