@@ -86,17 +86,18 @@ def made(files: list[Path], seed: int) -> list[tuple[dict[str, Any], str]]:
     """(item, its swapped question) for every answer with a name to swap, in the files' order."""
     rng = random.Random(seed)
     items = [it for f in files for it in json.loads(f.read_text())]
-    by_project: dict[str, dict[str, set[str]]] = {}
+    named: dict[str, set[tuple[str, str]]] = {"joined": set(), "word": set()}  # (name, project) by form
     for it in items:
         for w in WORD.findall(it["question"]):
             kind = form(w)
-            if kind in ("joined", "word"):
-                by_project.setdefault(it["project"], {}).setdefault(kind, set()).add(w)
+            if kind in named:
+                named[kind].add((w, it["project"]))
+    everywhere = {kind: sorted(names) for kind, names in named.items()}
     out = []
     for it in items:
         if not it["answer"]:
             continue
-        pool = {k: sorted(w for p, names in by_project.items() if p != it["project"] for w in names.get(k, ())) for k in ("joined", "word")}
+        pool = {kind: [w for w, p in names if p != it["project"]] for kind, names in everywhere.items()}
         unit = " ".join(t for _, t in J._item_parts(it["answer"]))
         q = swapped(it["question"], unit, pool, rng)
         if q is not None and q != it["question"]:
