@@ -105,6 +105,7 @@ SET_NAMES = ("set_a", "set_b", "set_c", "set_d", "set_e", "set_f", "set_g", "set
 DEV_SETS = ("set_a", "set_e", "set_g")  # where thresholds and rules are chosen (G since stop 57); the others are reported only
 EVERYDAY = SETS / "everyday.json"  # short everyday messages: none may get a block
 WORK_AT_HAND = SETS / "work_at_hand.json"  # short messages about the work at hand in any code base: none either
+WORK_AT_HAND_LONG = SETS / "work_at_hand_long.json"  # long ones (15-45 words, stop 80): none either
 BLOCK_CHARS = 2100  # the block's share at the default auto_recall_tokens
 ASK_CUT: list[float | None] = [None]  # the encoder's threshold while a sweep tries one (else the model's)
 TYPED_AHEAD: list[bool] = [False]  # --typed-ahead: each timed message was embedded while typed (the REPL)
@@ -830,6 +831,7 @@ def main() -> None:
                 client.timeout_s = 0.25  # the short messages below are decided as clio decides them
             everyday = everyday_blocks(index, client, args.misses)
             at_hand = everyday_blocks(index, client, args.misses, WORK_AT_HAND, ("tune", "report", "report2"))
+            at_length = everyday_blocks(index, client, args.misses, WORK_AT_HAND_LONG, ("report", "report2"))
             if client is not None:
                 stop_helper(client)
             print(
@@ -846,6 +848,7 @@ def main() -> None:
                 print("\n".join(r["misses"]))
             print(f"{name}: everyday messages given a block: {everyday}")
             print(f"{name}: messages about the work at hand given a block: {at_hand}")
+            print(f"{name}: long messages about the work at hand given a block: {at_length}")
             index.close()
     if args.digests:
         print("digests over the sets: " + "; ".join(f"{k} {v}" for k, v in sorted(digested.items())))

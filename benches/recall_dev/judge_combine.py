@@ -20,7 +20,11 @@ message's other candidates (:func:`context`), and ``--pairs``, the products of e
 nine features (docs/memory.md, "A unit among the message's other candidates"); ``--past``,
 whether the message points at what was said or done before ("A message that points at the past");
 ``--asked``, how much the message says that the unit lacks, the tenth feature the product reads since stop 79
-("The judged score refitted on every read set").
+("The judged score refitted on every read set"). Stop 80's ``--elsewhere``: the share of the
+message's words the unit lacks though the archive holds them elsewhere
+(:attr:`clio.recall.relevance.Features.held_elsewhere`, the product's eleventh feature since),
+computed here from the set's archive (:func:`held_elsewhere`: candidates stored before stop 80 do
+not carry it).
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
 and, as ``own.pkl``, the ten sets' own probes: ``own-dev`` and ``own-reported`` read its two
@@ -31,10 +35,14 @@ first, state the second.
 from __future__ import annotations
 
 import argparse
+import collections
+import functools
+import json
 import pickle
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +55,8 @@ import bench_auto_recall as B  # noqa: E402
 import judge_experiment as J  # noqa: E402
 import numpy as np  # noqa: E402
 
-from clio.recall import auto, verdict  # noqa: E402
+from clio.recall import auto, relevance, verdict  # noqa: E402
+from clio.recall.terms import excerpt_stem, fts_words  # noqa: E402
 
 THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 Rows = list[tuple[dict[str, Any], list[auto.Hit], list[float]]]
@@ -104,20 +113,47 @@ PAST = re.compile(
     r"we used|remind me|what was|where was|how did we|why did we|before|earlier|previously|we had|we landed|ended up)\b",
     re.I,
 )
+@functools.cache
+def archive_frequencies(letter: str) -> tuple[dict[str, int], int]:
+    """How many of set ``letter``'s messages hold each word (stemmed as :mod:`clio.recall.relevance`
+    stems), and how many messages it has: the index's document frequencies, near enough (the index
+    counts by its porter stems, in each message's text and its calls' readable arguments)."""
+    data = json.loads((HERE / f"set_{letter}.json").read_text(encoding="utf-8"))
+    counts: collections.Counter[str] = collections.Counter()
+    n = 0
+    for session in data["sessions"]:
+        for m in session["messages"]:
+            calls = " ".join(json.dumps(c.get("arguments")) for c in m.get("tool_calls") or ())
+            counts.update({excerpt_stem(w) for w in fts_words(f"{m.get('content') or ''} {calls}")})
+            n += 1
+    return dict(counts), n
+
+
+def held_elsewhere(letter: str, text: str, hit: auto.Hit) -> float:
+    """Stop 80 (``--elsewhere``): :attr:`clio.recall.relevance.Features.held_elsewhere` for a stored
+    candidate of set ``letter``, from :func:`archive_frequencies`."""
+    dfs, total = archive_frequencies(letter)
+    words = relevance.own_words(text)
+    return relevance.features(words, hit.text, {w: dfs.get(w, 0) for w in words}, total, None).held_elsewhere
+
+
 PAIRED = (0, 1, 2, 4, 5, 6, 7, 8)  # the first nine features but "no cosine", whose products --pairs adds
-NINE, PRODUCT = list(range(9)), list(range(10))  # the features before stop 79, and the product's since
+NINE, ASKED = list(range(9)), list(range(10))  # the features before stop 79, and the product's in stop 79
+PRODUCT = [*ASKED, 44]  # the product's since stop 80: held elsewhere (--elsewhere) is column 44
 
 
-def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text: str = "") -> list[float]:
+def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text: str = "", letter: str = "") -> list[float]:
     """Unit ``i``'s features as the product reads them (:func:`clio.recall.verdict.features`: the
     nine of stop 66, then what the message says that the unit lacks, stop 79's ``--asked``), its
     five of context, the 28 products of two of the first nine (all but "no cosine", always 0 here:
-    ``--pairs``) and whether the message ``text`` points at the past (``--past``); the columns
-    choose."""
-    own = verdict.features(hits[i], logits[i])
+    ``--pairs``), whether the message ``text`` points at the past (``--past``) and what it names
+    that the unit lacks and set ``letter``'s archive holds (``--elsewhere``; the product's eleventh,
+    read from the archive here); the columns choose."""
+    own = verdict.features(replace(hits[i], features=replace(hits[i].features, held_elsewhere=0.0)), logits[i])[:10]
     varied = [own[c] for c in PAIRED]
     pairs = [a * b for k, a in enumerate(varied) for b in varied[k + 1 :]]
-    return own + context(hits, logits, i) + pairs + [float(bool(PAST.search(text)))]
+    lacked = held_elsewhere(letter, text, hits[i]) if letter else 0.0
+    return own + context(hits, logits, i) + pairs + [float(bool(PAST.search(text))), lacked]
 
 
 def is_fact(r: dict[str, Any], h: auto.Hit) -> bool:
@@ -135,7 +171,7 @@ def fit(
     for r, hits, logits in rows:
         for i, (h, s) in enumerate(zip(hits, logits, strict=True)):
             if np.isfinite(s):
-                xs.append(row_features(hits, logits, i, r["probe"]["text"]))
+                xs.append(row_features(hits, logits, i, r["probe"]["text"], r["set"]))
                 ys.append(float(is_fact(r, h)))
     x, y = np.array(xs)[:, columns], np.array(ys)
     mu, sd = x.mean(0), x.std(0) + 1e-9
@@ -159,7 +195,7 @@ def replay(rows: Rows, model: Model | None, t: float, words_free: bool = False) 
             kept = auto.choose(J.searched(r))
         elif any(np.isfinite(s) for s in logits):
             judged = [i for i, s in enumerate(logits) if np.isfinite(s)]
-            probs: Any = model(np.array([row_features(hits, logits, i, r["probe"]["text"]) for i in judged])) if judged else []
+            probs: Any = model(np.array([row_features(hits, logits, i, r["probe"]["text"], r["set"]) for i in judged])) if judged else []
             kept = [hits[i] for i, q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t]
             if words_free:  # what the decision without the judge quotes sharing no word stays
                 kept += [h for h in auto.choose(J.searched(r)) if h.features.weighted <= 0.0 and h not in kept]
@@ -182,6 +218,7 @@ def main() -> None:
     ap.add_argument("--context", action="store_true", help="also the arms with five features of how a unit stands among the message's other candidates (stop 79)")
     ap.add_argument("--pairs", action="store_true", help="also the arm with the products of every two of the nine features (stop 79)")
     ap.add_argument("--asked", action="store_true", help="also the arm with how much the message says that the unit lacks (unsaid), the product's tenth feature since stop 79")
+    ap.add_argument("--elsewhere", action="store_true", help="also the arm with what the message names that the unit lacks and the archive holds elsewhere, the product's eleventh feature since stop 80")
     ap.add_argument("--past", action="store_true", help="also the arms with whether the message points at the past ('did we', 'last time', 'again': stop 79)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
     args = ap.parse_args()
@@ -189,12 +226,14 @@ def main() -> None:
     fitted = [row for name in args.fit for row in sets[name]]
     names: tuple[str, ...] = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning",
              "unsaid", "cosine lead", "judge lead", "judged alone", "score lead", "candidates")  # fmt: skip
-    names += (*(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :]), "past")
+    names += (*(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :]), "past", "held elsewhere")
     arms = [("judge + features", NINE), ("features only", NINE[1:])]
     if args.context:
         arms += [("judge + features + context", [*NINE, *range(10, 15)]), ("features + context", [*NINE[1:], 10, 12, 13, 14])]
     if args.asked:
-        arms += [("judge + features + unsaid", PRODUCT)]
+        arms += [("judge + features + unsaid", ASKED)]
+    if args.elsewhere:
+        arms += [("judge + features + unsaid + held elsewhere", PRODUCT)]
     if args.past:
         arms += [("judge + features + past", [*NINE, 43]), ("features + past", [*NINE[1:], 43])]
     if args.pairs:
@@ -202,7 +241,7 @@ def main() -> None:
     for label, columns in arms:
         model, w, (mu, sd, b) = fit(fitted, columns)
         print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
-        if args.weights and columns in (NINE, PRODUCT):  # as clio.recall.encoder_models.Verdict holds them
+        if args.weights and columns in (NINE, ASKED, PRODUCT):  # as clio.recall.encoder_models.Verdict holds them
             print(f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
                   f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},")  # fmt: skip
         for group in (args.fit, *([n] for n in args.report), args.report):
