@@ -20,11 +20,10 @@ message's other candidates (:func:`context`), and ``--pairs``, the products of e
 nine features (docs/memory.md, "A unit among the message's other candidates"); ``--past``,
 whether the message points at what was said or done before ("A message that points at the past");
 ``--asked``, how much the message says that the unit lacks, the tenth feature the product reads since stop 79
-("The judged score refitted on every read set"). Stop 80's ``--elsewhere``: the share of the
-message's words the unit lacks though the archive holds them elsewhere
-(:attr:`clio.recall.relevance.Features.held_elsewhere`, the product's eleventh feature since),
-computed here from the set's archive (:func:`held_elsewhere`: candidates stored before stop 80 do
-not carry it).
+("The judged score refitted on every read set"). Stop 80's ``--elsewhere`` (measured, not shipped):
+the share of the message's words the unit lacks though the archive holds them elsewhere
+(:func:`held_elsewhere`, from the set's archive: docs/memory.md, "What the message names that the
+unit lacks, held elsewhere").
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
 and, as ``own.pkl``, the ten sets' own probes: ``own-dev`` and ``own-reported`` read its two
@@ -130,16 +129,19 @@ def archive_frequencies(letter: str) -> tuple[dict[str, int], int]:
 
 
 def held_elsewhere(letter: str, text: str, hit: auto.Hit) -> float:
-    """Stop 80 (``--elsewhere``): :attr:`clio.recall.relevance.Features.held_elsewhere` for a stored
-    candidate of set ``letter``, from :func:`archive_frequencies`."""
+    """Stop 80 (``--elsewhere``, measured, not shipped): of the message's own words, idf-weighted
+    as :func:`clio.recall.relevance.features` weighs them, the share that the unit lacks though
+    other messages of set ``letter``'s archive hold them (:func:`archive_frequencies`)."""
     dfs, total = archive_frequencies(letter)
-    words = relevance.own_words(text)
-    return relevance.features(words, hit.text, {w: dfs.get(w, 0) for w in words}, total, None).held_elsewhere
+    known = {w: relevance.idf(dfs.get(w, 0), total) for w in relevance.own_words(text)}
+    have = {excerpt_stem(w) for w in fts_words(hit.text)}
+    whole = sum(known.values())
+    return sum(v for w, v in known.items() if w not in have and dfs.get(w, 0) > 0) / whole if whole else 0.0
 
 
 PAIRED = (0, 1, 2, 4, 5, 6, 7, 8)  # the first nine features but "no cosine", whose products --pairs adds
-NINE, ASKED = list(range(9)), list(range(10))  # the features before stop 79, and the product's in stop 79
-PRODUCT = [*ASKED, 44]  # the product's since stop 80: held elsewhere (--elsewhere) is column 44
+NINE, PRODUCT = list(range(9)), list(range(10))  # the features before stop 79, and the product's since
+ELSEWHERE = [*PRODUCT, 44]  # stop 80's --elsewhere: held elsewhere is column 44
 
 
 def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text: str = "", letter: str = "") -> list[float]:
@@ -147,9 +149,9 @@ def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text
     nine of stop 66, then what the message says that the unit lacks, stop 79's ``--asked``), its
     five of context, the 28 products of two of the first nine (all but "no cosine", always 0 here:
     ``--pairs``), whether the message ``text`` points at the past (``--past``) and what it names
-    that the unit lacks and set ``letter``'s archive holds (``--elsewhere``; the product's eleventh,
-    read from the archive here); the columns choose."""
-    own = verdict.features(replace(hits[i], features=replace(hits[i].features, held_elsewhere=0.0)), logits[i])[:10]
+    that the unit lacks and set ``letter``'s archive holds (``--elsewhere``); the columns choose."""
+    # candidates stored before stop 80 do not know whether their message asks: read from its text
+    own = verdict.features(replace(hits[i], asks=relevance.asks(text)), logits[i])
     varied = [own[c] for c in PAIRED]
     pairs = [a * b for k, a in enumerate(varied) for b in varied[k + 1 :]]
     lacked = held_elsewhere(letter, text, hits[i]) if letter else 0.0
@@ -218,7 +220,7 @@ def main() -> None:
     ap.add_argument("--context", action="store_true", help="also the arms with five features of how a unit stands among the message's other candidates (stop 79)")
     ap.add_argument("--pairs", action="store_true", help="also the arm with the products of every two of the nine features (stop 79)")
     ap.add_argument("--asked", action="store_true", help="also the arm with how much the message says that the unit lacks (unsaid), the product's tenth feature since stop 79")
-    ap.add_argument("--elsewhere", action="store_true", help="also the arm with what the message names that the unit lacks and the archive holds elsewhere, the product's eleventh feature since stop 80")
+    ap.add_argument("--elsewhere", action="store_true", help="also the arm with what the message names that the unit lacks and the archive holds elsewhere (stop 80, measured, not shipped)")
     ap.add_argument("--past", action="store_true", help="also the arms with whether the message points at the past ('did we', 'last time', 'again': stop 79)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
     args = ap.parse_args()
@@ -231,9 +233,9 @@ def main() -> None:
     if args.context:
         arms += [("judge + features + context", [*NINE, *range(10, 15)]), ("features + context", [*NINE[1:], 10, 12, 13, 14])]
     if args.asked:
-        arms += [("judge + features + unsaid", ASKED)]
+        arms += [("judge + features + unsaid", PRODUCT)]
     if args.elsewhere:
-        arms += [("judge + features + unsaid + held elsewhere", PRODUCT)]
+        arms += [("judge + features + unsaid + held elsewhere", ELSEWHERE)]
     if args.past:
         arms += [("judge + features + past", [*NINE, 43]), ("features + past", [*NINE[1:], 43])]
     if args.pairs:
@@ -241,7 +243,7 @@ def main() -> None:
     for label, columns in arms:
         model, w, (mu, sd, b) = fit(fitted, columns)
         print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
-        if args.weights and columns in (NINE, ASKED, PRODUCT):  # as clio.recall.encoder_models.Verdict holds them
+        if args.weights and columns in (NINE, PRODUCT, ELSEWHERE):  # as clio.recall.encoder_models.Verdict holds them
             print(f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
                   f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},")  # fmt: skip
         for group in (args.fit, *([n] for n in args.report), args.report):

@@ -87,6 +87,9 @@ class Hit:
     # the message asks how a library or a standard behaves in general (answer_kind.about_a_tool):
     # its documentation answers it, so only its own words may quote a unit
     general: bool = False
+    # the message asks anywhere (clio.recall.relevance.asks): its length counts in full in the
+    # judged score (clio.recall.verdict.features); a report or an order's, only up to a few words
+    asks: bool = False
     # about another environment than the one the message singles out (staging's port asked for
     # production: clio.recall.environments); not quoted, by words or meaning
     elsewhere: bool = False
@@ -231,6 +234,7 @@ def score_hits(
     task = R.is_task(query) if task is None else task
     kind = answer_kind.asked_for(query)
     general = answer_kind.about_a_tool(query)
+    asking = R.asks(query)
     env = environments.singled_out(query)
     hits = []
     for i, (r, text) in enumerate(zip(results, texts, strict=True)):
@@ -255,6 +259,7 @@ def score_hits(
                 unanswered=R.answers_nothing([(role, t) for _, role, t in parts[i]]),
                 typed=answer_kind.holds(kind, text),
                 general=general,
+                asks=asking,
                 elsewhere=not environments.speaks_of(env, text),
             )
         )

@@ -121,6 +121,24 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith("?") or (bool(words) and words[0].lower() in _QUESTION_LEADS)
 
 
+ASKS_CHARS = 2000  # of a message read for whether it asks anywhere (a pasted log after it asks nothing more)
+
+
+def asks(text: str) -> bool:
+    """Whether a message asks anywhere: a question mark, or a sentence led by a question word or an
+    auxiliary ("what did we settle on back then?", "... any idea why", "can you look at ..."),
+    where :func:`is_question` reads only its end and its first word. A report or an order ("the
+    docker image is 1.4 gigs. switch to a multi-stage build") asks nothing. Pure."""
+    head = text[:ASKS_CHARS]
+    if "?" in head:
+        return True
+    for sentence in SENTENCE_END.split(head):
+        words = fts_words(sentence[:100])
+        if words and words[0] in _QUESTION_LEADS:
+            return True
+    return False
+
+
 def only_work_at_hand(text: str, own: Sequence[str] | None = None) -> bool:
     """Whether a message's own words (:func:`own_words`; ``own`` when the caller has them) are all
     words of working on any code base (:data:`_WORK`, the verbs of new work) and it is not a
@@ -194,10 +212,6 @@ class Features:
     weighted: float  # the idf-weighted share of the message's own words found in the unit
     rarest: float  # the highest idf among the matched words, scaled to 0..1 by the archive's size
     cosine: float | None
-    # the idf-weighted share of the message's own words that the unit lacks though other archived
-    # messages hold them: what the message names that the archive knows elsewhere ("the test
-    # environment's sftp port" to a unit about production's), not words the archive never used
-    held_elsewhere: float
 
 
 def features(
@@ -210,14 +224,12 @@ def features(
     found = [w for w in known if w in have]
     whole = sum(known.values())
     top = math.log(1.0 + max(total, 1))
-    lacked = sum(known[w] for w in known if w not in have and dfs.get(w, 0) > 0)
     return Features(
         asked=len(known),
         matched=len(found),
         weighted=sum(known[w] for w in found) / whole if whole else 0.0,
         rarest=max((known[w] for w in found), default=0.0) / top if top else 0.0,
         cosine=cosine,
-        held_elsewhere=lacked / whole if whole else 0.0,
     )
 
 
