@@ -6,7 +6,8 @@ whose archive is a recall set's (set D: firmware for a thermostat, 42 sessions):
 ("the hostname of the production MQTT broker", where the archive settled the staging broker's
 port) that the decision without the judge quotes gets no block; a question reworded so that the
 decision without the judge misses its fact (flashed by hand, no over-the-air updates: the
-partition table) gets it quoted; small talk gets none. ``/context`` tells the judge's reading of a
+partition table) gets it quoted; small talk gets none, and so does a long report of the work at
+hand that asks nothing (stop 80). ``/context`` tells the judge's reading of a
 unit. Both messages come from the probe sets (benches/recall_dev); the test says what the decision
 does with them, not how it was fitted.
 """
@@ -31,6 +32,11 @@ pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder ca
 
 NEAR_MISS = "whats the hostname of the production mqtt broker?"
 REWORDED = "I flashed a unit by hand and now it won't accept over-the-air updates, what did I miss?"
+# a long report of the work at hand with an order, asking the archive nothing (benches/recall_dev/
+# work_at_hand_long.json): found by meaning, it had a block before stop 80 counted its length only
+# up to six words (clio.recall.verdict.SAID_CAP)
+LONG_REPORT = ("the uart output is garbled at 115200 but fine at 9600, so probably clock config. check the baud "
+               "divisor calculation against the 16MHz crystal and print the computed value at boot")
 
 
 def wait_judge(home: Path, proj: Path) -> None:
@@ -72,6 +78,8 @@ def test_the_judge_drops_a_near_miss_and_brings_back_a_reworded_fact(tmp_path: P
         assert "<recalled_context>" in reworded and "partitions.csv" in reworded, reworded
         for small_talk in ("ok, continue", "thanks, that looks good"):
             assert "<recalled_context>" not in clio(small_talk)
+        long_report = clio(LONG_REPORT)
+        assert "<recalled_context>" not in long_report, long_report
     finally:
         server.stop()
         stop_helper(home)
