@@ -151,7 +151,7 @@ def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text
     ``--pairs``), whether the message ``text`` points at the past (``--past``) and what it names
     that the unit lacks and set ``letter``'s archive holds (``--elsewhere``); the columns choose."""
     # candidates stored before stop 80 do not know whether their message asks: read from its text
-    own = verdict.features(replace(hits[i], asks=relevance.asks(text)), logits[i])
+    own = verdict.features(replace(hits[i], asks=relevance.asks_in_any_sentence(text)), logits[i])
     varied = [own[c] for c in PAIRED]
     pairs = [a * b for k, a in enumerate(varied) for b in varied[k + 1 :]]
     lacked = held_elsewhere(letter, text, hits[i]) if letter else 0.0

@@ -87,7 +87,7 @@ class Hit:
     # the message asks how a library or a standard behaves in general (answer_kind.about_a_tool):
     # its documentation answers it, so only its own words may quote a unit
     general: bool = False
-    # the message asks anywhere (clio.recall.relevance.asks): its length counts in full in the
+    # the message asks anywhere (clio.recall.relevance.asks_in_any_sentence): its length counts in full in the
     # judged score (clio.recall.verdict.features); a report or an order's, only up to a few words
     asks: bool = False
     # about another environment than the one the message singles out (staging's port asked for
@@ -234,7 +234,7 @@ def score_hits(
     task = R.is_task(query) if task is None else task
     kind = answer_kind.asked_for(query)
     general = answer_kind.about_a_tool(query)
-    asking = R.asks(query)
+    asking = R.asks_in_any_sentence(query)
     env = environments.singled_out(query)
     hits = []
     for i, (r, text) in enumerate(zip(results, texts, strict=True)):

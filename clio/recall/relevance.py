@@ -124,11 +124,14 @@ def is_question(text: str) -> bool:
 ASKS_CHARS = 2000  # of a message read for whether it asks anywhere (a pasted log after it asks nothing more)
 
 
-def asks(text: str) -> bool:
-    """Whether a message asks anywhere: a question mark, or a sentence led by a question word or an
-    auxiliary ("what did we settle on back then?", "... any idea why", "can you look at ..."),
+def asks_in_any_sentence(text: str) -> bool:
+    """Whether a message asks in any of its sentences: a question mark, or a sentence led by a
+    question word or an auxiliary ("... what did we settle on back then?", "can you look at ..."),
     where :func:`is_question` reads only its end and its first word. A report or an order ("the
-    docker image is 1.4 gigs. switch to a multi-stage build") asks nothing. Pure."""
+    docker image is 1.4 gigs. switch to a multi-stage build") asks nothing. Narrower than
+    :func:`clio.recall.remarks.asks` (which also counts a question word anywhere, "any idea",
+    "remind me", in a short message's first 300 characters, to tell a remark): this one reads a
+    long message whole, for the judged score (:attr:`clio.recall.auto.Hit.asks`). Pure."""
     head = text[:ASKS_CHARS]
     if "?" in head:
         return True

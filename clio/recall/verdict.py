@@ -37,7 +37,7 @@ JUDGE_CHARS = 480  # a unit as the judge reads it: as the block quotes it (clio.
 # sets' units lay within -5.6 and +5.1, so a unit that would stay under the bar at +7 is not read
 # (:func:`reachable`): the decision is the same, and a third of the messages read one unit fewer
 LOGIT_CAP = 7.0
-# the own words of a message that asks nothing (a report, an order: clio.recall.relevance.asks)
+# the own words of a message that asks nothing (a report, an order: clio.recall.relevance.asks_in_any_sentence)
 # that the tenth feature counts: "the docker image is 1.4 gigs ... switch to a multi-stage build, use
 # a slim base" says a lot about the work at hand, none of it asked of the archive (docs/memory.md,
 # "Long messages about the work at hand")

@@ -259,7 +259,7 @@ def test_a_question_about_how_a_library_behaves_is_not_judged() -> None:
 
 
 def test_a_long_report_or_order_is_not_answered_by_its_length() -> None:
-    """A message that asks nothing (a report of the work at hand, an order: relevance.asks) has its
+    """A message that asks nothing (a report of the work at hand, an order: relevance.asks_in_any_sentence) has its
     own words counted in the tenth feature only up to verdict.SAID_CAP (stop 80): "the docker image
     is 1.4 gigs which is absurd for this little service. switch to a multi-stage build, use a slim
     base for the runtime stage" says fourteen words the unit lacks and asks the archive nothing. The
@@ -269,9 +269,9 @@ def test_a_long_report_or_order_is_not_answered_by_its_length() -> None:
     report = ("the docker image is 1.4 gigs which is absurd for this little service. switch to a multi-stage "
               "build, use a slim base for the runtime stage, and only copy the compiled binary over")
     asked = "the docker image got huge again after the last release and builds crawl, what did we do about that last time?"
-    assert not R.asks(report) and R.asks(asked)
-    assert R.asks("flaky test again. can you look at the fixture setup") and R.asks("deploy failed. why does the pod keep restarting")
-    assert not R.asks("ran make and it fails at link time. pretty sure we just need -lm in the makefile")
+    assert not R.asks_in_any_sentence(report) and R.asks_in_any_sentence(asked)
+    assert R.asks_in_any_sentence("flaky test again. can you look at the fixture setup") and R.asks_in_any_sentence("deploy failed. why does the pod keep restarting")
+    assert not R.asks_in_any_sentence("ran make and it fails at link time. pretty sure we just need -lm in the makefile")
     # the decision's hits carry it from the message
     assert [h.asks for h in auto.score_hits(report, [_result(ANSWER, 10)], None, _freqs, None)] == [False]
     assert [h.asks for h in auto.score_hits(asked, [_result(ANSWER, 10)], None, _freqs, None)] == [True]
