@@ -48,6 +48,8 @@ def excerpt_stem(word: str) -> str:
     w = word.lower()
     for suf in _SUFFIXES:
         if len(w) - len(suf) >= 3 and w.endswith(suf):
+            if suf == "s" and w.endswith("ss"):
+                break  # "address" stays whole, as "addresses" leaves it (porter's SS -> SS)
             w = w[: -len(suf)]
             break
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":  # planned -> plann -> plan

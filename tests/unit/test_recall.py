@@ -482,6 +482,16 @@ def test_a_term_matches_its_stem_or_a_longer_word_it_starts() -> None:
     assert match("queue") is None
 
 
+def test_a_word_ending_in_ss_and_its_plural_share_a_stem() -> None:
+    """As the index's porter stemmer has it (SS stays SS): "address" and "addresses" are one word,
+    so "what I2C address is the BME280 on?" holds the word of a unit that says "addresses"."""
+    for one, many in (("address", "addresses"), ("class", "classes"), ("process", "processes"), ("access", "accesses")):
+        assert terms.excerpt_stem(one) == terms.excerpt_stem(many) == one
+    assert terms.excerpt_stem("passed") == terms.excerpt_stem("passes") == terms.excerpt_stem("pass")
+    assert terms.excerpt_stem("ports") == terms.excerpt_stem("port") == "port"  # a plain plural still loses its s
+    assert terms.TermMatch(["address"])("addresses") == "address"
+
+
 def test_the_share_of_a_query_a_text_holds_is_the_best_texts() -> None:
     asked = ["staging", "database", "port", "outage"]
     texts = ["the staging database listens on 6543", "the port is taken", "Staging databases and ports"]
