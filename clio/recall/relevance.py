@@ -133,13 +133,7 @@ def asks_in_any_sentence(text: str) -> bool:
     "remind me", in a short message's first 300 characters, to tell a remark): this one reads a
     long message whole, for the judged score (:attr:`clio.recall.auto.Hit.asks`). Pure."""
     head = text[:ASKS_CHARS]
-    if "?" in head:
-        return True
-    for sentence in SENTENCE_END.split(head):
-        words = fts_words(sentence[:100])
-        if words and words[0] in _QUESTION_LEADS:
-            return True
-    return False
+    return "?" in head or any(is_question(sentence) for sentence in SENTENCE_END.split(head))
 
 
 def only_work_at_hand(text: str, own: Sequence[str] | None = None) -> bool:

@@ -8,8 +8,9 @@ port) that the decision without the judge quotes gets no block; a question rewor
 decision without the judge misses its fact (flashed by hand, no over-the-air updates: the
 partition table) gets it quoted; small talk gets none, and so does a long report of the work at
 hand that asks nothing (stop 80). ``/context`` tells the judge's reading of a
-unit. Both messages come from the probe sets (benches/recall_dev); the test says what the decision
-does with them, not how it was fitted.
+unit. The near miss and the reworded question come from the probe sets, the long report from
+``work_at_hand_long.json`` (benches/recall_dev); the test says what the decision does with them,
+not how it was fitted.
 """
 
 from __future__ import annotations
