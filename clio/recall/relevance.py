@@ -209,6 +209,10 @@ class Features:
     weighted: float  # the idf-weighted share of the message's own words found in the unit
     rarest: float  # the highest idf among the matched words, scaled to 0..1 by the archive's size
     cosine: float | None
+    # the idf-weighted share of the message's own words that the unit lacks though other archived
+    # messages hold them: what the message names that the archive knows elsewhere ("the test
+    # environment's sftp port" to a unit about production's), not words the archive never used
+    held_elsewhere: float
 
 
 def features(
@@ -221,12 +225,14 @@ def features(
     found = [w for w in known if w in have]
     whole = sum(known.values())
     top = math.log(1.0 + max(total, 1))
+    lacked = sum(known[w] for w in known if w not in have and dfs.get(w, 0) > 0)
     return Features(
         asked=len(known),
         matched=len(found),
         weighted=sum(known[w] for w in found) / whole if whole else 0.0,
         rarest=max((known[w] for w in found), default=0.0) / top if top else 0.0,
         cosine=cosine,
+        held_elsewhere=lacked / whole if whole else 0.0,
     )
 
 
