@@ -128,15 +128,17 @@ def archive_frequencies(letter: str) -> tuple[dict[str, int], int]:
     return dict(counts), n
 
 
-def held_elsewhere(letter: str, text: str, hit: auto.Hit) -> float:
-    """Stop 80 (``--elsewhere``, measured, not shipped): of the message's own words, idf-weighted
-    as :func:`clio.recall.relevance.features` weighs them, the share that the unit lacks though
-    other messages of set ``letter``'s archive hold them (:func:`archive_frequencies`)."""
+def held_elsewhere(letter: str, text: str, hit: auto.Hit, floor: int = relevance.HELD_DF) -> float:
+    """Stop 80 (``--elsewhere``): of the message's own words, idf-weighted as
+    :func:`clio.recall.relevance.features` weighs them, the share that the unit lacks though at
+    least ``floor`` messages of set ``letter``'s archive hold them (:func:`archive_frequencies`;
+    stop 80 read ``floor`` 1, stop 81 :data:`clio.recall.relevance.HELD_DF`)."""
     dfs, total = archive_frequencies(letter)
     known = {w: relevance.idf(dfs.get(w, 0), total) for w in relevance.own_words(text)}
     have = {excerpt_stem(w) for w in fts_words(hit.text)}
     whole = sum(known.values())
-    return sum(v for w, v in known.items() if w not in have and dfs.get(w, 0) > 0) / whole if whole else 0.0
+    held = sum(v for w, v in known.items() if w not in have and dfs.get(w, 0) >= floor)
+    return held / whole if whole else 0.0
 
 
 PAIRED = (0, 1, 2, 4, 5, 6, 7, 8)  # the first nine features but "no cosine", whose products --pairs adds

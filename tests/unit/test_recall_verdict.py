@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from clio.recall import auto, auto_turn, verdict
 from clio.recall.encoder_models import MINILM, MPNET, Verdict, endpoint_model
 
@@ -290,11 +292,12 @@ def test_a_long_report_or_order_is_not_answered_by_its_length() -> None:
 
 
 def test_what_the_message_names_that_the_archive_holds_elsewhere_marks_a_near_miss() -> None:
-    """The eleventh feature (stop 81; first read in stop 80): of the message's words a unit lacks, the share (idf-weighted)
-    that other archived messages hold. "Which port does the bank sftp in the uat environment use?"
-    to a unit about production's sftp lacks "uat" and "environment", words the archive uses
-    elsewhere: the near miss. A question reworded in everyday words lacks words the archive never
-    used, and that counts nothing."""
+    """The eleventh feature (stop 81; first read in stop 80): of the message's words a unit lacks,
+    the share (idf-weighted) that other archived messages hold, in at least relevance.HELD_DF of
+    them. "Which port does the bank sftp in the uat environment use?" to a unit about production's
+    sftp lacks "uat" and "environment", words the archive uses elsewhere: the near miss. A question
+    reworded in everyday words lacks words the archive never used, or said once or twice in
+    passing, and those count nothing."""
     from clio.recall import relevance as R
 
     words = R.own_words("which port does the bank sftp in the uat environment use?")
@@ -304,7 +307,12 @@ def test_what_the_message_names_that_the_archive_holds_elsewhere_marks_a_near_mi
     never = R.features(words, unit, held, 1000, 0.6)  # the same words, never used in the archive
     assert set(words) == {"port", "bank", "sftp", "uat", "environ"} and known.matched == never.matched == 3
     assert never.held_elsewhere == 0.0
-    assert 0.0 < known.held_elsewhere == 1.0 - known.weighted  # every word it lacks is held elsewhere
+    # said in passing: below the floor, a word counts as never used; at it, as held elsewhere
+    passing = R.features(words, unit, {**held, "uat": R.HELD_DF - 1, "environ": R.HELD_DF - 1}, 1000, 0.6)
+    assert passing.held_elsewhere == 0.0 < never.weighted < passing.weighted  # rarer than never used, still weighed
+    named = R.features(words, unit, {**held, "uat": R.HELD_DF, "environ": 12}, 1000, 0.6)
+    assert named.held_elsewhere == pytest.approx(1.0 - named.weighted)
+    assert 0.0 < known.held_elsewhere == pytest.approx(1.0 - known.weighted)  # every word it lacks is held elsewhere
     # the same unit, cosine, words and reading of the judge: the one whose lacked words the archive
     # holds elsewhere is less likely the answer, enough to fall under the bar
     v = MINILM.verdict
