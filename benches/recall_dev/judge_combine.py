@@ -20,10 +20,12 @@ message's other candidates (:func:`context`), and ``--pairs``, the products of e
 nine features (docs/memory.md, "A unit among the message's other candidates"); ``--past``,
 whether the message points at what was said or done before ("A message that points at the past");
 ``--asked``, how much the message says that the unit lacks, the tenth feature the product reads since stop 79
-("The judged score refitted on every read set"). Stop 80's ``--elsewhere``: the share of the
-message's words the unit lacks though the archive holds them elsewhere (:func:`held_elsewhere`,
-from the set's archive: docs/memory.md, "What the message names that the unit lacks, held
-elsewhere"), the eleventh feature the product reads since stop 81.
+("The judged score refitted on every read set"). Stop 80's ``--elsewhere`` (measured, not shipped):
+the share of the message's words the unit lacks though the archive holds them elsewhere
+(:func:`held_elsewhere`, from the set's archive: docs/memory.md, "What the message names that the
+unit lacks, held elsewhere"); stop 81 read it again on top of the cap, and with ``--held-df 3``,
+a word counted only where at least three archived messages hold it ("Held elsewhere, again, on
+top of the cap"; neither shipped).
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
 and, as ``own.pkl``, the ten sets' own probes: ``own-dev`` and ``own-reported`` read its two
@@ -128,40 +130,39 @@ def archive_frequencies(letter: str) -> tuple[dict[str, int], int]:
     return dict(counts), n
 
 
-def held_elsewhere(letter: str, text: str, hit: auto.Hit, floor: int = relevance.HELD_DF) -> float:
-    """Stop 80 (``--elsewhere``): of the message's own words, idf-weighted as
-    :func:`clio.recall.relevance.features` weighs them, the share that the unit lacks though at
-    least ``floor`` messages of set ``letter``'s archive hold them (:func:`archive_frequencies`;
-    stop 80 read ``floor`` 1, stop 81 :data:`clio.recall.relevance.HELD_DF`)."""
+HELD_DF = [1]  # --held-df: in how many archived messages a lacked word must be to count as held elsewhere
+
+
+def held_elsewhere(letter: str, text: str, hit: auto.Hit) -> float:
+    """Stop 80 (``--elsewhere``, measured, not shipped): of the message's own words, idf-weighted
+    as :func:`clio.recall.relevance.features` weighs them, the share that the unit lacks though
+    other messages of set ``letter``'s archive hold them (:func:`archive_frequencies`), at least
+    ``HELD_DF`` of them (stop 81's second form: 3)."""
     dfs, total = archive_frequencies(letter)
     known = {w: relevance.idf(dfs.get(w, 0), total) for w in relevance.own_words(text)}
     have = {excerpt_stem(w) for w in fts_words(hit.text)}
     whole = sum(known.values())
-    held = sum(v for w, v in known.items() if w not in have and dfs.get(w, 0) >= floor)
+    held = sum(v for w, v in known.items() if w not in have and dfs.get(w, 0) >= HELD_DF[0])
     return held / whole if whole else 0.0
 
 
 PAIRED = (0, 1, 2, 4, 5, 6, 7, 8)  # the first nine features but "no cosine", whose products --pairs adds
-# the features before stop 79, stop 79's and 80's ten (--asked), and the product's eleven since stop 81 (--elsewhere)
-NINE, TEN, PRODUCT = list(range(9)), list(range(10)), list(range(11))
+NINE, PRODUCT = list(range(9)), list(range(10))  # the features before stop 79, and the product's since
+ELSEWHERE = [*PRODUCT, 44]  # stop 80's --elsewhere: held elsewhere is column 44
 
 
 def row_features(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text: str = "", letter: str = "") -> list[float]:
     """Unit ``i``'s features as the product reads them (:func:`clio.recall.verdict.features`: the
-    nine of stop 66, what the message says that the unit lacks, stop 79's ``--asked``, and what it
-    names that the unit lacks and set ``letter``'s archive holds, stop 80's ``--elsewhere``), its
+    nine of stop 66, then what the message says that the unit lacks, stop 79's ``--asked``), its
     five of context, the 28 products of two of the first nine (all but "no cosine", always 0 here:
-    ``--pairs``) and whether the message ``text`` points at the past (``--past``); the columns
-    choose."""
-    # candidates stored before stop 80 do not know whether their message asks, nor before stop 81
-    # what it names that the archive holds elsewhere: both read from its text and the set's archive
-    f = hits[i].features
-    lacked = held_elsewhere(letter, text, hits[i]) if letter else getattr(f, "held_elsewhere", 0.0)
-    hit = replace(hits[i], asks=relevance.asks_in_any_sentence(text), features=replace(f, held_elsewhere=lacked))
-    own = verdict.features(hit, logits[i])
+    ``--pairs``), whether the message ``text`` points at the past (``--past``) and what it names
+    that the unit lacks and set ``letter``'s archive holds (``--elsewhere``); the columns choose."""
+    # candidates stored before stop 80 do not know whether their message asks: read from its text
+    own = verdict.features(replace(hits[i], asks=relevance.asks_in_any_sentence(text)), logits[i])
     varied = [own[c] for c in PAIRED]
     pairs = [a * b for k, a in enumerate(varied) for b in varied[k + 1 :]]
-    return own + context(hits, logits, i) + pairs + [float(bool(PAST.search(text)))]
+    lacked = held_elsewhere(letter, text, hits[i]) if letter else 0.0
+    return own + context(hits, logits, i) + pairs + [float(bool(PAST.search(text))), lacked]
 
 
 def is_fact(r: dict[str, Any], h: auto.Hit) -> bool:
@@ -227,29 +228,31 @@ def main() -> None:
     ap.add_argument("--pairs", action="store_true", help="also the arm with the products of every two of the nine features (stop 79)")
     ap.add_argument("--asked", action="store_true", help="also the arm with how much the message says that the unit lacks (unsaid), the product's tenth feature since stop 79")
     ap.add_argument("--elsewhere", action="store_true", help="also the arm with what the message names that the unit lacks and the archive holds elsewhere (stop 80, measured, not shipped)")
+    ap.add_argument("--held-df", type=int, default=1, help="--elsewhere: a lacked word counts as held elsewhere where at least this many archived messages hold it (stop 81 read 3)")
     ap.add_argument("--past", action="store_true", help="also the arms with whether the message points at the past ('did we', 'last time', 'again': stop 79)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
     args = ap.parse_args()
+    HELD_DF[0] = args.held_df
     sets = load(args.dir, [*args.fit, *args.report], J.Judge(args.judge, args.base), args.top)
     fitted = [row for name in args.fit for row in sets[name]]
     names: tuple[str, ...] = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning",
-             "unsaid", "held elsewhere", "cosine lead", "judge lead", "judged alone", "score lead", "candidates")  # fmt: skip
-    names += (*(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :]), "past")
+             "unsaid", "cosine lead", "judge lead", "judged alone", "score lead", "candidates")  # fmt: skip
+    names += (*(f"{names[a]}*{names[b]}" for k, a in enumerate(PAIRED) for b in PAIRED[k + 1 :]), "past", "held elsewhere")
     arms = [("judge + features", NINE), ("features only", NINE[1:])]
     if args.context:
-        arms += [("judge + features + context", [*NINE, *range(11, 16)]), ("features + context", [*NINE[1:], 11, 13, 14, 15])]
+        arms += [("judge + features + context", [*NINE, *range(10, 15)]), ("features + context", [*NINE[1:], 10, 12, 13, 14])]
     if args.asked:
-        arms += [("judge + features + unsaid", TEN)]
+        arms += [("judge + features + unsaid", PRODUCT)]
     if args.elsewhere:
-        arms += [("judge + features + unsaid + held elsewhere", PRODUCT)]
+        arms += [("judge + features + unsaid + held elsewhere", ELSEWHERE)]
     if args.past:
-        arms += [("judge + features + past", [*NINE, 44]), ("features + past", [*NINE[1:], 44])]
+        arms += [("judge + features + past", [*NINE, 43]), ("features + past", [*NINE[1:], 43])]
     if args.pairs:
-        arms += [("judge + features, pairwise", [*NINE, *range(16, 44)])]
+        arms += [("judge + features, pairwise", [*NINE, *range(15, 43)])]
     for label, columns in arms:
         model, w, (mu, sd, b) = fit(fitted, columns)
         print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
-        if args.weights and columns in (NINE, TEN, PRODUCT):  # as clio.recall.encoder_models.Verdict holds them
+        if args.weights and columns in (NINE, PRODUCT, ELSEWHERE):  # as clio.recall.encoder_models.Verdict holds them
             print(f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
                   f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},")  # fmt: skip
         for group in (args.fit, *([n] for n in args.report), args.report):

@@ -190,7 +190,6 @@ def says_something(text: str, limit: int = 4000) -> bool:
 
 
 UNKNOWN_DF = 0.5  # the document frequency a word found nowhere is weighed at
-HELD_DF = 3  # held elsewhere: a word the archive names in this many messages, not said in passing
 
 
 def idf(df: int, total: int) -> float:
@@ -210,11 +209,6 @@ class Features:
     weighted: float  # the idf-weighted share of the message's own words found in the unit
     rarest: float  # the highest idf among the matched words, scaled to 0..1 by the archive's size
     cosine: float | None
-    # the idf-weighted share of the message's own words that the unit lacks though at least
-    # HELD_DF other archived messages hold them: what the message names that the archive knows
-    # elsewhere ("the test environment's sftp port" to a unit about production's), not words the
-    # archive never used, nor everyday words it happened to say once or twice
-    held_elsewhere: float
 
 
 def features(
@@ -227,14 +221,12 @@ def features(
     found = [w for w in known if w in have]
     whole = sum(known.values())
     top = math.log(1.0 + max(total, 1))
-    lacked = sum(known[w] for w in known if w not in have and dfs.get(w, 0) >= HELD_DF)
     return Features(
         asked=len(known),
         matched=len(found),
         weighted=sum(known[w] for w in found) / whole if whole else 0.0,
         rarest=max((known[w] for w in found), default=0.0) / top if top else 0.0,
         cosine=cosine,
-        held_elsewhere=lacked / whole if whole else 0.0,
     )
 
 

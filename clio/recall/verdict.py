@@ -73,20 +73,13 @@ def features(hit: Hit, logit: float) -> list[float]:
     share of the message's words the unit holds, the rarest of them, the share matched, whether
     the decision without the judge quotes it, whether the scan alone found it, and how much the
     message says that the unit does not hold: log(1 + its own words) x (1 - the share held), its
-    words counted up to :data:`SAID_CAP` where it asks nothing (:attr:`clio.recall.auto.Hit.asks`),
-    and what the message names that the unit lacks though the archive holds it elsewhere
-    (:attr:`clio.recall.relevance.Features.held_elsewhere`).
-
-    The tenth tells a remark about the work at hand ("run pytest") from a question reworded in
+    words counted up to :data:`SAID_CAP` where it asks nothing (:attr:`clio.recall.auto.Hit.asks`).
+    The last tells a remark about the work at hand ("run pytest") from a question reworded in
     other words than the session's: both reach a unit that shares none of their words by meaning,
     but only the longer one says enough to be answered that way; a short question whose words the
     unit holds is answered by them, and counts 0 (docs/memory.md, "The judged score refitted on
-    every read set"). A long report or order says much and asks nothing: its length beyond a few
-    words is not a question's (docs/memory.md, "Long messages about the work at hand"). The
-    eleventh tells a near miss from a rewording: "which port does the bank sftp in the test
-    environment use?" to a unit about production's lacks words that other sessions use, where a
-    question reworded in everyday words lacks words the archive never used (docs/memory.md, "What
-    the message names that the unit lacks, held elsewhere")."""
+    every read set"). A long report or order says much and asks nothing: its length beyond a
+    few words is not a question's (docs/memory.md, "Long messages about the work at hand")."""
     f = hit.features
     return [
         logit,
@@ -99,7 +92,6 @@ def features(hit: Hit, logit: float) -> list[float]:
         float(hit.relevant),
         float(hit.meaning),
         math.log1p(f.asked if hit.asks else min(f.asked, SAID_CAP)) * (1.0 - f.weighted),
-        f.held_elsewhere,
     ]
 
 

@@ -648,7 +648,7 @@ def test_fewer_units_quote_more_of_their_answer_within_the_block() -> None:
 
     def unit(k: int) -> auto.Hit:
         parts = ((1, "user", f"question {k} about delivered_at"), (2, "assistant", answer))
-        f = relevance.Features(asked=2, matched=1, weighted=0.5, rarest=1.0, cosine=0.5, held_elsewhere=0.0)
+        f = relevance.Features(asked=2, matched=1, weighted=0.5, rarest=1.0, cosine=0.5)
         return auto.Hit(f"s{k}", f"n{k}", "2026-01-01", "user", 1, answer, f, 0.5, False, parts=parts)
 
     one = auto.render([unit(1)], "delivered_at", 2100)

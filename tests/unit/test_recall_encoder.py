@@ -82,7 +82,7 @@ def test_questions_and_problem_reports_are_not_tasks(text: str) -> None:
 
 
 def hit(cosine: float | None, *, score_words: int = 0, task: bool = False, asked: int = 4) -> auto.Hit:
-    f = R.Features(asked=asked, matched=score_words, weighted=score_words / asked, rarest=1.0, cosine=cosine, held_elsewhere=0.0)
+    f = R.Features(asked=asked, matched=score_words, weighted=score_words / asked, rarest=1.0, cosine=cosine)
     return auto.Hit("s", "", "2026-01-01", "assistant", 3, FACT, f, R.score(f), False, task=task)
 
 
