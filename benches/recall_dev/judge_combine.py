@@ -25,7 +25,10 @@ the share of the message's words the unit lacks though the archive holds them el
 (:func:`held_elsewhere`, from the set's archive: docs/memory.md, "What the message names that the
 unit lacks, held elsewhere"); stop 81 read it again on top of the cap, and with ``--held-df 3``,
 a word counted only where at least three archived messages hold it ("Held elsewhere, again, on
-top of the cap"; neither shipped).
+top of the cap"; neither shipped). Since stop 81 :func:`replay` also quotes, as
+:func:`clio.recall.auto.choose` does, the units that share no word with the message and that its
+cosine quotes (stop 67's ``Hit.unworded``): replays before it left them out, and read the ten sets'
+own messages 57 / 29 / 8 where the product reads 57 / 31 / 8.
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the probe sets'
 and, as ``own.pkl``, the ten sets' own probes: ``own-dev`` and ``own-reported`` read its two
@@ -208,6 +211,9 @@ def replay(rows: Rows, model: Model | None, t: float, words_free: bool = False) 
             kept = [hits[i] for i, q in sorted(zip(judged, probs, strict=True), key=lambda x: -x[1]) if q >= t]
             if words_free:  # what the decision without the judge quotes sharing no word stays
                 kept += [h for h in auto.choose(J.searched(r)) if h.features.weighted <= 0.0 and h not in kept]
+            # then, as clio.recall.auto.choose, the units that share no word and that the cosine
+            # quotes (stop 67, Hit.unworded); replays before stop 81 left them out
+            kept += sorted((h for h in hits if h.unworded and h not in kept), key=lambda h: -h.rank)
             kept = kept[: auto.MAX_HITS]
         else:
             kept = auto.choose(J.searched(r))  # nothing judged: the decision without the judge, as the product
