@@ -7,6 +7,9 @@ Needs the real model: ``CLIO_TEST_MODELS_FROM`` names a $CLIO_HOME where it is i
 clio starts runs it (its own socket and vector cache), and the reworded question gets the earlier
 answer quoted; with ``CLIO_RECALL_ENCODER=minilm`` the same question, scored by MiniLM, gets no
 block; with the helper off, the words alone quote nothing; small talk gets nothing either way.
+With the judge on (``recall_judge``, the default), mpnet's helper loads the packaged judge and
+the decision reads mpnet's own weights (``MPNET.verdict``, refitted in stop 82): a rewording
+MiniLM's decision turns down gets its answer, small talk nothing.
 """
 
 from __future__ import annotations
@@ -120,6 +123,55 @@ def test_the_installed_mpnet_quotes_a_reworded_fact_minilm_misses(tmp_path: Path
         assert "events.invalid.v2" not in sent(server, REWORDED)  # MiniLM's cosine is under its threshold
         assert vectors(project, MPNET)[0] == MPNET.model_id and vectors(project, MPNET)[1] >= kept[1] > 0  # left alone
         assert vectors(project, MINILM)[0] == MINILM.model_id
+    finally:
+        server.stop()
+        stop_helpers(home)
+
+
+
+# with the judge on: a rewording mpnet's helper quotes through the judge and MiniLM's does not
+# (found by driving the installed clio, stop 82; the shortest one, REWORDED, neither quotes with it)
+REWORDED_JUDGED = "which topic do rejected malformed messages get written to?"
+
+
+def test_the_installed_mpnet_decides_with_the_judge_and_its_own_weights(tmp_path: Path) -> None:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (home / "models").symlink_to(Path(MODELS_FROM).resolve() / "models")
+    server = FakeServer(responder).start()  # no config: recall_judge is on, as by default
+
+    def clio(text: str, model: str | None = None) -> str:
+        r = run_clio(["--model", "fake-model", "-p", text], server=server, project=project, home=home, env_extra={ENV_SWITCH: model})
+        assert r.returncode == 0, r.stderr
+        return sent(server, text)
+
+    try:
+        clio(ASKED)
+        for text in OTHER:
+            clio(text)
+        wait_filled(project, MPNET)
+        client = EncoderClient(home, home)
+        client._path = socket_path(home, MPNET)
+        clio(ASKED)  # a question the recall searches asks for the judge: it loads in mpnet's helper
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and client.status(5.0).get("judge") is not True:
+            time.sleep(0.2)
+        state = client.status(5.0)
+        assert state["model"] == MPNET.name and state["judge"] is True, state
+        message = clio(REWORDED_JUDGED)
+        assert "<recalled_context>" in message and "events.invalid.v2" in message, message
+        for small_talk in ("ok, continue", "thanks, that looks good"):
+            assert "<recalled_context>" not in clio(small_talk)
+        clio("and the metrics naming?", "minilm")  # MiniLM's helper, its judge and its weights
+        wait_filled(project, MINILM)
+        clio(ASKED, "minilm")
+        client._path = socket_path(home, MINILM)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and client.status(5.0).get("judge") is not True:
+            time.sleep(0.2)
+        assert client.status(5.0).get("judge") is True
+        assert "events.invalid.v2" not in clio(REWORDED_JUDGED, "minilm")
     finally:
         server.stop()
         stop_helpers(home)
