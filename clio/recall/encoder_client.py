@@ -373,4 +373,4 @@ class EncoderClient:
 
         fill = (self.cache, self.index) if self.cache.parent.is_dir() else None
         served = self.endpoint if self.model.endpoint and self.endpoint is not None else None
-        self.state = spawn(path, self.model.name, self.home, self.idle_s, fill, served)
+        self.state = spawn(path, self.model.name, self.home, self.idle_s, fill, served, judge=self.verdict() is not None)

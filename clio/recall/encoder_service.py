@@ -23,7 +23,7 @@ Requests (one JSON object per line):
   the query (:mod:`clio.recall.encoder_scan`), which clio adds to bm25's candidates before it
   sends the units. With ``"judge": true`` (the user's ``recall_judge``), the helper loads its judge
   (:mod:`clio.recall.judge`, for a model with a :class:`clio.recall.encoder_models.Verdict`; in a
-  thread, the first time); once it is loaded, the cosines come with ``"judge": true`` and the
+  thread, the first time, unless it started with ``--judge`` and loads it then); once it is loaded, the cosines come with ``"judge": true`` and the
   helper waits up to :data:`JUDGE_WAIT_S` on the same connection for ``{"judge": [TEXT, ...]}``
   (the units clio's decision hands it, at most 8; none when no reading could quote them), answered
   ``{"logits": [...]}``; a connection closed instead gets no reply.
@@ -344,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, help="$CLIO_HOME, where an installed model's files are")
     ap.add_argument("--endpoint", metavar="BASE_URL", help="a model the user's endpoint serves (its key on stdin)")
     ap.add_argument("--remote", metavar="NAME", help="... that model's name there")
+    ap.add_argument("--judge", action="store_true", help="load the judge as it starts (the run that started it has recall_judge on)")
     args = ap.parse_args(argv)
     sock_path: Path = args.socket
     lock = Path(str(sock_path) + LOCK_SUFFIX)
@@ -366,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         lock.unlink()  # ready: clients connect from now on
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # leave through the clean-up below
     service = Service(encoder, sock_path, args.idle, args.home)
+    if args.judge:  # in its thread, beside the fill: the first message that asks finds it loaded
+        service.want_judge()
     if args.endpoint and math.isinf(encoder.model.cosine_ask) and args.home is not None:
         threading.Thread(target=calibrate_kept, args=(encoder, args.home), daemon=True, name="clio-encoder-calibrate").start()
     threading.Thread(target=service.fill.run, daemon=True, name="clio-encoder-fill").start()

@@ -23,13 +23,15 @@ NETWORK_ENV = tuple(
 
 def spawn(
     sock: Path, model: str, home: Path, idle_s: float | None, fill: tuple[Path, Path] | None,
-    endpoint: Endpoint | None = None,
+    endpoint: Endpoint | None = None, judge: bool = False,
 ) -> str:  # fmt: skip
     """Start the helper of ``model`` on ``sock``, never waiting for it; ``idle_s``: how long it
     stays without a request (None: its default); ``fill``: the project's (vector cache, index)
     it embeds once up; ``endpoint``: the model is one the user's endpoint serves, whose key the
-    helper reads from a pipe. The client's state after it: starting (by this run or another), or
-    why it could not."""
+    helper reads from a pipe; ``judge``: the user's ``recall_judge`` is on, so the helper loads
+    its judge as it starts rather than on the first message that asks (which would go without
+    it if the judge were not loaded within its wait). The client's state after it: starting (by
+    this run or another), or why it could not."""
     if not take_lock(Path(str(sock) + ".lock")):
         return "starting"
     args = [sys.executable, "-m", "clio.recall.encoder_service", "--socket", str(sock), "--home", str(home)]
@@ -38,6 +40,8 @@ def spawn(
         args += ["--idle", f"{idle_s:g}"]
     if fill is not None:  # the project's archive embedded once up (its index may be in the making)
         args += ["--fill", str(fill[0]), str(fill[1])]
+    if judge:
+        args.append("--judge")
     kept = KEPT_ENV + (NETWORK_ENV if endpoint else ())  # none of clio's keys
     env = {k: os.environ[k] for k in kept if k in os.environ}
     # numpy's BLAS on one thread: its pool's threads spin after each scan (a matrix-vector

@@ -16,8 +16,9 @@ its own length reads the same decisions and is 10% cheaper in the helper: measur
 taken; docs/memory.md, "Two blind sets read, nothing shipped").
 
 Unless the user's config says ``recall_judge: false`` (docs/memory.md, "The judge in the
-decision"): loaded in a thread on the first request that asks for it (~0.3 s); until then, or if
-it cannot load, the helper tells clio it has no judge and the decision goes without it.
+decision"): loaded in a thread as the helper starts (``--judge``, from a run with it on) or on the
+first request that asks for it (~0.3 s); until then, or if it cannot load, the helper tells clio it
+has no judge and the decision goes without it.
 """
 
 from __future__ import annotations
@@ -102,8 +103,9 @@ class Judge:
 
 
 class HostedJudge:
-    """The helper's judge: loaded in a thread on the first request that asks for it (:meth:`want`),
-    once; until then, or if it cannot load, there is none and the decision goes without it."""
+    """The helper's judge: loaded in a thread as the helper starts with ``--judge`` or on the first
+    request that asks for it (:meth:`want`), once; until then, or if it cannot load, there is none
+    and the decision goes without it."""
 
     def __init__(self) -> None:
         self.judge: Judge | None = None

@@ -16,6 +16,7 @@ not how it was fitted.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,38 @@ def test_the_judge_drops_a_near_miss_and_brings_back_a_reworded_fact(tmp_path: P
     finally:
         server.stop()
         stop_helper(home)
+
+
+def test_a_helper_started_with_the_judge_on_loads_it_before_any_message_asks(tmp_path: Path) -> None:
+    """A run that starts the helper tells it the user's recall_judge (``--judge``): the judge loads
+    as the helper starts, so the first message that asks is judged, not decided without it because
+    the judge was still loading (stop 82: a fresh mpnet helper's first question went unjudged).
+    An order starts the helper here and nothing asks; with ``recall_judge: false`` no judge loads."""
+    server = FakeServer(lambda body: Reply(text="Done.")).start()
+    try:
+        for judge_on in (True, False):
+            proj, home = tmp_path / f"proj-{judge_on}", tmp_path / f"home-{judge_on}"
+            proj.mkdir()
+            home.mkdir()
+            if not judge_on:
+                (home / "config.yaml").write_text("recall_judge: false\n")
+            build(load_set("set_d"), proj / ".clio" / "sessions")
+            try:
+                r = run_clio(["--model", "fake-model", "-p", "add a --fahrenheit option to thermoctl logs"], server=server,
+                             project=proj, home=home, env_extra={"CLIO_RECALL_ENCODER": None})  # fmt: skip
+                assert r.returncode == 0, r.stderr
+                wait_filled(proj)
+                with pytest.MonkeyPatch.context() as mp:
+                    mp.delenv("CLIO_RECALL_ENCODER", raising=False)
+                    client = EncoderClient(home, proj / ".clio")  # asks nothing: status only
+                deadline = time.monotonic() + (30 if judge_on else 3)
+                while time.monotonic() < deadline and client.status(2.0).get("judge") is not True:
+                    time.sleep(0.1)
+                assert client.status(2.0).get("judge") is judge_on
+            finally:
+                stop_helper(home)
+    finally:
+        server.stop()
 
 
 READING = r"judged [-+]\d+\.\d, probability 0\.\d\d \(bar\s+0\.25\)"
