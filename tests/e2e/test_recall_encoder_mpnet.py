@@ -128,10 +128,17 @@ def test_the_installed_mpnet_quotes_a_reworded_fact_minilm_misses(tmp_path: Path
         stop_helpers(home)
 
 
-
 # with the judge on: a rewording mpnet's helper quotes through the judge and MiniLM's does not
 # (found by driving the installed clio, stop 82; the shortest one, REWORDED, neither quotes with it)
 REWORDED_JUDGED = "which topic do rejected malformed messages get written to?"
+
+
+def wait_judge(client: EncoderClient) -> None:
+    """Until the helper says its judge is loaded (a run that searched asked for it)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and client.status(5.0).get("judge") is not True:
+        time.sleep(0.2)
+    assert client.status(5.0).get("judge") is True, client.status(5.0)
 
 
 def test_the_installed_mpnet_decides_with_the_judge_and_its_own_weights(tmp_path: Path) -> None:
@@ -154,11 +161,8 @@ def test_the_installed_mpnet_decides_with_the_judge_and_its_own_weights(tmp_path
         client = EncoderClient(home, home)
         client._path = socket_path(home, MPNET)
         clio(ASKED)  # a question the recall searches asks for the judge: it loads in mpnet's helper
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and client.status(5.0).get("judge") is not True:
-            time.sleep(0.2)
-        state = client.status(5.0)
-        assert state["model"] == MPNET.name and state["judge"] is True, state
+        wait_judge(client)
+        assert client.status(5.0)["model"] == MPNET.name
         message = clio(REWORDED_JUDGED)
         assert "<recalled_context>" in message and "events.invalid.v2" in message, message
         for small_talk in ("ok, continue", "thanks, that looks good"):
@@ -167,10 +171,7 @@ def test_the_installed_mpnet_decides_with_the_judge_and_its_own_weights(tmp_path
         wait_filled(project, MINILM)
         clio(ASKED, "minilm")
         client._path = socket_path(home, MINILM)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and client.status(5.0).get("judge") is not True:
-            time.sleep(0.2)
-        assert client.status(5.0).get("judge") is True
+        wait_judge(client)
         assert "events.invalid.v2" not in clio(REWORDED_JUDGED, "minilm")
     finally:
         server.stop()
