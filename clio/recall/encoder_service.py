@@ -23,8 +23,9 @@ Requests (one JSON object per line):
   the query (:mod:`clio.recall.encoder_scan`), which clio adds to bm25's candidates before it
   sends the units. With ``"judge": true`` (the user's ``recall_judge``), the helper loads its judge
   (:mod:`clio.recall.judge`, for a model with a :class:`clio.recall.encoder_models.Verdict`; in a
-  thread, the first time, unless it started with ``--judge`` and loads it then); once it is loaded, the cosines come with ``"judge": true`` and the
-  helper waits up to :data:`JUDGE_WAIT_S` on the same connection for ``{"judge": [TEXT, ...]}``
+  thread, the first time, unless it started with ``--judge`` and loads it then); once it is
+  loaded, the cosines come with ``"judge": true`` and the helper waits up to
+  :data:`JUDGE_WAIT_S` on the same connection for ``{"judge": [TEXT, ...]}``
   (the units clio's decision hands it, at most 8; none when no reading could quote them), answered
   ``{"logits": [...]}``; a connection closed instead gets no reply.
 - ``{"op": "ahead", "q": TEXT}`` -> ``{"ok": true}``: ``TEXT`` embedded now and kept (the last

@@ -29,6 +29,7 @@ from clio.recall.encoder_client import EncoderClient
 from clio.recall.encoder_models import ENV_SWITCH, MINILM, MPNET, is_installed
 from clio.recall.encoder_readiness import installed, socket_path
 from testkit.clio_run import run_clio
+from testkit.encoder_helper import wait_for_judge
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import latest_user
 from tests.e2e.test_recall_encoder import sent
@@ -133,13 +134,6 @@ def test_the_installed_mpnet_quotes_a_reworded_fact_minilm_misses(tmp_path: Path
 REWORDED_JUDGED = "which topic do rejected malformed messages get written to?"
 
 
-def wait_judge(client: EncoderClient) -> None:
-    """Until the helper says its judge is loaded (a run that searched asked for it)."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and client.status(5.0).get("judge") is not True:
-        time.sleep(0.2)
-    assert client.status(5.0).get("judge") is True, client.status(5.0)
-
 
 def test_the_installed_mpnet_decides_with_the_judge_and_its_own_weights(tmp_path: Path) -> None:
     project, home = tmp_path / "proj", tmp_path / "home"
@@ -160,8 +154,7 @@ def test_the_installed_mpnet_decides_with_the_judge_and_its_own_weights(tmp_path
         wait_filled(project, MPNET)
         client = EncoderClient(home, home)
         client._path = socket_path(home, MPNET)
-        clio(ASKED)  # a question the recall searches asks for the judge: it loads in mpnet's helper
-        wait_judge(client)
+        wait_for_judge(client)  # loaded as the helper started (the user's recall_judge)
         assert client.status(5.0)["model"] == MPNET.name
         message = clio(REWORDED_JUDGED)
         assert "<recalled_context>" in message and "events.invalid.v2" in message, message
@@ -169,9 +162,8 @@ def test_the_installed_mpnet_decides_with_the_judge_and_its_own_weights(tmp_path
             assert "<recalled_context>" not in clio(small_talk)
         clio("and the metrics naming?", "minilm")  # MiniLM's helper, its judge and its weights
         wait_filled(project, MINILM)
-        clio(ASKED, "minilm")
         client._path = socket_path(home, MINILM)
-        wait_judge(client)
+        wait_for_judge(client)
         assert "events.invalid.v2" not in clio(REWORDED_JUDGED, "minilm")
     finally:
         server.stop()
