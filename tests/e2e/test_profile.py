@@ -8,10 +8,15 @@ short schemas, short system prompt), the full one elsewhere, and what the user c
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from testkit.clio_run import archive_messages, run_clio, session_dirs, system_text
+import pytest
+
+from testkit.clio_run import archive_messages, run_clio, session_dirs, system_text, wait_background
 from testkit.fakeserver import FakeServer, Reply
 
 LEAN = ["file_operations", "version_control", "terminal_operations"]
@@ -51,7 +56,23 @@ def test_small_window_sends_the_lean_profile(project: Path, home: Path, fake_ser
     assert lean_tokens < (2048 - 512) / 3  # the fixed part leaves two thirds of the budget
 
 
-def test_context_command_names_the_profile(project: Path, home: Path, fake_server: FakeServer) -> None:
+@pytest.fixture
+def short_project() -> Iterator[Path]:
+    """A project at a path of fixed length: the system prompt names the project's path, and in a
+    2k window the lean fixed part is near a third of the limit, so pytest's base folder
+    (/tmp/pytest-of-USER/pytest-N/popen-gwK/..., longer as N grows) must not decide the figures."""
+    root = Path(tempfile.mkdtemp(prefix="clio-profile-", dir="/tmp"))
+    p = root / "proj"
+    p.mkdir()
+    try:
+        yield p
+        wait_background(p, timeout=30)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_context_command_names_the_profile(short_project: Path, home: Path, fake_server: FakeServer) -> None:
+    project = short_project
     r = run(project, home, fake_server, "--context-window", "2048", "-p", "/context --json")
     assert r.returncode == 0, r.stderr
     figures = json.loads(r.stdout)
