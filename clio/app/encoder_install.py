@@ -41,6 +41,7 @@ from clio.recall.encoder_models import (
     Endpoint,
     Wheel,
     is_installed,
+    unreadable,
 )
 
 if TYPE_CHECKING:
@@ -252,7 +253,11 @@ def status(home: Path, endpoint: Endpoint | None = None) -> str:
     use: EncoderModel | str = client.model if client.off_reason is None else client.off_reason
     lines = []
     for model in MODELS.values():
-        here = "installed" if is_installed(model, home) else f"not installed (clio encoder install {model.name})"
+        blocked = unreadable(model, home)
+        if blocked:
+            here = f"not usable: {blocked}"
+        else:
+            here = "installed" if is_installed(model, home) else f"not installed (clio encoder install {model.name})"
         mark = "*" if use is model else " "
         lines.append(f"{mark} {model.name:<7} {model.description}: {here}")
     wanted = client.wanted

@@ -1,6 +1,6 @@
 """``clio encoder`` through the installed clio (issue 32): what is installed and in use, and an
 install whose package index cannot be reached (a closed port on 127.0.0.1) failing in one
-sentence with nothing written."""
+sentence with nothing written; a model folder the user may not read named, not a traceback."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pathlib import Path
 from clio.recall.encoder_models import MPNET
 from clio.recall.encoder_readiness import socket_path
 from testkit.clio_run import run_clio
+from testkit.fakeserver import FakeServer, Reply
+from testkit.unprivileged import User, UserTree, run_clio_as
 
 
 def closed_port() -> int:
@@ -59,3 +61,32 @@ def test_remove_deletes_the_model_and_lets_its_helper_go(tmp_path: Path) -> None
     assert not folder.exists() and not sock.exists()
     r = run_clio(["encoder"], server=None, project=project, home=home, env_extra={"CLIO_RECALL_ENCODER": None})
     assert "in use: minilm" in r.stdout.splitlines()
+
+
+def test_a_model_folder_the_user_cannot_read(user: User, tree: UserTree) -> None:
+    """A $CLIO_HOME whose mpnet folder this user may not read (set to a folder another user
+    installed into, say): ``clio encoder`` names the folder and why, the helper runs MiniLM, and a
+    one-shot run in a project with history answers, no traceback (run as an ordinary user: root
+    reads any folder)."""
+    folder = MPNET.folder(tree.clio_home)
+    folder.mkdir(parents=True)
+    (folder / "installed.json").write_text("{}")
+    tree.chown()
+    folder.chmod(0)
+    try:
+        r = run_clio_as(user, tree, ["encoder"], server=None, env_extra={"CLIO_RECALL_ENCODER": None})
+        assert r.returncode == 0, r.stderr
+        assert f"not usable: {folder} cannot be read (Permission denied)" in r.stdout, r.stdout
+        assert "in use: minilm" in r.stdout.splitlines(), r.stdout
+        server = FakeServer().start()
+        try:
+            server.script(Reply(text="First answer."), Reply(text="Second answer."))
+            for asked in ("which port does the api listen on?", "and the port of the worker?"):
+                r = run_clio_as(user, tree, ["-p", asked], server=server, env_extra={"CLIO_RECALL_ENCODER": None})
+                assert r.returncode == 0, r.stderr
+        finally:
+            server.stop()
+        assert "Second answer." in r.stdout
+        assert len(server.chat_requests) == 2
+    finally:
+        folder.chmod(0o755)
