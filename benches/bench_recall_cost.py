@@ -12,12 +12,21 @@ project would; the measured runs are the steady state that follows. Each run is 
 ``--resume`` times ``clio -c -p`` instead: each run resumes the latest session (the first run's,
 growing by a turn a run), whose window's messages the recall must leave out.
 
-    python benches/bench_recall_cost.py [--runs 15] [--sessions 60] [--messages 30] [--models-from CLIO_HOME] [--resume]
+``--cold`` times the first run after the helper left (its idle time passed, or the machine
+restarted): before each 'on' run the helper is stopped, so that run finds none, decides by words,
+and starts a new helper (with its judge when ``recall_judge`` is on, the default), which loads
+beside the run on the same cores. After the run the bench waits until that helper is ready (the
+archive's vectors are on disk from the first run; its judge loaded) and stops it, so the 'words'
+and 'off' runs of the triple never share the cores with a loading helper. It also says how long
+the new helper took to be ready, from the run's start.
+
+    python benches/bench_recall_cost.py [--runs 15] [--sessions 60] [--messages 30] [--models-from CLIO_HOME] [--resume] [--cold]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -35,6 +44,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended:
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from testkit.clio_run import CLIO, wait_background, write_archive  # noqa: E402
+from testkit.encoder_helper import stop_helper  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
 
 T0 = 1_763_000_000.0
@@ -107,6 +117,37 @@ def wait_for_helper(home: Path, clio_dir: Path, seconds: float = 300.0) -> int:
     return 0
 
 
+def stopped(home: Path) -> None:
+    """Stop the helper listening in ``home`` and wait until it is gone (no answer to a ping)."""
+    client = EncoderClient(home, home, timeout_s=2.0)
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline:
+        try:
+            pid = client.ping(1.0)
+        except (OSError, ValueError):
+            return
+        stop_helper(home)
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.05)
+    raise SystemExit("the encoder helper would not stop")
+
+
+def ready_after(home: Path, clio_dir: Path, started: float, seconds: float = 120.0) -> float:
+    """Seconds from ``started`` until the helper a cold run started answers with its judge loaded
+    and the archive's vectors found (-1: it never did)."""
+    client = EncoderClient(home, clio_dir, timeout_s=2.0)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if client.status(1.0).get("judge") is True and filled(clio_dir, client.model):
+                return time.monotonic() - started
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.02)
+    return -1.0
+
+
 def pct(xs: list[float], p: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
@@ -119,6 +160,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--messages", type=int, default=30)
     ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="the encoders installed there (clio encoder install): the 'on' runs use the one clio would")
     ap.add_argument("--resume", action="store_true", help="time clio -c -p: each run resumes the latest session")
+    ap.add_argument("--cold", action="store_true", help="no helper before each 'on' run: the first run after it left")
     args = ap.parse_args(argv)
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="clio-recall-cost-") as tmp, FakeServer() as server:
@@ -141,13 +183,24 @@ def main(argv: list[str] | None = None) -> None:
         helper = wait_for_helper(homes["on"], proj / ".clio")
         walls: dict[str, list[float]] = {mode: [] for mode in MODES}
         rss: dict[str, list[int]] = {mode: [] for mode in MODES}
+        ready: list[float] = []
+        hwm = "0"  # the peak RSS (kB) of the last helper a cold run started
         for _ in range(args.runs):
             for mode in MODES:
+                if args.cold and mode == "on":
+                    stopped(homes["on"])
+                started = time.monotonic()
                 w, r, _ = run(proj, homes[mode], server, args.resume)
                 walls[mode].append(w)
                 rss[mode].append(r)
+                if args.cold and mode == "on":
+                    ready.append(ready_after(homes["on"], proj / ".clio", started))
+                    helper = EncoderClient(homes["on"], proj / ".clio").ping(2.0)
+                    hwm = next((ln.split()[1] for ln in Path(f"/proc/{helper}/status").read_text().splitlines() if ln.startswith("VmHWM")), "0")
+                    stopped(homes["on"])
         n = args.sessions * args.messages
-        print(f"history: {args.sessions} sessions, {n:,} messages{'; each run resumes the latest session' if args.resume else ''}; first run (builds the index) "
+        how = ("; each run resumes the latest session" if args.resume else "") + ("; each 'on' run finds no helper (cold)" if args.cold else "")
+        print(f"history: {args.sessions} sessions, {n:,} messages{how}; first run (builds the index) "
               f"{first * 1000:,.0f} ms; {args.runs} triples; load {load:.2f} -> {os.getloadavg()[0]:.2f}")
         for mode in MODES:
             w = walls[mode]
@@ -160,7 +213,12 @@ def main(argv: list[str] | None = None) -> None:
             print(f"paired difference ({mode} - off): p50 {statistics.median(diffs) * 1000:+,.0f} ms "
                   f"({statistics.median(diffs) / base:+.0%}), p95 {pct(diffs, 95) * 1000:+,.0f} ms; "
                   f"peak RSS {(statistics.median(rss[mode]) - statistics.median(rss['off'])) / 1024:+.1f} MiB")
-        if helper:
+        if args.cold:
+            got = [x for x in ready if x >= 0]
+            if got:
+                print(f"the helper a cold run started, ready (judge loaded) after: p50 {statistics.median(got):.2f} s, "
+                      f"p95 {pct(got, 95):.2f} s from the run's start ({len(ready) - len(got)} never); its peak RSS {int(hwm) / 1024:.0f} MiB")
+        elif helper:
             with_ahead = EncoderClient(homes["on"], proj / ".clio").status().get("recalls_ahead", 0)
             print(f"recalls the helper did ahead for the 'on' runs: {with_ahead} of {args.runs}")
             status = Path(f"/proc/{helper}/status").read_text()

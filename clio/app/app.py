@@ -110,6 +110,7 @@ class App(CommandSurface):
         encoder = EncoderClient(paths.home, paths.clio_dir, idle_s=idle, endpoint=served) if s.recall_encoder and self.writes else None
         if encoder is not None:
             encoder.judge = s.recall_judge
+            encoder.defer_start = not interactive  # a one-shot run starts the helper after its own search
         recall.encoder = self.encoder = encoder
         self.auto_recall = AutoRecall(self.services, self.window, s, encoder)
         self.session: Session | None = None
@@ -366,7 +367,11 @@ class App(CommandSurface):
         self.memory.skills.turn_sent()
 
     def recall(self, user: Message, task: str) -> Message | None:
-        return self.auto_recall(user, task)
+        try:
+            return self.auto_recall(user, task)
+        finally:
+            if self.encoder is not None:
+                self.encoder.recall_decided()  # a helper this run found missing starts now
 
     def trimming(self, iteration: int, task: str) -> None:
         """The progress checkpoint, before a trim drops messages."""

@@ -74,6 +74,13 @@ class EncoderClient:
         self._started: float | None = None  # when this run last started the helper (monotonic)
         self._filled = 0.0  # when this client last asked for a fill (monotonic)
         self._fill_due = False  # a search asked the helper this turn: the fill is asked when it ends
+        # A one-shot run (clio -p) that finds no helper decides its message by words and starts
+        # the helper once that recall is decided (:meth:`recall_decided`), so that the helper's
+        # loading (both cores for about 0.7 s) does not share them with the run's own search; it
+        # loads while the model answers, for the turn's tool searches and the runs after. The
+        # REPL starts it at once (the user types meanwhile).
+        self.defer_start = False
+        self._start_due = False
         self.endpoint = endpoint if endpoint is not None and not os.environ.get(ENV_SWITCH, "").strip() else None
         choice = self.calibrated_model() if self.endpoint is not None else chosen(home)
         self.model: EncoderModel = choice if isinstance(choice, EncoderModel) else MINILM
@@ -324,13 +331,23 @@ class EncoderClient:
         """A search of this turn asked the helper: its fill is asked when the turn ends."""
         self._fill_due = True
 
+    def recall_decided(self) -> None:
+        """The run's message has its recall (:attr:`defer_start`): a start left due happens now,
+        and any later one at once."""
+        self.defer_start = False
+        if self._start_due:
+            self._start_due = False
+            self._start()
+
     def turn_ended(self) -> None:
         """Ask for the fill a search of this turn left due, now that the turn's own work is done:
         the helper's background pass never competes with the run's search, request or answer
-        (nor, in a one-shot run, with anything measured of the run)."""
+        (nor, in a one-shot run, with anything measured of the run). A start still left due (a
+        turn that never came to its recall) happens now."""
         if self._fill_due:
             self._fill_due = False
             self.fill()
+        self.recall_decided()
 
     def warm_up(self) -> None:
         """Start the helper if it is not running (the REPL does this once its prompt is up)."""
@@ -347,7 +364,16 @@ class EncoderClient:
     def start(self) -> None:
         """Start the helper, detached, unless one is starting, it cannot run here, or this run
         started one less than :data:`START_AGAIN_S` ago (a REPL open for hours outlives the
-        helper's idle time: it starts it again). Never waits for it."""
+        helper's idle time: it starts it again). Never waits for it. In a one-shot run before its
+        message's recall is decided (:attr:`defer_start`), the start is left due until then."""
+        if self.defer_start:
+            self._start_due = True
+            if self._why_not is None:
+                self.state = "starting once this message's recall is decided"
+            return
+        self._start()
+
+    def _start(self) -> None:
         now = time.monotonic()
         if self._started is not None and now - self._started < START_AGAIN_S:
             self.state = "starting"
