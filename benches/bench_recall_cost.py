@@ -223,7 +223,9 @@ def main(argv: list[str] | None = None) -> None:
             print(f"recalls the helper did ahead for the 'on' runs: {with_ahead} of {args.runs}")
             status = Path(f"/proc/{helper}/status").read_text()
             hwm = next((ln.split()[1] for ln in status.splitlines() if ln.startswith("VmHWM")), "0")
-            print(f"the encoder helper (a separate process, pid {helper}): peak RSS {int(hwm) / 1024:.0f} MiB")
+            now = next((ln.split()[1] for ln in status.splitlines() if ln.startswith("VmRSS")), "0")
+            print(f"the encoder helper (a separate process, pid {helper}): peak RSS {int(hwm) / 1024:.0f} MiB, "
+                  f"RSS at the end {int(now) / 1024:.0f} MiB")
             os.kill(helper, signal.SIGTERM)
         wait_background(proj)  # each run's read-back child, before its project is removed
         # the run's own message (a resumed session's requests carry the earlier turns too)

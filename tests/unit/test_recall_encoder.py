@@ -671,6 +671,65 @@ def test_the_fill_embeds_texts_of_a_length_together(tmp_path: Path) -> None:
 
 
 @needs_model
+def test_memory_given_back_changes_no_vector() -> None:
+    """The arena's free memory given back (after a fill pass, :meth:`Encoder.release`) changes no
+    vector: a query's after it reads as before, to the bit, alone and in a batch."""
+    from clio.recall.encoder import BATCH, Encoder
+
+    encoder = Encoder(threads=1)
+    texts = [f"the worker {k} retried the upload " * (k % 7 + 1) for k in range(BATCH * 2 + 3)]
+    alone, batched = encoder.embed(texts[:1]), encoder.embed(texts)
+    encoder.release()
+    assert (encoder.embed(texts[:1]) == alone).all()
+    encoder.release()
+    assert (encoder.embed(texts) == batched).all()
+
+
+@needs_model
+def test_the_fill_gives_its_memory_back_after_each_pass(tmp_path: Path) -> None:
+    """A big pass of the helper's fill (a project's first: more than a turn's messages) ends by
+    giving back what its batches took: the query's session and the fill's own (MiniLM keeps one)
+    each release their arena once. A turn's pass gives nothing back: what it took is small and
+    the next query would only take it again."""
+    import threading
+
+    from clio.recall.encoder import Encoder
+    from clio.recall.encoder_cache import filled
+    from clio.recall.encoder_fill import SHARED_FILL, Filler
+    from clio.recall.encoder_models import MINILM
+
+    released: list[int] = []
+
+    class Counting(Encoder):
+        def release(self) -> None:
+            released.append(id(self))
+            super().release()
+
+    query = Counting(threads=1)
+    passes = threading.Semaphore(0)
+    filler = Filler(query, None, threading.Event(), threading.Lock(), lambda *a: None, passes.release)
+    own = Counting(threads=1)
+    filler.session = lambda: own  # type: ignore[method-assign]  # MiniLM's fill session, counted
+    clio_dir = tmp_path / ".clio"
+    clio_dir.mkdir()
+    with sqlite3.connect(clio_dir / "recall.sqlite") as db:
+        db.execute("CREATE TABLE msgs(id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, role TEXT, ts REAL, body TEXT)")
+        db.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES ('s', ?, 'user', 0, ?)",
+                       [(k, f"message {k} about the billing export") for k in range(SHARED_FILL + 8)])  # fmt: skip
+    threading.Thread(target=filler.run, daemon=True).start()
+    filler.put(clio_dir / MINILM.cache_name, clio_dir / "recall.sqlite")
+    assert passes.acquire(timeout=60)
+    assert filled(clio_dir)  # the pass embedded the index's messages
+    assert sorted(released) == sorted([id(query), id(own)])
+    with sqlite3.connect(clio_dir / "recall.sqlite") as db:  # a turn's few messages
+        db.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES ('t', ?, 'user', 0, ?)",
+                       [(k, f"a turn's message {k}") for k in range(3)])  # fmt: skip
+    filler.put(clio_dir / MINILM.cache_name, clio_dir / "recall.sqlite")
+    assert passes.acquire(timeout=60)
+    assert len(released) == 2
+
+
+@needs_model
 def test_a_group_of_chunks_is_started_only_if_it_would_end_before_the_deadline(tmp_path: Path) -> None:
     """The helper's answer must reach clio within its 250 ms: a group is not begun when the one
     before took longer than the time left (here each group takes 60 ms, 40 ms are left)."""
