@@ -279,14 +279,17 @@ def status(home: Path, endpoint: Endpoint | None = None) -> str:
 
 
 def helper_line(client: EncoderClient) -> str:
-    """Whether the helper of the model in use runs, and how long it stays without a request."""
+    """Whether the helper of the model in use runs, the memory it holds, and how long it stays
+    without a request."""
     try:
         got = client.status(0.5)
     except (OSError, ValueError):
         return "its helper: not running (the first run in a project with history starts it)"
     idle = got.get("idle_s")
     stays = f", leaves after {float(idle) / 60:g} idle minutes" if isinstance(idle, (int, float)) else ""
-    return f"its helper: running (pid {got.get('pid')}, {got.get('model')}){stays}"
+    rss = got.get("rss")
+    holds = f", {rss / 2**20:,.0f} MiB" if isinstance(rss, int) and not isinstance(rss, bool) else ""
+    return f"its helper: running (pid {got.get('pid')}, {got.get('model')}{holds}){stays}"
 
 
 def main(argv: list[str], home: Path, endpoint: Endpoint | None = None) -> int:

@@ -86,6 +86,15 @@ JUDGE_WAIT_S = 0.25
 RECALL_JUDGE_WAIT_S = 2.0  # a one-shot run's recall done here waits this long for the judge to load
 
 
+def resident() -> int | None:
+    """This process's resident memory in bytes (``clio encoder`` shows it), None where ``/proc``
+    does not tell."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Service:
     def __init__(self, encoder: Encoder, sock_path: Path, idle_s: float, home: Path | None = None) -> None:
         self.encoder = encoder
@@ -149,7 +158,7 @@ class Service:
         if isinstance(idle, (int, float)) and not isinstance(idle, bool) and IDLE_RANGE[0] <= idle <= IDLE_RANGE[1]:
             self.idle_s = float(idle)
         if op == "ping":
-            return {"ok": True, "model": self.encoder.model.name, "judge": self.judge.loaded, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served, "idle_s": self.idle_s}
+            return {"ok": True, "model": self.encoder.model.name, "judge": self.judge.loaded, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served, "idle_s": self.idle_s, "rss": resident()}
         if op == "ahead":
             text = str(req.get("q", ""))[:MAX_QUERY]
             if text.strip() and text not in self.ahead:

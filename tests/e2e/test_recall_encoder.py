@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -115,7 +116,7 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
         wait_filled(project)
         assert EncoderClient(home, project / ".clio").status()["idle_s"] == 90 * 60  # started with the user's time
         shown = run_clio(["encoder"], server=None, project=project, home=home, env_extra=on).stdout.splitlines()
-        assert shown[-1].startswith("its helper: running (pid ") and shown[-1].endswith("leaves after 90 idle minutes"), shown
+        assert re.fullmatch(r"its helper: running \(pid \d+, minilm, [\d,]+ MiB\), leaves after 90 idle minutes", shown[-1]), shown
 
         clio(REWORDED, {"CLIO_RECALL_ENCODER": "0"})  # the words alone find nothing to quote
         assert "allkeys-lru" not in sent(server, REWORDED)
