@@ -26,7 +26,8 @@ INDEX_WAIT_S = 60.0  # a fill for an index not made yet waits this long for it
 
 
 def give_back(sessions: list[Encoder]) -> None:
-    """After a big pass, the memory its batches took goes back to the system: each model session's
+    """After the fill's first pass and each big one, the memory the model sessions took (loading,
+    then the pass's batches) goes back to the system: each model session's
     arena gives its free memory to the C allocator (:meth:`Encoder.release`), which keeps it, in
     this and the other threads' heaps, until told to trim (glibc's ``malloc_trim``; elsewhere
     nothing). A session the pass dropped (mpnet's own) is trimmed with the rest. The helper then
@@ -85,6 +86,7 @@ class Filler:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         model = self.encoder.model
         kept: Encoder | None = None  # MiniLM's own fill session, loaded at the first fill
+        given = False  # the first pass gives back what loading the sessions left in their arenas
         while True:
             cache_path, index = self.jobs.get()
             self.filling, big = True, False
@@ -109,8 +111,9 @@ class Filler:
                 pass
             finally:
                 self.filling = False
-                if big:  # a turn's few messages grow the arena by little: kept for the next query
+                if big or not given:  # a turn's few messages grow the arena by little: kept for the next query
                     give_back([self.encoder] if kept is None or kept is self.encoder else [self.encoder, kept])
+                    given = True
                 self.done()
 
     def session(self) -> Encoder | None:

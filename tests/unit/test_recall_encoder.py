@@ -686,11 +686,12 @@ def test_memory_given_back_changes_no_vector() -> None:
 
 
 @needs_model
-def test_the_fill_gives_its_memory_back_after_each_pass(tmp_path: Path) -> None:
-    """A big pass of the helper's fill (a project's first: more than a turn's messages) ends by
-    giving back what its batches took: the query's session and the fill's own (MiniLM keeps one)
-    each release their arena once. A turn's pass gives nothing back: what it took is small and
-    the next query would only take it again."""
+def test_the_fill_gives_its_memory_back_after_its_first_pass_and_each_big_one(tmp_path: Path) -> None:
+    """The helper's fill gives back what the model sessions took (their arenas, then glibc's
+    heaps) after its first pass, whatever its size (loading the sessions left memory there), and
+    after each big pass (more than a turn's messages: a project's first fill): the query's
+    session and the fill's own (MiniLM keeps one) each release their arena. Another turn's pass
+    gives nothing back: what it took is small and the next query would only take it again."""
     import threading
 
     from clio.recall.encoder import Encoder
@@ -712,21 +713,25 @@ def test_the_fill_gives_its_memory_back_after_each_pass(tmp_path: Path) -> None:
     filler.session = lambda: own  # type: ignore[method-assign]  # MiniLM's fill session, counted
     clio_dir = tmp_path / ".clio"
     clio_dir.mkdir()
-    with sqlite3.connect(clio_dir / "recall.sqlite") as db:
+    index = clio_dir / "recall.sqlite"
+    with sqlite3.connect(index) as db:
         db.execute("CREATE TABLE msgs(id INTEGER PRIMARY KEY, session_id TEXT, seq INTEGER, role TEXT, ts REAL, body TEXT)")
-        db.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES ('s', ?, 'user', 0, ?)",
-                       [(k, f"message {k} about the billing export") for k in range(SHARED_FILL + 8)])  # fmt: skip
+
+    def one_pass(sid: str, n: int) -> None:
+        with sqlite3.connect(index) as db:
+            db.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES (?, ?, 'user', 0, ?)",
+                           [(sid, k, f"{sid}: message {k} about the billing export") for k in range(n)])  # fmt: skip
+        filler.put(clio_dir / MINILM.cache_name, index)
+        assert passes.acquire(timeout=60)
+        assert filled(clio_dir)  # the pass embedded the index's messages
+
     threading.Thread(target=filler.run, daemon=True).start()
-    filler.put(clio_dir / MINILM.cache_name, clio_dir / "recall.sqlite")
-    assert passes.acquire(timeout=60)
-    assert filled(clio_dir)  # the pass embedded the index's messages
+    one_pass("first", 3)  # a small first pass
     assert sorted(released) == sorted([id(query), id(own)])
-    with sqlite3.connect(clio_dir / "recall.sqlite") as db:  # a turn's few messages
-        db.executemany("INSERT INTO msgs(session_id, seq, role, ts, body) VALUES ('t', ?, 'user', 0, ?)",
-                       [(k, f"a turn's message {k}") for k in range(3)])  # fmt: skip
-    filler.put(clio_dir / MINILM.cache_name, clio_dir / "recall.sqlite")
-    assert passes.acquire(timeout=60)
-    assert len(released) == 2
+    one_pass("big", SHARED_FILL + 8)
+    assert len(released) == 4
+    one_pass("turn", 3)
+    assert len(released) == 4
 
 
 @needs_model
