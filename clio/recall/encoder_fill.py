@@ -27,12 +27,12 @@ INDEX_WAIT_S = 60.0  # a fill for an index not made yet waits this long for it
 
 def give_back(sessions: list[Encoder]) -> None:
     """After the fill's first pass and each big one, the memory the model sessions took (loading,
-    then the pass's batches) goes back to the system: each model session's
-    arena gives its free memory to the C allocator (:meth:`Encoder.release`), which keeps it, in
-    this and the other threads' heaps, until told to trim (glibc's ``malloc_trim``; elsewhere
-    nothing). A session the pass dropped (mpnet's own) is trimmed with the rest. The helper then
-    idles at about 330 MiB rather than 490 with MiniLM, 495 rather than 1,000 with mpnet
-    (docs/memory.md, "What the helper holds")."""
+    then the pass's batches) goes back to the system: each session's arena gives its free memory
+    to the C allocator (:meth:`Encoder.release`), which keeps it, in this and the other threads'
+    heaps, until told to trim (glibc's ``malloc_trim``; elsewhere nothing). A session the pass
+    dropped (mpnet's own) is trimmed with the rest. The helper then idles at about 330 MiB rather
+    than 490 with MiniLM, 495 rather than 1,000 with mpnet (docs/memory.md, "What the helper
+    holds")."""
     import ctypes
 
     for session in sessions:
