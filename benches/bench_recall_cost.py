@@ -20,7 +20,11 @@ archive's vectors are on disk from the first run; its judge loaded) and stops it
 and 'off' runs of the triple never share the cores with a loading helper. It also says how long
 the new helper took to be ready, from the run's start.
 
-    python benches/bench_recall_cost.py [--runs 15] [--sessions 60] [--messages 30] [--models-from CLIO_HOME] [--resume] [--cold]
+``--real`` answers with llama.cpp's server and the small model of ``scripts/real-model.sh`` (one
+thread, 32 tokens an answer, temperature 0) in place of the fake server, which answers at once: a
+run then waits for a model, as a user's does, and a cold run's helper loads during that wait.
+
+    python benches/bench_recall_cost.py [--runs 15] [--sessions 60] [--messages 30] [--models-from CLIO_HOME] [--resume] [--cold] [--real]
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from testkit.clio_run import CLIO, wait_background, write_archive  # noqa: E402
 from testkit.encoder_helper import stop_helper  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
+from testkit.realmodel_server import MODEL_ALIAS  # noqa: E402
 
 T0 = 1_763_000_000.0
 QUESTION = "which port does the staging database listen on again?"
@@ -82,10 +87,13 @@ def history(sessions: int, messages: int, seed: int = 7) -> list[tuple[str, list
     return out
 
 
+REAL: list[str] = []  # --real: llama-server's base URL
+
+
 def run(proj: Path, home: Path, server: FakeServer, resume: bool = False) -> tuple[float, int, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CLIO_"))}
-    env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="k", CLIO_HOME=str(home),
-               CLIO_MODEL="bench-model", NO_COLOR="1")
+    env.update(OPENAI_BASE_URL=REAL[0] if REAL else server.base_url, OPENAI_API_KEY="k", CLIO_HOME=str(home),
+               CLIO_MODEL=MODEL_ALIAS if REAL else "bench-model", NO_COLOR="1")
     started = time.monotonic()
     proc = subprocess.Popen([str(CLIO), *(["-c"] if resume else []), "-p", QUESTION], cwd=proj, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -161,7 +169,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="the encoders installed there (clio encoder install): the 'on' runs use the one clio would")
     ap.add_argument("--resume", action="store_true", help="time clio -c -p: each run resumes the latest session")
     ap.add_argument("--cold", action="store_true", help="no helper before each 'on' run: the first run after it left")
+    ap.add_argument("--real", action="store_true", help="llama.cpp's server answers (scripts/real-model.sh), not the fake server")
     args = ap.parse_args(argv)
+    if args.real:
+        from testkit.realmodel_server import start_llama_server
+
+        base_url, stop_llama = start_llama_server(threads=1)
+        REAL.append(base_url)
+        try:
+            measure(args)
+        finally:
+            stop_llama()
+        return
+    measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="clio-recall-cost-") as tmp, FakeServer() as server:
         server.responder = lambda body: Reply(text="It listens on 6543.")
@@ -170,8 +193,10 @@ def main(argv: list[str] | None = None) -> None:
         homes = {mode: Path(tmp) / mode for mode in MODES}
         for home in homes.values():
             home.mkdir()
-        (homes["off"] / "config.yaml").write_text("auto_recall: false\n")
-        (homes["words"] / "config.yaml").write_text("recall_encoder: false\n")
+        answer = "max_output_tokens: 32\ntemperature: 0\n" if REAL else ""  # a short answer from the real model
+        (homes["on"] / "config.yaml").write_text(answer)
+        (homes["off"] / "config.yaml").write_text(answer + "auto_recall: false\n")
+        (homes["words"] / "config.yaml").write_text(answer + "recall_encoder: false\n")
         if args.models_from is not None:
             (homes["on"] / "models").symlink_to(args.models_from.resolve() / "models")
         root = proj / ".clio" / "sessions"
@@ -231,7 +256,8 @@ def main(argv: list[str] | None = None) -> None:
         # the run's own message (a resumed session's requests carry the earlier turns too)
         served = [next((m for m in reversed(r.get("messages", [])) if m.get("role") == "user"), {}) for r in server.chat_requests]
         blocks = sum("<recalled_context>" in str(m.get("content")) for m in served)
-        print(f"requests whose message has a recall block: {blocks} of {len(served)}")
+        if not REAL:  # the fake server keeps the requests
+            print(f"requests whose message has a recall block: {blocks} of {len(served)}")
 
 
 if __name__ == "__main__":
