@@ -109,20 +109,27 @@ def run(proj: Path, home: Path, server: FakeServer, resume: bool = False) -> tup
 MODES = ("on", "words", "off")
 
 
-def wait_for_helper(home: Path, clio_dir: Path, seconds: float = 300.0) -> int:
-    """The pid of the helper the first run started, once it has embedded the archive (0: none)."""
+def wait_for_helper(home: Path, clio_dir: Path, seconds: float = 300.0, judge: bool = False, poll: float = 0.5) -> int:
+    """The pid of the helper a run started, once it has embedded the archive and, with
+    ``judge``, loaded its judge (0: none within ``seconds``)."""
     client = EncoderClient(home, clio_dir, timeout_s=5.0)
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            pid = client.ping()
-            if filled(clio_dir, client.model):
-                return pid
+            got = client.status(1.0)
+            if filled(clio_dir, client.model) and (not judge or got.get("judge") is True):
+                return int(got["pid"])
         except (OSError, ValueError):
             pass
-        time.sleep(0.5)
-    print("the encoder helper did not get ready: 'on' runs are words only")
+        time.sleep(poll)
+    print(f"the encoder helper was not ready within {seconds:.0f} s (an 'on' run without it decides by words)")
     return 0
+
+
+def proc_mib(pid: int, field: str) -> float:
+    """A ``/proc/PID/status`` figure (VmHWM: the peak RSS, VmRSS: now) in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return int(next((ln.split()[1] for ln in status if ln.startswith(field + ":")), "0")) / 1024
 
 
 def stopped(home: Path) -> None:
@@ -139,21 +146,6 @@ def stopped(home: Path) -> None:
             os.waitpid(pid, os.WNOHANG)
         time.sleep(0.05)
     raise SystemExit("the encoder helper would not stop")
-
-
-def ready_after(home: Path, clio_dir: Path, started: float, seconds: float = 120.0) -> float:
-    """Seconds from ``started`` until the helper a cold run started answers with its judge loaded
-    and the archive's vectors found (-1: it never did)."""
-    client = EncoderClient(home, clio_dir, timeout_s=2.0)
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if client.status(1.0).get("judge") is True and filled(clio_dir, client.model):
-                return time.monotonic() - started
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.02)
-    return -1.0
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -208,8 +200,8 @@ def measure(args: argparse.Namespace) -> None:
         helper = wait_for_helper(homes["on"], proj / ".clio")
         walls: dict[str, list[float]] = {mode: [] for mode in MODES}
         rss: dict[str, list[int]] = {mode: [] for mode in MODES}
-        ready: list[float] = []
-        hwm = "0"  # the peak RSS (kB) of the last helper a cold run started
+        ready: list[float] = []  # seconds from a cold run's start until its helper was ready (-1: never)
+        cold_hwm = 0.0  # the peak RSS (MiB) of the last helper a cold run started
         for _ in range(args.runs):
             for mode in MODES:
                 if args.cold and mode == "on":
@@ -219,9 +211,9 @@ def measure(args: argparse.Namespace) -> None:
                 walls[mode].append(w)
                 rss[mode].append(r)
                 if args.cold and mode == "on":
-                    ready.append(ready_after(homes["on"], proj / ".clio", started))
-                    helper = EncoderClient(homes["on"], proj / ".clio").ping(2.0)
-                    hwm = next((ln.split()[1] for ln in Path(f"/proc/{helper}/status").read_text().splitlines() if ln.startswith("VmHWM")), "0")
+                    pid = wait_for_helper(homes["on"], proj / ".clio", 120.0, judge=True, poll=0.02)
+                    ready.append(time.monotonic() - started if pid else -1.0)
+                    cold_hwm = proc_mib(pid, "VmHWM") if pid else cold_hwm
                     stopped(homes["on"])
         n = args.sessions * args.messages
         how = ("; each run resumes the latest session" if args.resume else "") + ("; each 'on' run finds no helper (cold)" if args.cold else "")
@@ -242,15 +234,12 @@ def measure(args: argparse.Namespace) -> None:
             got = [x for x in ready if x >= 0]
             if got:
                 print(f"the helper a cold run started, ready (judge loaded) after: p50 {statistics.median(got):.2f} s, "
-                      f"p95 {pct(got, 95):.2f} s from the run's start ({len(ready) - len(got)} never); its peak RSS {int(hwm) / 1024:.0f} MiB")
+                      f"p95 {pct(got, 95):.2f} s from the run's start ({len(ready) - len(got)} never); its peak RSS {cold_hwm:.0f} MiB")
         elif helper:
             with_ahead = EncoderClient(homes["on"], proj / ".clio").status().get("recalls_ahead", 0)
             print(f"recalls the helper did ahead for the 'on' runs: {with_ahead} of {args.runs}")
-            status = Path(f"/proc/{helper}/status").read_text()
-            hwm = next((ln.split()[1] for ln in status.splitlines() if ln.startswith("VmHWM")), "0")
-            now = next((ln.split()[1] for ln in status.splitlines() if ln.startswith("VmRSS")), "0")
-            print(f"the encoder helper (a separate process, pid {helper}): peak RSS {int(hwm) / 1024:.0f} MiB, "
-                  f"RSS at the end {int(now) / 1024:.0f} MiB")
+            print(f"the encoder helper (a separate process, pid {helper}): peak RSS {proc_mib(helper, 'VmHWM'):.0f} MiB, "
+                  f"RSS at the end {proc_mib(helper, 'VmRSS'):.0f} MiB")
             os.kill(helper, signal.SIGTERM)
         wait_background(proj)  # each run's read-back child, before its project is removed
         # the run's own message (a resumed session's requests carry the earlier turns too)

@@ -236,24 +236,23 @@ def is_installed(model: EncoderModel, home: Path) -> bool:
     """Whether an installable model's folder is complete (its installer's mark is there). A
     packaged model: always (whether its package is importable is the client's look-up). A folder
     this user may not read counts as not installed (:func:`unreadable` says why)."""
-    if not model.wheels:
-        return True
-    try:
-        return (model.folder(home) / INSTALLED_MARK).is_file()
-    except OSError:
-        return False
+    return not model.wheels or _marked(model, home) is True
 
 
 def unreadable(model: EncoderModel, home: Path) -> str | None:
     """Why this user cannot read an installable model's folder (a $CLIO_HOME set to a folder
     another user installed into, say), or None when it can be read or is simply absent."""
-    if not model.wheels:
-        return None
+    found = _marked(model, home) if model.wheels else True
+    return found if isinstance(found, str) else None
+
+
+def _marked(model: EncoderModel, home: Path) -> bool | str:
+    """Whether the installer's mark is in the model's folder (one ``stat``), or why this user
+    cannot look."""
     try:
-        (model.folder(home) / INSTALLED_MARK).is_file()
+        return (model.folder(home) / INSTALLED_MARK).is_file()
     except OSError as exc:
         return f"{model.folder(home)} cannot be read ({exc.strerror or exc})"
-    return None
 
 
 def chosen(home: Path, env: dict[str, str] | None = None) -> EncoderModel | str:

@@ -134,7 +134,6 @@ def test_the_installed_mpnet_quotes_a_reworded_fact_minilm_misses(tmp_path: Path
 REWORDED_JUDGED = "which topic do rejected malformed messages get written to?"
 
 
-
 def test_the_installed_mpnet_decides_with_the_judge_and_its_own_weights(tmp_path: Path) -> None:
     project, home = tmp_path / "proj", tmp_path / "home"
     project.mkdir()

@@ -10,8 +10,6 @@ real App against the fake server, with the real helper (the packaged MiniLM).
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import time
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import pytest
 from clio.recall.encoder_client import ENV_SWITCH, EncoderClient
 from clio.recall.encoder_readiness import installed, socket_path
 from testkit.clio_run import write_archive
+from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer, Reply
 from testkit.scripted import AppFactory
 
@@ -71,9 +70,7 @@ def test_a_one_shot_run_starts_the_helper_once_its_recall_is_decided(
         assert started_at_request == [True]  # either way it loads while the model answers
         assert helper_pid(home, 60.0) is not None
     finally:
-        pid = helper_pid(home, 0.0)
-        if pid is not None:
-            os.kill(pid, signal.SIGTERM)
+        stop_helper(home)
 
 
 @needs_model
@@ -98,6 +95,4 @@ def test_a_start_left_due_waits_for_the_turn_to_end(tmp_path: Path, monkeypatch:
         assert lock.exists() and client.state == "starting"
         assert helper_pid(home, 60.0) is not None
     finally:
-        pid = helper_pid(home, 0.0)
-        if pid is not None:
-            os.kill(pid, signal.SIGTERM)
+        stop_helper(home)
