@@ -237,9 +237,13 @@ def main() -> None:
     ap.add_argument("--held-df", type=int, default=1, help="--elsewhere: a lacked word counts as held elsewhere where at least this many archived messages hold it (stop 81 read 3)")
     ap.add_argument("--past", action="store_true", help="also the arms with whether the message points at the past ('did we', 'last time', 'again': stop 79)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
+    ap.add_argument("--unpadded", action="store_true", help="each pair read at its own length, not padded to 128 tokens as the tokenizer file says (stop 84)")
     args = ap.parse_args()
     HELD_DF[0] = args.held_df
-    sets = load(args.dir, [*args.fit, *args.report], J.Judge(args.judge, args.base), args.top)
+    judge = J.Judge(args.judge, args.base)
+    if args.unpadded:
+        judge.tokenizer.no_padding()
+    sets = load(args.dir, [*args.fit, *args.report], judge, args.top)
     fitted = [row for name in args.fit for row in sets[name]]
     names: tuple[str, ...] = ("judge", "words", "cosine", "no cosine", "weighted", "rarest", "matched", "chosen today", "by meaning",
              "unsaid", "cosine lead", "judge lead", "judged alone", "score lead", "candidates")  # fmt: skip
