@@ -77,6 +77,8 @@ def load(directory: Path, names: Sequence[str], judge: J.Judge, top: int) -> dic
         for r in pickle.loads((directory / f"{stem}.pkl").read_bytes()):
             if side and (f"set_{r['set']}" in B.DEV_SETS) != (side == "dev"):
                 continue
+            # candidates dumped with the judge on carry the product's verdict: read as dumped without it
+            r["hits"] = [replace(h, judge=None, verdict=None) for h in r["hits"]]
             text = r["probe"]["text"]
             hits = [h for h in J.searched(r) if h.admissible]
             chosen = sorted(range(len(hits)), key=lambda i: -(hits[i].features.cosine or -1.0))[:top]
@@ -237,6 +239,7 @@ def main() -> None:
     ap.add_argument("--held-df", type=int, default=1, help="--elsewhere: a lacked word counts as held elsewhere where at least this many archived messages hold it (stop 81 read 3)")
     ap.add_argument("--past", action="store_true", help="also the arms with whether the message points at the past ('did we', 'last time', 'again': stop 79)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
+    ap.add_argument("--shipped", action="store_true", help="also the replay with MiniLM's verdict as the product holds it (clio.recall.encoder_models)")
     ap.add_argument("--unpadded", action="store_true", help="each pair read at its own length, not padded to 128 tokens as the tokenizer file says (stop 84)")
     args = ap.parse_args()
     HELD_DF[0] = args.held_df
@@ -259,6 +262,22 @@ def main() -> None:
         arms += [("judge + features + past", [*NINE, 43]), ("features + past", [*NINE[1:], 43])]
     if args.pairs:
         arms += [("judge + features, pairwise", [*NINE, *range(15, 43)])]
+    if args.shipped:  # the product's weights, as they are (clio.recall.verdict.probability)
+        from clio.recall.encoder_models import MINILM
+
+        v = MINILM.verdict
+        assert v is not None
+        mu_, sd_, w_ = np.array(v.mean), np.array(v.scale), np.array(v.weights)
+
+        def shipped(m: np.ndarray) -> np.ndarray:
+            x = m[:, PRODUCT].copy()
+            x[:, 0] = np.clip(x[:, 0], -verdict.LOGIT_CAP, verdict.LOGIT_CAP)
+            z = v.bias + ((x - mu_) / np.where(sd_ > 0, sd_, 1.0) * np.where(sd_ > 0, w_, 0.0)).sum(1)
+            return 1 / (1 + np.exp(-np.clip(z, -60, 60)))
+
+        for group in (args.fit, *([n] for n in args.report), args.report):
+            rows = [row for name in group for row in sets[name]]
+            print(f"  the shipped verdict (bar {v.bar}) on {'+'.join(group)}: {replay(rows, shipped, v.bar)}")
     for label, columns in arms:
         model, w, (mu, sd, b) = fit(fitted, columns)
         print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
