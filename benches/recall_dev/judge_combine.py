@@ -240,9 +240,12 @@ def main() -> None:
     ap.add_argument("--past", action="store_true", help="also the arms with whether the message points at the past ('did we', 'last time', 'again': stop 79)")
     ap.add_argument("--weights", action="store_true", help="print the fitted mean, scale, weights and bias as the product holds them")
     ap.add_argument("--shipped", action="store_true", help="also the replay with MiniLM's verdict as the product holds it (clio.recall.encoder_models)")
+    ap.add_argument("--judge-chars", type=int, help="a unit cut to this many characters for the judge, not clio.recall.verdict.JUDGE_CHARS (stop 84)")
     ap.add_argument("--unpadded", action="store_true", help="each pair read at its own length, not padded to 128 tokens as the tokenizer file says (stop 84)")
     args = ap.parse_args()
     HELD_DF[0] = args.held_df
+    if args.judge_chars:
+        verdict.JUDGE_CHARS = args.judge_chars  # read by verdict.judge_text at each call
     judge = J.Judge(args.judge, args.base)
     if args.unpadded:
         judge.tokenizer.no_padding()
