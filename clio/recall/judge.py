@@ -10,7 +10,9 @@ in ``clio/data``, checked by its sha256 once unpacked), without the NaN guards t
 each attention's softmax (``judge_experiment.py strip``: the mask hides keys, never a whole row,
 so no guard ever fires; the logits are the same to the bit, the call 11-14% shorter: docs/memory.md,
 "The judge's NaN guards, and where a typed message's time goes"). It reads clio's tokenizer file
-(the same vocabulary), the message and the unit as one pair of at most :data:`MAX_TOKENS`, padded
+(the same vocabulary), the message and the unit as one pair of at most :data:`MAX_TOKENS`, each
+with developers' short forms written out (:mod:`clio.recall.abbreviations`: "prod" reads
+"production", stop 84), padded
 to that length as the file says: the decision's weights were fitted on those logits (each pair at
 its own length reads the same decisions and is 10% cheaper in the helper: measured in stop 69, not
 taken; docs/memory.md, "Two blind sets read, nothing shipped").
@@ -30,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from clio import threads as clio_threads
+from clio.recall.abbreviations import written_out
 from clio.recall.embedder import DATA_DIR, TOKENIZER_FILE, EmbedderUnavailable
 
 JUDGE_FILE = DATA_DIR / "judge-minilm-l6.onnx.gz"
@@ -96,7 +99,9 @@ class Judge:
             }
             return round(float(self.session.run(None, feeds)[0].reshape(-1)[0]), 4)
 
-        pairs = self.tokenizer.encode_batch([(query, t) for t in texts])
+        # developers' short forms written out on both sides ("prod" and "production" agree)
+        query = written_out(query)
+        pairs = self.tokenizer.encode_batch([(query, written_out(t)) for t in texts])
         if self.pool is None or len(pairs) == 1:
             return [one(enc) for enc in pairs]
         return list(self.pool.map(one, pairs))

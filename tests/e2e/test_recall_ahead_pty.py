@@ -32,7 +32,8 @@ pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder ca
 def with_history(fake_server: FakeServer, proj: Path) -> Path:
     """A project with history (the earlier session that settles the fact, and others), through
     one-shot runs that start the helper, once it has embedded the archive; the user's home. The
-    user's recall_judge is off: the judge does not quote this reworded fact (test_recall_encoder.py)."""
+    user's recall_judge is off: the REPL's recall ahead with the decision by the cosines (the
+    judge's, on by default, quotes the same fact in test_recall_encoder.py)."""
     home = proj.parent / "home"
     home.mkdir(exist_ok=True)
     (home / "config.yaml").write_text("recall_judge: false\n")

@@ -4,10 +4,11 @@ Through the installed clio and the fake server: a one-shot run in a project with
 the user's encoder helper (and does not wait for it); once it is up, a question reworded so that
 it shares almost no word with the earlier session gets that session's answer quoted, where the
 words alone (the helper switched off) quote nothing; small talk still gets no block; and the run
-imports nothing heavy: the model lives in the helper, not in clio. These runs are a user's with
-``recall_judge: false``: the helper's judge (on by default, tests/e2e/test_recall_judge.py) reads
-this reworded question at 0.24 against its bar of 0.25 and quotes nothing (docs/memory.md, "The
-judge in the decision").
+imports nothing heavy: the model lives in the helper, not in clio. These runs are a user's as
+clio comes, the helper's judge on (``recall_judge``, tests/e2e/test_recall_judge.py): it reads
+the question with developers' short forms written out ("prod" as "production", stop 84), without
+which it read this one at -0.1 and quoted nothing (docs/memory.md, "Short forms written out for
+the judge").
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from clio.recall.encoder_cache import filled
 from clio.recall.encoder_client import EncoderClient
 from clio.recall.encoder_readiness import installed, socket_path
 from testkit.clio_run import run_clio, session_dirs
-from testkit.encoder_helper import stop_helper
+from testkit.encoder_helper import stop_helper, wait_for_judge
 from testkit.fakeserver import FakeServer, Reply
 from testkit.recall_sets import build, load_set
 from testkit.scripted import latest_user
@@ -107,7 +108,7 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
 
     sock = socket_path(home)
     home.mkdir()
-    (home / "config.yaml").write_text("recall_encoder_idle_minutes: 90\nrecall_judge: false\n")  # the user's, for the helper
+    (home / "config.yaml").write_text("recall_encoder_idle_minutes: 90\n")  # the user's, for the helper
     try:
         clio(ASKED, on)  # the earlier session that settles it (nothing archived yet: no helper)
         assert not sock.exists()
@@ -121,6 +122,7 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
         clio(REWORDED, {"CLIO_RECALL_ENCODER": "0"})  # the words alone find nothing to quote
         assert "allkeys-lru" not in sent(server, REWORDED)
 
+        wait_for_judge(EncoderClient(home, project / ".clio"))  # loaded as the helper started
         served_ahead = EncoderClient(home, project / ".clio").status()["recalls_ahead"]
         r = clio(REWORDED, {**on, "PYTHONPROFILEIMPORTTIME": "1"})
         message = sent(server, REWORDED)
@@ -154,7 +156,6 @@ def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path
     project, home = tmp_path / "proj", tmp_path / "home"
     project.mkdir()
     home.mkdir()
-    (home / "config.yaml").write_text("recall_judge: false\n")  # the decision this example is quoted by
 
     def reply(body: dict[str, Any]) -> Reply:
         text, _ = latest_user(body)
@@ -182,6 +183,7 @@ def test_a_reworded_question_gets_a_fact_that_left_this_sessions_window(tmp_path
         state = json.loads(session_dirs(project)[0].joinpath("stm.json").read_text())
         assert state["summary"]["trims"] >= 1
         wait_filled(project)
+        wait_for_judge(EncoderClient(home, project / ".clio"))
         served_ahead = EncoderClient(home, project / ".clio").status()["recalls_ahead"]
         r = clio(REWORDED, "--resume")
         message = sent(server, REWORDED)

@@ -40,6 +40,17 @@ def test_the_packaged_judge_reads_the_answer_above_a_near_miss() -> None:
     assert Judge(threads=2).score(QUESTION, [UNRELATED, NEAR_MISS, ANSWER, NEAR_MISS]) == [*logits, logits[1]]
 
 
+@needs_model
+def test_the_judge_reads_short_forms_written_out_on_both_sides() -> None:
+    from clio.recall.judge import Judge
+
+    judge = Judge(threads=1)
+    unit = "session logins get dropped randomly in production\nThe production Redis evicts with allkeys-lru."
+    short = judge.score("users keep getting logged out in prod", [unit, unit.replace("production", "prod")])
+    long = judge.score("users keep getting logged out in production", [unit])
+    assert short == [long[0], long[0]] and long[0] > 1.0, (short, long)
+
+
 def test_a_damaged_judge_file_is_refused_by_its_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gzip
 
