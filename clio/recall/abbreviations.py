@@ -2,7 +2,7 @@
 
 "users keep getting logged out in prod" asks what the session "session logins get dropped randomly
 in production" settled; the helper's judge (:mod:`clio.recall.judge`) reads that pair at -0.1,
-and at +3.9 once "prod" reads "production": it learnt each word's meaning from full words, and
+and at +2.9 once "prod" reads "production": it learnt each word's meaning from full words, and
 a short form is another token to it. So the judge reads the message and each unit with the short
 forms below written out (:func:`written_out`), on both sides, which then agree whichever form each
 used. A short form inside a name is kept: ``prod-db-1``, ``prod.example.com``, ``config/app.yaml``,

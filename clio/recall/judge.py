@@ -12,10 +12,10 @@ so no guard ever fires; the logits are the same to the bit, the call 11-14% shor
 "The judge's NaN guards, and where a typed message's time goes"). It reads clio's tokenizer file
 (the same vocabulary), the message and the unit as one pair of at most :data:`MAX_TOKENS`, each
 with developers' short forms written out (:mod:`clio.recall.abbreviations`: "prod" reads
-"production", stop 84), padded
-to that length as the file says: the decision's weights were fitted on those logits (each pair at
-its own length reads the same decisions and is 10% cheaper in the helper: measured in stop 69, not
-taken; docs/memory.md, "Two blind sets read, nothing shipped").
+"production", stop 84), padded to that length as the file says: the decision's weights were
+fitted on those logits (each pair at its own length, refitted, takes a sixth off the judged
+step's median and nothing off its p95, and moved the decision: stops 69, 83 and 84, not taken;
+docs/memory.md, "Each pair at its own length, refitted").
 
 Unless the user's config says ``recall_judge: false`` (docs/memory.md, "The judge in the
 decision"): loaded in a thread as the helper starts (``--judge``, from a run with it on) or on the
