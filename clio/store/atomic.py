@@ -128,16 +128,6 @@ def _journaled_temp(path: Path, journal: Path) -> tuple[int, str, Path]:
     return fd, tmp, entry
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_stray_temps(journal: Path, root: Path) -> list[Path]:
     """Remove the temp files that writes of dead clio processes left in the user's tree (an
     interrupted atomic write, e.g. ``src/.f13.py.4242-1a2b3c4d.tmp``); returns those removed.
@@ -147,10 +137,14 @@ def sweep_stray_temps(journal: Path, root: Path) -> list[Path]:
         entries = list(journal.iterdir())
     except OSError:
         return removed
+    if not entries:
+        return removed
+    from clio.processes import alive  # only when a write was journaled (not on every start)
+
     real_root = os.path.realpath(root)
     for entry in entries:
         pid = entry.name.split("-", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        if not pid.isdigit() or alive(int(pid)):
             continue
         with contextlib.suppress(OSError, UnicodeDecodeError):
             stray = Path(entry.read_text(encoding="utf-8").strip())

@@ -1,17 +1,25 @@
 """``clio encoder`` through the installed clio (issue 32): what is installed and in use, and an
 install whose package index cannot be reached (a closed port on 127.0.0.1) failing in one
-sentence with nothing written; a model folder the user may not read named, not a traceback."""
+sentence with nothing written; a model folder the user may not read named, not a traceback;
+``stop`` letting the running helper go at once."""
 
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 
+import pytest
+
+from clio.recall.encoder_client import EncoderClient
 from clio.recall.encoder_models import MPNET
-from clio.recall.encoder_readiness import socket_path
+from clio.recall.encoder_readiness import installed, socket_path
 from testkit.clio_run import run_clio
+from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer, Reply
 from testkit.unprivileged import User, UserTree, run_clio_as
+
+needs_model = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
 
 
 def closed_port() -> int:
@@ -61,6 +69,48 @@ def test_remove_deletes_the_model_and_lets_its_helper_go(tmp_path: Path) -> None
     assert not folder.exists() and not sock.exists()
     r = run_clio(["encoder"], server=None, project=project, home=home, env_extra={"CLIO_RECALL_ENCODER": None})
     assert "in use: minilm" in r.stdout.splitlines()
+
+
+@needs_model
+def test_stop_lets_the_running_helper_go_at_once(tmp_path: Path) -> None:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    (project / ".clio").mkdir(parents=True)
+    home.mkdir()
+    env = {"CLIO_RECALL_ENCODER": None}
+    r = run_clio(["encoder", "stop"], server=None, project=project, home=home, env_extra=env)
+    assert r.returncode == 0 and r.stdout.strip() == "clio: no encoder helper is running", r.stdout + r.stderr
+    client = EncoderClient(home, project / ".clio", timeout_s=30.0)
+    try:
+        client.start()
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                pid = client.ping(1.0)
+                break
+            except (OSError, ValueError):
+                assert time.monotonic() < deadline, client.state
+                time.sleep(0.1)
+        r = run_clio(["encoder", "stop"], server=None, project=project, home=home, env_extra=env)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip().splitlines() == [
+            f"clio: the encoder helper (pid {pid}, minilm) stopped",
+            "the next run in a project with history starts it again",
+        ]
+        with pytest.raises(OSError):
+            client.ping(1.0)
+        # gone, its memory with it (not yet reaped here: this test started it)
+        assert _state(pid) in ("gone", "Z"), _state(pid)
+        r = run_clio(["encoder"], server=None, project=project, home=home, env_extra=env)
+        assert r.stdout.strip().splitlines()[-1] == "its helper: not running (the first run in a project with history starts it)"
+    finally:
+        stop_helper(home)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        return "gone"
 
 
 def test_a_model_folder_the_user_cannot_read(user: User, tree: UserTree) -> None:

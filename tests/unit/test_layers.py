@@ -14,7 +14,7 @@ SRC = Path(clio.__file__).parent
 
 # Lower numbers are lower layers. A module may import its own package and any lower layer.
 RANK = {
-    "clio": 0, "lazy_re": 0, "threads": 0, "messages": 0, "wording": 0, "data": 0, "prompts": 0, "actions": 0, "simple_yaml": 0,
+    "clio": 0, "lazy_re": 0, "threads": 0, "processes": 0, "messages": 0, "wording": 0, "data": 0, "prompts": 0, "actions": 0, "simple_yaml": 0,
     "safety": 1, "paths": 1,
     "store": 2, "context": 2, "llm": 2,
     "project_config": 3, "recall": 3, "export": 3,
