@@ -120,8 +120,7 @@ class Encoder:
             encs = self.tokenizer.encode_batch([texts[i] for i in batch])
             ids = np.array([e.ids for e in encs], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
-            feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self.session.run(None, {k: v for k, v in feeds.items() if k in self.inputs})[0]
+            hidden = self._run(ids, mask)[0]
             summed = (hidden * mask[:, :, None]).sum(axis=1)
             vecs = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -137,8 +136,13 @@ class Encoder:
         options = self.ort.RunOptions()
         options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         one = np.array([[self.tokenizer.token_to_id("[CLS]") or 0]], dtype=np.int64)
-        feeds = {"input_ids": one, "attention_mask": np.ones_like(one), "token_type_ids": np.zeros_like(one)}
-        self.session.run(None, {k: v for k, v in feeds.items() if k in self.inputs}, options)
+        self._run(one, np.ones_like(one), options)
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray, options: Any = None) -> list[Any]:
+        """The session on token ids and their mask, fed the inputs this model's graph takes (mpnet's
+        takes no type ids)."""
+        feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "token_type_ids": self.np.zeros_like(ids)}
+        return list(self.session.run(None, {k: v for k, v in feeds.items() if k in self.inputs}, options))
 
 
 def pack(vecs: np.ndarray) -> bytes:
