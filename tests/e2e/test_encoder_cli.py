@@ -17,6 +17,7 @@ from clio.recall.encoder_readiness import installed, socket_path
 from testkit.clio_run import run_clio
 from testkit.encoder_helper import stop_helper
 from testkit.fakeserver import FakeServer, Reply
+from testkit.mcp_servers import process_gone
 from testkit.unprivileged import User, UserTree, run_clio_as
 
 needs_model = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
@@ -99,18 +100,11 @@ def test_stop_lets_the_running_helper_go_at_once(tmp_path: Path) -> None:
         with pytest.raises(OSError):
             client.ping(1.0)
         # gone, its memory with it (not yet reaped here: this test started it)
-        assert _state(pid) in ("gone", "Z"), _state(pid)
+        assert process_gone(pid)
         r = run_clio(["encoder"], server=None, project=project, home=home, env_extra=env)
         assert r.stdout.strip().splitlines()[-1] == "its helper: not running (the first run in a project with history starts it)"
     finally:
         stop_helper(home)
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except FileNotFoundError:
-        return "gone"
 
 
 def test_a_model_folder_the_user_cannot_read(user: User, tree: UserTree) -> None:
