@@ -206,12 +206,14 @@ def _layer(key: str) -> int | None:
 
 def train(
     out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5, layers: int | None = None, init: Path | None = None,
-    seed: int = 1, alpha: float = 0.0,
+    seed: int = 1, alpha: float = 0.0, freeze: int = 0,
 ) -> None:
     """Binary cross-entropy, half answers and half near misses a step (so a logit of 0 is the
     boundary), AdamW with a linear warm-up over 30 steps and decay, seed 1 unless told: ~9 minutes here.
     ``alpha`` > 0 (rows taught by a bigger judge, ``judge_distill.py teach``): the target is
-    ``(1 - alpha) * label + alpha * sigmoid(teacher's logit)``."""
+    ``(1 - alpha) * label + alpha * sigmoid(teacher's logit)``. ``freeze`` > 0 (stop 85): the
+    embeddings and the first ``freeze`` layers keep the encoder's own weights (only the layers above
+    and the head learn), so a judge on an encoder the user installs could ship as its top layers."""
     import torch
     from tokenizers import Tokenizer
 
@@ -232,7 +234,9 @@ def train(
         state = {k: v for k, v in torch.load(init).items() if (_layer(k) or 0) < kept}
         model.load_state_dict(state)
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    for frozen in [model.bert.embeddings, *model.bert.encoder.layer[:freeze]] if freeze else []:
+        frozen.requires_grad_(False)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 30) * max(0.0, 1 - s / steps))
     started = time.time()
     for step in range(1, steps + 1):
@@ -405,6 +409,7 @@ def main() -> None:
     ap.add_argument("--base", type=Path, help="heldout, decide: the judge is on this encoder (its transformers folder), read with its tokenizer")
     ap.add_argument("--init", type=Path, help="train: start from this judge's weights (OUT.pt of an earlier run)")
     ap.add_argument("--seed", type=int, default=1, help="train: which pairs are drawn (another one when going on with --init)")
+    ap.add_argument("--freeze", type=int, default=0, help="train: the embeddings and this many first layers keep the encoder's weights (stop 85)")
     ap.add_argument("--alpha", type=float, default=0.0, help="train: the teacher's share of the target (rows from judge_distill.py teach)")
     args = ap.parse_args()
     if args.step == "check":
@@ -418,7 +423,7 @@ def main() -> None:
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
     elif args.step == "train":
-        train(args.out, args.inputs[0], args.minilm, steps=args.steps, layers=args.layers, init=args.init, seed=args.seed, alpha=args.alpha)
+        train(args.out, args.inputs[0], args.minilm, steps=args.steps, layers=args.layers, init=args.init, seed=args.seed, alpha=args.alpha, freeze=args.freeze)
     elif args.step == "export":
         export(args.out, args.inputs[0], args.minilm)
     elif args.step == "strip":
