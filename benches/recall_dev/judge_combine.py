@@ -120,17 +120,19 @@ PAST = re.compile(
     re.I,
 )
 @functools.cache
-def archive_frequencies(letter: str) -> tuple[dict[str, int], int]:
+def archive_frequencies(letter: str, written: Callable[[str], str] | None = None) -> tuple[dict[str, int], int]:
     """How many of set ``letter``'s messages hold each word (stemmed as :mod:`clio.recall.relevance`
     stems), and how many messages it has: the index's document frequencies, near enough (the index
-    counts by its porter stems, in each message's text and its calls' readable arguments)."""
+    counts by its porter stems, in each message's text and its calls' readable arguments).
+    ``written``: each text read through it first (stop 85: short forms written out)."""
     data = json.loads((HERE / f"set_{letter}.json").read_text(encoding="utf-8"))
     counts: collections.Counter[str] = collections.Counter()
     n = 0
     for session in data["sessions"]:
         for m in session["messages"]:
             calls = " ".join(json.dumps(c.get("arguments")) for c in m.get("tool_calls") or ())
-            counts.update({excerpt_stem(w) for w in fts_words(f"{m.get('content') or ''} {calls}")})
+            text = f"{m.get('content') or ''} {calls}"
+            counts.update({excerpt_stem(w) for w in fts_words(written(text) if written else text)})
             n += 1
     return dict(counts), n
 
