@@ -206,14 +206,18 @@ def _layer(key: str) -> int | None:
 
 def train(
     out: Path, pairs_file: Path, minilm: Path, steps: int = 500, per_step: int = 16, lr: float = 4e-5, layers: int | None = None, init: Path | None = None,
-    seed: int = 1, alpha: float = 0.0, freeze: int = 0,
+    seed: int = 1, alpha: float = 0.0, freeze: int = 0, lora: int = 0,
 ) -> None:
     """Binary cross-entropy, half answers and half near misses a step (so a logit of 0 is the
     boundary), AdamW with a linear warm-up over 30 steps and decay, seed 1 unless told: ~9 minutes here.
     ``alpha`` > 0 (rows taught by a bigger judge, ``judge_distill.py teach``): the target is
     ``(1 - alpha) * label + alpha * sigmoid(teacher's logit)``. ``freeze`` > 0 (stop 85): the
     embeddings and the first ``freeze`` layers keep the encoder's own weights (only the layers above
-    and the head learn), so a judge on an encoder the user installs could ship as its top layers."""
+    and the head learn), so a judge on an encoder the user installs could ship as its top layers.
+    ``lora`` > 0 (stop 85): the encoder's weights stay as they are and every linear layer of its
+    layers learns a low-rank change of that rank beside them (LoRA), with the head; the weights saved
+    have the changes added in, so ``export`` reads them as any judge's, and a judge so trained could
+    ship as the small changes alone."""
     import torch
     from tokenizers import Tokenizer
 
@@ -236,6 +240,8 @@ def train(
     model.train()
     for frozen in [model.bert.embeddings, *model.bert.encoder.layer[:freeze]] if freeze else []:
         frozen.requires_grad_(False)
+    if lora:
+        _low_rank(model, lora)
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 30) * max(0.0, 1 - s / steps))
     started = time.time()
@@ -254,10 +260,53 @@ def train(
         if step % 50 == 0:
             print(f"{step}/{steps} loss {loss.item():.3f} {time.time() - started:.0f} s", flush=True)
             if step < steps:  # a run cut short keeps its latest weights (OUT.atSTEP, mid-schedule)
-                torch.save(model.state_dict(), f"{out}.at{step}")
+                torch.save(_merged(model), f"{out}.at{step}")
                 Path(f"{out}.at{step - 50}").unlink(missing_ok=True)
-    torch.save(model.state_dict(), out)
+    torch.save(_merged(model), out)
     Path(f"{out}.at{(steps - 1) // 50 * 50}").unlink(missing_ok=True)  # the last one cut short would have kept
+
+
+def _low_rank(model: Any, rank: int, scale: float = 2.0) -> None:
+    """Stop 85 (``train --lora``): the encoder frozen, each linear layer of its layers given a
+    trainable change ``scale * B @ A`` of ``rank`` (A random, B zero: the model starts as it was)."""
+    import torch
+
+    class LowRank(torch.nn.Module):
+        def __init__(self, base: Any) -> None:
+            super().__init__()
+            self.base = base
+            self.a = torch.nn.Parameter(torch.randn(rank, base.in_features) / rank)
+            self.b = torch.nn.Parameter(torch.zeros(base.out_features, rank))
+
+        def forward(self, x: Any) -> Any:
+            return self.base(x) + scale * ((x @ self.a.T) @ self.b.T)
+
+    model.bert.requires_grad_(False)
+    for layer in model.bert.encoder.layer:
+        for parent in list(layer.modules()):
+            for name, child in list(parent.named_children()):
+                if isinstance(child, torch.nn.Linear):
+                    setattr(parent, name, LowRank(child))
+    model.low_rank_scale = scale
+
+
+def _merged(model: Any) -> dict[str, Any]:
+    """The model's weights with each low-rank change added in, under the encoder's own names."""
+    scale = getattr(model, "low_rank_scale", None)
+    state = model.state_dict()
+    if scale is None:
+        return dict(state)
+    out = {}
+    for key, value in state.items():
+        if key.endswith((".a", ".b")):
+            continue
+        if ".base." in key:
+            stem = key.rsplit(".base.", 1)[0]
+            key = key.replace(".base.", ".")
+            if key.endswith(".weight"):
+                value = value + scale * state[f"{stem}.b"] @ state[f"{stem}.a"]
+        out[key] = value
+    return out
 
 
 def export(src: Path, dest: Path, minilm: Path) -> None:
@@ -409,6 +458,8 @@ def main() -> None:
     ap.add_argument("--base", type=Path, help="heldout, decide: the judge is on this encoder (its transformers folder), read with its tokenizer")
     ap.add_argument("--init", type=Path, help="train: start from this judge's weights (OUT.pt of an earlier run)")
     ap.add_argument("--seed", type=int, default=1, help="train: which pairs are drawn (another one when going on with --init)")
+    ap.add_argument("--lora", type=int, default=0, help="train: the encoder frozen, a low-rank change of this rank learned beside each of its layers' linear layers (stop 85)")
+    ap.add_argument("--lr", type=float, default=4e-5, help="train: the learning rate")
     ap.add_argument("--freeze", type=int, default=0, help="train: the embeddings and this many first layers keep the encoder's weights (stop 85)")
     ap.add_argument("--alpha", type=float, default=0.0, help="train: the teacher's share of the target (rows from judge_distill.py teach)")
     args = ap.parse_args()
@@ -423,7 +474,7 @@ def main() -> None:
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
     elif args.step == "train":
-        train(args.out, args.inputs[0], args.minilm, steps=args.steps, layers=args.layers, init=args.init, seed=args.seed, alpha=args.alpha, freeze=args.freeze)
+        train(args.out, args.inputs[0], args.minilm, steps=args.steps, layers=args.layers, init=args.init, seed=args.seed, alpha=args.alpha, freeze=args.freeze, lora=args.lora, lr=args.lr)
     elif args.step == "export":
         export(args.out, args.inputs[0], args.minilm)
     elif args.step == "strip":
