@@ -39,9 +39,8 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 import judge_combine as C  # noqa: E402
 import judge_experiment as J  # noqa: E402
-import numpy as np  # noqa: E402
 
-from clio.recall import auto, verdict  # noqa: E402
+from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
 from clio.recall.abbreviations import written_out  # noqa: E402
 from clio.recall.terms import excerpt_stem, fts_words  # noqa: E402
@@ -92,24 +91,15 @@ def stems(directory: Path) -> None:
 
 
 def short_forms(judge_file: Path, directory: Path) -> None:
-    from clio.recall.encoder_models import MINILM
+    shipped, bar = C.shipped_verdict()
 
-    v = MINILM.verdict
-    assert v is not None
-    mean, scale, weights = np.array(v.mean), np.array(v.scale), np.array(v.weights)
-
-    def shipped(m: np.ndarray) -> np.ndarray:  # as judge_combine.py --shipped
-        x = m[:, C.PRODUCT].copy()
-        x[:, 0] = np.clip(x[:, 0], -verdict.LOGIT_CAP, verdict.LOGIT_CAP)
-        z = v.bias + ((x - mean) / np.where(scale > 0, scale, 1.0) * np.where(scale > 0, weights, 0.0)).sum(1)
-        return 1 / (1 + np.exp(-np.clip(z, -60, 60)))
-
-    def refeatured(r: dict[str, Any], hits: list[auto.Hit], out: bool) -> list[auto.Hit]:
+    def refeatured(r: dict[str, Any], out: bool) -> list[auto.Hit]:
+        """The probe's stored candidates with their features computed again, written out or as typed."""
         query = written_out(r["probe"]["text"]) if out else r["probe"]["text"]
         words = R.own_words(query)
         dfs, total = C.archive_frequencies(r["set"], written_out if out else None)
         fresh = []
-        for h in hits:
+        for h in r["hits"]:
             f = R.features(words, written_out(h.text) if out else h.text, dfs, total, h.features.cosine)
             fresh.append(replace(h, features=f, score=R.score(f)))
         return fresh
@@ -118,15 +108,15 @@ def short_forms(judge_file: Path, directory: Path) -> None:
     for label, names in (("second to seventeenth", FITTED), ("eighteenth to twenty-third", REPORTED), ("the ten sets' own", ["own"])):
         loaded = C.load(directory, names, judge, 3)
         stored = [row for n in names for row in loaded[n]]
-        print(f"{label}, as stored: {C.replay(stored, shipped, v.bar)}")
+        print(f"{label}, as stored: {C.replay(stored, shipped, bar)}")
         for out in (False, True):
             again = []
             for r, hits, logits in stored:
-                fresh = refeatured(r, r["hits"], out)
+                fresh = refeatured(r, out)
                 at = {id(h): i for i, h in enumerate(r["hits"])}
                 again.append(({**r, "hits": fresh}, [fresh[at[id(h)]] for h in hits], logits))
             what = "written out on both sides" if out else "features computed again as typed"
-            print(f"{label}, {what}: {C.replay(again, shipped, v.bar)}  (same-words facts, reworded facts, false blocks)")
+            print(f"{label}, {what}: {C.replay(again, shipped, bar)}  (same-words facts, reworded facts, false blocks)")
 
 
 def main() -> None:

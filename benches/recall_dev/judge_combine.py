@@ -200,6 +200,24 @@ def fit(
     return (lambda m: 1 / (1 + np.exp(-(((m[:, columns] - mu) / sd) @ w + b)))), w, (mu, sd, b)
 
 
+def shipped_verdict() -> tuple[Model, float]:
+    """MiniLM's verdict as the product holds it (:func:`clio.recall.verdict.probability`, over
+    :func:`row_features`' rows, vectorised), and its bar."""
+    from clio.recall.encoder_models import MINILM
+
+    v = MINILM.verdict
+    assert v is not None
+    mean, scale, weights = np.array(v.mean), np.array(v.scale), np.array(v.weights)
+
+    def shipped(m: np.ndarray) -> np.ndarray:
+        x = m[:, PRODUCT].copy()
+        x[:, 0] = np.clip(x[:, 0], -verdict.LOGIT_CAP, verdict.LOGIT_CAP)
+        z = v.bias + ((x - mean) / np.where(scale > 0, scale, 1.0) * np.where(scale > 0, weights, 0.0)).sum(1)
+        return 1 / (1 + np.exp(-np.clip(z, -60, 60)))
+
+    return shipped, v.bar
+
+
 def replay(rows: Rows, model: Model | None, t: float, words_free: bool = False) -> tuple[int, int, int]:
     """(same-words facts quoted, reworded facts quoted, unrelated messages given a block); no
     model: the decision without the judge. ``words_free`` (stop 66, measured, not shipped): the
@@ -268,21 +286,10 @@ def main() -> None:
     if args.pairs:
         arms += [("judge + features, pairwise", [*NINE, *range(15, 43)])]
     if args.shipped:  # the product's weights, as they are (clio.recall.verdict.probability)
-        from clio.recall.encoder_models import MINILM
-
-        v = MINILM.verdict
-        assert v is not None
-        mu_, sd_, w_ = np.array(v.mean), np.array(v.scale), np.array(v.weights)
-
-        def shipped(m: np.ndarray) -> np.ndarray:
-            x = m[:, PRODUCT].copy()
-            x[:, 0] = np.clip(x[:, 0], -verdict.LOGIT_CAP, verdict.LOGIT_CAP)
-            z = v.bias + ((x - mu_) / np.where(sd_ > 0, sd_, 1.0) * np.where(sd_ > 0, w_, 0.0)).sum(1)
-            return 1 / (1 + np.exp(-np.clip(z, -60, 60)))
-
+        shipped, bar = shipped_verdict()
         for group in (args.fit, *([n] for n in args.report), args.report):
             rows = [row for name in group for row in sets[name]]
-            print(f"  the shipped verdict (bar {v.bar}) on {'+'.join(group)}: {replay(rows, shipped, v.bar)}")
+            print(f"  the shipped verdict (bar {bar}) on {'+'.join(group)}: {replay(rows, shipped, bar)}")
     for label, columns in arms:
         model, w, (mu, sd, b) = fit(fitted, columns)
         print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
