@@ -306,9 +306,7 @@ def stop(home: Path, endpoint: Endpoint | None = None) -> str:
     said: list[str] = []
     seen: set[Path] = set()
     for model in (None, *MODELS.values()):
-        client = EncoderClient(home, home, endpoint=endpoint)
-        if model is not None:
-            client.model = model  # that model's socket (EncoderClient.path reads it on first use)
+        client = EncoderClient(home, home, endpoint=endpoint, model=model)  # None: the one in use
         where = client.path()
         if where in seen:
             continue

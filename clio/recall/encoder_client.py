@@ -59,13 +59,15 @@ class EncoderClient:
 
     def __init__(
         self, home: Path, clio_dir: Path, timeout_s: float = TIMEOUT_S, idle_s: float | None = None,
-        endpoint: Endpoint | None = None,
+        endpoint: Endpoint | None = None, model: EncoderModel | None = None,
     ) -> None:  # fmt: skip
         """``idle_s``: how long the helper stays loaded without a request (the user's
         ``recall_encoder_idle_minutes``): one this run starts is started so, and a running one
         is told with each request that asks it to work (None: the helper's own default).
         ``endpoint``: the model of the user's endpoint that ``recall_embeddings`` names, used
-        unless ``CLIO_RECALL_ENCODER`` names another or switches the helper off."""
+        unless ``CLIO_RECALL_ENCODER`` names another or switches the helper off. ``model``: talk
+        to that model's helper whatever the user chose and whether or not it could run here
+        (``clio encoder stop`` asks each model's socket), with no fallback to MiniLM."""
         self.home = home
         self.idle_s = idle_s
         self.index = clio_dir / "recall.sqlite"
@@ -82,12 +84,13 @@ class EncoderClient:
         self.defer_start = False
         self._start_due = False
         self.endpoint = endpoint if endpoint is not None and not os.environ.get(ENV_SWITCH, "").strip() else None
-        choice = self.calibrated_model() if self.endpoint is not None else chosen(home)
+        choice = model or (self.calibrated_model() if self.endpoint is not None else chosen(home))
         self.model: EncoderModel = choice if isinstance(choice, EncoderModel) else MINILM
         self.wanted = self.model  # the model chosen, before a failed helper's fallback to MiniLM
         self._why_not: str | None = choice if isinstance(choice, str) else None
         self._threshold_read = time.monotonic()
-        self.fallback = fallback(home, self.model)  # why the model the user installed is not the one used
+        # why the model the user installed is not the one used (none when the caller named it)
+        self.fallback = fallback(home, self.model) if model is None else ""
         if self.fallback:
             self.model = MINILM
         self.cache = clio_dir / self.model.cache_name

@@ -543,6 +543,9 @@ def test_an_installed_model_whose_helper_fails_gives_way_to_minilm(
     assert again.model is MINILM and again.cache.name == MINILM.cache_name
     assert again.fallback.startswith("mpnet's helper failed (reworded recall off: ")
     assert "but mpnet's helper failed" in status(home)
+    named = EncoderClient(home, clio_dir, model=MPNET)  # as `clio encoder stop` asks each model's helper
+    assert named.model is MPNET and named.fallback == "" and named.path() == socket_path(home, MPNET)
+    assert named.cache.name == MPNET.cache_name
     again.start()
     wait_ready(socket_path(home, MINILM))
     assert again.score(ASK, [[ASKED, FACT]]) is not None and again.state == "ready"
