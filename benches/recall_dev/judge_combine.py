@@ -201,19 +201,18 @@ def fit(
 
 
 def shipped_verdict() -> tuple[Model, float]:
-    """MiniLM's verdict as the product holds it (:func:`clio.recall.verdict.probability`, over
-    :func:`row_features`' rows, vectorised), and its bar."""
+    """MiniLM's verdict as the product holds it (:func:`clio.recall.verdict.scored` over
+    :func:`row_features`' rows, the logit held as :func:`clio.recall.verdict.probability` holds
+    it), and its bar."""
     from clio.recall.encoder_models import MINILM
 
     v = MINILM.verdict
     assert v is not None
-    mean, scale, weights = np.array(v.mean), np.array(v.scale), np.array(v.weights)
 
     def shipped(m: np.ndarray) -> np.ndarray:
         x = m[:, PRODUCT].copy()
         x[:, 0] = np.clip(x[:, 0], -verdict.LOGIT_CAP, verdict.LOGIT_CAP)
-        z = v.bias + ((x - mean) / np.where(scale > 0, scale, 1.0) * np.where(scale > 0, weights, 0.0)).sum(1)
-        return 1 / (1 + np.exp(-np.clip(z, -60, 60)))
+        return np.array([verdict.scored(row.tolist(), v) for row in x])
 
     return shipped, v.bar
 
