@@ -202,17 +202,14 @@ def fit(
 
 def shipped_verdict() -> tuple[Model, float]:
     """MiniLM's verdict as the product holds it (:func:`clio.recall.verdict.scored` over
-    :func:`row_features`' rows, the logit held as :func:`clio.recall.verdict.probability` holds
-    it), and its bar."""
+    :func:`row_features`' rows), and its bar."""
     from clio.recall.encoder_models import MINILM
 
     v = MINILM.verdict
     assert v is not None
 
     def shipped(m: np.ndarray) -> np.ndarray:
-        x = m[:, PRODUCT].copy()
-        x[:, 0] = np.clip(x[:, 0], -verdict.LOGIT_CAP, verdict.LOGIT_CAP)
-        return np.array([verdict.scored(row.tolist(), v) for row in x])
+        return np.array([verdict.scored(row.tolist(), v) for row in m[:, PRODUCT]])
 
     return shipped, v.bar
 
@@ -284,7 +281,7 @@ def main() -> None:
         arms += [("judge + features + past", [*NINE, 43]), ("features + past", [*NINE[1:], 43])]
     if args.pairs:
         arms += [("judge + features, pairwise", [*NINE, *range(15, 43)])]
-    if args.shipped:  # the product's weights, as they are (clio.recall.verdict.probability)
+    if args.shipped:  # the product's weights, as they are (clio.recall.verdict.scored)
         shipped, bar = shipped_verdict()
         for group in (args.fit, *([n] for n in args.report), args.report):
             rows = [row for name in group for row in sets[name]]

@@ -84,7 +84,7 @@ class EncoderClient:
         self.defer_start = False
         self._start_due = False
         self.endpoint = endpoint if endpoint is not None and not os.environ.get(ENV_SWITCH, "").strip() else None
-        choice = model or (self.calibrated_model() if self.endpoint is not None else chosen(home))
+        choice = model if model is not None else self.calibrated_model() if self.endpoint is not None else chosen(home)
         self.model: EncoderModel = choice if isinstance(choice, EncoderModel) else MINILM
         self.wanted = self.model  # the model chosen, before a failed helper's fallback to MiniLM
         self._why_not: str | None = choice if isinstance(choice, str) else None

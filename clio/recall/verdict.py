@@ -98,14 +98,15 @@ def features(hit: Hit, logit: float) -> list[float]:
 def probability(hit: Hit, logit: float, v: Verdict) -> float:
     """How likely the unit holds what the message asks: the logistic score of :func:`features`,
     the logit held within :data:`LOGIT_CAP`."""
-    return scored(features(hit, max(-LOGIT_CAP, min(LOGIT_CAP, logit))), v)
+    return scored(features(hit, logit), v)
 
 
 def scored(row: Sequence[float], v: Verdict) -> float:
-    """The logistic score of one row of :func:`features` (its logit already held within
-    :data:`LOGIT_CAP`): the benches' replays of stored candidates read it too."""
+    """The logistic score of one row of :func:`features`, its logit (the first) held within
+    :data:`LOGIT_CAP`: the benches' replays of stored candidates read it too."""
+    held = [max(-LOGIT_CAP, min(LOGIT_CAP, row[0])), *row[1:]]
     z = v.bias + sum(  # a feature that never varied on the fitted units (scale 0) weighs nothing
-        w * (x - m) / s for x, m, s, w in zip(row, v.mean, v.scale, v.weights, strict=True) if s
+        w * (x - m) / s for x, m, s, w in zip(held, v.mean, v.scale, v.weights, strict=True) if s
     )
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
