@@ -1,0 +1,78 @@
+"""Experiment (not the product), stop 87: which read probe sets MiniLM's verdict is best fitted on.
+
+The verdict's ten weights (:class:`clio.recall.encoder_models.Verdict`) were fitted in stop 79 on
+the sixteen sets read then (second to seventeenth). The sets were written over thirty stops, each
+asked to reword harder than the last; stop 86 found the fit's size mattered (seven sets against
+sixteen), and this script asks whether it is the size or which sets. For each window of
+consecutive sets it fits the product's arm (``judge_combine.fit`` over :data:`judge_combine.PRODUCT`),
+takes its bar by stop 65's rule (the highest of :data:`judge_combine.THRESHOLDS` at which the
+fitted sets keep all but one of the facts the decision without the judge quotes on them), and
+reads the report sets at that bar (and at every bar, to compare at equal false blocks).
+
+    python verdict_window.py JUDGE-int8.onnx --dir CANDIDATES_DIR --windows second:seventeenth eleventh:seventeenth \\
+        --report eighteenth nineteenth ... [--weights]
+
+A window is ``FIRST:LAST`` in :data:`ORDER` (both kept). Candidates as for ``judge_combine.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import judge_combine as C  # noqa: E402
+
+ORDER = (
+    *("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth"),
+    *("thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"),
+    *("twentyfirst", "twentysecond", "twentythird", "twentyfourth", "twentyfifth", "twentysixth"),
+)
+
+
+def window(spec: str) -> list[str]:
+    """The sets ``FIRST:LAST`` names, in :data:`ORDER`."""
+    first, _, last = spec.partition(":")
+    a, b = ORDER.index(first), ORDER.index(last or first)
+    if b < a:
+        raise SystemExit(f"window {spec}: {last} comes before {first}")
+    return list(ORDER[a : b + 1])
+
+
+def bar(rows: C.Rows, model: C.Model) -> float:
+    """Stop 65's rule: the highest bar at which the fitted rows keep all but one of the facts the
+    decision without the judge quotes on them (the lowest bar when none does)."""
+    same, reworded, _ = C.replay(rows, None, 0)
+    kept = [t for t in C.THRESHOLDS if sum(C.replay(rows, model, t)[:2]) >= same + reworded - 1]
+    return max(kept) if kept else C.THRESHOLDS[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("judge", type=Path)
+    ap.add_argument("--dir", type=Path, required=True)
+    ap.add_argument("--windows", nargs="+", required=True)
+    ap.add_argument("--report", nargs="+", required=True)
+    ap.add_argument("--weights", action="store_true", help="print each fit as clio.recall.encoder_models.Verdict holds it")
+    args = ap.parse_args()
+    windows = {spec: window(spec) for spec in args.windows}
+    needed = sorted({n for w in windows.values() for n in w} | set(args.report), key=ORDER.index)
+    sets = C.load(args.dir, needed, C.J.Judge(args.judge, None), 3)
+    report = [row for name in args.report for row in sets[name]]
+    print(f"report {'+'.join(args.report)}: without the judge {C.replay(report, None, 0)}")
+    for spec, names in windows.items():
+        fitted = [row for name in names for row in sets[name]]
+        model, w, (mu, sd, b) = C.fit(fitted, C.PRODUCT)
+        t = bar(fitted, model)
+        every = "  ".join(f"t={x} {C.replay(report, model, x)}" for x in C.THRESHOLDS)
+        print(f"{spec} ({len(names)} sets, bar {t}): fitted {C.replay(fitted, model, t)}, report {C.replay(report, model, t)};  {every}")
+        if args.weights:
+            print(f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
+                  f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},\n  bar={t},")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
