@@ -12,7 +12,8 @@ reads the report sets at that bar (and at every bar, to compare at equal false b
     python verdict_window.py JUDGE-int8.onnx --dir CANDIDATES_DIR --windows second:seventeenth eleventh:seventeenth \\
         --report eighteenth nineteenth ... [--weights]
 
-A window is ``FIRST:LAST`` in :data:`ORDER` (both kept). Candidates as for ``judge_combine.py``.
+A window is ``FIRST:LAST`` in :data:`ORDER` (both kept). Candidates as for ``judge_combine.py``
+(``own-dev`` and ``own-reported`` report the ten sets' own messages, by half).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def main() -> None:
     ap.add_argument("--weights", action="store_true", help="print each fit as clio.recall.encoder_models.Verdict holds it")
     args = ap.parse_args()
     windows = {spec: window(spec) for spec in args.windows}
-    needed = sorted({n for w in windows.values() for n in w} | set(args.report), key=ORDER.index)
+    needed = sorted({n for w in windows.values() for n in w} | set(args.report), key=lambda n: (n not in ORDER, ORDER.index(n) if n in ORDER else n))
     sets = C.load(args.dir, needed, C.J.Judge(args.judge, None), 3)
     report = [row for name in args.report for row in sets[name]]
     print(f"report {'+'.join(args.report)}: without the judge {C.replay(report, None, 0)}")
