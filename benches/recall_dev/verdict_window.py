@@ -13,19 +13,27 @@ reads the report sets at that bar (and at every bar, to compare at equal false b
         --report eighteenth nineteenth ... [--weights]
 
 A window is ``FIRST:LAST`` in :data:`ORDER` (both kept). Candidates as for ``judge_combine.py``
-(``own-dev`` and ``own-reported`` report the ten sets' own messages, by half).
+(``own-dev`` and ``own-reported`` report the ten sets' own messages, by half). ``--leave-out
+S ...`` reads each of those sets by the window's fit without it (its own bar each time),
+``--also`` fits every window with more sets (the own messages), ``--no-word`` adds an eleventh
+feature, whether the unit shares no word with the message (docs/memory.md, "The verdict fitted on
+the later sets": measured after stop 87's rule, not shipped).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import judge_combine as C  # noqa: E402
+import numpy as np  # noqa: E402
+
+from clio.recall import auto  # noqa: E402
 
 ORDER = (
     *("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth"),
@@ -51,23 +59,57 @@ def bar(rows: C.Rows, model: C.Model) -> float:
     return max(kept) if kept else C.THRESHOLDS[0]
 
 
+NO_WORD = 45  # the column "shares no word" takes, after judge_combine.row_features' 45
+
+
+def with_no_word(hits: Sequence[auto.Hit], logits: Sequence[float], i: int, text: str = "", letter: str = "") -> list[float]:
+    """``judge_combine.row_features`` (what the message names that the archive holds elsewhere not
+    read: 0) and then whether the unit shares no word with the message (its weighted share 0):
+    ``--no-word``, measured in stop 87, not shipped."""
+    row = FEATURES(hits, logits, i, text, "")
+    return [*row, float(row[4] <= 0.0)]
+
+
+FEATURES = C.row_features
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("judge", type=Path)
     ap.add_argument("--dir", type=Path, required=True)
     ap.add_argument("--windows", nargs="+", required=True)
     ap.add_argument("--report", nargs="+", required=True)
+    ap.add_argument("--also", nargs="+", default=[], help="sets fitted with every window (own-dev own-reported: the ten sets' own messages)")
+    ap.add_argument("--leave-out", nargs="+", default=[], help="each of these sets read by the window's fit without it (and --report by the whole window's)")
+    ap.add_argument("--no-word", action="store_true", help="an eleventh feature: whether the unit shares no word with the message (stop 87)")
     ap.add_argument("--weights", action="store_true", help="print each fit as clio.recall.encoder_models.Verdict holds it")
     args = ap.parse_args()
+    columns = C.PRODUCT
+    if args.no_word:
+        C.row_features = with_no_word  # read by judge_combine.fit and replay at each call
+        columns = [*C.PRODUCT, NO_WORD]
     windows = {spec: window(spec) for spec in args.windows}
-    needed = sorted({n for w in windows.values() for n in w} | set(args.report), key=lambda n: (n not in ORDER, ORDER.index(n) if n in ORDER else n))
+    names_all = {n for w in windows.values() for n in w} | set(args.report) | set(args.also) | set(args.leave_out)
+    needed = sorted(names_all, key=lambda n: (n not in ORDER, ORDER.index(n) if n in ORDER else n))
     sets = C.load(args.dir, needed, C.J.Judge(args.judge, None), 3)
     report = [row for name in args.report for row in sets[name]]
     print(f"report {'+'.join(args.report)}: without the judge {C.replay(report, None, 0)}")
+
+    def fitted_on(names: list[str]) -> tuple[C.Rows, C.Model, float, tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
+        rows = [row for name in [*names, *args.also] for row in sets[name]]
+        model, w, (mu, sd, b) = C.fit(rows, columns)
+        return rows, model, bar(rows, model), (w, mu, sd, b)
+
     for spec, names in windows.items():
-        fitted = [row for name in names for row in sets[name]]
-        model, w, (mu, sd, b) = C.fit(fitted, C.PRODUCT)
-        t = bar(fitted, model)
+        total = [0, 0, 0]
+        for left in args.leave_out:
+            _, model, t, _ = fitted_on([n for n in names if n != left])
+            read = C.replay(sets[left], model, t)
+            total = [a + b for a, b in zip(total, read, strict=True)]
+            print(f"  {spec} without {left} (bar {t}): {left} {read}")
+        if args.leave_out:
+            print(f"  {spec}, each left out: {tuple(total)}")
+        fitted, model, t, (w, mu, sd, b) = fitted_on(names)
         every = "  ".join(f"t={x} {C.replay(report, model, x)}" for x in C.THRESHOLDS)
         print(f"{spec} ({len(names)} sets, bar {t}): fitted {C.replay(fitted, model, t)}, report {C.replay(report, model, t)};  {every}")
         if args.weights:
