@@ -38,7 +38,8 @@ from clio.recall import auto  # noqa: E402
 ORDER = (
     *("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth"),
     *("thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"),
-    *("twentyfirst", "twentysecond", "twentythird", "twentyfourth", "twentyfifth", "twentysixth"),
+    *("twentyfirst", "twentysecond", "twentythird", "twentyfourth", "twentyfifth", "twentysixth", "twentyseventh"),
+    "twentyeighth",
 )
 
 
