@@ -1,9 +1,10 @@
 """Experiment (not the product), stop 87: which read probe sets MiniLM's verdict is best fitted on.
 
 The verdict's ten weights (:class:`clio.recall.encoder_models.Verdict`) were fitted in stop 79 on
-the sixteen sets read then (second to seventeenth). The sets were written over thirty stops, each
-asked to reword harder than the last; stop 86 found the fit's size mattered (seven sets against
-sixteen), and this script asks whether it is the size or which sets. For each window of
+the sixteen sets read then (second to seventeenth). The sets were written over some twenty stops,
+the later briefs asking that most rewordings share no word with their session; stop 86 found the
+fit's size mattered (seven sets against sixteen), and this script asks whether it is the size or
+which sets (since stop 87 the product's weights are this script's fit on every read set). For each window of
 consecutive sets it fits the product's arm (``judge_combine.fit`` over :data:`judge_combine.PRODUCT`),
 takes its bar by stop 65's rule (the highest of :data:`judge_combine.THRESHOLDS` at which the
 fitted sets keep all but one of the facts the decision without the judge quotes on them), and
