@@ -23,6 +23,11 @@ these readers are narrow on purpose.
   --config", "each invoice should carry the po number"), "i'd love / i'd like / it would be nice
   if / we want / new rule:", in a message without the marks of a report ("but", "though",
   "still", "anymore", "isn't", "doesn't" ...): "dark mode should persist but it resets" is a bug.
+- :func:`plans`: the writer's own next work, stated (stop 87): "heads up: I'm splitting the pdf
+  rendering out of billing/pdf.py ...", "next I'll add the locale file ...", "for the follow-up
+  let's keep the hold expiry in a scheduled command", in a message without the marks of a report;
+  not the verbs that ask, repair or run an operation ("I'm seeing ...", "I'm fixing the crash",
+  "I'm going to rerun the sweep": what the archive may explain).
 """
 
 from __future__ import annotations
@@ -132,6 +137,49 @@ def wishes(sentences: list[str]) -> bool:
     if any("?" in s or _REPORT.search(s) for s in sentences):
         return False
     return any(_WISH.match(s.strip()) for s in sentences)
+
+
+# the writer's own next work: "I'm / we're" and a verb's -ing form, "I'll / we'll / I'm going to"
+# and its base form (a few adverbs between), or "let's" and a verb anywhere in the sentence
+_LEAD = r"^(?:(?:ok|okay|so|now|next|then|today|tonight|tomorrow|first|heads up|fyi)\b,?\s+){0,3}"
+_PROGRESSIVE = lazy(
+    _LEAD + r"(?:i'?m|i am|we'?re|we are)\s+(?:(?:now|just|also|then|first|still)\s+)?([a-z]+ing)\b", re.I
+)
+_FUTURE = lazy(
+    _LEAD + r"(?:i'?ll|we'?ll|i will|we will|(?:i'?m|i am|we'?re|we are) (?:going|about) to|gonna)"
+    r"\s+(?:(?:now|just|also|then|first)\s+)?([a-z]+)\b",
+    re.I,
+)
+_LETS = lazy(r"\blet'?s\s+(?:(?:just|also|now|then)\s+)?([a-z]+)\b", re.I)
+# progressive forms that report or think rather than do new work
+_NOT_PLAN = "going getting trying looking wondering thinking having being hoping waiting struggling"
+_NOT_PLANS = frozenset(_NOT_PLAN.split())
+_NOT_PLANNED = _NOT_NEW_WORK | {"try"}  # verbs that ask, repair or run an operation; "let's try ..."
+
+
+def _base(verb: str) -> set[str]:
+    """The base forms an -ing form may have ("splitting": split, "moving": move, "adding": add)."""
+    if not verb.endswith("ing"):
+        return {verb}
+    stem = verb[:-3]
+    return {stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem}
+
+
+def plans(sentences: list[str]) -> bool:
+    """Whether a message's ``sentences`` (not a question: the caller knows) state the writer's own
+    next work, one of them beginning with it ("I'm wiring the back in stock label into the basket
+    page next", "next I'll add config/locales/sms.cy.yml") or holding "let's" and a verb, without
+    the marks of a problem report or a question mark anywhere: the verb not one that asks, repairs
+    or runs an operation (:data:`_NOT_NEW_WORK`: "I'm seeing", "let's check", "I'll rerun")."""
+    if any("?" in s or _REPORT.search(s) for s in sentences):
+        return False
+    for sentence in sentences:
+        s = sentence.strip()
+        for m in (_PROGRESSIVE.match(s), _FUTURE.match(s), _LETS.search(s)):
+            verb = m.group(1).lower() if m else ""
+            if verb and verb not in _NOT_PLANS and verb not in _NOT_VERBS and not _base(verb) & _NOT_PLANNED:
+                return True
+    return False
 
 
 def names_a_subject(words: list[str]) -> bool:

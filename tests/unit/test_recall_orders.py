@@ -70,3 +70,48 @@ def test_the_readers_apart() -> None:
     assert orders.without_prefix("ios - add haptics") == "add haptics"
     assert orders.without_prefix("what's the port?") == "what's the port?"
     assert orders.without_prefix("TH-211 add a chip row") == "add a chip row"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "heads up: I'm splitting the invoice PDF rendering out of billing/pdf.py into its own module this sprint",
+        "I'm wiring the back in stock label into the basket page next, reusing the VariantResource field",
+        "Today I'm adding the greyed-out marker and the 'last seen N min ago' label to vehicle_marker/1",
+        "starting on the welsh templates today: I'll add config/locales/sms.cy.yml and keep the segment short",
+        "we're moving the asset build into Bitbucket Pipelines for ASH-719",
+        "I'm going to port the csv export to the new writer tomorrow",
+        "for the delivery slots follow-up let's keep the hold expiry in a scheduled command rather than a delayed job",
+    ],
+)  # fmt: skip
+def test_the_writers_own_next_work_stated_is_an_order(text: str) -> None:
+    """Stop 87 (orders.plans): a statement of what the writer does next asks the archive nothing."""
+    assert R.is_task(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what the writer sees, repairs or runs: the archive may explain it
+        "I'm seeing 'database is locked' in worker.py when two threads save at once",
+        "im fixing the flaky upload test now", "I'm going to rerun the lr/wd sweep tonight",
+        "I'm debugging the importer now", "I'm releasing 2.3 to the store today",  # debug, release
+        "let's check what we decided about the retry policy", "I'm trying to get the hil rig to flash",
+        # a plan with a question, or with the marks of a report
+        "I'm adding the warehouse name to the search documents. how do the overnight changes reach the index?",
+        "I'm moving the asset build to pipelines but the cache step still fails",
+        "I'm adding a care tips screen next, what's our image size limit?",
+        # not the writer's own next work
+        "users keep getting logged out in prod", "I'm not sure the cron ran", "we're on postgres 14",
+    ],
+)  # fmt: skip
+def test_what_sees_repairs_runs_or_asks_is_no_plan(text: str) -> None:
+    assert not R.is_task(text)
+
+
+def test_plans_apart() -> None:
+    assert orders.plans(["heads up:", "I'm splitting the pdf rendering out"])
+    assert orders.plans(["for the follow-up let's keep the math in the module"])
+    assert not orders.plans(["let's see what the logs say"])  # a verb that asks
+    assert not orders.plans(["I'm deploying the fix to staging now"])  # an operation the archive may describe
+    assert not orders.plans(["I'm splitting the module but the tests still fail"])  # a report's marks
