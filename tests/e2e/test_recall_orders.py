@@ -4,7 +4,8 @@ server and the user's encoder helper (which does a one-shot run's recall). Besid
 found why the nightly stock import matched nothing, "parallelize the nightly ERP stock import ..."
 (a verb no list holds) and "the admin dashboard should show when the last stock import ran ..."
 (a wish stated as a sentence) sit at a cosine the encoder would quote them at, and get no block,
-nor does an order whose every word that session holds; a question about that session in other
+nor does an order whose every word that session holds, nor the writer's own next work stated ("heads
+up: I'm moving the nightly ERP stock import ... next"); a question about that session in other
 words, or in those words, still brings its answer back."""
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ def test_an_order_of_new_work_gets_no_block_by_meaning_whatever_its_form(tmp_pat
         # the same words asked bring it back
         asked = clio("does StockCsvReader trim every field of the nightly ERP stock import?")
         assert "StockCsvReader now trims" in asked, asked
+        # the writer's own next work, stated (stop 87, orders.plans), every word of it the session's
+        # ("No schema changes" reads as trouble to the remark reader, so it would be searched)
+        plan = clio("heads up: I'm moving the nightly ERP stock import and its StockCsvReader into a worker of its own "
+                    "next. No schema changes, just code moves.")
+        assert "<recalled_context>" not in plan, plan
         # a verb of new work heading a question is its noun ("update" as in news): asked, not ordered
         status = clio("update on the nightly ERP stock import that matched nothing?")
         assert "StockCsvReader now trims" in status, status
