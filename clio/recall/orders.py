@@ -26,8 +26,9 @@ these readers are narrow on purpose.
 - :func:`plans`: the writer's own next work, stated (stop 87): "heads up: I'm splitting the pdf
   rendering out of billing/pdf.py ...", "next I'll add the locale file ...", "for the follow-up
   let's keep the hold expiry in a scheduled command", in a message without the marks of a report;
-  not the verbs that ask, repair or run an operation ("I'm seeing ...", "I'm fixing the crash",
-  "I'm going to rerun the sweep": what the archive may explain).
+  its verb one of new work, never one that reports, asks, repairs or runs an operation ("I'm
+  hitting a timeout", "I'm seeing ...", "I'm fixing the crash", "I'm going to rerun the sweep":
+  what the archive may explain).
 """
 
 from __future__ import annotations
@@ -151,10 +152,10 @@ _FUTURE = lazy(
     re.I,
 )
 _LETS = lazy(r"\blet'?s\s+(?:(?:just|also|now|then)\s+)?([a-z]+)\b", re.I)
-# progressive forms that report or think rather than do new work
-_NOT_PLAN = "going getting trying looking wondering thinking having being hoping waiting struggling"
-_NOT_PLANS = frozenset(_NOT_PLAN.split())
-_NOT_PLANNED = _NOT_NEW_WORK | {"try"}  # verbs that ask, repair or run an operation; "let's try ..."
+# verbs of one's own next work beside the verbs of new work the caller knows ("keep it in the
+# module", "finishing the markers", "starting on the templates", "working on the export")
+_PLAN_VERB = "keep finish start work switch tidy"
+_PLAN_VERBS = frozenset(_PLAN_VERB.split())
 
 
 def _base(verb: str) -> set[str]:
@@ -165,19 +166,19 @@ def _base(verb: str) -> set[str]:
     return {stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem}
 
 
-def plans(sentences: list[str]) -> bool:
+def plans(sentences: list[str], work: frozenset[str]) -> bool:
     """Whether a message's ``sentences`` (not a question: the caller knows) state the writer's own
     next work, one of them beginning with it ("I'm wiring the back in stock label into the basket
     page next", "next I'll add config/locales/sms.cy.yml") or holding "let's" and a verb, without
-    the marks of a problem report or a question mark anywhere: the verb not one that asks, repairs
-    or runs an operation (:data:`_NOT_NEW_WORK`: "I'm seeing", "let's check", "I'll rerun")."""
+    the marks of a problem report or a question mark anywhere: the verb one of new work (``work``,
+    the caller's list, or :data:`_PLAN_VERBS`), never one that reports, asks, repairs or runs an
+    operation ("I'm hitting a timeout", "I'm seeing ...", "let's check", "I'll rerun")."""
     if any("?" in s or _REPORT.search(s) for s in sentences):
         return False
     for sentence in sentences:
         s = sentence.strip()
         for m in (_PROGRESSIVE.match(s), _FUTURE.match(s), _LETS.search(s)):
-            verb = m.group(1).lower() if m else ""
-            if verb and verb not in _NOT_PLANS and verb not in _NOT_VERBS and not _base(verb) & _NOT_PLANNED:
+            if m and _base(m.group(1).lower()) & (work | _PLAN_VERBS):
                 return True
     return False
 

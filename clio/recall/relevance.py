@@ -302,7 +302,7 @@ def is_task(text: str) -> bool:
     if is_question(text):
         return False
     sentences = SENTENCE_END.split(text[:400])
-    return any(_orders(sentence, text) for sentence in sentences[1:]) or orders.wishes(sentences) or orders.plans(sentences)
+    return any(_orders(sentence, text) for sentence in sentences[1:]) or orders.wishes(sentences) or orders.plans(sentences, _TASK_VERBS)
 
 
 def _orders(text: str, message: str | None = None) -> bool:

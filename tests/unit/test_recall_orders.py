@@ -96,6 +96,9 @@ def test_the_writers_own_next_work_stated_is_an_order(text: str) -> None:
         "I'm seeing 'database is locked' in worker.py when two threads save at once",
         "im fixing the flaky upload test now", "I'm going to rerun the lr/wd sweep tonight",
         "I'm debugging the importer now", "I'm releasing 2.3 to the store today",  # debug, release
+        # a report in the progressive: no verb of new work
+        "I'm hitting a timeout on the staging db connection", "I'm missing the SENTRY_DSN env var on the worker",
+        "we're using postgres 14 on staging", "lets take another run at cleaning up ShipmentSearchService",
         "let's check what we decided about the retry policy", "I'm trying to get the hil rig to flash",
         # a plan with a question, or with the marks of a report
         "I'm adding the warehouse name to the search documents. how do the overnight changes reach the index?",
@@ -110,8 +113,11 @@ def test_what_sees_repairs_runs_or_asks_is_no_plan(text: str) -> None:
 
 
 def test_plans_apart() -> None:
-    assert orders.plans(["heads up:", "I'm splitting the pdf rendering out"])
-    assert orders.plans(["for the follow-up let's keep the math in the module"])
-    assert not orders.plans(["let's see what the logs say"])  # a verb that asks
-    assert not orders.plans(["I'm deploying the fix to staging now"])  # an operation the archive may describe
-    assert not orders.plans(["I'm splitting the module but the tests still fail"])  # a report's marks
+    work = frozenset({"split", "add", "move"})
+    assert orders.plans(["heads up:", "I'm splitting the pdf rendering out"], work)
+    assert orders.plans(["for the follow-up let's keep the math in the module"], work)  # keep: its own list
+    assert orders.plans(["next I'll add the locale file"], work) and orders.plans(["we're moving the build"], work)
+    assert not orders.plans(["I'm splitting the pdf rendering out"], frozenset())  # not a verb of new work
+    assert not orders.plans(["let's see what the logs say"], work)  # a verb that asks
+    assert not orders.plans(["I'm deploying the fix to staging now"], work)  # an operation the archive may describe
+    assert not orders.plans(["I'm splitting the module but the tests still fail"], work)  # a report's marks
