@@ -200,6 +200,13 @@ def fit(
     return (lambda m: 1 / (1 + np.exp(-(((m[:, columns] - mu) / sd) @ w + b)))), w, (mu, sd, b)
 
 
+def held(mu: np.ndarray, sd: np.ndarray, w: np.ndarray, b: float) -> str:
+    """A fit's mean, scale, weights and bias as :class:`clio.recall.encoder_models.Verdict` holds
+    them, to paste there."""
+    return (f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
+            f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},")  # fmt: skip
+
+
 def shipped_verdict() -> tuple[Model, float]:
     """MiniLM's verdict as the product holds it (:func:`clio.recall.verdict.scored` over
     :func:`row_features`' rows), and its bar."""
@@ -290,8 +297,7 @@ def main() -> None:
         model, w, (mu, sd, b) = fit(fitted, columns)
         print(f"{label}: weights (standardized) " + ", ".join(f"{names[c]} {v:+.2f}" for c, v in zip(columns, w, strict=True)))
         if args.weights and columns in (NINE, PRODUCT, ELSEWHERE):  # as clio.recall.encoder_models.Verdict holds them
-            print(f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
-                  f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},")  # fmt: skip
+            print(held(mu, sd, w, b))
         for group in (args.fit, *([n] for n in args.report), args.report):
             rows = [row for name in group for row in sets[name]]
             n = [sum(r["probe"]["kind"] == k for r, _, _ in rows) for k in ("same", "reworded", "unrelated")]

@@ -115,8 +115,7 @@ def main() -> None:
         every = "  ".join(f"t={x} {C.replay(report, model, x)}" for x in C.THRESHOLDS)
         print(f"{spec} ({len(names)} sets, bar {t}): fitted {C.replay(fitted, model, t)}, report {C.replay(report, model, t)};  {every}")
         if args.weights:
-            print(f"  mean={tuple(round(float(x), 4) for x in mu)},\n  scale={tuple(round(float(x), 4) for x in sd)},\n"
-                  f"  weights={tuple(round(float(x), 4) for x in w)},\n  bias={round(float(b), 4)},\n  bar={t},")  # fmt: skip
+            print(f"{C.held(mu, sd, w, b)}\n  bar={t},")
 
 
 if __name__ == "__main__":

@@ -135,9 +135,12 @@ def wishes(sentences: list[str]) -> bool:
     """Whether a message's ``sentences`` (not a question: the caller knows) state a wish for new
     behaviour, one of them beginning with it, without the marks of a problem report or a question
     mark anywhere ("the spawn timer should reset when the player dies, right? ...")."""
-    if any("?" in s or _REPORT.search(s) for s in sentences):
-        return False
-    return any(_WISH.match(s.strip()) for s in sentences)
+    return not _asks_or_reports(sentences) and any(_WISH.match(s.strip()) for s in sentences)
+
+
+def _asks_or_reports(sentences: list[str]) -> bool:
+    """Whether any of a message's ``sentences`` holds a question mark or a mark of a problem report."""
+    return any("?" in s or _REPORT.search(s) for s in sentences)
 
 
 # the writer's own next work: "I'm / we're" and a verb's -ing form, "I'll / we'll / I'm going to"
@@ -173,7 +176,7 @@ def plans(sentences: list[str], work: frozenset[str]) -> bool:
     the marks of a problem report or a question mark anywhere: the verb one of new work (``work``,
     the caller's list, or :data:`_PLAN_VERBS`), never one that reports, asks, repairs or runs an
     operation ("I'm hitting a timeout", "I'm seeing ...", "let's check", "I'll rerun")."""
-    if any("?" in s or _REPORT.search(s) for s in sentences):
+    if _asks_or_reports(sentences):
         return False
     for sentence in sentences:
         s = sentence.strip()
