@@ -95,6 +95,9 @@ class Settings:
     # an embedding model the endpoint serves, as that encoder ("text-embedding-3-small",
     # "nomic-embed-text"): every archived message of a project goes to the endpoint (user only)
     recall_embeddings: str | None = None
+    # a model the endpoint serves ("gpt-4o-mini"), asked which of each searched message's three best
+    # units the automatic recall quotes: a request more a searched message, the units in it (user only)
+    recall_judge_model: str | None = None
     approvals: Approvals = field(default_factory=Approvals)
     # MCP servers clio starts as a client: name -> {command, args, env} or {url} (clio.mcp.config)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
@@ -356,6 +359,7 @@ ENV_MAP = {
     "CLIO_CONTEXT_WINDOW": "context_window",
     "CLIO_SHARED_MEMORY": "shared_memory",
     "CLIO_RECALL_EMBEDDINGS": "recall_embeddings",
+    "CLIO_RECALL_JUDGE_MODEL": "recall_judge_model",
 }
 
 

@@ -112,7 +112,12 @@ class App(CommandSurface):
             encoder.judge = s.recall_judge
             encoder.defer_start = not interactive  # a one-shot run starts the helper after its own search
         recall.encoder = self.encoder = encoder
-        self.auto_recall = AutoRecall(self.services, self.window, s, encoder)
+        judge = None
+        if s.recall_judge_model:  # imported only when named: nothing of it on a run's path otherwise
+            from clio.app.model_judge import ModelJudge
+
+            judge = ModelJudge.of(s, self.redactor.text, ui.notice)
+        self.auto_recall = AutoRecall(self.services, self.window, s, encoder, judge)
         self.session: Session | None = None
         self.pending_notes: list[str] = []  # told to the model with the user's next message
         self.orchestrator: Orchestrator | None = None

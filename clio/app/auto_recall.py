@@ -27,6 +27,7 @@ from clio.recall.encoder_client import EncoderClient
 
 if TYPE_CHECKING:
     from clio.agent.window import Window
+    from clio.app.model_judge import ModelJudge
     from clio.config import Settings
     from clio.tools.context import Services
 
@@ -46,14 +47,22 @@ class Ahead(NamedTuple):
 
 class AutoRecall:
     def __init__(
-        self, services: Services, window: Window, settings: Settings, encoder: EncoderClient | None = None
+        self,
+        services: Services,
+        window: Window,
+        settings: Settings,
+        encoder: EncoderClient | None = None,
+        judge: ModelJudge | None = None,
     ) -> None:
-        """``encoder``: the user's encoder helper (cosines for the decision), or None: words only."""
+        """``encoder``: the user's encoder helper (cosines for the decision), or None: words only;
+        ``judge``: the model the user named in ``recall_judge_model``, asked which units to quote
+        (then every message is recalled here, where its units are, never by the helper ahead)."""
         self.services = services
         self.window = window
         self.settings = settings
         self.enabled = settings.auto_recall and not (settings.no_ltm or settings.incognito)
         self.encoder = encoder if self.enabled else None
+        self.judge = judge if self.enabled else None
         self.last: dict[str, Any] = {"state": "on" if self.enabled else "off"}
         self._ahead: Ahead | None = None  # recalled by the helper ahead
         self._ahead_lock = threading.Lock()  # the REPL's typing thread asks ahead (typed), the turn takes it
@@ -137,6 +146,9 @@ class AutoRecall:
         in process."""
         self._ahead = None
         if self.encoder is None or not self.enabled:
+            return
+        if self.judge is not None:  # the judge model reads the units here: the helper only embeds
+            self.embed_ahead(first)
             return
         session = self.services.session
         text = self._redacted(first.strip())
@@ -262,7 +274,10 @@ class AutoRecall:
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}
             return None
-        block, last, quoted = auto_turn.outcome(found, budget)
+        named, judge_said = self._named(found) if self.judge is not None else (None, "")
+        block, last, quoted = auto_turn.outcome(found, budget, named)
+        if judge_said:
+            last["judge_model"] = judge_said
         if found.skipped:
             self.last = last
             if found.skipped in auto_turn.KEPT_IN_STEP:
@@ -273,6 +288,20 @@ class AutoRecall:
         if not block:
             return None
         return make("system", block, meta={"kind": KIND_RECALL, "recalled": quoted, "ms": ms})
+
+    def _named(self, found: Any) -> tuple[list[Any] | None, str]:
+        """The units the judge model names for the message (None: it gave no answer to go by, or
+        there was nothing to ask it), and what ``/context`` tells of it."""
+        from clio.recall import model_judge
+
+        if self.judge is None or found.skipped or not found.hits:
+            return None, ""
+        picked, texts = model_judge.units(found.hits, found.query)
+        if not picked:
+            return None, ""
+        session = self.services.session
+        picks, said = self.judge(found.query, texts, session.add_usage if session is not None else None)
+        return (None if picks is None else [found.hits[picked[i]] for i in picks]), said
 
     @staticmethod
     def _keep_in_step(recall: Any, encoder: EncoderClient | None) -> None:

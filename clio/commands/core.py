@@ -162,6 +162,8 @@ def _print_recall(app: CommandContext, last: Any) -> None:
         app.console.print(f"    best candidate left out: {best.get('why')}", markup=False)
     if last.get("why"):
         app.console.print(f"    {last['why']}", markup=False)
+    if last.get("judge_model"):
+        app.console.print(f"    judge model (recall_judge_model): {last['judge_model']}", markup=False)
     if last.get("encoder"):
         app.console.print(f"    sentence encoder: {last['encoder']}", markup=False)
 

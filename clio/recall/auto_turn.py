@@ -152,17 +152,22 @@ def judged(hits: list[auto.Hit], query: str, scores: Scores, weights: Verdict) -
     return verdict.judged(hits, got, weights)
 
 
-def outcome(found: Searched, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+def outcome(
+    found: Searched, budget: int, named: Sequence[auto.Hit] | None = None
+) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
     """(the block, '' for none; what ``/context`` tells of it, without the encoder's state; the
     units quoted, as the block's message keeps them). A room of none says so whatever the
-    message; one too small for a block, unless the message was not searched for its own reason."""
+    message; one too small for a block, unless the message was not searched for its own reason.
+    ``named``: the units the user's judge model named (:mod:`clio.recall.model_judge`), quoted
+    instead of the packaged decision's choice."""
     if budget < auto.MIN_BLOCK_CHARS and (not found.skipped or not budget):
         found = Searched(skipped=NO_ROOM)
     if found.skipped:
         return "", {"state": "skipped", "why": found.skipped}, []
-    chosen = auto.choose(found.hits)
+    chosen = auto.choose(found.hits) if named is None else list(named)[: auto.MAX_HITS]
     block = auto.render(chosen, found.query, budget)
-    quoted = [dict(h.to_dict(), why=h.why()) for h in chosen] if block else []
+    said = "named by the judge model; " if named is not None else ""
+    quoted = [dict(h.to_dict(), why=said + h.why()) for h in chosen] if block else []
     last = {
         "state": "recalled" if block else "nothing relevant",
         "query": found.query[:200],

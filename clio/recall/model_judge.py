@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from clio.recall.auto import MAX_HITS
+from clio.recall.auto import MAX_HITS, Hit
+from clio.recall.verdict import judge_text, to_judge
 
 LETTERS = "ABCDEFGH"  # a request sends at most this many passages
 INSTRUCTIONS = (
@@ -47,6 +48,13 @@ INSTRUCTIONS = (
     "example QUOTE: B or QUOTE: A, C), or QUOTE: none."
 )
 _REPLY = re.compile(r"^\W*QUOTE\s*:\s*(.*?)\W*$", re.IGNORECASE)
+
+
+def units(hits: Sequence[Hit], query: str) -> tuple[list[int], list[str]]:
+    """The hits the model reads (their indexes: those the helper's judge would read) and each as
+    it reads it; none for a question about how a library behaves (its words alone decide)."""
+    picked = to_judge(hits)
+    return picked, [judge_text([(role, t) for _, role, t in hits[i].parts], query) for i in picked]
 
 
 def safe(text: str) -> str:

@@ -1,0 +1,199 @@
+"""End to end, issue 32: a model of the user's endpoint as the automatic recall's judge
+(``recall_judge_model``; clio.recall.model_judge, clio.app.model_judge), through the installed
+clio and the fake server, which answers the judge's requests as the test scripts them.
+
+A project with history (one session settled why logins drop, three of other work); the questions
+are asked in one-shot runs, words only (the helper off), so the packaged decision quotes the
+settled answer for the same words. With the judge model named: its request comes before the
+turn's, on the user's endpoint with the named model, the instructions and the units lettered; the
+block quotes exactly what it names, nothing for "QUOTE: none"; a reply that is no QUOTE line, or
+a failed request, leaves the packaged decision (and a model the endpoint does not have is told
+once); a secret typed in the message never reaches it; a message that is not searched asks it
+nothing; and a project's config cannot name one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clio.recall import model_judge
+from clio.recall.encoder_readiness import installed
+from testkit.clio_run import run_clio, session_dirs
+from testkit.fakeserver import Fail, FakeServer, Reply
+from testkit.scripted import latest_user
+from tests.e2e.test_recall_encoder import asked_before
+
+ASKED = "session logins get dropped randomly in production"
+FACT = (
+    "The production Redis evicts with allkeys-lru, and sessions share that instance with the cache, so under "
+    "memory pressure Django sessions get evicted. Move sessions to the database backend."
+)
+OTHER = [
+    "Tidy the navbar css: flex layout and a 4px gap between the links",
+    "add a CSV export to the invoices page",
+    "rename the customers app to accounts everywhere",
+]
+QUESTION = "why did session logins get dropped randomly in production, what did we find?"
+JUDGE = "judge-model"
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+class Server:
+    """The fake endpoint: the turn's model answers as a session would; the judge model as
+    ``judge_reply`` says (a reply text or a :class:`Fail`)."""
+
+    def __init__(self) -> None:
+        self.judge_reply: Reply | Fail = Reply(text="QUOTE: none")
+        self.server = FakeServer(self.respond).start()
+
+    def respond(self, body: dict[str, Any]) -> Reply | Fail:
+        if body.get("model") == JUDGE:
+            return self.judge_reply
+        text, _ = latest_user(body)
+        return Reply(text=FACT if text.startswith(ASKED) else "Done.")
+
+    def judge_requests(self) -> list[dict[str, Any]]:
+        return [b for b in self.server.chat_requests if b.get("model") == JUDGE]
+
+    def turn_request(self, start: str) -> str:
+        """The user message of the latest turn request for ``start``, block and all."""
+        for body in reversed(self.server.chat_requests):
+            text, rounds = latest_user(body)
+            if body.get("model") != JUDGE and text.startswith(start) and rounds == 0:
+                return str([m for m in body["messages"] if m.get("role") == "user"][-1]["content"])
+        raise AssertionError(f"no request for {start!r}")
+
+
+def project_with_history(tmp_path: Path, server: Server) -> Callable[..., Any]:
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+
+    def clio(text: str, judge: str | None = JUDGE) -> Any:
+        env = {"CLIO_RECALL_ENCODER": "0", "CLIO_RECALL_JUDGE_MODEL": judge}
+        r = run_clio(["--model", "fake-model", "-p", text], server=server.server, project=project, home=home, env_extra=env)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    for text in (ASKED, *OTHER):
+        clio(text, None)
+    return clio
+
+
+def test_the_judge_model_decides_what_the_block_quotes(tmp_path: Path) -> None:
+    server = Server()
+    try:
+        clio = project_with_history(tmp_path, server)
+        assert not server.judge_requests()  # not named: never asked
+
+        clio(QUESTION, None)  # the packaged decision quotes the settled answer for the same words
+        assert "allkeys-lru" in server.turn_request(QUESTION)
+
+        server.judge_reply = Reply(text="QUOTE: none")
+        clio(QUESTION)
+        (asked,) = server.judge_requests()
+        assert "<recalled_context>" not in server.turn_request(QUESTION)  # it named none: no block
+        # the judge's request: the named model, the instructions, the message, the units lettered
+        assert asked["messages"][0] == {"role": "system", "content": model_judge.INSTRUCTIONS}
+        body = asked["messages"][1]["content"]
+        assert body.startswith(f"<message>\n{QUESTION}\n</message>")
+        assert '<passage id="A">' in body and "allkeys-lru" in body
+        # asked before the turn's own request
+        models = [b.get("model") for b in server.server.chat_requests]
+        assert models[-2:] == [JUDGE, "fake-model"], models
+
+        # it names the passage that settled it: the block quotes that unit
+        letter = next(model_judge.LETTERS[i] for i, p in enumerate(body.split("<passage ")[1:]) if "allkeys-lru" in p)
+        server.judge_reply = Reply(text=f"The passage gives the cause.\nQUOTE: {letter}")
+        clio(QUESTION)
+        quoted = server.turn_request(QUESTION)
+        assert "<recalled_context>" in quoted and "allkeys-lru" in quoted, quoted
+
+        # its request counts in the session's usage, beside the turn's
+        newest = max(session_dirs(tmp_path / "proj"), key=lambda d: d.stat().st_mtime)
+        usage = json.loads((newest / "session.json").read_text())["usage"]
+        assert usage["requests"] == 2, usage
+    finally:
+        server.server.stop()
+
+
+def test_no_answer_to_go_by_leaves_the_packaged_decision(tmp_path: Path) -> None:
+    server = Server()
+    try:
+        clio = project_with_history(tmp_path, server)
+        server.judge_reply = Reply(text="Sure! Passage A looks relevant to me.")  # no QUOTE line
+        clio(QUESTION)
+        assert "allkeys-lru" in server.turn_request(QUESTION)
+        server.judge_reply = Reply(text="QUOTE: F")  # a letter it was not sent
+        clio(QUESTION)
+        assert "allkeys-lru" in server.turn_request(QUESTION)
+
+        # the endpoint does not have the model: told once, the run goes on with the packaged decision
+        server.judge_reply = Fail(404, {"error": {"message": f"The model `{JUDGE}` does not exist", "type": "invalid_request_error", "code": "model_not_found"}})
+        r = clio(QUESTION)
+        assert "allkeys-lru" in server.turn_request(QUESTION)
+        assert f"recall_judge_model {JUDGE}:" in r.stderr + r.stdout, (r.stdout, r.stderr)
+        assert "decides without it" in r.stderr + r.stdout
+
+        # a server error: this message goes without it, nothing told beyond /context
+        server.judge_reply = Fail(500, {"error": {"message": "upstream overloaded"}})
+        r = clio(QUESTION)
+        assert "allkeys-lru" in server.turn_request(QUESTION)
+        assert "recall_judge_model" not in r.stderr + r.stdout
+    finally:
+        server.server.stop()
+
+
+def test_the_judge_model_sees_no_secret_and_no_unsearched_message(tmp_path: Path) -> None:
+    server = Server()
+    try:
+        clio = project_with_history(tmp_path, server)
+        server.judge_reply = Reply(text="QUOTE: A")
+        clio(f"why did session logins get dropped randomly in production with token {SECRET}?")
+        (asked,) = server.judge_requests()
+        assert SECRET not in json.dumps(asked)
+        assert SECRET not in json.dumps(server.server.chat_requests)
+        clio("thanks, that looks good")  # asks nothing: not searched, the judge not asked
+        clio("ok, continue")
+        assert len(server.judge_requests()) == 1
+    finally:
+        server.server.stop()
+
+
+def test_a_project_cannot_name_the_judge_model(tmp_path: Path) -> None:
+    server = Server()
+    try:
+        clio = project_with_history(tmp_path, server)
+        (tmp_path / "proj" / ".clio" / "config.yaml").write_text(f"recall_judge_model: {JUDGE}\n")
+        r = clio(QUESTION, None)
+        assert not server.judge_requests()
+        assert "allkeys-lru" in server.turn_request(QUESTION)
+        assert "recall_judge_model" in r.stderr and "yours to say" in r.stderr, r.stderr
+    finally:
+        server.server.stop()
+
+
+@pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
+def test_with_the_helper_the_run_asks_the_judge_model_itself(tmp_path: Path) -> None:
+    """With the user's encoder helper up, a one-shot run's recall is the helper's, done ahead; with
+    a judge model named, the run recalls in process (the units are there) and asks it."""
+    asked: list[dict[str, Any]] = []
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if body.get("model") == JUDGE:
+            asked.append(body)
+            return Reply(text="QUOTE: none")
+        text, _ = latest_user(body)
+        return Reply(text=FACT if text.startswith(ASKED) else "Done.")
+
+    with asked_before(tmp_path, respond, (ASKED, *OTHER)) as clio:
+        assert "allkeys-lru" in clio(QUESTION)  # the helper's recall ahead quotes it
+        assert not asked
+        (tmp_path / "home" / "config.yaml").write_text(f"recall_judge_model: {JUDGE}\n")  # the user's
+        assert "<recalled_context>" not in clio(QUESTION)  # the judge model named none
+        assert len(asked) == 1 and "allkeys-lru" in asked[0]["messages"][1]["content"]
