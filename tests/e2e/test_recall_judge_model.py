@@ -27,6 +27,7 @@ from testkit.clio_run import run_clio, session_dirs
 from testkit.fakeserver import Fail, FakeServer, Reply
 from testkit.scripted import latest_user
 from tests.e2e.test_recall_encoder import asked_before
+from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (fixtures)
 
 ASKED = "session logins get dropped randomly in production"
 FACT = (
@@ -70,13 +71,13 @@ class Server:
 
 
 def project_with_history(tmp_path: Path, server: Server) -> Callable[..., Any]:
-    project, home = tmp_path / "proj", tmp_path / "home"
-    project.mkdir()
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
     home.mkdir()
 
     def clio(text: str, judge: str | None = JUDGE) -> Any:
         env = {"CLIO_RECALL_ENCODER": "0", "CLIO_RECALL_JUDGE_MODEL": judge}
-        r = run_clio(["--model", "fake-model", "-p", text], server=server.server, project=project, home=home, env_extra=env)
+        r = run_clio(["--model", "fake-model", "-p", text], server=server.server, project=proj, home=home, env_extra=env)
         assert r.returncode == 0, r.stderr
         return r
 
@@ -197,3 +198,35 @@ def test_with_the_helper_the_run_asks_the_judge_model_itself(tmp_path: Path) -> 
         (tmp_path / "home" / "config.yaml").write_text(f"recall_judge_model: {JUDGE}\n")  # the user's
         assert "<recalled_context>" not in clio(QUESTION)  # the judge model named none
         assert len(asked) == 1 and "allkeys-lru" in asked[0]["messages"][1]["content"]
+
+
+def test_the_repl_asks_the_judge_model_and_context_tells_its_answer(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
+    """Through a real pseudo-terminal: the REPL's message asks the judge model, the block quotes
+    the unit it named, and /context says what it answered."""
+    home = project.parent / "home"
+    judged: list[dict[str, Any]] = []
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if body.get("model") == JUDGE:
+            judged.append(body)
+            letters = [model_judge.LETTERS[i] for i, p in enumerate(body["messages"][1]["content"].split("<passage ")[1:]) if "allkeys-lru" in p]
+            return Reply(text=f"QUOTE: {letters[0]}" if letters else "QUOTE: none")
+        text, _ = latest_user(body)
+        return Reply(text=FACT if text.startswith(ASKED) else "Done.")
+
+    fake_server.responder = respond
+    for text in (ASKED, *OTHER):
+        r = run_clio(["--model", "fake-model", "-p", text], server=fake_server, project=project, home=home)
+        assert r.returncode == 0, r.stderr
+    term = spawn(env={"CLIO_RECALL_JUDGE_MODEL": JUDGE})
+    term.prompt()
+    term.type(QUESTION)
+    term.expect("Done.")
+    term.prompt()
+    assert len(judged) == 1
+    turn = [b for b in fake_server.chat_requests if b.get("model") != JUDGE][-1]
+    assert "allkeys-lru" in str(turn["messages"][-1]["content"])
+    term.type("/context")
+    term.expect("named by the judge model")  # the quoted unit
+    term.expect(r"judge model \(recall_judge_model\): judge-model named [A-C] of A[BC]* \(\d+ ms\)")
+    term.prompt()
