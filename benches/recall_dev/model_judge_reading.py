@@ -12,7 +12,7 @@ reply does not read, keeps the shipped decision), beside the shipped decision re
 candidates (the product's own choice over the scores stored with them: its figures equal the product's readings) and the facts
 among the units sent::
 
-    python model_judge_reading.py export --dir CANDIDATES_DIR --out DIR --parts 4 twentyninth thirtieth
+    python model_judge_reading.py export --dir CANDIDATES_DIR --out DIR --parts 4 [--units 8] twentyninth thirtieth
     python model_judge_reading.py score --dir CANDIDATES_DIR --out DIR twentyninth thirtieth
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the candidates as the
@@ -42,12 +42,12 @@ def stored(directory: Path, name: str) -> list[dict[str, Any]]:
     return rows
 
 
-def export(directory: Path, out: Path, sets: list[str], parts: int, seed: int) -> None:
+def export(directory: Path, out: Path, sets: list[str], parts: int, seed: int, top: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     items, key = [], {}
     for name in sets:
         for row, r in enumerate(stored(directory, name)):
-            picked, texts = model_judge.units(r["hits"], r["probe"]["text"]) if r["hits"] else ([], [])
+            picked, texts = model_judge.units(r["hits"], r["probe"]["text"], top) if r["hits"] else ([], [])
             if not picked:
                 continue
             mid = f"r{len(items) + 1:03d}"
@@ -106,9 +106,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True, help="the requests, the key and the readers' replies")
     ap.add_argument("--parts", type=int, default=4)
     ap.add_argument("--seed", type=int, default=8829)
+    ap.add_argument("--units", type=int, default=model_judge.UNITS, help="export: the units a request sends (the admissible ones by cosine)")
     args = ap.parse_args()
     if args.step == "export":
-        export(args.dir, args.out, args.sets, args.parts, args.seed)
+        export(args.dir, args.out, args.sets, args.parts, args.seed, args.units)
     else:
         score(args.dir, args.out, args.sets)
 

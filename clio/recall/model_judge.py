@@ -27,6 +27,7 @@ from clio.recall.auto import MAX_HITS, Hit
 from clio.recall.verdict import judge_text, to_judge
 
 LETTERS = "ABCDEFGH"  # a request sends at most this many passages
+UNITS = 3  # the units a request sends: those the helper's judge reads (clio.recall.verdict.JUDGED)
 INSTRUCTIONS = (
     "You decide which archived passages a coding agent quotes beside a developer's message. The "
     "passages come from the project's earlier sessions: conversations between the developer and "
@@ -50,10 +51,11 @@ INSTRUCTIONS = (
 _REPLY = re.compile(r"^\W*QUOTE\s*:\s*(.*?)\W*$", re.IGNORECASE)
 
 
-def units(hits: Sequence[Hit], query: str) -> tuple[list[int], list[str]]:
-    """The hits the model reads (their indexes: those the helper's judge would read) and each as
-    it reads it; none for a question about how a library behaves (its words alone decide)."""
-    picked = to_judge(hits)
+def units(hits: Sequence[Hit], query: str, top: int = UNITS) -> tuple[list[int], list[str]]:
+    """The hits the model reads (their indexes: the ``top`` admissible ones by cosine, as the
+    helper's judge reads its three) and each as it reads it; none for a question about how a
+    library behaves (its words alone decide)."""
+    picked = to_judge(hits, top)
     return picked, [judge_text([(role, t) for _, role, t in hits[i].parts], query) for i in picked]
 
 
