@@ -120,7 +120,7 @@ def test_every_settings_field_is_classified() -> None:
 
     from clio.project_config import TIGHTEN_ONLY
 
-    risky_by_design = {"base_url", "api_key", "redaction", "mcp_servers", "prices", "shared_memory", "team_project", "team_author", "credential_stores", "recall_encoder_idle_minutes", "recall_embeddings", "recall_judge"}
+    risky_by_design = {"base_url", "api_key", "redaction", "mcp_servers", "prices", "shared_memory", "team_project", "team_author", "credential_stores", "recall_encoder_idle_minutes", "recall_embeddings", "recall_judge", "recall_judge_model"}
     not_in_files = {"incognito", "yes", "debug", "approvals", "sources", "project", "plan", "allow_tools", "deny_tools"}
     names = {f.name for f in dataclasses.fields(Settings)}
     assert names == HARMLESS_KEYS | set(TIGHTEN_ONLY) | risky_by_design | not_in_files
