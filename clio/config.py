@@ -95,8 +95,8 @@ class Settings:
     # an embedding model the endpoint serves, as that encoder ("text-embedding-3-small",
     # "nomic-embed-text"): every archived message of a project goes to the endpoint (user only)
     recall_embeddings: str | None = None
-    # a model the endpoint serves ("gpt-4o-mini"), asked which of each searched message's three best
-    # units the automatic recall quotes: a request more a searched message, the units in it (user only)
+    # a model the endpoint serves ("gpt-4o-mini"), asked which of each searched message's units (up to
+    # eight) the automatic recall quotes: a request more a searched message, the units in it (user only)
     recall_judge_model: str | None = None
     approvals: Approvals = field(default_factory=Approvals)
     # MCP servers clio starts as a client: name -> {command, args, env} or {url} (clio.mcp.config)

@@ -1,9 +1,10 @@
 """Pure: the automatic recall's decision asked of a model the user's endpoint serves, when the user
 names one (``recall_judge_model``): the request's messages, and the reply read back.
 
-The units are those the helper's judge would read (:func:`clio.recall.verdict.to_judge`: the three
-admissible ones with the best cosine, or, without the helper's cosines, the search's first three),
-each cut as that judge reads it (:func:`clio.recall.verdict.judge_text`). The model names the ones
+The units are the message's admissible ones, up to :data:`UNITS` by cosine (as
+:func:`clio.recall.verdict.to_judge` picks the helper's judge's three; without the helper's
+cosines, in the search's order), each cut as that judge reads it
+(:func:`clio.recall.verdict.judge_text`). The model names the ones
 to quote, most useful first, or none; the block quotes exactly those. Standing in for a strong
 model, readers given this very request took the false blocks of four probe sets from 40 to 9 of
 240 and quoted 32 more facts of 240 (docs/memory.md, "A model of your endpoint as the judge").
@@ -27,7 +28,10 @@ from clio.recall.auto import MAX_HITS, Hit
 from clio.recall.verdict import judge_text, to_judge
 
 LETTERS = "ABCDEFGH"  # a request sends at most this many passages
-UNITS = 3  # the units a request sends: those the helper's judge reads (clio.recall.verdict.JUDGED)
+# the units a request sends: every admissible one, up to eight by cosine (clio.recall.auto_turn's
+# SEARCH_RESULTS); the helper's judge reads three. Read blind under stop 88's second rule: 47 -> 49
+# rewordings of 60, no false block, against three (docs/memory.md, "A model of your endpoint as the judge")
+UNITS = 8
 INSTRUCTIONS = (
     "You decide which archived passages a coding agent quotes beside a developer's message. The "
     "passages come from the project's earlier sessions: conversations between the developer and "
@@ -53,7 +57,7 @@ _REPLY = re.compile(r"^\W*QUOTE\s*:\s*(.*?)\W*$", re.IGNORECASE)
 
 def units(hits: Sequence[Hit], query: str, top: int = UNITS) -> tuple[list[int], list[str]]:
     """The hits the model reads (their indexes: the ``top`` admissible ones by cosine, as the
-    helper's judge reads its three) and each as it reads it; none for a question about how a
+    helper's judge picks its three) and each as it reads it; none for a question about how a
     library behaves (its words alone decide)."""
     picked = to_judge(hits, top)
     return picked, [judge_text([(role, t) for _, role, t in hits[i].parts], query) for i in picked]

@@ -228,5 +228,5 @@ def test_the_repl_asks_the_judge_model_and_context_tells_its_answer(fake_server:
     assert "allkeys-lru" in str(turn["messages"][-1]["content"])
     term.type("/context")
     term.expect("named by the judge model")  # the quoted unit
-    term.expect(r"judge model \(recall_judge_model\): judge-model named [A-C] of A[BC]* \(\d+ ms\)")
+    term.expect(r"judge model \(recall_judge_model\): judge-model named [A-H] of A[B-H]* \(\d+ ms\)")
     term.prompt()

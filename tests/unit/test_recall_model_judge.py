@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from clio.recall import model_judge
+from clio.recall import auto, model_judge, verdict
 from clio.recall.model_judge import messages, read
 
 
@@ -64,3 +64,28 @@ def test_anything_else_is_no_answer(reply: str) -> None:
 def test_a_letter_counts_only_up_to_the_passages_sent() -> None:
     assert read("QUOTE: B", 1) is None
     assert read("QUOTE: H", 8) == [7]
+
+
+def _hits(cosines: list[float]) -> list[auto.Hit]:
+    """Units about one port each, scored for a question about the staging broker's port."""
+    results = [
+        {"session_id": "s1", "session_name": "ops", "date": "2026-11-01 10:00", "role": "assistant", "seq": 10 * (i + 1),
+         "text": f"The staging broker number {i} listens on port {6000 + i}, TLS only."}
+        for i in range(len(cosines))
+    ]  # fmt: skip
+    return auto.score_hits(QUESTION, results, None, lambda words: ({w: 3 for w in words}, 1000), lambda q, units: cosines[: len(units)])
+
+
+QUESTION = "which port does the staging broker listen on?"
+
+
+def test_the_model_reads_every_admissible_unit_up_to_eight_best_cosine_first() -> None:
+    cosines = [0.41, 0.62, 0.55, 0.70, 0.30, 0.48, 0.66, 0.52, 0.58, 0.44]
+    hits = _hits(cosines)
+    assert all(h.admissible for h in hits)
+    picked, texts = model_judge.units(hits, QUESTION)
+    assert model_judge.UNITS == 8 and len(picked) == 8
+    assert picked == sorted(range(len(hits)), key=lambda i: -cosines[i])[:8]  # the two lowest left out
+    assert texts[0] == verdict.judge_text([(role, t) for _, role, t in hits[picked[0]].parts], QUESTION)
+    assert "port 6003" in texts[0]
+    assert model_judge.units(hits, QUESTION, 3)[0] == verdict.to_judge(hits)  # what the helper's judge reads
