@@ -5,9 +5,10 @@ The units are the message's admissible ones, up to :data:`UNITS` by cosine (as
 :func:`clio.recall.verdict.to_judge` picks the helper's judge's three; without the helper's
 cosines, in the search's order), each cut as that judge reads it
 (:func:`clio.recall.verdict.judge_text`). The model names the ones
-to quote, most useful first, or none; the block quotes exactly those. Standing in for a strong
-model, readers given this very request took the false blocks of four probe sets from 40 to 9 of
-240 and quoted 32 more facts of 240 (docs/memory.md, "A model of your endpoint as the judge").
+to quote, most useful first, or none; the block quotes exactly those. Strong readers standing in
+for the model, each given this very request, read four blind probe sets under rules committed
+first: 1 of 240 unrelated messages given a block (the packaged decision: 42), 91 of 120 facts
+asked in other words quoted (47) (docs/memory.md, "A model of your endpoint as the judge").
 
 Everything in the request but the instructions is untrusted: the message is the user's, the
 passages are archived content (tool results, replies), so ``<`` and ``>`` are replaced inside

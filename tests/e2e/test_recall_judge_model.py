@@ -9,7 +9,9 @@ turn's, on the user's endpoint with the named model, the instructions and the un
 block quotes exactly what it names, nothing for "QUOTE: none"; a reply that is no QUOTE line, or
 a failed request, leaves the packaged decision (and a model the endpoint does not have is told
 once); a secret typed in the message never reaches it; a message that is not searched asks it
-nothing; and a project's config cannot name one.
+nothing; and a project's config cannot name one. With the user's encoder helper up, the run
+recalls in process and asks it, where the helper would have recalled the message ahead; and the
+REPL, through a real pseudo-terminal, asks it and /context tells what it answered.
 """
 
 from __future__ import annotations
