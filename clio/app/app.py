@@ -349,7 +349,9 @@ class App(CommandSurface):
         self.pending_notes.clear()
         try:
             with users_turn(self.settings, self.paths):  # a local server answers the user first
-                return self.agent.run_turn(text, meta)
+                result = self.agent.run_turn(text, meta)
+            result.usage[:0] = self.auto_recall.spent()  # the judge model's request came first
+            return result
         finally:
             self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
             turn = self.session.messages[start + 1 :] if self.session is not None else None

@@ -67,6 +67,7 @@ class AutoRecall:
         self._ahead: Ahead | None = None  # recalled by the helper ahead
         self._ahead_lock = threading.Lock()  # the REPL's typing thread asks ahead (typed), the turn takes it
         self._helper_silent = False  # asked ahead, it did not answer: this message by words alone
+        self._spent: list[dict[str, int]] = []  # the judge model's usage since the turn's result took it
 
     def start_warm_up(self) -> threading.Thread | None:
         """Open the recall index and bring it up to date in a background thread (the REPL starts
@@ -300,8 +301,19 @@ class AutoRecall:
         if not picked:
             return None, ""
         session = self.services.session
-        picks, said = self.judge(found.query, texts, session.add_usage if session is not None else None)
+
+        def add_usage(usage: dict[str, int]) -> None:
+            self._spent.append(usage)  # the turn's usage line and JSON count its request too
+            if session is not None:
+                session.add_usage(usage)
+
+        picks, said = self.judge(found.query, texts, add_usage)
         return (None if picks is None else [found.hits[picked[i]] for i in picks]), said
+
+    def spent(self) -> list[dict[str, int]]:
+        """The judge model's requests' usage since the last call (the turn's result adds them)."""
+        taken, self._spent = self._spent, []
+        return taken
 
     @staticmethod
     def _keep_in_step(recall: Any, encoder: EncoderClient | None) -> None:

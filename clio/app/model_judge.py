@@ -63,7 +63,7 @@ class ModelJudge:
         try:
             result = self.client.chat(messages, None, max_tokens=MAX_TOKENS)
         except LASTING as exc:
-            self.off = _sentence(exc)
+            self.off = self._lasting(exc)
             if self.notice is not None:
                 self.notice(f"recall_judge_model {self.model}: {self.off}; the automatic recall decides without it for the rest of this run.")
             return None, f"{self.model}: {self.off}; the packaged decision stood"
@@ -78,6 +78,17 @@ class ModelJudge:
             return None, f"{self.model} answered {said!r}, not a QUOTE line ({ms} ms); the packaged decision stood"
         named = ", ".join(model_judge.LETTERS[i] for i in picks) or "none"
         return picks, f"{self.model} named {named} of {model_judge.LETTERS[: len(texts)]} ({ms} ms)"
+
+
+    def _lasting(self, exc: BaseException) -> str:
+        """What an error the next message would meet again says, in the judge's terms (the client's
+        own sentence for the turn's model would point at ``--model``)."""
+        where = self.client.base_url
+        if isinstance(exc, ModelNotFound):
+            return f"{where} has no model {self.model!r}: name one it serves in recall_judge_model"
+        if isinstance(exc, AuthError):
+            return f"{where} refused the key for {self.model!r}"
+        return _sentence(exc)
 
 
 def _sentence(exc: BaseException) -> str:

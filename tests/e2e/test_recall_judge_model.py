@@ -113,9 +113,10 @@ def test_the_judge_model_decides_what_the_block_quotes(tmp_path: Path) -> None:
         # it names the passage that settled it: the block quotes that unit
         letter = next(model_judge.LETTERS[i] for i, p in enumerate(body.split("<passage ")[1:]) if "allkeys-lru" in p)
         server.judge_reply = Reply(text=f"The passage gives the cause.\nQUOTE: {letter}")
-        clio(QUESTION)
+        r = clio(QUESTION)
         quoted = server.turn_request(QUESTION)
         assert "<recalled_context>" in quoted and "allkeys-lru" in quoted, quoted
+        assert ", 2 requests" in r.stderr, r.stderr  # the run's usage line counts its request
 
         # its request counts in the session's usage, beside the turn's
         newest = max(session_dirs(tmp_path / "proj"), key=lambda d: d.stat().st_mtime)
@@ -140,8 +141,9 @@ def test_no_answer_to_go_by_leaves_the_packaged_decision(tmp_path: Path) -> None
         server.judge_reply = Fail(404, {"error": {"message": f"The model `{JUDGE}` does not exist", "type": "invalid_request_error", "code": "model_not_found"}})
         r = clio(QUESTION)
         assert "allkeys-lru" in server.turn_request(QUESTION)
-        assert f"recall_judge_model {JUDGE}:" in r.stderr + r.stdout, (r.stdout, r.stderr)
-        assert "decides without it" in r.stderr + r.stdout
+        assert f"recall_judge_model {JUDGE}:" in r.stderr, r.stderr
+        assert f"has no model '{JUDGE}': name one it serves in recall_judge_model" in r.stderr, r.stderr
+        assert "decides without it for the rest of this run" in r.stderr
 
         # a server error: this message goes without it, nothing told beyond /context
         server.judge_reply = Fail(500, {"error": {"message": "upstream overloaded"}})
