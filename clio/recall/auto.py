@@ -291,8 +291,13 @@ def choose(hits: Sequence[Hit], max_hits: int = MAX_HITS) -> list[Hit]:
 
 def quote(text: str) -> str:
     """A passage made safe inside the block: no way to close it or open clio's own markup."""
-    flat = " ".join(text.split())
-    return flat.replace("<", "‹").replace(">", "›")
+    return defused(" ".join(text.split()))
+
+
+def defused(text: str) -> str:
+    """``text`` with its ``<`` and ``>`` replaced, so that inside a tag it can neither close it nor
+    open another (the block's passages, :func:`quote`; the judge model's, clio.recall.model_judge)."""
+    return text.replace("<", "‹").replace(">", "›")
 
 
 def shares(lengths: Sequence[int], total: int) -> list[int]:

@@ -12,7 +12,7 @@ asked in other words quoted (47) (docs/memory.md, "A model of your endpoint as t
 
 Everything in the request but the instructions is untrusted: the message is the user's, the
 passages are archived content (tool results, replies), so ``<`` and ``>`` are replaced inside
-both, as the block itself replaces them (:func:`clio.recall.auto.quote`), and no passage can close
+both, as the block itself replaces them (:func:`clio.recall.auto.defused`), and no passage can close
 its tag or pose as the instructions. The reply is the model's, untrusted too: only a line
 ``QUOTE: <letters>`` or ``QUOTE: none`` is read, and only letters of the passages sent; anything
 else reads as no answer, and the decision stays the packaged one's.
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from clio.recall.auto import MAX_HITS, Hit
+from clio.recall.auto import MAX_HITS, Hit, defused
 from clio.recall.verdict import judge_text, to_judge
 
 LETTERS = "ABCDEFGH"  # a request sends at most this many passages
@@ -64,18 +64,13 @@ def units(hits: Sequence[Hit], query: str, top: int = UNITS) -> tuple[list[int],
     return picked, [judge_text([(role, t) for _, role, t in hits[i].parts], query) for i in picked]
 
 
-def safe(text: str) -> str:
-    """``text`` inside its tag: its ``<`` and ``>`` replaced, as the recall block replaces them."""
-    return text.replace("<", "‹").replace(">", "›")
-
-
 def messages(query: str, texts: Sequence[str]) -> list[dict[str, str]]:
     """The request's messages: the instructions, then the developer's message and each passage
     (at most :data:`LETTERS`' count), lettered in order, inside tags they cannot close."""
     if not texts or len(texts) > len(LETTERS):
         raise ValueError(f"a request judges 1 to {len(LETTERS)} passages, not {len(texts)}")
-    body = [f"<message>\n{safe(query.strip())}\n</message>"]
-    body += [f'<passage id="{LETTERS[i]}">\n{safe(t.strip())}\n</passage>' for i, t in enumerate(texts)]
+    body = [f"<message>\n{defused(query.strip())}\n</message>"]
+    body += [f'<passage id="{LETTERS[i]}">\n{defused(t.strip())}\n</passage>' for i, t in enumerate(texts)]
     return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": "\n\n".join(body)}]
 
 
