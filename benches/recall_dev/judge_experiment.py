@@ -65,14 +65,9 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parents[1]))
 from clio.recall.judge import MAX_TOKENS  # noqa: E402  (as the product reads a pair)
 from clio.recall.judge import Judge as PackagedJudge  # noqa: E402
-from clio.recall.verdict import judge_text  # noqa: E402  (a unit as the product cuts it)
+from clio.recall.verdict import hit_text, judge_text  # noqa: E402  (a unit as the product cuts it)
 
 KINDS = ("same", "reworded", "unanswered", "task", "remark")  # the last three have no answer
-
-
-def hit_text(hit: Any, query: str) -> str:
-    """A stored candidate (a :class:`clio.recall.auto.Hit`) as the judge reads it."""
-    return judge_text([(role, t) for _, role, t in hit.parts], query)
 
 
 def searched(row: dict[str, Any]) -> list[Any]:

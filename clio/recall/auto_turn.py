@@ -143,7 +143,7 @@ def judged(hits: list[auto.Hit], query: str, scores: Scores, weights: Verdict) -
     if not picked or any(hits[i].features.cosine is None for i in picked):
         return hits  # a unit without its cosine (a first fill under way): the fit never saw one
     read = [i for i in picked if verdict.reachable(hits[i], weights)]  # the others stay under the bar
-    texts = [verdict.judge_text([(role, t) for _, role, t in hits[i].parts], query) for i in read]
+    texts = [verdict.hit_text(hits[i], query) for i in read]
     logits = scores.judge(query, texts)  # none to read: whether the helper has a judge
     if logits is None or len(logits) != len(read):
         return hits

@@ -4,7 +4,7 @@ names one (``recall_judge_model``): the request's messages, and the reply read b
 The units are the message's admissible ones, up to :data:`UNITS` by cosine (as
 :func:`clio.recall.verdict.to_judge` picks the helper's judge's three; without the helper's
 cosines, in the search's order), each cut as that judge reads it
-(:func:`clio.recall.verdict.judge_text`). The model names the ones
+(:func:`clio.recall.verdict.hit_text`). The model names the ones
 to quote, most useful first, or none; the block quotes exactly those. Strong readers standing in
 for the model, each given this very request, read four blind probe sets under rules committed
 first: 1 of 240 unrelated messages given a block (the packaged decision: 42), 91 of 120 facts
@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from clio.recall.auto import MAX_HITS, Hit, defused
-from clio.recall.verdict import judge_text, to_judge
+from clio.recall.verdict import hit_text, to_judge
 
 LETTERS = "ABCDEFGH"  # a request sends at most this many passages
 # the units a request sends: every admissible one, up to eight by cosine (clio.recall.auto_turn's
@@ -61,7 +61,7 @@ def units(hits: Sequence[Hit], query: str, top: int = UNITS) -> tuple[list[int],
     helper's judge picks its three) and each as it reads it; none for a question about how a
     library behaves (its words alone decide)."""
     picked = to_judge(hits, top)
-    return picked, [judge_text([(role, t) for _, role, t in hits[i].parts], query) for i in picked]
+    return picked, [hit_text(hits[i], query) for i in picked]
 
 
 def messages(query: str, texts: Sequence[str]) -> list[dict[str, str]]:

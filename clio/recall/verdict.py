@@ -52,6 +52,12 @@ def judge_text(parts: Sequence[tuple[str, str]], query: str) -> str:
     return "\n".join(excerpt(t, words, w - 2) for w, (_, t) in zip(widths, parts, strict=True))
 
 
+def hit_text(hit: Hit, query: str) -> str:
+    """A unit as the judge reads it (:func:`judge_text` over its messages): the helper's judge,
+    the user's judge model (clio.recall.model_judge) and the benches' stored candidates alike."""
+    return judge_text([(role, t) for _, role, t in hit.parts], query)
+
+
 def to_judge(hits: Sequence[Hit], top: int = JUDGED) -> list[int]:
     """The indexes of the hits the judge reads: the admissible ones with the best cosine (one not
     scored in time counts as -1), in the search's order among equals. None for a question about how
