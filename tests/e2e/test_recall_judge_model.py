@@ -17,7 +17,7 @@ REPL, through a real pseudo-terminal, asks it and /context tells what it answere
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,14 @@ class Server:
         raise AssertionError(f"no request for {start!r}")
 
 
+@pytest.fixture
+def server() -> Iterator[Server]:
+    """The fake endpoint for one test, stopped after it."""
+    endpoint = Server()
+    yield endpoint
+    endpoint.server.stop()
+
+
 def project_with_history(tmp_path: Path, server: Server) -> Callable[..., Any]:
     proj, home = tmp_path / "proj", tmp_path / "home"
     proj.mkdir()
@@ -88,99 +96,83 @@ def project_with_history(tmp_path: Path, server: Server) -> Callable[..., Any]:
     return clio
 
 
-def test_the_judge_model_decides_what_the_block_quotes(tmp_path: Path) -> None:
-    server = Server()
-    try:
-        clio = project_with_history(tmp_path, server)
-        assert not server.judge_requests()  # not named: never asked
+def test_the_judge_model_decides_what_the_block_quotes(tmp_path: Path, server: Server) -> None:
+    clio = project_with_history(tmp_path, server)
+    assert not server.judge_requests()  # not named: never asked
 
-        clio(QUESTION, None)  # the packaged decision quotes the settled answer for the same words
-        assert "allkeys-lru" in server.turn_request(QUESTION)
+    clio(QUESTION, None)  # the packaged decision quotes the settled answer for the same words
+    assert "allkeys-lru" in server.turn_request(QUESTION)
 
-        server.judge_reply = Reply(text="QUOTE: none")
-        clio(QUESTION)
-        (asked,) = server.judge_requests()
-        assert "<recalled_context>" not in server.turn_request(QUESTION)  # it named none: no block
-        # the judge's request: the named model, the instructions, the message, the units lettered
-        assert asked["messages"][0] == {"role": "system", "content": model_judge.INSTRUCTIONS}
-        body = asked["messages"][1]["content"]
-        assert body.startswith(f"<message>\n{QUESTION}\n</message>")
-        assert '<passage id="A">' in body and "allkeys-lru" in body
-        # asked before the turn's own request
-        models = [b.get("model") for b in server.server.chat_requests]
-        assert models[-2:] == [JUDGE, "fake-model"], models
+    server.judge_reply = Reply(text="QUOTE: none")
+    clio(QUESTION)
+    (asked,) = server.judge_requests()
+    assert "<recalled_context>" not in server.turn_request(QUESTION)  # it named none: no block
+    # the judge's request: the named model, the instructions, the message, the units lettered
+    assert asked["messages"][0] == {"role": "system", "content": model_judge.INSTRUCTIONS}
+    body = asked["messages"][1]["content"]
+    assert body.startswith(f"<message>\n{QUESTION}\n</message>")
+    assert '<passage id="A">' in body and "allkeys-lru" in body
+    # asked before the turn's own request
+    models = [b.get("model") for b in server.server.chat_requests]
+    assert models[-2:] == [JUDGE, "fake-model"], models
 
-        # it names the passage that settled it: the block quotes that unit
-        letter = next(model_judge.LETTERS[i] for i, p in enumerate(body.split("<passage ")[1:]) if "allkeys-lru" in p)
-        server.judge_reply = Reply(text=f"The passage gives the cause.\nQUOTE: {letter}")
-        r = clio(QUESTION)
-        quoted = server.turn_request(QUESTION)
-        assert "<recalled_context>" in quoted and "allkeys-lru" in quoted, quoted
-        assert ", 2 requests" in r.stderr, r.stderr  # the run's usage line counts its request
+    # it names the passage that settled it: the block quotes that unit
+    letter = next(model_judge.LETTERS[i] for i, p in enumerate(body.split("<passage ")[1:]) if "allkeys-lru" in p)
+    server.judge_reply = Reply(text=f"The passage gives the cause.\nQUOTE: {letter}")
+    r = clio(QUESTION)
+    quoted = server.turn_request(QUESTION)
+    assert "<recalled_context>" in quoted and "allkeys-lru" in quoted, quoted
+    assert ", 2 requests" in r.stderr, r.stderr  # the run's usage line counts its request
 
-        # its request counts in the session's usage, beside the turn's
-        newest = max(session_dirs(tmp_path / "proj"), key=lambda d: d.stat().st_mtime)
-        usage = json.loads((newest / "session.json").read_text())["usage"]
-        assert usage["requests"] == 2, usage
-    finally:
-        server.server.stop()
+    # its request counts in the session's usage, beside the turn's
+    newest = max(session_dirs(tmp_path / "proj"), key=lambda d: d.stat().st_mtime)
+    usage = json.loads((newest / "session.json").read_text())["usage"]
+    assert usage["requests"] == 2, usage
 
 
-def test_no_answer_to_go_by_leaves_the_packaged_decision(tmp_path: Path) -> None:
-    server = Server()
-    try:
-        clio = project_with_history(tmp_path, server)
-        server.judge_reply = Reply(text="Sure! Passage A looks relevant to me.")  # no QUOTE line
-        clio(QUESTION)
-        assert "allkeys-lru" in server.turn_request(QUESTION)
-        server.judge_reply = Reply(text="QUOTE: F")  # a letter it was not sent
-        clio(QUESTION)
-        assert "allkeys-lru" in server.turn_request(QUESTION)
+def test_no_answer_to_go_by_leaves_the_packaged_decision(tmp_path: Path, server: Server) -> None:
+    clio = project_with_history(tmp_path, server)
+    server.judge_reply = Reply(text="Sure! Passage A looks relevant to me.")  # no QUOTE line
+    clio(QUESTION)
+    assert "allkeys-lru" in server.turn_request(QUESTION)
+    server.judge_reply = Reply(text="QUOTE: F")  # a letter it was not sent
+    clio(QUESTION)
+    assert "allkeys-lru" in server.turn_request(QUESTION)
 
-        # the endpoint does not have the model: told once, the run goes on with the packaged decision
-        server.judge_reply = Fail(404, {"error": {"message": f"The model `{JUDGE}` does not exist", "type": "invalid_request_error", "code": "model_not_found"}})
-        r = clio(QUESTION)
-        assert "allkeys-lru" in server.turn_request(QUESTION)
-        assert f"recall_judge_model {JUDGE}:" in r.stderr, r.stderr
-        assert f"has no model '{JUDGE}': name one it serves in recall_judge_model" in r.stderr, r.stderr
-        assert "decides without it for the rest of this run" in r.stderr
+    # the endpoint does not have the model: told once, the run goes on with the packaged decision
+    server.judge_reply = Fail(404, {"error": {"message": f"The model `{JUDGE}` does not exist", "type": "invalid_request_error", "code": "model_not_found"}})
+    r = clio(QUESTION)
+    assert "allkeys-lru" in server.turn_request(QUESTION)
+    assert f"recall_judge_model {JUDGE}:" in r.stderr, r.stderr
+    assert f"has no model '{JUDGE}': name one it serves in recall_judge_model" in r.stderr, r.stderr
+    assert "decides without it for the rest of this run" in r.stderr
 
-        # a server error: this message goes without it, nothing told beyond /context
-        server.judge_reply = Fail(500, {"error": {"message": "upstream overloaded"}})
-        r = clio(QUESTION)
-        assert "allkeys-lru" in server.turn_request(QUESTION)
-        assert "recall_judge_model" not in r.stderr + r.stdout
-    finally:
-        server.server.stop()
+    # a server error: this message goes without it, nothing told beyond /context
+    server.judge_reply = Fail(500, {"error": {"message": "upstream overloaded"}})
+    r = clio(QUESTION)
+    assert "allkeys-lru" in server.turn_request(QUESTION)
+    assert "recall_judge_model" not in r.stderr + r.stdout
 
 
-def test_the_judge_model_sees_no_secret_and_no_unsearched_message(tmp_path: Path) -> None:
-    server = Server()
-    try:
-        clio = project_with_history(tmp_path, server)
-        server.judge_reply = Reply(text="QUOTE: A")
-        clio(f"why did session logins get dropped randomly in production with token {SECRET}?")
-        (asked,) = server.judge_requests()
-        assert SECRET not in json.dumps(asked)
-        assert SECRET not in json.dumps(server.server.chat_requests)
-        clio("thanks, that looks good")  # asks nothing: not searched, the judge not asked
-        clio("ok, continue")
-        assert len(server.judge_requests()) == 1
-    finally:
-        server.server.stop()
+def test_the_judge_model_sees_no_secret_and_no_unsearched_message(tmp_path: Path, server: Server) -> None:
+    clio = project_with_history(tmp_path, server)
+    server.judge_reply = Reply(text="QUOTE: A")
+    clio(f"why did session logins get dropped randomly in production with token {SECRET}?")
+    (asked,) = server.judge_requests()
+    assert SECRET not in json.dumps(asked)
+    assert SECRET not in json.dumps(server.server.chat_requests)
+    clio("thanks, that looks good")  # asks nothing: not searched, the judge not asked
+    clio("ok, continue")
+    assert len(server.judge_requests()) == 1
 
 
-def test_a_project_cannot_name_the_judge_model(tmp_path: Path) -> None:
-    server = Server()
-    try:
-        clio = project_with_history(tmp_path, server)
-        (tmp_path / "proj" / ".clio" / "config.yaml").write_text(f"recall_judge_model: {JUDGE}\n")
-        r = clio(QUESTION, None)
-        assert not server.judge_requests()
-        assert "allkeys-lru" in server.turn_request(QUESTION)
-        assert "recall_judge_model" in r.stderr and "yours to say" in r.stderr, r.stderr
-    finally:
-        server.server.stop()
+def test_a_project_cannot_name_the_judge_model(tmp_path: Path, server: Server) -> None:
+    clio = project_with_history(tmp_path, server)
+    (tmp_path / "proj" / ".clio" / "config.yaml").write_text(f"recall_judge_model: {JUDGE}\n")
+    r = clio(QUESTION, None)
+    assert not server.judge_requests()
+    assert "allkeys-lru" in server.turn_request(QUESTION)
+    assert "recall_judge_model" in r.stderr and "yours to say" in r.stderr, r.stderr
 
 
 @pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
