@@ -353,6 +353,7 @@ class App(CommandSurface):
             result.usage[:0] = self.auto_recall.spent()  # the judge model's request came first
             return result
         finally:
+            self.auto_recall.spent()  # an interrupted turn's judge request is not the next turn's
             self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
             turn = self.session.messages[start + 1 :] if self.session is not None else None
             skills.end_turn(turn)
