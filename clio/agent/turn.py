@@ -45,6 +45,8 @@ class TurnResult:
     tool_calls: int = 0
     trims: int = 0
     usage: list[dict[str, int]] = field(default_factory=list)
+    # the part of ``usage`` the judge model's requests spent, by the model's name (clio.llm.prices.Bill)
+    judged: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass

@@ -350,7 +350,7 @@ class App(CommandSurface):
         try:
             with users_turn(self.settings, self.paths):  # a local server answers the user first
                 result = self.agent.run_turn(text, meta)
-            result.usage[:0] = self.auto_recall.spent()  # the judge model's request came first
+            self.auto_recall.charge(result)  # the judge model's request came first
             return result
         finally:
             self.auto_recall.spent()  # an interrupted turn's judge request is not the next turn's

@@ -22,10 +22,12 @@ import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clio import threads
+from clio.llm.prices import total
 from clio.messages import KIND_RECALL, Message, make, meta, typed_words
 from clio.recall.encoder_client import EncoderClient
 
 if TYPE_CHECKING:
+    from clio.agent.turn import TurnResult
     from clio.agent.window import Window
     from clio.app.model_judge import ModelJudge
     from clio.config import Settings
@@ -302,10 +304,12 @@ class AutoRecall:
             return None, ""
         session = self.services.session
 
+        model = self.judge.model
+
         def add_usage(usage: dict[str, int]) -> None:
             self._spent.append(usage)  # the turn's usage line and JSON count its request too
             if session is not None:
-                session.add_usage(usage)
+                session.add_usage(usage, judge_model=model)
 
         picks, said = self.judge(found.query, texts, add_usage)
         return (None if picks is None else [found.hits[picked[i]] for i in picks]), said
@@ -314,6 +318,14 @@ class AutoRecall:
         """The judge model's requests' usage since the last call (the turn's result adds them)."""
         taken, self._spent = self._spent, []
         return taken
+
+    def charge(self, result: TurnResult) -> None:
+        """The judge model's requests since the last call put into the turn's ``result``: first in
+        its usage (they came before the turn's), and apart, to be priced at that model's price."""
+        taken = self.spent()
+        if taken and self.judge is not None:
+            result.usage[:0] = taken
+            result.judged[self.judge.model] = total(taken)
 
     @staticmethod
     def _keep_in_step(recall: Any, encoder: EncoderClient | None) -> None:

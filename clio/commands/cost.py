@@ -5,7 +5,9 @@ The session's totals are the ones ``session.json`` keeps (every request: turns, 
 consolidation, memory upkeep), so they cover a resumed session from its start. Per turn: the
 usage each assistant message keeps in its meta, summed per user message. Money uses the price
 of the session's current model (clio.llm.prices: the user's ``prices:``, else the dated table where
-the endpoint bills list prices; none for a server on this machine or another endpoint).
+the endpoint bills list prices; none for a server on this machine or another endpoint), and the
+judge model's requests (``recall_judge_model``), which the session keeps apart by model, that
+model's own price; they are shown on a line of their own, not in a turn's.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 from rich.markup import escape
 
 from clio.commands.registry import CommandContext, command
-from clio.llm.prices import describe, money, price_for, total
+from clio.llm.prices import Bill, describe, money, price_for, total
 from clio.messages import Message
 
 TURNS_SHOWN = 10
@@ -41,18 +43,33 @@ def cost_figures(app: CommandContext) -> dict[str, Any]:
     model = app.settings.model
     price = price_for(model, app.settings.prices, app.settings.endpoint())
     usage = dict(session.info.usage) if session is not None else {}
-    usage = {k: int(usage.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")}
+    keys = ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")
+    usage = {k: int(usage.get(k, 0)) for k in keys}
+    judged = {m: {k: int(u.get(k, 0)) for k in keys} for m, u in session.info.judged.items()} if session is not None else {}
     turns = turn_usage(session.messages) if session is not None else []
+    prices, endpoint = app.settings.prices, app.settings.endpoint()
 
-    def cost(u: dict[str, int]) -> float | None:
-        return round(price.cost(u), 6) if price is not None else None
+    def cost(u: dict[str, int], by: str = model) -> float | None:
+        dollars = Bill(u, by, {}).cost(prices, endpoint)[0]
+        return round(dollars, 6) if dollars is not None else None
 
+    whole = Bill(usage, model, judged).cost(prices, endpoint)[0]
     return {
         "model": model,
         "price_source": price.source if price is not None else None,
-        "session": {**usage, "cost_usd": cost(usage)},
+        "session": {**usage, "cost_usd": round(whole, 6) if whole is not None else None},
         "turns": [{"request": text[:80], **u, "cost_usd": cost(u)} for text, u in turns],
+        # the judge model's requests (a part of the session's), by model, each at its own price
+        "judge_model": {m: {**u, "cost_usd": cost(u, m)} for m, u in judged.items()},
     }
+
+
+def usage_words(u: dict[str, Any]) -> str:
+    """ "1,200 in (800 cached, 67%), 40 out, 2 req": one row of /cost."""
+    return (
+        f"{u['prompt_tokens']:,} in ({u['cached_tokens']:,} cached{pct(u)}), "
+        f"{u['completion_tokens']:,} out, {u['requests']} req"
+    )
 
 
 def pct(u: dict[str, Any]) -> str:
@@ -68,11 +85,16 @@ def cost_cmd(app: CommandContext, arg: str) -> None:
         app.console.file.write(json.dumps(figures) + "\n")
         return
     model, endpoint = figures["model"], app.settings.endpoint()
-    price = price_for(model, app.settings.prices, endpoint)
-    app.console.print(escape(f"session: {describe(figures['session'], model, price, endpoint)}"), soft_wrap=True)
+    judged = figures["judge_model"]
+    bill = Bill(figures["session"], model, judged)
+    app.console.print(escape(f"session: {describe(bill, app.settings.prices, endpoint)}"), soft_wrap=True)
+    for name, u in judged.items():
+        cost = f"  {money(u['cost_usd'])}" if u["cost_usd"] is not None else ""
+        app.console.print(escape(f"  the judge model {name} (recall_judge_model): {usage_words(u)}{cost}"), soft_wrap=True)
     turns = figures["turns"]
     if not turns:
-        app.console.print("No request has been sent in this session yet.")
+        if not judged:
+            app.console.print("No request has been sent in this session yet.")
         return
     shown = turns[-TURNS_SHOWN:]
     if len(turns) > len(shown):
@@ -80,13 +102,7 @@ def cost_cmd(app: CommandContext, arg: str) -> None:
     for i, t in enumerate(shown, len(turns) - len(shown) + 1):
         words = " ".join(str(t["request"]).split())[:40]
         cost = f"  {money(t['cost_usd'])}" if t["cost_usd"] is not None else ""
-        app.console.print(
-            escape(
-                f"  {i}. {words!r}: {t['prompt_tokens']:,} in ({t['cached_tokens']:,} cached{pct(t)}), "
-                f"{t['completion_tokens']:,} out, {t['requests']} req{cost}"
-            ),
-            soft_wrap=True,
-        )
-    other = figures["session"]["requests"] - sum(t["requests"] for t in turns)
+        app.console.print(escape(f"  {i}. {words!r}: {usage_words(t)}{cost}"), soft_wrap=True)
+    other = figures["session"]["requests"] - sum(t["requests"] for t in turns) - sum(u["requests"] for u in judged.values())
     if other > 0:
         app.console.print(f"  (+{other} request(s) outside turns: /compact, memory upkeep, consolidation)")

@@ -134,9 +134,46 @@ def money(dollars: float) -> str:
     return f"${dollars:.4f}" if dollars < 1 else f"${dollars:,.2f}"
 
 
-def describe(usage: dict[str, int], model: str, price: Price | None, endpoint: str | None = None) -> str:
-    """One line: tokens in (cached, and their share), out, requests, and the cost when the price is
-    known (``endpoint``: where the requests went, to say why there is none)."""
+def minus(usage: dict[str, int], part: dict[str, int]) -> dict[str, int]:
+    """``usage`` without ``part`` (token counts and requests, never below 0)."""
+    keys = ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")
+    return {k: max(0, int(usage.get(k) or 0) - int(part.get(k) or 0)) for k in keys}
+
+
+@dataclass(frozen=True)
+class Bill:
+    """What requests cost: ``usage`` sums every request; ``judged`` is the part of it the judge
+    model's requests spent (``recall_judge_model``), by that model's name, each at its own price."""
+
+    usage: dict[str, int]
+    model: str  # the turn model: what the rest is priced at
+    judged: dict[str, dict[str, int]]
+
+    def own(self) -> dict[str, int]:
+        """The turn model's part."""
+        out = dict(self.usage)
+        for part in self.judged.values():
+            out = minus(out, part)
+        return out
+
+    def cost(self, configured: dict[str, Any] | None, endpoint: str | None) -> tuple[float | None, str]:
+        """(dollars, ''), or (None, the model whose price is unknown): never a part guessed."""
+        own = self.own()
+        judged = [(m, u) for m, u in self.judged.items() if u.get("requests")]
+        parts = ([(self.model, own)] if any(own.values()) or not judged else []) + judged
+        dollars = 0.0
+        for model, part in parts:
+            price = price_for(model, configured, endpoint)
+            if price is None:
+                return None, model
+            dollars += price.cost(part)
+        return dollars, ""
+
+
+def describe(bill: Bill, configured: dict[str, Any] | None, endpoint: str | None = None) -> str:
+    """One line: tokens in (cached, and their share), out, requests, and the cost when every
+    model's price is known (``endpoint``: where the requests went, to say why there is none)."""
+    usage, model = bill.usage, bill.model
     n = int(usage.get("requests") or 0)
     prompt, cached = int(usage.get("prompt_tokens") or 0), int(usage.get("cached_tokens") or 0)
     pct = f", {100 * cached / prompt:.0f}%" if cached and prompt else ""
@@ -144,10 +181,15 @@ def describe(usage: dict[str, int], model: str, price: Price | None, endpoint: s
         f"{prompt:,} tokens in ({cached:,} cached{pct}), "
         f"{int(usage.get('completion_tokens') or 0):,} out, {n} request{'s' if n != 1 else ''}"
     )
-    if price is None:
+    dollars, unpriced = bill.cost(configured, endpoint)
+    if dollars is None:
         where = "" if lists_prices(endpoint) else f" at {_host(endpoint)}"
-        return f"{line}; no price known for {model}{where} (set prices: in your config)"
-    return f"{line}; {money(price.cost(usage))} ({model}, {price.source})"
+        return f"{line}; no price known for {unpriced}{where} (set prices: in your config)"
+    price = price_for(model, configured, endpoint)
+    source = price.source if price is not None else ""
+    judged = [m for m, u in bill.judged.items() if u.get("requests")]
+    each = f"; the judge model {', '.join(judged)} at its own" if judged else ""
+    return f"{line}; {money(dollars)} ({model}, {source}{each})"
 
 
 def _host(endpoint: str | None) -> str:

@@ -54,6 +54,9 @@ class SessionInfo:
     message_count: int = 0
     path: Path | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    # the part of ``usage`` the judge model's requests spent (recall_judge_model), by the model's
+    # name: /cost and the usage line price it at that model's price (clio.llm.prices.Bill)
+    judged: dict[str, dict[str, int]] = field(default_factory=dict)
     consolidated: int = 0  # messages already read back into long-term memory (clio.memory.consolidate)
     # the message count at which the part after ``consolidated`` was judged not worth a read-back
     # (clio.memory.consolidate.worth_it): not read back again until more messages come, and then
@@ -74,6 +77,7 @@ class SessionInfo:
             "updated": self.updated,
             "message_count": self.message_count,
             "usage": self.usage,
+            **({"judged": self.judged} if self.judged else {}),
             "consolidated": self.consolidated,
             "checked": self.checked,
             **({"digests": [d.to_dict() for d in self.digests]} if self.digests else {}),
@@ -89,11 +93,17 @@ class SessionInfo:
             updated=float(d.get("updated") or 0),
             message_count=int(d.get("message_count") or 0),
             path=path,
-            usage={k: int(v) for k, v in (d.get("usage") or {}).items() if isinstance(v, (int, float))},
+            usage=_counts(d.get("usage")),
+            judged={str(m): _counts(u) for m, u in (d.get("judged") or {}).items()} if isinstance(d.get("judged"), dict) else {},
             consolidated=_count(d.get("consolidated")),
             checked=_count(d.get("checked")),  # absent before it existed: 0
             digests=_digests(d.get("digests")),
         )
+
+
+def _counts(d: Any) -> dict[str, int]:
+    """A usage record's numbers (a damaged one: what of it reads)."""
+    return {str(k): int(v) for k, v in d.items() if isinstance(v, (int, float))} if isinstance(d, dict) else {}
 
 
 def _count(v: Any) -> int:

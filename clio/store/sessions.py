@@ -185,10 +185,14 @@ class Session:
             return {}
         return read_json(self.dir / "stm.json", dict, validate=_is_dict)
 
-    def add_usage(self, usage: dict[str, int]) -> None:
-        for k, v in usage.items():
-            self.info.usage[k] = self.info.usage.get(k, 0) + int(v)
-        self.info.usage["requests"] = self.info.usage.get("requests", 0) + 1
+    def add_usage(self, usage: dict[str, int], judge_model: str = "") -> None:
+        """One request's usage; ``judge_model``: the judge model's request, kept apart too, to be
+        priced at its own model's price."""
+        parts = [self.info.usage] + ([self.info.judged.setdefault(judge_model, {})] if judge_model else [])
+        for part in parts:
+            for k, v in usage.items():
+                part[k] = part.get(k, 0) + int(v)
+            part["requests"] = part.get("requests", 0) + 1
         self.save_meta()
 
     def rename(self, name: str) -> None:

@@ -2,7 +2,8 @@
 
 - ``json``: one object when the run ends (:func:`JsonUI.result`): ``answer``, ``session_id``,
   ``usage`` (prompt, completion, cached and total tokens of the turn's requests, their number,
-  and ``cost_usd``: dollars where the model's price is known, else null), ``tool_calls`` (name,
+  and ``cost_usd``: dollars where every model's price is known, the judge model's requests at its
+  own, else null), ``tool_calls`` (name,
   arguments, ok), ``files_changed``, ``stop_reason`` (``done``, ``max_iterations``, ``refused``,
   ``stuck``, ``interrupted`` or ``error``), ``exit_code``, on an error ``error``, and when the
   run starts a background read-back of memory (clio.app.background) ``background``:
@@ -26,10 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from clio.llm.prices import Price
+from typing import IO, Any
 
 from clio.lazy_re import lazy
 
@@ -53,7 +51,7 @@ class JsonUI:
         self.tool_calls: list[dict[str, Any]] = []
         self.files: list[str] = []
         self._pending: dict[str, Any] = {}
-        self.price: Price | None = None  # the model's price, for usage.cost_usd (clio.llm.prices)
+        self.cost_usd: float | None = None  # what the run's requests cost where every price is known (clio.llm.prices.Bill)
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.stream:
@@ -143,7 +141,7 @@ class JsonUI:
                 **summed,
                 "total_tokens": prompt + completion,
                 "requests": len(usage),
-                "cost_usd": round(self.price.cost(summed), 6) if self.price is not None else None,
+                "cost_usd": round(self.cost_usd, 6) if self.cost_usd is not None else None,
             },
             "tool_calls": self.tool_calls,
             "files_changed": self.files,

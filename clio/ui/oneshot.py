@@ -11,7 +11,7 @@ from clio.app import background
 from clio.app.app import App
 from clio.config import Settings
 from clio.llm.errors import LLMError
-from clio.llm.prices import Price, describe, price_for, total
+from clio.llm.prices import Bill, describe, minus, total
 from clio.paths import Paths
 from clio.safety.redact import Redactor
 from clio.ui.json_output import JsonUI
@@ -70,6 +70,7 @@ def run_one_shot(
 
             try:
                 spent = dict(app.session.info.usage) if app.session is not None else {}
+                judged = {m: dict(u) for m, u in app.session.info.judged.items()} if app.session is not None else {}
                 had = len(app.session.messages) if app.session is not None else 0
                 if not run_slash(app, text.strip()):
                     return 1
@@ -79,7 +80,7 @@ def run_one_shot(
                 if turned and background.pending(app):
                     later = _sid(app)
                 # /init, /compact, /memory consolidate ask the model
-                _usage_line(app, settings, err, spent, in_background=later is not None)
+                _usage_line(app, settings, err, spent, judged, in_background=later is not None)
                 if later is not None:
                     err.print(background.NOTICE, markup=False, highlight=False)
                 return _outcome(app, TurnResult(), err)[0]  # /init's turn may have had a write refused (4)
@@ -103,9 +104,10 @@ def run_one_shot(
         code, reason, why = _outcome(app, result, err)
         if not result.interrupted and background.pending(app):
             later = _sid(app)  # its requests come after this run's usage: the line and JSON say so
-        price = _say_usage(err, settings, total(result.usage), in_background=later is not None)
+        bill = Bill(total(result.usage), settings.model, result.judged)
+        _say_usage(err, settings, bill, in_background=later is not None)
         if json_ui is not None:
-            json_ui.price = price
+            json_ui.cost_usd = bill.cost(settings.prices, settings.endpoint())[0]
             json_ui.finish(
                 json_ui.result(
                     session_id=_sid(app), usage=result.usage, stop_reason=reason, exit_code=code, error=why, background=later
@@ -120,24 +122,29 @@ def run_one_shot(
             background.spawn(settings, paths, later)
 
 
-def _say_usage(err: Console, settings: Settings, usage: dict[str, int], *, in_background: bool = False) -> Price | None:
-    """The one line a run that sent requests ends with: tokens and, where the price is known, cost.
-    ``in_background``: the run starts a read-back child, whose requests the line cannot count."""
-    endpoint = settings.endpoint()
-    price = price_for(settings.model, settings.prices, endpoint)
-    if usage.get("requests"):
-        line = describe(usage, settings.model, price, endpoint) + (f"; {background.USAGE_CLAUSE}" if in_background else "")
-        err.print(f"clio: usage: {line}", markup=False, highlight=False)
-    return price
+def _say_usage(err: Console, settings: Settings, bill: Bill, *, in_background: bool = False) -> None:
+    """The one line a run that sent requests ends with: tokens and, where the prices are known,
+    cost. ``in_background``: the run starts a read-back child, whose requests the line cannot count."""
+    if bill.usage.get("requests"):
+        line = describe(bill, settings.prices, settings.endpoint())
+        err.print(f"clio: usage: {line}" + (f"; {background.USAGE_CLAUSE}" if in_background else ""), markup=False, highlight=False)
 
 
 def _usage_line(
-    app: App, settings: Settings, err: Console, before: dict[str, int], *, in_background: bool = False
+    app: App,
+    settings: Settings,
+    err: Console,
+    before: dict[str, int],
+    judged_before: dict[str, dict[str, int]],
+    *,
+    in_background: bool = False,
 ) -> None:
-    """The usage line of a slash command that sent requests: the session's totals since ``before``."""
-    now = app.session.info.usage if app.session is not None else {}
-    keys = ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")
-    _say_usage(err, settings, {k: int(now.get(k, 0)) - int(before.get(k, 0)) for k in keys}, in_background=in_background)
+    """The usage line of a slash command that sent requests: the session's totals since ``before``
+    (``judged_before``: the judge model's part then)."""
+    info = app.session.info if app.session is not None else None
+    now, judged = (info.usage, info.judged) if info is not None else ({}, {})
+    since = {m: minus(u, judged_before.get(m, {})) for m, u in judged.items()}
+    _say_usage(err, settings, Bill(minus(now, before), settings.model, since), in_background=in_background)
 
 
 def _sid(app: App) -> str | None:

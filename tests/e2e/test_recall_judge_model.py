@@ -11,7 +11,8 @@ a failed request, leaves the packaged decision (and a model the endpoint does no
 once); a secret typed in the message never reaches it; a message that is not searched asks it
 nothing; and a project's config cannot name one. With the user's encoder helper up, the run
 recalls in process and asks it, where the helper would have recalled the message ahead; and the
-REPL, through a real pseudo-terminal, asks it and /context tells what it answered.
+REPL, through a real pseudo-terminal, asks it and /context tells what it answered. Its requests
+are priced at its own price (the usage line, --output json, /cost), kept apart in the session.
 """
 
 from __future__ import annotations
@@ -226,3 +227,51 @@ def test_the_repl_asks_the_judge_model_and_context_tells_its_answer(fake_server:
     term.expect("named by the judge model")  # the quoted unit
     term.expect(r"judge model \(recall_judge_model\): judge-model named [A-H] of A[B-H]* \(\d+ ms\)")
     term.prompt()
+
+
+def test_the_judge_models_requests_are_priced_at_its_own_price(tmp_path: Path, server: Server) -> None:
+    """/cost, the usage line and --output json price the judge model's requests at its price, kept
+    apart in the session, not at the turn model's; and /cost does not call them "outside turns"."""
+    project_with_history(tmp_path, server)
+    prices = {"fake-model": {"input": 10.0, "output": 30.0}, JUDGE: {"input": 1.0, "output": 2.0}}
+    (tmp_path / "home" / "config.yaml").write_text(json.dumps({"prices": prices}))  # the user's own config
+    server.judge_reply = Reply(text="QUOTE: none")
+    proj = tmp_path / "proj"
+
+    def run(*args: str) -> Any:
+        env = {"CLIO_RECALL_ENCODER": "0", "CLIO_RECALL_JUDGE_MODEL": JUDGE}
+        r = run_clio(["--model", "fake-model", *args], server=server.server, project=proj, home=tmp_path / "home", env_extra=env)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    r = run("--output", "json", "-p", QUESTION)
+    out = json.loads(r.stdout)
+    judge_body = server.judge_requests()[-1]
+    turn_body = server.server.chat_requests[-1]
+    assert turn_body.get("model") == "fake-model" and out["usage"]["requests"] == 2
+
+    newest = max(session_dirs(proj), key=lambda d: d.stat().st_mtime)
+    meta = json.loads((newest / "session.json").read_text())
+    judged = meta["judged"][JUDGE]
+    assert judged["requests"] == 1 and meta["usage"]["requests"] == 2, meta
+    assert judge_body["messages"][1]["content"].startswith("<message>")
+
+    def dollars(u: dict[str, int], p: dict[str, float]) -> float:
+        return (u["prompt_tokens"] * p["input"] + u["completion_tokens"] * p["output"]) / 1e6
+
+    own = {k: meta["usage"][k] - judged[k] for k in ("prompt_tokens", "completion_tokens")}
+    expected = dollars(own, prices["fake-model"]) + dollars(judged, prices[JUDGE])
+    at_turn_price = dollars(meta["usage"], prices["fake-model"])
+    assert out["usage"]["cost_usd"] == pytest.approx(expected, abs=2e-6), (out["usage"], expected)
+    assert abs(expected - at_turn_price) > 1e-4  # the test tells the two apart
+    assert "the judge model judge-model at its own" in r.stderr, r.stderr
+
+    # /cost, in the same session: a line for the judge model, its requests not "outside turns"
+    r = run("--continue", "-p", "/cost")
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith(f"  the judge model {JUDGE} (recall_judge_model): ")]
+    assert line.endswith(", 1 req  " + f"${dollars(judged, prices[JUDGE]):.4f}"), line
+    assert "outside turns" not in r.stdout, r.stdout
+    figures = json.loads(run("--continue", "-p", "/cost --json").stdout)
+    assert figures["judge_model"][JUDGE]["requests"] == 1
+    assert figures["judge_model"][JUDGE]["cost_usd"] == pytest.approx(dollars(judged, prices[JUDGE]), abs=2e-6)
+    assert figures["session"]["cost_usd"] == pytest.approx(expected, abs=2e-6)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clio.commands.cost import turn_usage
-from clio.llm.prices import PRICES_DATE, describe, price_for, total
+from clio.llm.prices import PRICES_DATE, Bill, describe, price_for, total
 
 
 @pytest.mark.parametrize(
@@ -53,7 +53,7 @@ def test_the_built_in_table_applies_only_where_list_prices_are_billed(endpoint: 
     assert (price is not None) == priced
     mine = price_for("gpt-4o-mini", {"gpt-4o-mini": {"input": 1, "output": 2}}, endpoint)
     assert mine is not None and mine.source == "configured"  # the user's prices: on any endpoint
-    line = describe({"requests": 1}, "gpt-4o-mini", price, endpoint)
+    line = describe(Bill({"requests": 1}, "gpt-4o-mini", {}), None, endpoint)
     assert ("$" in line) == priced and "secret" not in line
 
 
@@ -70,8 +70,29 @@ def test_cost_counts_cached_tokens_at_the_cached_price() -> None:
     assert price is not None
     usage = {"prompt_tokens": 1_000_000, "cached_tokens": 400_000, "completion_tokens": 100_000}
     assert price.cost(usage) == pytest.approx(0.09 + 0.03 + 0.06)
-    assert "$0.1800 (gpt-4o-mini" in describe({**usage, "requests": 1}, "gpt-4o-mini", price)
-    assert describe({"requests": 2}, "m", None).endswith("no price known for m (set prices: in your config)")
+    assert "$0.1800 (gpt-4o-mini" in describe(Bill({**usage, "requests": 1}, "gpt-4o-mini", {}), None)
+    assert describe(Bill({"requests": 2}, "m", {}), None).endswith("no price known for m (set prices: in your config)")
+
+
+def test_the_judge_models_requests_are_priced_at_its_own_price() -> None:
+    prices = {"big": {"input": 10, "output": 30}, "small": {"input": 1, "output": 2}}
+    turn = {"prompt_tokens": 1_000_000, "completion_tokens": 100_000, "cached_tokens": 0, "requests": 2}
+    judge = {"prompt_tokens": 500_000, "completion_tokens": 10_000, "cached_tokens": 0, "requests": 3}
+    both = total([turn, judge])
+    both["requests"] = 5
+    bill = Bill(both, "big", {"small": judge})
+    assert bill.own() == turn
+    dollars, unpriced = bill.cost(prices, None)
+    assert dollars == pytest.approx(10 + 3 + 0.5 + 0.02) and unpriced == ""
+    line = describe(bill, prices)
+    assert "$13.52 (big, configured; the judge model small at its own)" in line, line
+    assert "1,500,000 tokens in" in line and "5 requests" in line
+    # a judge model with no known price: no total, and it is named (never priced as the turn model)
+    dollars, unpriced = Bill(both, "big", {"tiny": judge}).cost(prices, None)
+    assert dollars is None and unpriced == "tiny"
+    assert "no price known for tiny" in describe(Bill(both, "big", {"tiny": judge}), prices)
+    # only the judge model's requests (the turn failed before its own): its price alone is asked
+    assert Bill(judge, "unpriced-turn-model", {"small": judge}).cost(prices, None)[0] == pytest.approx(0.52)
 
 
 def test_turn_usage_sums_each_turns_requests() -> None:
