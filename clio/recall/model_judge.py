@@ -53,7 +53,6 @@ INSTRUCTIONS = (
     "Reply with one line: QUOTE: and the letters of the passages to quote, most useful first (for "
     "example QUOTE: B or QUOTE: A, C), or QUOTE: none."
 )
-_REPLY = re.compile(r"^\W*QUOTE\s*:\s*(.*?)\W*$", re.IGNORECASE)
 
 
 def units(hits: Sequence[Hit], query: str, top: int = UNITS) -> tuple[list[int], list[str]]:
@@ -79,9 +78,17 @@ def read(reply: str, sent: int) -> list[int] | None:
     :data:`clio.recall.auto.MAX_HITS`), [] for ``QUOTE: none``, or None when it gives no such line
     or names a letter that was not sent (a reply not to be trusted with the decision). The last
     ``QUOTE:`` line counts: a model may think aloud before it."""
+    found = named(reply, "QUOTE", LETTERS[:sent])
+    return None if found is None else found[:MAX_HITS]
+
+
+def named(reply: str, word: str, letters: str) -> list[int] | None:
+    """The ``letters`` the reply's last line ``WORD: A, C`` names (their indexes, in its order),
+    [] for ``WORD: none``, None when no such line reads or one names a letter not among them."""
+    line_re = re.compile(rf"^\W*{word}\s*:\s*(.*?)\W*$", re.IGNORECASE)
     found: list[int] | None = None
     for line in reply.splitlines():
-        m = _REPLY.match(line.strip())
+        m = line_re.match(line.strip())
         if m is None:
             continue
         said = m.group(1).strip().strip(".").strip()
@@ -90,8 +97,8 @@ def read(reply: str, sent: int) -> list[int] | None:
             continue
         picks = [p.strip("\"'*`()[]").upper() for p in re.split(r"[,;\s]+", said)]
         picks = [p for p in picks if p and p != "AND"]
-        if not picks or any(len(p) != 1 or p not in LETTERS[:sent] for p in picks):
+        if not picks or any(len(p) != 1 or p not in letters for p in picks):
             found = None
             continue
-        found = list(dict.fromkeys(LETTERS.index(p) for p in picks))[:MAX_HITS]
+        found = list(dict.fromkeys(letters.index(p) for p in picks))
     return found
