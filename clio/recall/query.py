@@ -260,12 +260,17 @@ def best_first(
 def answers_first(hits: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
     """Search results with the restatements moved after the results that add something: a
     message that only repeats the query's words (the same question asked before) is not what
-    recall is for. Order is kept otherwise. Reads ``text`` where a result has it, else its excerpt."""
+    recall is for. Order is kept otherwise. Reads ``text`` where a result has it, else its
+    excerpts: a unit's every part (the question it matched and the answer), else its one excerpt.
+    (Read by its matched question alone, a unit that holds the answer was taken for a restatement
+    and cut from the memory tool's results, which are searched without ``text``: stop 89.)"""
     asked = content_stems(query)
     says: list[dict[str, Any]] = []
     repeats: list[dict[str, Any]] = []
     for hit in hits:
-        text = str(hit.get("text") or hit.get("excerpt") or "")
+        parts = hit.get("parts") or ()
+        excerpts = " ".join(str(p.get("excerpt") or "") for p in parts if isinstance(p, dict))
+        text = str(hit.get("text") or excerpts or hit.get("excerpt") or "")
         (says if adds_words(text, asked) else repeats).append(hit)
     return says + repeats
 

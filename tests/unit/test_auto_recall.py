@@ -356,6 +356,23 @@ def test_a_question_asked_again_ranks_after_what_answers_it() -> None:
     assert [h["session_id"] for h in out] == ["s1", "s2", "s3"]
 
 
+def test_a_unit_whose_question_repeats_the_query_is_read_with_its_answer() -> None:
+    """A unit found by its question (which only repeats the query's words) holds the answer in a
+    later part: without ``text`` (the memory tool's search) its parts' excerpts are read, so it is
+    not taken for a restatement, as it is not when its ``text`` is there."""
+    asked = {"role": "user", "excerpt": "staging database port?"}
+    answer = {"role": "assistant", "excerpt": "The staging database listens on port 6543 behind pgbouncer."}
+    hits = [
+        {"session_id": "s2", "excerpt": "staging database port?", "parts": [asked]},  # the question alone
+        {"session_id": "s1", "excerpt": "staging database port?", "parts": [asked, answer]},
+        {"session_id": "s3", "excerpt": "I moved the staging database backups to the new bucket yesterday"},
+    ]
+    out = answers_first(hits, "staging database port")
+    assert [h["session_id"] for h in out] == ["s1", "s3", "s2"]
+    with_text = [dict(hits[1], text="staging database port?\n" + answer["excerpt"]), hits[0], hits[2]]
+    assert [h["session_id"] for h in answers_first(with_text, "staging database port")] == ["s1", "s3", "s2"]
+
+
 def test_the_same_passage_twice_counts_once() -> None:
     rows = [("s1", "tool", 4, 0.0, FACT, -5.0), ("s2", "tool", 7, 0.0, "  " + FACT.upper(), -4.0), ("s3", "user", 1, 0.0, "other text", -1.0)]
     out = shape_results(rows, {}, ["staging"], 5, 10)
