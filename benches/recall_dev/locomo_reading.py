@@ -38,11 +38,6 @@ from clio.recall import model_order  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
 
 
-def passages(hits: list[dict[str, Any]]) -> list[str]:
-    """Each unit as the judge model reads it (:func:`clio.recall.model_order.order_passage`)."""
-    return [model_order.order_passage(str(h.get("date", "")), [(p["role"], t) for p, t in zip(h["parts"], h["texts"], strict=True)]) for h in hits]
-
-
 def export(out: Path, per_half: int, parts: int, seed: int, data_path: Path) -> None:
     data = L.load(data_path)
     L.JUDGE[0] = True
@@ -78,7 +73,7 @@ def export(out: Path, per_half: int, parts: int, seed: int, data_path: Path) -> 
                 items.append({
                     "id": f"h{half}c{ci}q{qi}", "half": half, "category": int(qa.get("category", 0)),
                     "evidence": list(qa["evidence"]), "units": units,
-                    "messages": model_order.order_messages(q, passages(hits)),
+                    "messages": model_order.order_messages(q, [model_order.hit_passage(h) for h in hits]),
                 })  # fmt: skip
             index.close()
     out.mkdir(parents=True, exist_ok=True)

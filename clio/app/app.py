@@ -112,12 +112,14 @@ class App(CommandSurface):
             encoder.judge = s.recall_judge
             encoder.defer_start = not interactive  # a one-shot run starts the helper after its own search
         recall.encoder = self.encoder = encoder
-        judge = None
+        self.model_judge = None
         if s.recall_judge_model:  # imported only when named: nothing of it on a run's path otherwise
             from clio.app.model_judge import ModelJudge
 
-            judge = ModelJudge.of(s, self.redactor.text, ui.notice)
-        self.auto_recall = AutoRecall(self.services, self.window, s, encoder, judge)
+            self.model_judge = ModelJudge.of(s, self.redactor.text, ui.notice, lambda: self.services.session)
+            if self.model_judge is not None and not (s.no_ltm or s.incognito):
+                recall.order = self.model_judge.order  # the memory tool's results, in its order
+        self.auto_recall = AutoRecall(self.services, self.window, s, encoder, self.model_judge)
         self.session: Session | None = None
         self.pending_notes: list[str] = []  # told to the model with the user's next message
         self.orchestrator: Orchestrator | None = None
@@ -350,10 +352,12 @@ class App(CommandSurface):
         try:
             with users_turn(self.settings, self.paths):  # a local server answers the user first
                 result = self.agent.run_turn(text, meta)
-            self.auto_recall.charge(result)  # the judge model's request came first
+            if self.model_judge is not None:
+                self.model_judge.charge(result)  # its requests: the automatic recall's came first
             return result
         finally:
-            self.auto_recall.spent()  # an interrupted turn's judge request is not the next turn's
+            if self.model_judge is not None:
+                self.model_judge.spent()  # an interrupted turn's judge requests are not the next turn's
             self.mcp.report(self.ui.notice)  # a server that died or hung in this turn: one line
             turn = self.session.messages[start + 1 :] if self.session is not None else None
             skills.end_turn(turn)

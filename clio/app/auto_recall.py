@@ -22,12 +22,10 @@ import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clio import threads
-from clio.llm.prices import total
 from clio.messages import KIND_RECALL, Message, make, meta, typed_words
 from clio.recall.encoder_client import EncoderClient
 
 if TYPE_CHECKING:
-    from clio.agent.turn import TurnResult
     from clio.agent.window import Window
     from clio.app.model_judge import ModelJudge
     from clio.config import Settings
@@ -69,7 +67,6 @@ class AutoRecall:
         self._ahead: Ahead | None = None  # recalled by the helper ahead
         self._ahead_lock = threading.Lock()  # the REPL's typing thread asks ahead (typed), the turn takes it
         self._helper_silent = False  # asked ahead, it did not answer: this message by words alone
-        self._spent: list[dict[str, int]] = []  # the judge model's usage since the turn's result took it
 
     def start_warm_up(self) -> threading.Thread | None:
         """Open the recall index and bring it up to date in a background thread (the REPL starts
@@ -302,30 +299,8 @@ class AutoRecall:
         picked, texts = model_judge.units(found.hits, found.query)
         if not picked:
             return None, ""
-        session = self.services.session
-
-        model = self.judge.model
-
-        def add_usage(usage: dict[str, int]) -> None:
-            self._spent.append(usage)  # the turn's usage line and JSON count its request too
-            if session is not None:
-                session.add_usage(usage, judge_model=model)
-
-        picks, said = self.judge(found.query, texts, add_usage)
+        picks, said = self.judge(found.query, texts)
         return (None if picks is None else [found.hits[picked[i]] for i in picks]), said
-
-    def spent(self) -> list[dict[str, int]]:
-        """The judge model's requests' usage since the last call (the turn's result adds them)."""
-        taken, self._spent = self._spent, []
-        return taken
-
-    def charge(self, result: TurnResult) -> None:
-        """The judge model's requests since the last call put into the turn's ``result``: first in
-        its usage (they came before the turn's), and apart, to be priced at that model's price."""
-        taken = self.spent()
-        if taken and self.judge is not None:
-            result.usage[:0] = taken
-            result.judged[self.judge.model] = total(taken)
 
     @staticmethod
     def _keep_in_step(recall: Any, encoder: EncoderClient | None) -> None:

@@ -40,6 +40,9 @@ class LazyRecall:
         self.carried: Callable[[bool], dict[str, set[int]]] = lambda quoted: {}
         self._index: Any = None
         self.encoder: EncoderClient | None = None  # the user's encoder helper (the app sets it)
+        # the judge model the user names (recall_judge_model): the memory tool's first units in its
+        # order (clio.app.model_judge.ModelJudge.order; the app sets it)
+        self.order: Callable[[str, list[dict[str, Any]]], list[dict[str, Any]]] | None = None
         self._archive_seen = False  # some message outside the window exists (sticky)
 
     def has_archive(self) -> bool:
@@ -74,7 +77,17 @@ class LazyRecall:
         nearby: Callable[[], Sequence[int]] | None = None,
     ) -> list[dict[str, Any]]:
         skip = self.carried(skip_quoted)
-        if nearby is None and not lexical:  # the memory tool: the helper's nearest fused in
+        if nearby is None and not lexical and self.order is not None:  # the memory tool, the judge model ordering
+            from clio.recall.model_order import ORDER_UNITS
+
+            hits = search_with_meaning(
+                self.index().search, query, max(max_results, ORDER_UNITS), self.encoder,
+                max_sessions=max_sessions, skip=skip, with_text=with_text, texts=True,
+            )  # fmt: skip
+            hits = self.order(query, hits)[:max_results]
+            for hit in hits:
+                hit.pop("texts", None)  # read for the judge model only
+        elif nearby is None and not lexical:  # the memory tool: the helper's nearest fused in
             hits = search_with_meaning(
                 self.index().search, query, max_results, self.encoder,
                 max_sessions=max_sessions, skip=skip, with_text=with_text,

@@ -16,8 +16,8 @@ No I/O; the request is :mod:`clio.app.model_judge`'s.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from clio.recall.auto import defused
 from clio.recall.model_judge import named
@@ -52,6 +52,12 @@ def order_passage(date: str, parts: Sequence[tuple[str, str]]) -> str:
         return text if len(text) <= PART_CHARS else text[: PART_CHARS - 1] + "…"
 
     return "\n".join([f"date: {date or '?'}", *(f"{role}: {cut(text)}" for role, text in parts)])
+
+
+def hit_passage(hit: Mapping[str, Any]) -> str:
+    """A search result (searched with its ``texts``) as the model reads it: :func:`order_passage`."""
+    parts = [(str(p.get("role", "?")), str(t)) for p, t in zip(hit["parts"], hit["texts"], strict=True)]
+    return order_passage(str(hit.get("date") or ""), parts)
 
 
 def order_messages(query: str, passages: Sequence[str]) -> list[dict[str, str]]:

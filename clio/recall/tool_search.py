@@ -56,13 +56,14 @@ def search_with_meaning(
             meaning_weight=model.meaning_weight,
             weak_words_weight=model.weak_words_weight,
         )
+    texts = bool(options.pop("texts", False))  # each unit's messages' texts kept (a reader after this one)
     try:
         if pending is None or encoder is None or encoder.verdict() is None:  # no judge to read them
-            return best_first(search, query, limit, mode="hybrid", whole_units=WHOLE_UNITS, **fused, **options)
+            return best_first(search, query, limit, mode="hybrid", whole_units=WHOLE_UNITS, texts=texts, **fused, **options)
         wanted = max(limit, RERANKED)
         hits = best_first(search, query, wanted, mode="hybrid", whole_units=WHOLE_UNITS, texts=True, **fused, **options)
         hits = judged_order(hits, helper_reading(pending, query))[:limit]
-        if not options.get("with_text"):
+        if not options.get("with_text") and not texts:
             for hit in hits:
                 hit.pop("texts", None)  # read for the judge only
         return hits

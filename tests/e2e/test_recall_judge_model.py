@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from clio.recall import model_judge
+from clio.recall import model_judge, model_order
 from clio.recall.encoder_readiness import installed
 from testkit.clio_run import run_clio, session_dirs
 from testkit.fakeserver import Fail, FakeServer, Reply
@@ -44,6 +44,7 @@ OTHER = [
 ]
 QUESTION = "why did session logins get dropped randomly in production, what did we find?"
 JUDGE = "judge-model"
+TOOL_QUERY = "session logins dropped randomly in production navbar invoices"  # the fact's words, and two other sessions'
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
@@ -53,12 +54,19 @@ class Server:
 
     def __init__(self) -> None:
         self.judge_reply: Reply | Fail = Reply(text="QUOTE: none")
+        # the judge model asked to order the memory tool's results: the reply for that request
+        self.order_reply: Callable[[dict[str, Any]], Reply | Fail] = lambda body: Reply(text="ORDER: none")
         self.server = FakeServer(self.respond).start()
 
     def respond(self, body: dict[str, Any]) -> Reply | Fail:
         if body.get("model") == JUDGE:
+            if body["messages"][0]["content"] == model_order.ORDER_INSTRUCTIONS:
+                return self.order_reply(body)
             return self.judge_reply
-        text, _ = latest_user(body)
+        text, rounds = latest_user(body)
+        if text.startswith("[tool]") and rounds == 0:  # the turn's model calls the memory tool
+            args = {"operation": "recall_sessions", "query": TOOL_QUERY, "max_results": 3}
+            return Reply(tool_calls=[{"name": "memory_operations", "arguments": args}])
         return Reply(text=FACT if text.startswith(ASKED) else "Done.")
 
     def judge_requests(self) -> list[dict[str, Any]]:
@@ -146,7 +154,7 @@ def test_no_answer_to_go_by_leaves_the_packaged_decision(tmp_path: Path, server:
     assert "allkeys-lru" in server.turn_request(QUESTION)
     assert f"recall_judge_model {JUDGE}:" in r.stderr, r.stderr
     assert f"has no model '{JUDGE}': name one it serves in recall_judge_model" in r.stderr, r.stderr
-    assert "decides without it for the rest of this run" in r.stderr
+    assert "the automatic recall and the memory tool go without it for the rest of this run" in r.stderr
 
     # a server error: this message goes without it, nothing told beyond /context
     server.judge_reply = Fail(500, {"error": {"message": "upstream overloaded"}})
@@ -275,3 +283,50 @@ def test_the_judge_models_requests_are_priced_at_its_own_price(tmp_path: Path, s
     assert figures["judge_model"][JUDGE]["requests"] == 1
     assert figures["judge_model"][JUDGE]["cost_usd"] == pytest.approx(dollars(judged, prices[JUDGE]), abs=2e-6)
     assert figures["session"]["cost_usd"] == pytest.approx(expected, abs=2e-6)
+
+
+def test_the_judge_model_orders_the_memory_tools_results(tmp_path: Path, server: Server) -> None:
+    """recall_sessions: its first units go to the judge model, lettered with their dates and
+    messages; the units it names come first in the result, then the rest in the search's order. A
+    reply that is no ORDER line leaves the search's order; without the judge model, none is asked."""
+    clio = project_with_history(tmp_path, server)
+
+    def tool_result() -> str:
+        found = [str(m.get("content")) for m in server.server.turn_requests[-1]["messages"] if m.get("role") == "tool"]
+        assert found, "the tool was not called"
+        return found[-1]
+
+    def first_excerpt(result: str) -> str:
+        lines = result.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("1. "))
+        return "\n".join(lines[start + 1 : next((i for i, line in enumerate(lines) if line.startswith("2. ")), len(lines))])
+
+    clio("[tool] look it up", None)
+    searched = tool_result()
+    assert not server.judge_requests()  # not named: never asked
+    assert "allkeys-lru" in first_excerpt(searched), searched  # the search puts the fact first
+
+    asked: list[dict[str, Any]] = []
+
+    def name_the_navbar(body: dict[str, Any]) -> Reply:
+        asked.append(body)
+        passages = body["messages"][1]["content"].split("<passage ")[1:]
+        letter = next(model_order.ORDER_LETTERS[i] for i, p in enumerate(passages) if "navbar" in p)
+        return Reply(text=f"Thinking it over.\nORDER: {letter}")
+
+    server.order_reply = name_the_navbar
+    r = clio("[tool] look it up")
+    (order,) = asked
+    body = order["messages"][1]["content"]
+    assert body.startswith(f"<query>\n{TOOL_QUERY}\n</query>") and '<passage id="B">' in body and "date: " in body
+    assert "allkeys-lru" in body  # the fact's unit was read, and not named
+    ordered = tool_result()
+    assert "navbar" in first_excerpt(ordered) and "allkeys-lru" not in first_excerpt(ordered), ordered
+    assert "allkeys-lru" in ordered  # the rest follow in the search's order
+    newest = max(session_dirs(tmp_path / "proj"), key=lambda d: d.stat().st_mtime)
+    assert json.loads((newest / "session.json").read_text())["judged"][JUDGE]["requests"] >= 1
+    assert "requests" in r.stderr
+
+    server.order_reply = lambda body: Reply(text="Passage C seems best.")  # no ORDER line
+    clio("[tool] look it up")
+    assert tool_result() == searched  # the search's order stood
