@@ -56,6 +56,7 @@ class Server:
         self.judge_reply: Reply | Fail = Reply(text="QUOTE: none")
         # the judge model asked to order the memory tool's results: the reply for that request
         self.order_reply: Callable[[dict[str, Any]], Reply | Fail] = lambda body: Reply(text="ORDER: none")
+        self.tool_query = TOOL_QUERY  # what the turn's model searches with the memory tool
         self.server = FakeServer(self.respond).start()
 
     def respond(self, body: dict[str, Any]) -> Reply | Fail:
@@ -65,7 +66,7 @@ class Server:
             return self.judge_reply
         text, rounds = latest_user(body)
         if text.startswith("[tool]") and rounds == 0:  # the turn's model calls the memory tool
-            args = {"operation": "recall_sessions", "query": TOOL_QUERY, "max_results": 3}
+            args = {"operation": "recall_sessions", "query": self.tool_query, "max_results": 3}
             return Reply(tool_calls=[{"name": "memory_operations", "arguments": args}])
         return Reply(text=FACT if text.startswith(ASKED) else "Done.")
 
@@ -330,3 +331,11 @@ def test_the_judge_model_orders_the_memory_tools_results(tmp_path: Path, server:
     server.order_reply = lambda body: Reply(text="Passage C seems best.")  # no ORDER line
     clio("[tool] look it up")
     assert tool_result() == searched  # the search's order stood
+
+    # a secret in the model's query never reaches the judge model (the tool's arguments are redacted,
+    # and the request passes the redaction net again)
+    server.tool_query = f"{TOOL_QUERY} {SECRET}"
+    asked.clear()
+    server.order_reply = name_the_navbar
+    clio("[tool] look it up")
+    assert asked and SECRET not in json.dumps(asked[-1]) and TOOL_QUERY in json.dumps(asked[-1])
