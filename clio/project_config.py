@@ -66,7 +66,7 @@ USER_ONLY_WHY = {
     "recall_encoder_idle_minutes": "how long clio's encoder helper stays in your memory after clio exits is yours to say",
     "recall_embeddings": "whether every archived message of your projects goes to your endpoint to be embedded is yours to say",
     "recall_judge": "whether clio's encoder helper loads its judge (23 MB more in your memory, ~20 ms of CPU a searched message) is yours to say",
-    "recall_judge_model": "whether each searched message's best archived passages go to a model of your endpoint to be judged, a request more a message, is yours to say",
+    "recall_judge_model": "whether each searched message's best archived passages, and the memory tool's first results, go to a model of your endpoint to be judged, a request more each, is yours to say",
 }
 USER_ONLY = frozenset(USER_ONLY_WHY)
 # Why each risky setting needs trust (shown when asking).

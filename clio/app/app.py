@@ -117,7 +117,7 @@ class App(CommandSurface):
             from clio.app.model_judge import ModelJudge
 
             self.model_judge = ModelJudge.of(s, self.redactor.text, ui.notice, lambda: self.services.session)
-            if self.model_judge is not None and not (s.no_ltm or s.incognito):
+            if self.model_judge is not None:
                 recall.order = self.model_judge.order  # the memory tool's results, in its order
         self.auto_recall = AutoRecall(self.services, self.window, s, encoder, self.model_judge)
         self.session: Session | None = None

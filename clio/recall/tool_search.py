@@ -45,7 +45,9 @@ def search_with_meaning(
     """``best_first(search, query, limit, **options)`` in hybrid mode, with the helper's nearest
     messages fused in when ``encoder`` is given and its helper answers within the client's
     timeout (a helper not running is started, detached, for the next search, and this one is
-    words only). A search that asked the helper leaves its fill due (``encoder.turn_ended()``)."""
+    words only). A search that asked the helper leaves its fill due (``encoder.turn_ended()``).
+    ``texts=True`` keeps each unit's messages' texts (``texts``) for a reader after this one (the
+    judge model's order, :mod:`clio.recall.model_order`)."""
     pending = encoder.begin(query, near=NEAR) if encoder is not None else None
     fused: dict[str, Any] = {}
     if pending is not None and encoder is not None:  # the model's weights matter only with its list
