@@ -24,7 +24,7 @@ Steps (``check``, ``candidates``, ``pairs``, ``decide`` and ``heldout`` in clio'
 tokenizers``)::
 
     python judge_experiment.py check judge_data/part_*.json          # format, and form balanced
-    python judge_experiment.py candidates OUT.pkl [PROBES.json] [--models-from CLIO_HOME] [--no-judge]
+    python judge_experiment.py candidates OUT.pkl [PROBES.json] [--models-from CLIO_HOME] [--no-judge] [--pool]
                                                                      # no PROBES.json: the sets' own probes
     python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
     python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR [--steps 1600 --layers 6]
@@ -51,6 +51,7 @@ which a judge trained only on new projects does not repeat).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import pickle
 import random
@@ -148,8 +149,14 @@ def pairs(out: Path, files: list[Path]) -> None:
     print(f"{len(rows)} pairs, {sum(r[2] for r in rows)} answers")
 
 
-def candidates(out: Path, probes_file: Path | None) -> None:
+def candidates(out: Path, probes_file: Path | None, with_pool: bool = False) -> None:
+    """``with_pool``: each row also keeps ``pool``, the memory tool's first units for the message
+    as the judge model would read them (:func:`clio.recall.model_judge.pool`; stop 89)."""
     import bench_auto_recall as B
+
+    from clio.recall import model_judge
+    from clio.recall.auto_turn import plan
+    from clio.recall.tool_search import search_with_meaning
 
     rows: list[dict[str, Any]] = []
     probes_all = json.loads(probes_file.read_text()) if probes_file else None
@@ -164,6 +171,13 @@ def candidates(out: Path, probes_file: Path | None) -> None:
         for p in probes:
             hits, _, _ = B.step(index, p["text"], enc)
             rows.append({"set": s, "probe": p, "sid": ids.get(p["session"]) if p.get("session") else None, "hits": hits})
+            query = plan(p["text"], p["text"])[0] if with_pool else ""  # as searched() reads it
+            if query:
+                found = search_with_meaning(
+                    index.search, query, model_judge.POOL_UNITS, enc, max_sessions=model_judge.POOL_SESSIONS, with_text=True
+                )
+                frequencies = functools.partial(index.frequencies, refresh=False)
+                rows[-1]["pool"] = model_judge.pool(query, found, None, frequencies, index.said_to_other_questions)
         B.stop_helper(enc)
     out.write_bytes(pickle.dumps(rows))
 
@@ -449,6 +463,7 @@ def main() -> None:
     ap.add_argument("--rescue", type=float, default=2.0)
     ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="candidates: the helper runs the model clio would with the models installed there (mpnet)")
     ap.add_argument("--no-judge", action="store_true", help="candidates: scored as with recall_judge: false (the decision without the packaged judge, as before stop 66)")
+    ap.add_argument("--pool", action="store_true", help="candidates: also the memory tool's first units, as the judge model would read them (stop 89)")
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--layers", type=int, help="train: how many of the encoder's layers to keep (all: MiniLM's 6, mpnet's 12)")
     ap.add_argument("--base", type=Path, help="heldout, decide: the judge is on this encoder (its transformers folder), read with its tokenizer")
@@ -466,7 +481,7 @@ def main() -> None:
 
         B.MODELS_FROM[0] = args.models_from
         B.JUDGE[0] = not args.no_judge
-        candidates(args.out, args.inputs[0] if args.inputs else None)
+        candidates(args.out, args.inputs[0] if args.inputs else None, with_pool=args.pool)
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
     elif args.step == "train":

@@ -12,8 +12,8 @@ reply does not read, keeps the shipped decision), beside the shipped decision re
 candidates (the product's own choice over the scores stored with them: its figures equal the product's readings) and the facts
 among the units sent::
 
-    python model_judge_reading.py export --dir CANDIDATES_DIR --out DIR --parts 4 [--units 8] twentyninth thirtieth
-    python model_judge_reading.py score --dir CANDIDATES_DIR --out DIR twentyninth thirtieth
+    python model_judge_reading.py export --dir CANDIDATES_DIR --out DIR --parts 4 [--units 8 | --pool] twentyninth thirtieth
+    python model_judge_reading.py score --dir CANDIDATES_DIR --out DIR [--units 8 | --pool] twentyninth thirtieth
 
 ``CANDIDATES_DIR`` holds ``NAME.pkl`` from ``judge_experiment.py candidates`` (the candidates as the
 product scores them, the helper's judge on). Readers see ``SYSTEM.txt`` and their part only.
@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE))
 import judge_experiment as J  # noqa: E402
 
 from clio.recall import auto, model_judge  # noqa: E402
+from clio.recall.verdict import hit_text  # noqa: E402
 
 
 def stored(directory: Path, name: str) -> list[dict[str, Any]]:
@@ -42,12 +43,24 @@ def stored(directory: Path, name: str) -> list[dict[str, Any]]:
     return rows
 
 
-def export(directory: Path, out: Path, sets: list[str], parts: int, seed: int, top: int) -> None:
+def sent(r: dict[str, Any], top: int, pool: bool) -> tuple[list[Any], list[int], list[str]]:
+    """(the units a request reads from, the indexes sent, their texts): the message's admissible
+    units, up to ``top`` (as shipped), or with ``pool`` the memory tool's first units, every one
+    (stop 89's second rule; the candidates dumped with ``judge_experiment.py candidates --pool``)."""
+    query = r["probe"]["text"]
+    if pool:
+        units = r.get("pool") or []
+        return units, list(range(len(units))), [hit_text(h, query) for h in units]
+    picked, texts = model_judge.units(r["hits"], query, top) if r["hits"] else ([], [])
+    return r["hits"], picked, texts
+
+
+def export(directory: Path, out: Path, sets: list[str], parts: int, seed: int, top: int, pool: bool = False) -> None:
     out.mkdir(parents=True, exist_ok=True)
     items, key = [], {}
     for name in sets:
         for row, r in enumerate(stored(directory, name)):
-            picked, texts = model_judge.units(r["hits"], r["probe"]["text"], top) if r["hits"] else ([], [])
+            _, picked, texts = sent(r, top, pool)
             if not picked:
                 continue
             mid = f"r{len(items) + 1:03d}"
@@ -61,7 +74,7 @@ def export(directory: Path, out: Path, sets: list[str], parts: int, seed: int, t
     print(f"{len(items)} requests in {parts} parts: {out}")
 
 
-def score(directory: Path, out: Path, sets: list[str]) -> None:
+def score(directory: Path, out: Path, sets: list[str], top: int = model_judge.UNITS, pool: bool = False) -> None:
     key = json.loads((out / "key.json").read_text())
     replies: dict[str, str] = {}
     for f in sorted(out.glob("replies*.json")):
@@ -79,12 +92,13 @@ def score(directory: Path, out: Path, sets: list[str]) -> None:
             got = {arm: shipped for arm in arms}
             if (name, row) in by_row:
                 mid, picked = by_row[(name, row)]
+                units = sent(r, top, pool)[0]
                 picks = model_judge.read(replies[mid], len(picked)) if mid in replies else None
                 if picks is None:
                     unread.append(mid)
                 else:
-                    got["judge model"] = [r["hits"][picked[i]] for i in picks]
-                got["facts among the units sent"] = [r["hits"][i] for i in picked]
+                    got["judge model"] = [units[picked[i]] for i in picks]
+                got["facts among the units sent"] = [units[i] for i in picked]
             if kind == "unrelated":
                 got["facts among the units sent"] = []
             for arm in arms:
@@ -106,12 +120,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True, help="the requests, the key and the readers' replies")
     ap.add_argument("--parts", type=int, default=4)
     ap.add_argument("--seed", type=int, default=8829)
-    ap.add_argument("--units", type=int, default=model_judge.UNITS, help="export: the units a request sends (the admissible ones by cosine)")
+    ap.add_argument("--units", type=int, default=model_judge.UNITS, help="the units a request sends (the admissible ones by cosine)")
+    ap.add_argument("--pool", action="store_true", help="the memory tool's first units instead (stop 89's second rule)")
     args = ap.parse_args()
     if args.step == "export":
-        export(args.dir, args.out, args.sets, args.parts, args.seed, args.units)
+        export(args.dir, args.out, args.sets, args.parts, args.seed, args.units, args.pool)
     else:
-        score(args.dir, args.out, args.sets)
+        score(args.dir, args.out, args.sets, args.units, args.pool)
 
 
 if __name__ == "__main__":

@@ -23,16 +23,21 @@ No I/O; the request is :mod:`clio.app.model_judge`'s.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from clio.recall.auto import MAX_HITS, Hit, defused
+from clio.recall.auto import MAX_HITS, Hit, defused, score_hits
 from clio.recall.verdict import hit_text, to_judge
 
-LETTERS = "ABCDEFGH"  # a request sends at most this many passages
+LETTERS = "ABCDEFGHIJKLMNOPQRST"  # a request sends at most this many passages
 # the units a request sends: every admissible one, up to eight by cosine (clio.recall.auto_turn's
 # SEARCH_RESULTS); the helper's judge reads three. Read blind under stop 88's second rule: 47 -> 49
 # rewordings of 60, no false block, against three (docs/memory.md, "A model of your endpoint as the judge")
 UNITS = 8
+# stop 89's second rule: the memory tool's first units as the request's passages, in place of the
+# admissible ones (benches/recall_dev/README.md); recall_sessions' default sessions
+POOL_UNITS = 20
+POOL_SESSIONS = 10
 INSTRUCTIONS = (
     "You decide which archived passages a coding agent quotes beside a developer's message. The "
     "passages come from the project's earlier sessions: conversations between the developer and "
@@ -61,6 +66,20 @@ def units(hits: Sequence[Hit], query: str, top: int = UNITS) -> tuple[list[int],
     library behaves (its words alone decide)."""
     picked = to_judge(hits, top)
     return picked, [hit_text(hits[i], query) for i in picked]
+
+
+def pool(
+    query: str,
+    results: Sequence[Mapping[str, Any]],
+    current: str | None,
+    frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
+    said_elsewhere: Callable[[str, list[str]], bool] | None,
+) -> list[Hit]:
+    """The memory tool's results for the message (searched with their text) as hits, in its order,
+    at most :data:`POOL_UNITS`; none for a question about how a library behaves (its words alone
+    decide, :func:`clio.recall.verdict.to_judge`)."""
+    hits = score_hits(query, results[:POOL_UNITS], current, frequencies, None, said_elsewhere=said_elsewhere, task=False)
+    return [] if any(h.general for h in hits) else hits
 
 
 def messages(query: str, texts: Sequence[str]) -> list[dict[str, str]]:

@@ -20,11 +20,12 @@ def test_the_request_letters_each_passage_inside_a_tag_it_cannot_close() -> None
     assert "<message>\nwhich port does ‹pg› use?\n</message>" in body
 
 
-def test_a_request_judges_one_to_eight_passages() -> None:
+def test_a_request_judges_one_to_twenty_passages() -> None:
     with pytest.raises(ValueError):
         messages("q", [])
     with pytest.raises(ValueError):
-        messages("q", ["x"] * 9)
+        messages("q", ["x"] * 21)
+    assert '<passage id="T">' in messages("q", ["x"] * 20)[1]["content"]
 
 
 @pytest.mark.parametrize(
