@@ -275,12 +275,20 @@ def answers_first(hits: list[dict[str, Any]], query: str) -> list[dict[str, Any]
     return says + repeats
 
 
+# a reply's words that say nothing of their own ("ok", "thanks"): a question asked again with such
+# a reply is still a restatement (its unit read whole, stop 89)
+ACKNOWLEDGEMENTS: frozenset[str] = frozenset(
+    excerpt_stem(w) for w in "ok okay okey kk sure thanks thank thx yes yeah yep yup great nice cool fine lgtm alright".split()  # noqa: SIM905
+)
+
+
 def adds_words(text: str, asked: set[str], limit: int = 6000) -> bool:
     """Whether ``text``'s first ``limit`` characters say at least :data:`MIN_NEW_WORDS` content
-    words (:func:`content_words`) that ``asked`` does not hold; reads no further than it must."""
+    words (:func:`content_words`) that ``asked`` does not hold, acknowledgements aside
+    (:data:`ACKNOWLEDGEMENTS`); reads no further than it must."""
     new: set[str] = set()
     for stem in iter_content_words(text, limit):
-        if stem not in asked:
+        if stem not in asked and stem not in ACKNOWLEDGEMENTS:
             new.add(stem)
             if len(new) >= MIN_NEW_WORDS:
                 return True

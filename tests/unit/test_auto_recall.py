@@ -371,6 +371,9 @@ def test_a_unit_whose_question_repeats_the_query_is_read_with_its_answer() -> No
     assert [h["session_id"] for h in out] == ["s1", "s3", "s2"]
     with_text = [dict(hits[1], text="staging database port?\n" + answer["excerpt"]), hits[0], hits[2]]
     assert [h["session_id"] for h in answers_first(with_text, "staging database port")] == ["s1", "s3", "s2"]
+    # the same question answered only "ok, thanks": still a restatement
+    acked = {"session_id": "s4", "excerpt": "staging database port?", "parts": [asked, {"role": "assistant", "excerpt": "ok, thanks!"}]}
+    assert [h["session_id"] for h in answers_first([acked, hits[2]], "staging database port")] == ["s3", "s4"]
 
 
 def test_the_same_passage_twice_counts_once() -> None:
