@@ -55,8 +55,9 @@ class AutoRecall:
         judge: ModelJudge | None = None,
     ) -> None:
         """``encoder``: the user's encoder helper (cosines for the decision), or None: words only;
-        ``judge``: the model the user named in ``recall_judge_model``, asked which units to quote
-        (then every message is recalled here, where its units are, never by the helper ahead)."""
+        ``judge``: the model the user named in ``recall_judge_model``, asked which of the memory
+        tool's first units to quote (then every message is recalled here, where its units are,
+        never by the helper ahead)."""
         self.services = services
         self.window = window
         self.settings = settings
@@ -292,15 +293,34 @@ class AutoRecall:
     def _named(self, found: Any) -> tuple[list[Any] | None, str]:
         """The units the judge model names for the message (None: it gave no answer to go by, or
         there was nothing to ask it), and what ``/context`` tells of it."""
+        from clio.recall.verdict import hit_text
+
+        if self.judge is None or found.skipped:
+            return None, ""
+        units = self._pool(found.query)
+        if not units:
+            return None, ""
+        texts = [hit_text(h, found.query) for h in units]
+        picks, said = self.judge(found.query, texts)
+        return (None if picks is None else [units[i] for i in picks]), said
+
+    def _pool(self, query: str) -> list[Any]:
+        """The units the judge model reads for the message: the memory tool's first ones
+        (:meth:`clio.app.recall.LazyRecall.pool`), scored as the automatic recall scores its own;
+        none when the search fails (the packaged decision stands)."""
         from clio.recall import model_judge
 
-        if self.judge is None or found.skipped or not found.hits:
-            return None, ""
-        picked, texts = model_judge.units(found.hits, found.query)
-        if not picked:
-            return None, ""
-        picks, said = self.judge(found.query, texts)
-        return (None if picks is None else [found.hits[picked[i]] for i in picks]), said
+        recall = self.services.recall
+        search = getattr(recall, "pool", None)
+        if recall is None or search is None:
+            return []
+        session = self.services.session
+        try:
+            results = search(query)
+            current = session.id if session is not None else None
+            return model_judge.pool(query, results, current, recall.frequencies, getattr(recall, "said_to_other_questions", None))
+        except Exception:  # recall is an aid: the packaged decision stands
+            return []
 
     @staticmethod
     def _keep_in_step(recall: Any, encoder: EncoderClient | None) -> None:

@@ -107,6 +107,19 @@ class LazyRecall:
         say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
         return hits
 
+    def pool(self, query: str) -> list[dict[str, Any]]:
+        """The memory tool's first units for the automatic recall's judge model
+        (:func:`clio.recall.model_judge.pool`): its search with the helper, never put to the model to
+        be ordered, leaving out what the request carries and what its blocks quote."""
+        from clio.recall.model_judge import POOL_SESSIONS, POOL_UNITS
+
+        hits = search_with_meaning(
+            self.index().search, query, POOL_UNITS, self.encoder, max_sessions=POOL_SESSIONS, skip=self.carried(True), with_text=True
+        )
+        note = self._index.take_semantic_note()
+        say_once(note, lambda text: print(text, file=sys.stderr))
+        return hits
+
     def keep_in_step(self) -> None:
         """The index brought up to date without a search (a message the automatic recall does
         not search, an order of new work: what it finds now is not looked for again at the next

@@ -1,14 +1,15 @@
 """Pure: the automatic recall's decision asked of a model the user's endpoint serves, when the user
 names one (``recall_judge_model``): the request's messages, and the reply read back.
 
-The units are the message's admissible ones, up to :data:`UNITS` by cosine (as
-:func:`clio.recall.verdict.to_judge` picks the helper's judge's three; without the helper's
-cosines, in the search's order), each cut as that judge reads it
-(:func:`clio.recall.verdict.hit_text`). The model names the ones
-to quote, most useful first, or none; the block quotes exactly those. Strong readers standing in
-for the model, each given this very request, read four blind probe sets under rules committed
-first: 1 of 240 unrelated messages given a block (the packaged decision: 42), 91 of 120 facts
-asked in other words quoted (47) (docs/memory.md, "A model of your endpoint as the judge").
+The units are the memory tool's first ones for the message (:func:`pool`: its search by words and
+meaning, up to :data:`POOL_UNITS`, stop 89), each cut as the packaged judge reads a unit
+(:func:`clio.recall.verdict.hit_text`). The model names the ones to quote, most useful first, or
+none; the block quotes exactly those. Strong readers standing in for the model, each given this
+very request, read it under rules committed first: on four blind probe sets with the message's
+admissible units (up to :data:`UNITS`, :func:`units`, stop 88), 1 of 240 unrelated messages given
+a block (the packaged decision: 42) and 91 of 120 facts asked in other words quoted (47); on two
+more, the tool's units against those, 0 false blocks against 3 and 54 rewordings of 60 against 49
+(docs/memory.md, "A model of your endpoint as the judge").
 
 Everything in the request but the instructions is untrusted: the message is the user's, the
 passages are archived content (tool results, replies), so ``<`` and ``>`` are replaced inside
@@ -30,12 +31,12 @@ from clio.recall.auto import MAX_HITS, Hit, defused, score_hits
 from clio.recall.verdict import hit_text, to_judge
 
 LETTERS = "ABCDEFGHIJKLMNOPQRST"  # a request sends at most this many passages
-# the units a request sends: every admissible one, up to eight by cosine (clio.recall.auto_turn's
-# SEARCH_RESULTS); the helper's judge reads three. Read blind under stop 88's second rule: 47 -> 49
-# rewordings of 60, no false block, against three (docs/memory.md, "A model of your endpoint as the judge")
+# stop 88's units (the benches' replay): every admissible one, up to eight by cosine; read blind
+# under stop 88's second rule, 47 -> 49 rewordings of 60 against three
 UNITS = 8
-# stop 89's second rule: the memory tool's first units as the request's passages, in place of the
-# admissible ones (benches/recall_dev/README.md); recall_sessions' default sessions
+# the units a request sends since stop 89's second rule: the memory tool's first ones, its search
+# over recall_sessions' default sessions; read blind, 49 -> 54 rewordings of 60 and 3 -> 0 false
+# blocks of 120 against the eight admissible ones (docs/memory.md, "A model of your endpoint as the judge")
 POOL_UNITS = 20
 POOL_SESSIONS = 10
 INSTRUCTIONS = (
@@ -61,9 +62,9 @@ INSTRUCTIONS = (
 
 
 def units(hits: Sequence[Hit], query: str, top: int = UNITS) -> tuple[list[int], list[str]]:
-    """The hits the model reads (their indexes: the ``top`` admissible ones by cosine, as the
-    helper's judge picks its three) and each as it reads it; none for a question about how a
-    library behaves (its words alone decide)."""
+    """Stop 88's units, which the benches still read (their indexes: the ``top`` admissible ones
+    by cosine, as the helper's judge picks its three) and each as the model read it; none for a
+    question about how a library behaves (its words alone decide)."""
     picked = to_judge(hits, top)
     return picked, [hit_text(hits[i], query) for i in picked]
 

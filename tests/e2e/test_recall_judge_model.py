@@ -26,6 +26,7 @@ import pytest
 
 from clio.recall import model_judge, model_order
 from clio.recall.encoder_readiness import installed
+from clio.recall.query import content_words
 from testkit.clio_run import run_clio, session_dirs
 from testkit.fakeserver import Fail, FakeServer, Reply
 from testkit.scripted import latest_user
@@ -53,7 +54,8 @@ class Server:
     ``judge_reply`` says (a reply text or a :class:`Fail`)."""
 
     def __init__(self) -> None:
-        self.judge_reply: Reply | Fail = Reply(text="QUOTE: none")
+        # the judge model's reply to the automatic recall's request (or a function of the request)
+        self.judge_reply: Reply | Fail | Callable[[dict[str, Any]], Reply | Fail] = Reply(text="QUOTE: none")
         # the judge model asked to order the memory tool's results: the reply for that request
         self.order_reply: Callable[[dict[str, Any]], Reply | Fail] = lambda body: Reply(text="ORDER: none")
         self.tool_query = TOOL_QUERY  # what the turn's model searches with the memory tool
@@ -63,7 +65,8 @@ class Server:
         if body.get("model") == JUDGE:
             if body["messages"][0]["content"] == model_order.ORDER_INSTRUCTIONS:
                 return self.order_reply(body)
-            return self.judge_reply
+            reply = self.judge_reply
+            return reply(body) if callable(reply) else reply
         text, rounds = latest_user(body)
         if text.startswith("[tool]") and rounds == 0:  # the turn's model calls the memory tool
             args = {"operation": "recall_sessions", "query": self.tool_query, "max_results": 3}
@@ -339,3 +342,32 @@ def test_the_judge_model_orders_the_memory_tools_results(tmp_path: Path, server:
     server.order_reply = name_the_navbar
     clio("[tool] look it up")
     assert asked and SECRET not in json.dumps(asked[-1]) and TOOL_QUERY in json.dumps(asked[-1])
+
+
+def test_the_judge_model_reads_the_memory_tools_first_units(tmp_path: Path, server: Server) -> None:
+    """The judge model is shown the memory tool's first units (its search by words and meaning),
+    not only those the packaged decision admits: a question that shares no word with the session
+    that settled it gets that answer, among the others, and the block quotes what it names.
+    Without the judge model nothing is quoted for it."""
+    clio = project_with_history(tmp_path, server)
+    reworded = "users keep getting signed out of the live site, any idea why?"
+    assert not set(content_words(reworded)) & set(content_words(ASKED + " " + FACT))
+
+    clio(reworded, None)
+    assert "allkeys-lru" not in server.turn_request(reworded)  # the packaged decision quotes nothing
+
+    judged: list[dict[str, Any]] = []
+
+    def name_the_fact(body: dict[str, Any]) -> Reply:
+        judged.append(body)
+        passages = body["messages"][1]["content"].split("<passage ")[1:]
+        letters = [model_judge.LETTERS[i] for i, p in enumerate(passages) if "allkeys-lru" in p]
+        return Reply(text=f"QUOTE: {letters[0]}" if letters else "QUOTE: none")
+
+    server.judge_reply = name_the_fact
+    clio(reworded)
+    (body,) = [b["messages"][1]["content"] for b in judged]
+    # the tool's units: the fact's, and the other sessions' that the packaged decision would not admit
+    assert "allkeys-lru" in body and "navbar" in body and "invoices" in body, body
+    quoted = server.turn_request(reworded)
+    assert "<recalled_context>" in quoted and "allkeys-lru" in quoted and "navbar" not in quoted, quoted

@@ -90,3 +90,18 @@ def test_the_model_reads_every_admissible_unit_up_to_eight_best_cosine_first() -
     assert texts[0] == verdict.judge_text([(role, t) for _, role, t in hits[picked[0]].parts], QUESTION)
     assert "port 6003" in texts[0]
     assert model_judge.units(hits, QUESTION, 3)[0] == verdict.to_judge(hits)  # what the helper's judge reads
+
+
+def test_the_pool_is_the_memory_tools_results_as_hits_in_its_order() -> None:
+    results = [
+        {"session_id": "s1", "session_name": "ops", "date": "2026-11-01 10:00", "role": "assistant", "seq": 10 * (i + 1),
+         "text": f"The staging broker number {i} listens on port {6000 + i}, TLS only."}
+        for i in range(model_judge.POOL_UNITS + 3)
+    ]  # fmt: skip
+    counts = lambda words: ({w: 3 for w in words}, 1000)  # noqa: E731
+    pool = model_judge.pool(QUESTION, results, None, counts, None)
+    assert len(pool) == model_judge.POOL_UNITS  # the first twenty, in the tool's order
+    assert [h.seq for h in pool] == [r["seq"] for r in results[: model_judge.POOL_UNITS]]
+    assert "port 6000" in verdict.hit_text(pool[0], QUESTION)
+    # a question about how a library behaves: its words alone decide, the model is not asked
+    assert not model_judge.pool("does celery retry a failed task by default?", results, None, counts, None)
