@@ -114,8 +114,9 @@ class LazyRecall:
         from clio.recall.model_judge import POOL_SESSIONS, POOL_UNITS
 
         hits = search_with_meaning(
-            self.index().search, query, POOL_UNITS, self.encoder, max_sessions=POOL_SESSIONS, skip=self.carried(True), with_text=True
-        )
+            self.index().search, query, POOL_UNITS, self.encoder, with_helper="lexical",
+            max_sessions=POOL_SESSIONS, skip=self.carried(True), with_text=True,
+        )  # fmt: skip
         note = self._index.take_semantic_note()
         say_once(note, lambda text: print(text, file=sys.stderr))
         return hits

@@ -12,7 +12,7 @@ reads the first :data:`RERANKED` units with the query, and its order is fused wi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from clio.recall.query import best_first
 
@@ -40,6 +40,8 @@ def search_with_meaning(
     query: str,
     limit: int,
     encoder: EncoderClient | None,
+    *,
+    with_helper: Literal["hybrid", "lexical"] = "hybrid",
     **options: Any,
 ) -> list[dict[str, Any]]:
     """``best_first(search, query, limit, **options)`` in hybrid mode, with the helper's nearest
@@ -47,13 +49,22 @@ def search_with_meaning(
     timeout (a helper not running is started, detached, for the next search, and this one is
     words only). A search that asked the helper leaves its fill due (``encoder.turn_ended()``).
     ``texts=True`` keeps each unit's messages' texts (``texts``) for a reader after this one (the
-    judge model's order, :mod:`clio.recall.model_order`)."""
+    judge model's order, :mod:`clio.recall.model_order`). ``with_helper="lexical"``: once the
+    helper's nearest came, bm25 and that list alone, the static table not read (nor numpy
+    imported): the judge model's units (:func:`clio.recall.model_judge.pool`), the same either way
+    on the probe sets read (docs/memory.md), at a sixth of a one-shot run's cost."""
     pending = encoder.begin(query, near=NEAR) if encoder is not None else None
     fused: dict[str, Any] = {}
+    mode = "hybrid"
     if pending is not None and encoder is not None:  # the model's weights matter only with its list
         model = encoder.model
+        nearby: Callable[[], list[int]] = pending.near
+        if with_helper != "hybrid":
+            near = pending.near()  # waited for here: the mode depends on it
+            nearby = lambda: near  # noqa: E731
+            mode = with_helper if near else "hybrid"
         fused = dict(
-            nearby=pending.near,
+            nearby=nearby,
             fuse_nearby=True,
             meaning_weight=model.meaning_weight,
             weak_words_weight=model.weak_words_weight,
@@ -61,9 +72,9 @@ def search_with_meaning(
     texts = bool(options.pop("texts", False))  # each unit's messages' texts kept (a reader after this one)
     try:
         if pending is None or encoder is None or encoder.verdict() is None:  # no judge to read them
-            return best_first(search, query, limit, mode="hybrid", whole_units=WHOLE_UNITS, texts=texts, **fused, **options)
+            return best_first(search, query, limit, mode=mode, whole_units=WHOLE_UNITS, texts=texts, **fused, **options)
         wanted = max(limit, RERANKED)
-        hits = best_first(search, query, wanted, mode="hybrid", whole_units=WHOLE_UNITS, texts=True, **fused, **options)
+        hits = best_first(search, query, wanted, mode=mode, whole_units=WHOLE_UNITS, texts=True, **fused, **options)
         hits = judged_order(hits, helper_reading(pending, query))[:limit]
         if not options.get("with_text") and not texts:
             for hit in hits:

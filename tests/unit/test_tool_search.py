@@ -76,3 +76,48 @@ def test_the_judges_reading_orders_only_the_first_units_and_none_leaves_the_sear
     assert got[:RERANKED] != list(range(RERANKED))  # they were reordered
     assert tool_search.judged_order(hits, lambda head: None) == hits  # no reading: the search's order
     assert tool_search.judged_order(hits[:1], best_last) == hits[:1] and read == [RERANKED]  # one unit: not read
+
+
+class _Pending:
+    def __init__(self, near: list[int]) -> None:
+        self.rows, self.closed = near, False
+
+    def near(self) -> list[int]:
+        rows, self.rows = self.rows, []  # told once, as the helper's client tells it
+        return rows
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class _Helper:
+    """The encoder client's surface search_with_meaning reads: its nearest, its weights, no judge."""
+
+    class model:  # noqa: N801
+        meaning_weight, weak_words_weight = 1.0, 2.0
+
+    def __init__(self, near: list[int]) -> None:
+        self.pending = _Pending(near)
+
+    def begin(self, query: str, near: int) -> _Pending:
+        return self.pending
+
+    def verdict(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("near", "with_helper", "mode"), [([7, 3], "lexical", "lexical"), ([], "lexical", "hybrid"), ([7, 3], "hybrid", "hybrid")])
+def test_the_judge_models_units_skip_the_static_table_once_the_helpers_nearest_came(near: list[int], with_helper: str, mode: str) -> None:
+    asked: list[dict[str, object]] = []
+
+    def search(query: str, **options: object) -> list[dict[str, object]]:
+        nearby = options["nearby"]
+        asked.append(dict(options, near=nearby() if callable(nearby) else None))
+        return []
+
+    helper = _Helper(near)
+    tool_search.search_with_meaning(search, "q", 5, helper, with_helper=with_helper)  # type: ignore[arg-type]
+    (options,) = asked
+    assert options["mode"] == mode and options["fuse_nearby"] is True
+    assert options["near"] == near  # the helper's list is fused either way, asked once
+    assert helper.pending.closed
