@@ -103,9 +103,12 @@ class LazyRecall:
                 mode="lexical" if lexical else "hybrid",
                 nearby=nearby,
             )
-        note = self._index.take_semantic_note()  # why recall is lexical only: said once
-        say_once(note, lambda text: print(text, file=sys.stderr))  # once with the LTM ranking's too
+        self._say_semantic_note()
         return hits
+
+    def _say_semantic_note(self) -> None:
+        """Why recall is lexical only, said once (with the long-term memory ranking's too)."""
+        say_once(self._index.take_semantic_note(), lambda text: print(text, file=sys.stderr))
 
     def pool(self, query: str) -> list[dict[str, Any]]:
         """The memory tool's first units for the automatic recall's judge model
@@ -117,8 +120,7 @@ class LazyRecall:
             self.index().search, query, POOL_UNITS, self.encoder, with_helper="lexical",
             max_sessions=POOL_SESSIONS, skip=self.carried(True), with_text=True,
         )  # fmt: skip
-        note = self._index.take_semantic_note()
-        say_once(note, lambda text: print(text, file=sys.stderr))
+        self._say_semantic_note()
         return hits
 
     def keep_in_step(self) -> None:

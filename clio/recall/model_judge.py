@@ -86,11 +86,18 @@ def pool(
 def messages(query: str, texts: Sequence[str]) -> list[dict[str, str]]:
     """The request's messages: the instructions, then the developer's message and each passage
     (at most :data:`LETTERS`' count), lettered in order, inside tags they cannot close."""
-    if not texts or len(texts) > len(LETTERS):
-        raise ValueError(f"a request judges 1 to {len(LETTERS)} passages, not {len(texts)}")
-    body = [f"<message>\n{defused(query.strip())}\n</message>"]
-    body += [f'<passage id="{LETTERS[i]}">\n{defused(t.strip())}\n</passage>' for i, t in enumerate(texts)]
-    return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": "\n\n".join(body)}]
+    return lettered(INSTRUCTIONS, "message", query, texts, "judges")
+
+
+def lettered(instructions: str, tag: str, query: str, passages: Sequence[str], verb: str) -> list[dict[str, str]]:
+    """A request of ``instructions`` and a user message of the ``query`` in ``<tag>`` and each
+    passage lettered from :data:`LETTERS`, each inside a tag it cannot close (``<``, ``>``
+    replaced); the judge's and the memory tool's order's alike (:mod:`clio.recall.model_order`)."""
+    if not passages or len(passages) > len(LETTERS):
+        raise ValueError(f"a request {verb} 1 to {len(LETTERS)} passages, not {len(passages)}")
+    body = [f"<{tag}>\n{defused(query.strip())}\n</{tag}>"]
+    body += [f'<passage id="{LETTERS[i]}">\n{defused(p.strip())}\n</passage>' for i, p in enumerate(passages)]
+    return [{"role": "system", "content": instructions}, {"role": "user", "content": "\n\n".join(body)}]
 
 
 def read(reply: str, sent: int) -> list[int] | None:

@@ -7,7 +7,7 @@ tool shows those first, then the rest in the search's order (:func:`ordered`).
 
 Everything in the request but the instructions is untrusted: the query is the model's own tool
 call, the passages archived content, so ``<`` and ``>`` are replaced inside both
-(:func:`clio.recall.auto.defused`) and no passage can close its tag. The reply is untrusted too:
+(:func:`clio.recall.model_judge.lettered`) and no passage can close its tag. The reply is untrusted too:
 only a line ``ORDER: <letters>`` or ``ORDER: none`` is read, and only letters of the passages
 sent; anything else reads as no answer, and the search's order stands.
 
@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from clio.recall.auto import defused
-from clio.recall.model_judge import named
+from clio.recall.model_judge import LETTERS, lettered, named
 
 T = TypeVar("T")
 
-ORDER_LETTERS = "ABCDEFGHIJKLMNOPQRST"
+ORDER_LETTERS = LETTERS  # the judge's letters
 ORDER_UNITS = len(ORDER_LETTERS)  # the search's first units the model reads
 PART_CHARS = 600  # of one message of a unit, as the model reads it
 ORDER_INSTRUCTIONS = (
@@ -63,11 +62,7 @@ def hit_passage(hit: Mapping[str, Any]) -> str:
 def order_messages(query: str, passages: Sequence[str]) -> list[dict[str, str]]:
     """The request's messages: the instructions, then the query and each passage (at most
     :data:`ORDER_UNITS`), lettered in order, inside tags they cannot close."""
-    if not passages or len(passages) > ORDER_UNITS:
-        raise ValueError(f"a request orders 1 to {ORDER_UNITS} passages, not {len(passages)}")
-    body = [f"<query>\n{defused(query.strip())}\n</query>"]
-    body += [f'<passage id="{ORDER_LETTERS[i]}">\n{defused(p.strip())}\n</passage>' for i, p in enumerate(passages)]
-    return [{"role": "system", "content": ORDER_INSTRUCTIONS}, {"role": "user", "content": "\n\n".join(body)}]
+    return lettered(ORDER_INSTRUCTIONS, "query", query, passages, "orders")
 
 
 def read_order(reply: str, sent: int) -> list[int] | None:

@@ -268,9 +268,8 @@ def answers_first(hits: list[dict[str, Any]], query: str) -> list[dict[str, Any]
     says: list[dict[str, Any]] = []
     repeats: list[dict[str, Any]] = []
     for hit in hits:
-        parts = hit.get("parts") or ()
-        excerpts = " ".join(str(p.get("excerpt") or "") for p in parts if isinstance(p, dict))
-        text = str(hit.get("text") or excerpts or hit.get("excerpt") or "")
+        text = hit.get("text") or " ".join(str(p.get("excerpt") or "") for p in hit.get("parts") or () if isinstance(p, dict))
+        text = str(text or hit.get("excerpt") or "")
         (says if adds_words(text, asked) else repeats).append(hit)
     return says + repeats
 
