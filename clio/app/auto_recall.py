@@ -56,8 +56,8 @@ class AutoRecall:
     ) -> None:
         """``encoder``: the user's encoder helper (cosines for the decision), or None: words only;
         ``judge``: the model the user named in ``recall_judge_model``, asked which of the memory
-        tool's first units to quote (then every message is recalled here, where its units are,
-        never by the helper ahead)."""
+        tool's first units to quote (searched by the helper ahead with the message's own when it
+        runs, :meth:`ahead`; else here)."""
         self.services = services
         self.window = window
         self.settings = settings
@@ -144,12 +144,10 @@ class AutoRecall:
         here: the window's messages, the message itself (its sequence number is the session's
         next) and what the window's recall blocks quote. When the run comes to its recall and any
         of that differs (another message, another task, a window trimmed meanwhile), it recalls
-        in process."""
+        in process. With a judge model named, the helper searches the units it reads too, and the
+        run asks it over them (:meth:`_judged_ahead`)."""
         self._ahead = None
         if self.encoder is None or not self.enabled:
-            return
-        if self.judge is not None:  # the judge model reads the units here: the helper only embeds
-            self.embed_ahead(first)
             return
         session = self.services.session
         text = self._redacted(first.strip())
@@ -161,7 +159,8 @@ class AutoRecall:
             and self.encoder.index.exists()
         ):
             skip, since = self._skip(session)
-            token = self.encoder.recall_ahead(text, task, session.id, self.settings.redaction, skip, since)
+            pool = self.judge is not None  # the judge model's units searched there too
+            token = self.encoder.recall_ahead(text, task, session.id, self.settings.redaction, skip, since, pool)
             if token is not None:
                 self._ahead = Ahead(text, task, session.id, token, skip)
                 return
@@ -209,7 +208,14 @@ class AutoRecall:
             # has none (another clio version, an unknown token): recalled here with its cosines
             self._helper_silent = self.encoder.timed_out
             return False, None
-        block, last, quoted = got
+        block, last, quoted = got.block, got.last, got.quoted
+        if self.judge is not None:  # the judge model decides over the units the helper searched
+            if got.units is None:
+                return False, None  # a helper that did not search them: recalled here
+            decided = self._judged_ahead(got.units, budget)
+            if decided is None:
+                return False, None
+            block, last, quoted = decided
         ms = round((time.perf_counter() - started) * 1000, 1)
         ahead_ms = last.get("ms", 0)
         self.last = dict(last, ms=ms, encoder=f"{self._encoder_label()}, searched by the helper ahead ({ahead_ms} ms there)")
@@ -290,14 +296,32 @@ class AutoRecall:
             return None
         return make("system", block, meta={"kind": KIND_RECALL, "recalled": quoted, "ms": ms})
 
-    def _named(self, found: Any) -> tuple[list[Any] | None, str]:
+    def _judged_ahead(self, units: tuple[Any, Any], budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
+        """The block of a message the helper searched ahead with the judge model's units
+        (:func:`clio.recall.encoder_recall.pool_units`): the judge model asked here over them,
+        the packaged decision over the message's own when it gives no answer to go by; None when
+        the helper's units do not read (then recalled here)."""
+        from clio.recall import auto_turn, hits_wire
+
+        try:
+            found, pool = hits_wire.searched_in(units[0]), hits_wire.hits_in(units[1])
+        except ValueError:
+            return None
+        named, said = self._named(found, pool)
+        block, last, quoted = auto_turn.outcome(found, budget, named)
+        if said:
+            last["judge_model"] = said
+        return block, last, quoted
+
+    def _named(self, found: Any, pool: list[Any] | None = None) -> tuple[list[Any] | None, str]:
         """The units the judge model names for the message (None: it gave no answer to go by, or
-        there was nothing to ask it), and what ``/context`` tells of it."""
+        there was nothing to ask it), and what ``/context`` tells of it; ``pool``: those units,
+        searched by the helper ahead (None: searched now)."""
         from clio.recall.verdict import hit_text
 
         if self.judge is None or found.skipped:
             return None, ""
-        units = self._pool(found.query)
+        units = self._pool(found.query) if pool is None else pool
         if not units:
             return None, ""
         texts = [hit_text(h, found.query) for h in units]

@@ -24,7 +24,7 @@ import os
 import time
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clio import __version__
 from clio.recall.encoder_models import ENV_SWITCH, MINILM, EncoderModel, Endpoint, chosen, endpoint_model
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 # helper (subprocess with it) lives in clio.recall.encoder_start: a run in a project without
 # history never asks the helper, and its start-up pays for none of them.
 
-__all__ = ["ENV_SWITCH", "EncoderClient"]
+__all__ = ["ENV_SWITCH", "EncoderClient", "Recalled"]
 TIMEOUT_S = 0.25  # a score the helper has not given by then is not waited for
 # A one-shot run's recall done ahead (recalled): the run's one wait for its recall. Longer than a
 # score's: the helper did the search too, and with mpnet during a project's first fill its recall
@@ -52,6 +52,15 @@ START_AGAIN_S = 60.0  # a run starts the helper again (it left after its idle ti
 FILL_EVERY_S = 60.0
 AHEAD_CONNECT_S = 0.05  # a helper that does not take the typed line at once is not waited for
 THRESHOLD_AGAIN_S = 10.0  # an endpoint's model not calibrated yet: its kept threshold looked up again
+
+
+class Recalled(NamedTuple):
+    """A recall the helper did ahead (:meth:`EncoderClient.recalled`)."""
+
+    block: str  # '' for none
+    last: dict[str, Any]  # what ``/context`` tells
+    quoted: list[dict[str, Any]]  # the units quoted
+    units: tuple[Any, Any] | None  # asked with ``pool``: the message's search and the judge model's units, as sent
 
 
 class EncoderClient:
@@ -244,6 +253,7 @@ class EncoderClient:
         redaction: str,
         skip: Mapping[str, Collection[int]] | None = None,
         since: int = 0,
+        pool: bool = False,
     ) -> str | None:
         """Have the running helper do the whole automatic recall of ``text`` (a one-shot run's
         message in session ``current``) now, while the run starts: the search, the scores and
@@ -263,6 +273,8 @@ class EncoderClient:
             req["judge"] = True
         if skip is not None:
             req.update(skip={sid: sorted(seqs) for sid, seqs in skip.items()}, since=since)
+        if pool:
+            req["pool"] = True
         try:
             self._request(req, AHEAD_CONNECT_S, reply=False)
         except OSError:
@@ -270,9 +282,11 @@ class EncoderClient:
         self._ahead = text  # embedded by that request
         return token
 
-    def recalled(self, token: str, budget: int) -> tuple[str, dict[str, Any], list[dict[str, Any]]] | None:
+    def recalled(self, token: str, budget: int) -> Recalled | None:
         """The block of the recall :meth:`recall_ahead` asked for, within ``budget`` characters:
-        (block, '' for none; what ``/context`` tells; the units quoted), or None when the helper
+        (block, '' for none; what ``/context`` tells; the units quoted; with ``pool``, the
+        message's scored units and the judge model's, as :mod:`clio.recall.hits_wire` reads
+        them, else None), or None when the helper
         has none for it (told in :attr:`state`; :attr:`timed_out` when it did not answer within
         :data:`RECALLED_WAIT_S`,
         else it answered that it has none: an unknown token, a helper of another clio version)."""
@@ -288,7 +302,8 @@ class EncoderClient:
             return None
         self.state = "ready"
         self.fill_after_turn()
-        return block, last, quoted
+        units = (got["searched"], got["pool"]) if "searched" in got and "pool" in got else None
+        return Recalled(block, last, quoted, units)
 
     def gave_nothing(self, exc: Exception, waited: float | None = None) -> bool:
         """Say in :attr:`state` why the helper's answer is missing (``exc``, raised while asking

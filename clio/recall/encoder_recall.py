@@ -15,10 +15,15 @@ Requests (:mod:`clio.recall.encoder_service`):
   message in the window, before which its words' frequencies are counted), or without ``skip``
   the whole running session ``current`` (a new one). ``v`` must be this helper's clio version (a helper left running across an
   upgrade says no, and the run recalls in process); the index must be a project's
-  ``.clio/recall.sqlite`` beside the model's cache, its sessions in ``.clio/sessions``.
+  ``.clio/recall.sqlite`` beside the model's cache, its sessions in ``.clio/sessions``. With
+  ``"pool": true`` (the run names a judge model, ``recall_judge_model``) the units that model
+  reads are searched too, as the run would search them (:func:`pool_units`).
 - ``{"op": "recalled", "id": TOKEN, "budget": CHARS}`` -> ``{"block": TEXT, "last": {...},
   "quoted": [...]}`` (the block '' when nothing clears the decision or fits), or an error when
-  the token is unknown (the run then recalls in process, asking this helper for cosines).
+  the token is unknown (the run then recalls in process, asking this helper for cosines). Asked
+  with ``pool``, also ``"searched"`` (the message's scored units) and ``"pool"`` (the judge
+  model's), as :mod:`clio.recall.hits_wire` writes them: the run asks its judge model over those
+  and decides itself.
 
 The index is written here as any clio run writes it (the refresh: new sessions' messages); the
 session names it indexes are read through the redaction level the run sent.
@@ -33,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clio import __version__
-from clio.recall import auto_turn
+from clio.recall import auto_turn, hits_wire
 from clio.recall.encoder_cache import INDEX_NAME
 from clio.recall.encoder_client import TIMEOUT_S
 from clio.recall.index import RecallIndex
@@ -42,7 +47,7 @@ from clio.safety.redact import Redactor
 from clio.store.sessions import SessionStore
 
 if TYPE_CHECKING:
-    from clio.recall.encoder_models import Verdict
+    from clio.recall.encoder_models import EncoderModel, Verdict
 
 KEEP = 8  # recalls kept for their run's ``recalled``
 OPEN_KEEP = 4  # projects' indexes kept open
@@ -71,21 +76,24 @@ def carried(sent: Any) -> dict[str, set[int]] | None:
 
 class LocalScores:
     """:class:`clio.recall.auto_turn.Scores` in the helper: its own scan and cosines, no socket.
-    ``finish(units, deadline)``: each unit's cosine, texts without a vector embedded until the
-    deadline, and never past the helper's on-the-spot budget from now (None: that budget)."""
+    ``nearest(k)``: the ``k`` messages nearest the query (the automatic recall asks
+    :data:`~clio.recall.auto_turn.NEAR_ASKED`, the memory tool's search
+    :data:`~clio.recall.tool_search.NEAR`); ``finish(units, deadline)``: each unit's cosine, texts
+    without a vector embedded until the deadline, and never past the helper's on-the-spot budget
+    from now (None: that budget)."""
 
     def __init__(
         self,
-        near: Callable[[], list[int]],
+        nearest: Callable[[int], list[int]],
         finish: Callable[[list[list[str]], float | None], list[float | None]],
         judge: Callable[[str, list[str]], list[float] | None] | None = None,
     ) -> None:
-        self._near = near
+        self.nearest = nearest
         self._finish = finish
         self._judge = judge
 
     def near(self) -> list[int]:
-        return self._near()
+        return self.nearest(auto_turn.NEAR_ASKED)
 
     def finish(self, query: str, units: list[list[str]]) -> list[float | None] | None:
         return self._finish(units, None)
@@ -101,11 +109,36 @@ class LocalScores:
         pass
 
 
+def pool_units(
+    index: RecallIndex,
+    query: str,
+    current: str | None,
+    scores: LocalScores,
+    model: EncoderModel,
+    options: dict[str, Any],
+    frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
+    judged: bool,
+) -> list[auto_turn.auto.Hit]:
+    """The units the user's judge model reads for the message (the run's own search of them,
+    :meth:`clio.app.recall.LazyRecall.pool`, done here: bm25 and the helper's nearest messages, its
+    judge re-reading the first when ``judged``; ``options``: what the search leaves out), scored
+    as the run scores them (:func:`clio.recall.model_judge.pool`)."""
+    from clio.recall import model_judge, tool_search
+
+    read = (lambda head: scores.judge(query, tool_search.judge_texts(head, query))) if judged else None
+    results = tool_search.ranked(
+        index.search, query, model_judge.POOL_UNITS, lambda: scores.nearest(tool_search.NEAR), model, read,
+        with_helper="lexical", max_sessions=model_judge.POOL_SESSIONS, with_text=True, **options,
+    )  # fmt: skip
+    return model_judge.pool(query, results, current, frequencies, index.said_to_other_questions)
+
+
 class HelperRecall:
     """The recalls a helper did ahead, and the projects' indexes it keeps open for them."""
 
     def __init__(self) -> None:
-        self.done: OrderedDict[str, Callable[[float], auto_turn.Searched]] = OrderedDict()  # token -> its recall
+        # token -> its recall, and the judge model's units when the run named one
+        self.done: OrderedDict[str, tuple[Callable[[float], auto_turn.Searched], list[Any] | None]] = OrderedDict()
         self.indexes: OrderedDict[tuple[Path, str], tuple[RecallIndex, int]] = OrderedDict()  # with the file's inode
         self.served = 0  # blocks handed to the runs that asked (``recalled``): told by ``ping``
 
@@ -132,10 +165,13 @@ class HelperRecall:
         cosine_ask: float,
         scores: Callable[[str], LocalScores],
         weights: Verdict | None = None,
+        model: EncoderModel | None = None,
     ) -> dict[str, Any]:
         """The ``recall`` request: done now, kept under its token. ``scores(query)``: the helper's
         nearest messages, cosines and judge for the query; ``weights``: its model's
-        :class:`clio.recall.encoder_models.Verdict` (None: no judge)."""
+        :class:`clio.recall.encoder_models.Verdict` (None: no judge); ``model``: its encoder
+        model, whose weights the judge model's units are searched with (``"pool": true``: the
+        run named a judge model)."""
         if req.get("v") != __version__:
             raise ValueError(f"this helper runs clio {__version__}, not {req.get('v')}")
         token = str(req["id"])
@@ -199,19 +235,30 @@ class HelperRecall:
                 hits = auto_turn.judged(hits, found.query, made[0], weights)
             return auto_turn.Searched(query=found.query, hits=hits, ms=found.ms, results=found.results)
 
-        self.done[token] = again
+        pooled: list[auto_turn.auto.Hit] | None = None  # not asked
+        if req.get("pool") is True and model is not None:
+            pooled = []  # nothing searched (small talk, an order): none to read either
+            if made and not found.skipped:
+                options = {"skip": skip} if skip is not None else {"exclude_session": current}
+                pooled = pool_units(index, found.query, current, made[0], model, options, frequencies, weights is not None)
+        self.done[token] = (again, pooled)
         while len(self.done) > KEEP:
             self.done.popitem(last=False)
         return {"ok": True}
 
     def recalled(self, req: dict[str, Any]) -> dict[str, Any]:
         """The ``recalled`` request: the block of a recall done ahead, within the run's room."""
-        again = self.done.pop(str(req.get("id")), None)
-        if again is None:
+        kept = self.done.pop(str(req.get("id")), None)
+        if kept is None:
             raise ValueError("no recall done ahead under this token")
+        again, pooled = kept
         until = req.get("until")  # when the run stops waiting (its clock: time.time())
         left = float(until) - time.time() if isinstance(until, (int, float)) and not isinstance(until, bool) else TIMEOUT_S
         deadline = time.monotonic() + left - ANSWER_MARGIN_S
-        block, last, quoted = auto_turn.outcome(again(deadline), int(req.get("budget", 0)))
+        found = again(deadline)
+        block, last, quoted = auto_turn.outcome(found, int(req.get("budget", 0)))
         self.served += 1
-        return {"block": block, "last": last, "quoted": quoted}
+        out: dict[str, Any] = {"block": block, "last": last, "quoted": quoted}
+        if pooled is not None:  # the run decides with its judge model over these
+            out.update(searched=hits_wire.searched_out(found), pool=hits_wire.hits_out(pooled))
+        return out

@@ -59,7 +59,6 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from clio.recall.auto_turn import NEAR_ASKED
 from clio.recall.encoder import Encoder
 from clio.recall.encoder_cache import INDEX_NAME, VectorCache, allowed
 from clio.recall.encoder_endpoint import calibrate_kept, opened
@@ -210,7 +209,7 @@ class Service:
                     self.want_judge()
                 return self.recalls.recall(
                     req, self.encoder.model.cosine_ask, lambda q: self._scores(req, q),
-                    self.encoder.model.verdict if judged else None,
+                    self.encoder.model.verdict if judged else None, self.encoder.model,
                 )  # fmt: skip
             finally:
                 self.busy.clear()
@@ -242,14 +241,13 @@ class Service:
         each unit's cosine, as a ``score`` request would give them."""
         cache_path = Path(str(req["cache"]))
         cache, q = self.cache(cache_path), self._query(text)
-        near = {"index": str(req["index"]), "k": NEAR_ASKED}
 
         def finish(units: list[list[str]], deadline: float | None) -> list[float | None]:
             spot = time.monotonic() + SPOT_BUDGET_S  # never longer than a score's on-the-spot budget
             return self.score(cache, q, units, spot if deadline is None else min(deadline, spot))
 
         return LocalScores(
-            lambda: [int(p[0]) for p in self.nearest(cache, cache_path, near, q)],
+            lambda k: [int(p[0]) for p in self.nearest(cache, cache_path, {"index": str(req["index"]), "k": k}, q)],
             finish,
             lambda query, texts: self.judge.scores(query[:MAX_QUERY], texts, RECALL_JUDGE_WAIT_S),
         )

@@ -18,6 +18,7 @@ from clio.recall.query import best_first
 
 if TYPE_CHECKING:
     from clio.recall.encoder_client import EncoderClient
+    from clio.recall.encoder_models import EncoderModel
     from clio.recall.encoder_pending import Pending
 
 T = TypeVar("T")
@@ -54,13 +55,38 @@ def search_with_meaning(
     imported): the judge model's units (:func:`clio.recall.model_judge.pool`), the same either way
     on the probe sets read (docs/memory.md), at a sixth of a one-shot run's cost."""
     pending = encoder.begin(query, near=NEAR) if encoder is not None else None
+    read = helper_reading(pending, query) if pending is not None and encoder is not None and encoder.verdict() is not None else None
+    try:
+        return ranked(
+            search, query, limit, pending.near if pending is not None else None,
+            encoder.model if encoder is not None else None, read, with_helper=with_helper, **options,
+        )  # fmt: skip
+    finally:
+        if pending is not None:
+            pending.close()
+
+
+def ranked(
+    search: Callable[..., list[dict[str, Any]]],
+    query: str,
+    limit: int,
+    nearby: Callable[[], list[int]] | None,
+    model: EncoderModel | None,
+    read: Callable[[list[dict[str, Any]]], Sequence[float] | None] | None,
+    *,
+    with_helper: Literal["hybrid", "lexical"] = "hybrid",
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """:func:`search_with_meaning`'s search, wherever the helper's parts come from (over its
+    socket, or in the helper itself: the judge model's units searched ahead,
+    :mod:`clio.recall.encoder_recall`): ``nearby()`` the messages nearest by meaning (None: no
+    helper), fused at ``model``'s weights; ``read(first)`` the judge's logits for the first
+    :data:`RERANKED` units (None: no judge)."""
     fused: dict[str, Any] = {}
     mode = "hybrid"
-    if pending is not None and encoder is not None:  # the model's weights matter only with its list
-        model = encoder.model
-        nearby: Callable[[], list[int]] = pending.near
+    if nearby is not None and model is not None:  # the model's weights matter only with its list
         if with_helper != "hybrid":
-            near = pending.near()  # waited for here: the mode depends on it
+            near = nearby()  # waited for here: the mode depends on it
             nearby = lambda: near  # noqa: E731
             mode = with_helper if near else "hybrid"
         fused = dict(
@@ -70,19 +96,15 @@ def search_with_meaning(
             weak_words_weight=model.weak_words_weight,
         )
     texts = bool(options.pop("texts", False))  # each unit's messages' texts kept (a reader after this one)
-    try:
-        if pending is None or encoder is None or encoder.verdict() is None:  # no judge to read them
-            return best_first(search, query, limit, mode=mode, whole_units=WHOLE_UNITS, texts=texts, **fused, **options)
-        wanted = max(limit, RERANKED)
-        hits = best_first(search, query, wanted, mode=mode, whole_units=WHOLE_UNITS, texts=True, **fused, **options)
-        hits = judged_order(hits, helper_reading(pending, query))[:limit]
-        if not options.get("with_text") and not texts:
-            for hit in hits:
-                hit.pop("texts", None)  # read for the judge only
-        return hits
-    finally:
-        if pending is not None:
-            pending.close()
+    if nearby is None or read is None:  # no judge to read them
+        return best_first(search, query, limit, mode=mode, whole_units=WHOLE_UNITS, texts=texts, **fused, **options)
+    wanted = max(limit, RERANKED)
+    hits = best_first(search, query, wanted, mode=mode, whole_units=WHOLE_UNITS, texts=True, **fused, **options)
+    hits = judged_order(hits, read)[:limit]
+    if not options.get("with_text") and not texts:
+        for hit in hits:
+            hit.pop("texts", None)  # read for the judge only
+    return hits
 
 
 def judged_order(

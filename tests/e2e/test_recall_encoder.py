@@ -71,6 +71,13 @@ def asked_before(tmp_path: Path, responder: Callable[[dict[str, Any]], Reply], t
     """A project whose archive holds one-shot runs of ``texts`` (answered by ``responder``), every
     message embedded by the user's helper: yields :func:`one_shot` for the next runs; the server
     and the helper are stopped after."""
+    with history(tmp_path, responder, texts) as (server, project, home):
+        yield one_shot(server, project, home)
+
+
+@contextlib.contextmanager
+def history(tmp_path: Path, responder: Callable[[dict[str, Any]], Reply], texts: Iterable[str]) -> Iterator[tuple[FakeServer, Path, Path]]:
+    """:func:`asked_before`'s project: yields its server, the project and the user's home."""
     project, home = tmp_path / "proj", tmp_path / "home"
     project.mkdir()
     home.mkdir()
@@ -80,7 +87,7 @@ def asked_before(tmp_path: Path, responder: Callable[[dict[str, Any]], Reply], t
         for text in texts:
             clio(text)
         wait_filled(project)
-        yield clio
+        yield server, project, home
     finally:
         server.stop()
         stop_helper(home)

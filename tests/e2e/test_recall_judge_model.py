@@ -9,9 +9,9 @@ turn's, on the user's endpoint with the named model, the instructions and the un
 block quotes exactly what it names, nothing for "QUOTE: none"; a reply that is no QUOTE line, or
 a failed request, leaves the packaged decision (and a model the endpoint does not have is told
 once); a secret typed in the message never reaches it; a message that is not searched asks it
-nothing; and a project's config cannot name one. With the user's encoder helper up, the run
-recalls in process and asks it, where the helper would have recalled the message ahead; and the
-REPL, through a real pseudo-terminal, asks it and /context tells what it answered. Its requests
+nothing; and a project's config cannot name one. With the user's encoder helper up, the helper
+searches the judge model's units ahead with the message's own, and the run asks it over them; and
+the REPL, through a real pseudo-terminal, asks it and /context tells what it answered. Its requests
 are priced at its own price (the usage line, --output json, /cost), kept apart in the session.
 """
 
@@ -25,12 +25,14 @@ from typing import Any
 import pytest
 
 from clio.recall import model_judge, model_order
+from clio.recall.encoder_client import EncoderClient
 from clio.recall.encoder_readiness import installed
 from clio.recall.query import content_words
 from testkit.clio_run import run_clio, session_dirs
+from testkit.encoder_helper import wait_for_judge
 from testkit.fakeserver import Fail, FakeServer, Reply
 from testkit.scripted import latest_user
-from tests.e2e.test_recall_encoder import asked_before
+from tests.e2e.test_recall_encoder import history, one_shot, sent
 from tests.e2e.test_repl_pty import Spawn, project, spawn  # noqa: F401  (fixtures)
 
 ASKED = "session logins get dropped randomly in production"
@@ -189,24 +191,47 @@ def test_a_project_cannot_name_the_judge_model(tmp_path: Path, server: Server) -
 
 
 @pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
-def test_with_the_helper_the_run_asks_the_judge_model_itself(tmp_path: Path) -> None:
+def test_with_the_helper_the_judge_models_units_are_searched_ahead(tmp_path: Path) -> None:
     """With the user's encoder helper up, a one-shot run's recall is the helper's, done ahead; with
-    a judge model named, the run recalls in process (the units are there) and asks it."""
+    a judge model named, the helper searches that model's units there too (the memory tool's
+    first, as the run would), and the run asks the model over them and decides: a reworded
+    question gets the fact it names, "QUOTE: none" leaves the helper's block out, and the run
+    imports no index and not even sqlite3 for it."""
     asked: list[dict[str, Any]] = []
+    reply = ["QUOTE: none"]
 
     def respond(body: dict[str, Any]) -> Reply:
         if body.get("model") == JUDGE:
             asked.append(body)
-            return Reply(text="QUOTE: none")
+            passages = body["messages"][1]["content"].split("<passage ")[1:]
+            letters = [model_judge.LETTERS[i] for i, p in enumerate(passages) if "allkeys-lru" in p]
+            return Reply(text=reply[0].format(fact=letters[0] if letters else "none"))
         text, _ = latest_user(body)
         return Reply(text=FACT if text.startswith(ASKED) else "Done.")
 
-    with asked_before(tmp_path, respond, (ASKED, *OTHER)) as clio:
+    with history(tmp_path, respond, (ASKED, *OTHER)) as (server, proj, home):
+        clio = one_shot(server, proj, home)
+        helper = EncoderClient(home, proj / ".clio")
+        wait_for_judge(helper)
         assert "allkeys-lru" in clio(QUESTION)  # the helper's recall ahead quotes it
         assert not asked
-        (tmp_path / "home" / "config.yaml").write_text(f"recall_judge_model: {JUDGE}\n")  # the user's
+        (home / "config.yaml").write_text(f"recall_judge_model: {JUDGE}\n")  # the user's
+        served = helper.status()["recalls_ahead"]
         assert "<recalled_context>" not in clio(QUESTION)  # the judge model named none
         assert len(asked) == 1 and "allkeys-lru" in asked[0]["messages"][1]["content"]
+        assert helper.status()["recalls_ahead"] == served + 1  # searched by the helper ahead
+
+        reworded = "users keep getting signed out of the live site, any idea why?"
+        reply[0] = "QUOTE: {fact}"
+        r = run_clio(["--model", "fake-model", "-p", reworded], server=server, project=proj, home=home,
+                     env_extra={"CLIO_RECALL_ENCODER": None, "PYTHONPROFILEIMPORTTIME": "1"})  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        assert len(asked) == 2 and helper.status()["recalls_ahead"] == served + 2
+        message = sent(server, reworded)
+        assert "<recalled_context>" in message and "allkeys-lru" in message, message
+        imported = {ln.rsplit("|", 1)[-1].strip() for ln in r.stderr.splitlines() if ln.startswith("import time:")}
+        assert "clio.recall.model_judge" in imported  # the decision is the run's (its units' features), the search is not
+        assert sorted(m for m in imported if m in ("sqlite3", "clio.recall.index")) == []
 
 
 def test_the_repl_asks_the_judge_model_and_context_tells_its_answer(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811

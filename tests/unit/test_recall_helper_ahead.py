@@ -11,19 +11,22 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from clio.recall import auto_turn
+from clio.recall import auto_turn, hits_wire, model_judge
 from clio.recall.encoder_cache import filled
 from clio.recall.encoder_client import ENV_SWITCH, EncoderClient
 from clio.recall.encoder_readiness import installed
 from clio.recall.index import RecallIndex
 from clio.recall.query import best_first
+from clio.recall.tool_search import search_with_meaning
 from clio.store.sessions import SessionStore
 from testkit.clio_run import write_archive
+from testkit.encoder_helper import wait_for_judge
 
 pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
 
@@ -92,6 +95,7 @@ def in_process(
         begin=lambda query: client.begin(query, near=auto_turn.NEAR_ASKED),
         current=CURRENT,
         cosine_ask=client.model.cosine_ask,
+        weights=client.verdict(),
     )
     return auto_turn.outcome(found, budget)
 
@@ -107,7 +111,8 @@ def test_the_helper_hands_back_the_block_the_run_would_have_made(project: Any, t
     _home, clio_dir, client = project
     got = ahead(client, text)
     assert got is not None, client.state
-    block, last, quoted = got
+    block, last, quoted, units = got
+    assert units is None  # the judge model's units only when asked for
     assert block and last["state"] == "recalled" and quoted
     assert ("allkeys-lru" in block) if "logged out" in text else ("8 MB parts" in block)
     assert "the assistant:" in block  # the exchange, its answer with it
@@ -213,7 +218,7 @@ def test_a_resumed_sessions_recall_leaves_out_only_what_its_window_carries(proje
     assert token is not None
     got = client.recalled(token, 3000)
     assert got is not None, client.state
-    block, _last, quoted = got
+    block, _last, quoted, _units = got
     assert "6543" in block and "5433" not in block, block  # what left the window, not what is in it
     mine_quoted = [set(q["seqs"]) for q in quoted if q["session"] == CURRENT]
     assert mine_quoted and all(seqs <= {0, 1} for seqs in mine_quoted), quoted
@@ -227,3 +232,58 @@ def test_a_resumed_sessions_recall_leaves_out_only_what_its_window_carries(proje
     for bad in ({"skip": [1, 2]}, {"skip": {CURRENT: ["1"]}}, {"skip": {CURRENT: [True]}}, {"skip": {}, "since": -1}):
         with pytest.raises(ValueError, match="skip|since"):
             client._request(dict(req, v=client_version(), **bad), 30.0)
+
+
+@pytest.mark.parametrize("judged", [False, True], ids=["recall_judge off", "the helper's judge on"])
+def test_the_helper_searches_the_judge_models_units_as_the_run_would(project: Any, judged: bool) -> None:
+    """A run that names a judge model asks the helper for the units that model reads too
+    (``pool``): they are the run's own, unit for unit (the memory tool's first, by words and the
+    helper's nearest messages, its judge re-reading the first), scored as the run scores them, and
+    handed back with the message's own scored units, so the run decides over them with no index
+    of its own. A reworded question's fact is among them though its words are not."""
+    _home, clio_dir, client = project
+    client.judge = judged  # the user's recall_judge, as clio.app.app sets it
+    if judged:
+        wait_for_judge(client)
+    for text, fact in (
+        ("users keep getting signed out of the live site, any idea why?", "allkeys-lru"),  # no word of the fact's
+        ("why did session logins drop in production, and what gap did the navbar get? any CSV export for invoices?", "4px gap"),
+    ):
+        token = client.recall_ahead(text, "", CURRENT, "standard", pool=True)
+        assert token is not None
+        got = client.recalled(token, 3000)
+        assert got is not None and got.units is not None, client.state
+        found, pool = hits_wire.searched_in(got.units[0]), hits_wire.hits_in(got.units[1])
+        index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(clio_dir / "sessions"), embedder=None)
+        results = search_with_meaning(
+            index.search, text, model_judge.POOL_UNITS, client, with_helper="lexical",
+            max_sessions=model_judge.POOL_SESSIONS, exclude_session=CURRENT, with_text=True,
+        )  # fmt: skip
+        mine = model_judge.pool(text, results, CURRENT, partial(index.frequencies, carried=(CURRENT, 0), refresh=False), index.said_to_other_questions)
+        assert pool == mine and any(fact in h.text for h in pool)
+        # the message's own units as the run scores them, and its block from them
+        assert found.query == text and found.hits == own_units(clio_dir, client, text)
+        assert (got.block, got.quoted) == in_process(clio_dir, client, text, 3000)[::2]
+    assert len(pool) >= 3  # the wordy one: units of other sessions too, as the memory tool lists them
+
+    small_talk = client.recall_ahead("thanks, that looks good", "", CURRENT, "standard", pool=True)
+    assert small_talk is not None
+    nothing = client.recalled(small_talk, 3000)
+    assert nothing is not None and nothing.units is not None
+    assert hits_wire.searched_in(nothing.units[0]).skipped and nothing.units[1] == []  # nothing searched, nothing to read
+
+
+def own_units(clio_dir: Path, client: EncoderClient, text: str) -> list[Any]:
+    """The message's own scored units, searched in process as the run would."""
+    index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(clio_dir / "sessions"), embedder=None)
+    return auto_turn.search_and_score(
+        text, "", 3000,
+        search=lambda query, nearby: best_first(
+            index.search, query, auto_turn.SEARCH_RESULTS, max_sessions=auto_turn.SEARCH_SESSIONS,
+            exclude_session=CURRENT, with_text=True, mode="lexical", nearby=nearby,
+        ),
+        frequencies=lambda words: index.frequencies(words, (CURRENT, 0), refresh=False),
+        said_elsewhere=index.said_to_other_questions,
+        begin=lambda query: client.begin(query, near=auto_turn.NEAR_ASKED),
+        current=CURRENT, cosine_ask=client.model.cosine_ask, weights=client.verdict(),
+    ).hits  # fmt: skip
