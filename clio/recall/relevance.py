@@ -314,6 +314,11 @@ def _orders(text: str, message: str | None = None) -> bool:
         words = words[1:]
     if words[:2] in (["can", "you"], ["could", "you"], ["would", "you"]):
         words, polite = words[2:], True
+    # "help me write a reply to …" asks for the writing ("help me understand why …" still asks)
+    if words[:2] in (["help", "me"], ["help", "us"]):
+        rest = words[3:] if words[2:3] == ["to"] else words[2:]
+        if rest[:1] and rest[0] in _TASK_VERBS:
+            words, polite = rest, True
     if words[:1] in (["let"], ["lets"]):
         words, polite = (words[2:] if words[1:2] == ["s"] else words[1:]), True
     if words[:1] == ["show"]:  # "show the humidity with one decimal", not "show me how we deploy"

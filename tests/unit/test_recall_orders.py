@@ -21,7 +21,10 @@ from clio.recall import relevance as R
      "TH-211 add a difficulty filter chip row above the trail list", "KST-91: memoize the route lookup",
      # a listed verb asked: with its object, or asked for politely
      "install the hil rig deps?", "can you rename ShipmentDto to ShipmentView?", "please bump axios to 1.7?",
-     "bump react to 19?", "merge main into this branch and fix the conflicts?"],
+     "bump react to 19?", "merge main into this branch and fix the conflicts?",
+     # the work asked for with "help me": a listed verb after it
+     "could you help me write a polite reply to a customer who asked for a refund?",
+     "help us write the release notes for 2.4", "can you help me to add a retry to the uploader?"],
 )
 def test_an_order_is_read_by_its_form_whatever_its_verb(text: str) -> None:
     assert R.is_task(text)
@@ -49,6 +52,9 @@ def test_an_order_is_read_by_its_form_whatever_its_verb(text: str) -> None:
         "windows CI fails: thread 'paths::tests::links' panicked at 'assertion failed: left == right' left: \"posts\\\\a.html\"",
         "the importer broke last night. normalize the skus before matching",
         "ASH-655 why does the export fail?",
+        # help asked to understand or find: the archive may answer
+        "could you help me understand why the deploy failed last week?", "help me find where we set the retry limit",
+        "can you help me with the staging port?",
     ],
 )  # fmt: skip
 def test_what_looks_like_an_order_but_asks_or_reports_is_not_one(text: str) -> None:
