@@ -10,7 +10,7 @@ writes the judge model's exact request for each related message in parts; ``scor
 stand-ins' replies with the product's reader and counts the fact's unit in the first three, as
 searched and as ordered::
 
-    python benches/recall_dev/tool_order_reading.py export DIR PROBES.json ... [--parts 4]
+    python benches/recall_dev/tool_order_reading.py export DIR PROBES.json ... [--parts 4] [--units 20]
     python benches/recall_dev/tool_order_reading.py score DIR   # DIR/replies_K.json: {"id": "ORDER: ..."}
 """
 
@@ -33,7 +33,7 @@ from clio.recall import model_order  # noqa: E402
 from clio.recall.tool_search import search_with_meaning  # noqa: E402
 
 
-def export(out: Path, probe_files: list[Path], parts: int, seed: int) -> None:
+def export(out: Path, probe_files: list[Path], parts: int, seed: int, units: int = model_order.ORDER_UNITS) -> None:
     items: list[dict[str, Any]] = []
     for probe_file in probe_files:
         probes = json.loads(probe_file.read_text(encoding="utf-8"))
@@ -46,7 +46,7 @@ def export(out: Path, probe_files: list[Path], parts: int, seed: int) -> None:
                 client.timeout_s = 5.0  # the tool's figures, not its latency
                 for k, p in enumerate(data["probes"]):
                     sid = ids[p["session"]]
-                    hits = search_with_meaning(index.search, p["text"], model_order.ORDER_UNITS, client, max_sessions=10, with_text=True, texts=True)
+                    hits = search_with_meaning(index.search, p["text"], units, client, max_sessions=10, with_text=True, texts=True)
                     facts = [h["session_id"] == sid and B.has(str(h.get("text", "")), p["needles"]) for h in hits]
                     items.append({
                         "id": f"{probe_file.stem}:{name}:{k}", "kind": p["kind"], "facts": facts,
@@ -83,7 +83,7 @@ def score(out: Path) -> None:
         row[3] += any(facts)
     print(f"{len(key)} related messages, {len(replies)} replies, {unread} not read as an ORDER line (the search's order stands)")
     for kind, (n, searched, ordered, among) in sorted(counts.items()):
-        print(f"{kind}: the fact in the top 3, as searched {searched}/{n}, as ordered {ordered}/{n}; among the {model_order.ORDER_UNITS} units {among}/{n}")
+        print(f"{kind}: the fact in the top 3, as searched {searched}/{n}, as ordered {ordered}/{n}; among the units sent {among}/{n}")
 
 
 def main() -> None:
@@ -93,9 +93,10 @@ def main() -> None:
     ap.add_argument("probes", type=Path, nargs="*")
     ap.add_argument("--parts", type=int, default=4)
     ap.add_argument("--seed", type=int, default=89)
+    ap.add_argument("--units", type=int, default=model_order.ORDER_UNITS, help="export: the search's first units sent (at most 26 letters)")
     args = ap.parse_args()
     if args.step == "export":
-        export(args.out, args.probes, args.parts, args.seed)
+        export(args.out, args.probes, args.parts, args.seed, args.units)
     else:
         score(args.out)
 

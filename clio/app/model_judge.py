@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 TIMEOUT_S = 15.0  # seconds the endpoint may go without a byte of the judge's reply
 MAX_TOKENS = 64  # the reply is one line; a model that thinks aloud first gets this much room
-ORDER_MAX_TOKENS = 128  # an order's line names up to twenty letters
+ORDER_MAX_TOKENS = 160  # an order's line names up to thirty numbers
 # errors that the next message would meet again: the judge is off for the rest of the run
 LASTING = (AuthError, ModelNotFound, BadRequest)
 

@@ -89,14 +89,17 @@ def messages(query: str, texts: Sequence[str]) -> list[dict[str, str]]:
     return lettered(INSTRUCTIONS, "message", query, texts, "judges")
 
 
-def lettered(instructions: str, tag: str, query: str, passages: Sequence[str], verb: str) -> list[dict[str, str]]:
+def lettered(
+    instructions: str, tag: str, query: str, passages: Sequence[str], verb: str, labels: Sequence[str] = LETTERS
+) -> list[dict[str, str]]:
     """A request of ``instructions`` and a user message of the ``query`` in ``<tag>`` and each
-    passage lettered from :data:`LETTERS`, each inside a tag it cannot close (``<``, ``>``
-    replaced); the judge's and the memory tool's order's alike (:mod:`clio.recall.model_order`)."""
-    if not passages or len(passages) > len(LETTERS):
-        raise ValueError(f"a request {verb} 1 to {len(LETTERS)} passages, not {len(passages)}")
+    passage labelled from ``labels`` (the judge's :data:`LETTERS`; the memory tool's order numbers
+    them, :mod:`clio.recall.model_order`), each inside a tag it cannot close (``<``, ``>``
+    replaced)."""
+    if not passages or len(passages) > len(labels):
+        raise ValueError(f"a request {verb} 1 to {len(labels)} passages, not {len(passages)}")
     body = [f"<{tag}>\n{defused(query.strip())}\n</{tag}>"]
-    body += [f'<passage id="{LETTERS[i]}">\n{defused(p.strip())}\n</passage>' for i, p in enumerate(passages)]
+    body += [f'<passage id="{labels[i]}">\n{defused(p.strip())}\n</passage>' for i, p in enumerate(passages)]
     return [{"role": "system", "content": instructions}, {"role": "user", "content": "\n\n".join(body)}]
 
 
@@ -109,9 +112,10 @@ def read(reply: str, sent: int) -> list[int] | None:
     return None if found is None else found[:MAX_HITS]
 
 
-def named(reply: str, word: str, letters: str) -> list[int] | None:
-    """The ``letters`` the reply's last line ``WORD: A, C`` names (their indexes, in its order),
-    [] for ``WORD: none``, None when no such line reads or one names a letter not among them."""
+def named(reply: str, word: str, letters: Sequence[str]) -> list[int] | None:
+    """The ``letters`` (labels: single letters, or numbers) the reply's last line ``WORD: A, C``
+    names (their indexes, in its order), [] for ``WORD: none``, None when no such line reads or one
+    names a label not among them."""
     line_re = re.compile(rf"^\W*{word}\s*:\s*(.*?)\W*$", re.IGNORECASE)
     found: list[int] | None = None
     for line in reply.splitlines():
@@ -124,8 +128,9 @@ def named(reply: str, word: str, letters: str) -> list[int] | None:
             continue
         picks = [p.strip("\"'*`()[]").upper() for p in re.split(r"[,;\s]+", said)]
         picks = [p for p in picks if p and p != "AND"]
-        if not picks or any(len(p) != 1 or p not in letters for p in picks):
+        labels = list(letters)
+        if not picks or any(p not in labels for p in picks):
             found = None
             continue
-        found = list(dict.fromkeys(letters.index(p) for p in picks))
+        found = list(dict.fromkeys(labels.index(p) for p in picks))
     return found

@@ -340,14 +340,14 @@ def test_the_judge_model_orders_the_memory_tools_results(tmp_path: Path, server:
     def name_the_navbar(body: dict[str, Any]) -> Reply:
         asked.append(body)
         passages = body["messages"][1]["content"].split("<passage ")[1:]
-        letter = next(model_order.ORDER_LETTERS[i] for i, p in enumerate(passages) if "navbar" in p)
-        return Reply(text=f"Thinking it over.\nORDER: {letter}")
+        label = next(model_order.ORDER_LABELS[i] for i, p in enumerate(passages) if "navbar" in p)
+        return Reply(text=f"Thinking it over.\nORDER: {label}")
 
     server.order_reply = name_the_navbar
     r = clio("[tool] look it up")
     (order,) = asked
     body = order["messages"][1]["content"]
-    assert body.startswith(f"<query>\n{TOOL_QUERY}\n</query>") and '<passage id="B">' in body and "date: " in body
+    assert body.startswith(f"<query>\n{TOOL_QUERY}\n</query>") and '<passage id="2">' in body and "date: " in body
     assert "allkeys-lru" in body  # the fact's unit was read, and not named
     ordered = tool_result()
     assert "navbar" in first_excerpt(ordered) and "allkeys-lru" not in first_excerpt(ordered), ordered
@@ -356,7 +356,7 @@ def test_the_judge_model_orders_the_memory_tools_results(tmp_path: Path, server:
     assert json.loads((newest / "session.json").read_text())["judged"][JUDGE]["requests"] >= 1
     assert "requests" in r.stderr
 
-    server.order_reply = lambda body: Reply(text="Passage C seems best.")  # no ORDER line
+    server.order_reply = lambda body: Reply(text="Passage 3 seems best.")  # no ORDER line
     clio("[tool] look it up")
     assert tool_result() == searched  # the search's order stood
 
