@@ -281,10 +281,7 @@ class AutoRecall:
         except Exception as exc:  # recall is an aid: a broken index never stops the turn
             self.last = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"[:200]}
             return None
-        named, judge_said = self._named(found) if self.judge is not None else (None, "")
-        block, last, quoted = auto_turn.outcome(found, budget, named)
-        if judge_said:
-            last["judge_model"] = judge_said
+        block, last, quoted = self._decided(found, budget)
         if found.skipped:
             self.last = last
             if found.skipped in auto_turn.KEPT_IN_STEP:
@@ -301,13 +298,21 @@ class AutoRecall:
         (:func:`clio.recall.encoder_recall.pool_units`): the judge model asked here over them,
         the packaged decision over the message's own when it gives no answer to go by; None when
         the helper's units do not read (then recalled here)."""
-        from clio.recall import auto_turn, hits_wire
+        from clio.recall import hits_wire
 
         try:
             found, pool = hits_wire.searched_in(units[0]), hits_wire.hits_in(units[1])
         except ValueError:
             return None
-        named, said = self._named(found, pool)
+        return self._decided(found, budget, pool)
+
+    def _decided(self, found: Any, budget: int, pool: list[Any] | None = None) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+        """(the block, what ``/context`` tells, the units quoted) for the message's scored units:
+        the units the judge model names when it is named and answers (over ``pool``, else over
+        those searched now), else the packaged decision's."""
+        from clio.recall import auto_turn
+
+        named, said = self._named(found, pool) if self.judge is not None else (None, "")
         block, last, quoted = auto_turn.outcome(found, budget, named)
         if said:
             last["judge_model"] = said

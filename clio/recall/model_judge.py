@@ -112,11 +112,12 @@ def read(reply: str, sent: int) -> list[int] | None:
     return None if found is None else found[:MAX_HITS]
 
 
-def named(reply: str, word: str, letters: Sequence[str]) -> list[int] | None:
-    """The ``letters`` (labels: single letters, or numbers) the reply's last line ``WORD: A, C``
+def named(reply: str, word: str, labels: Sequence[str]) -> list[int] | None:
+    """The ``labels`` (the judge's letters, the order's numbers) the reply's last line ``WORD: A, C``
     names (their indexes, in its order), [] for ``WORD: none``, None when no such line reads or one
     names a label not among them."""
     line_re = re.compile(rf"^\W*{word}\s*:\s*(.*?)\W*$", re.IGNORECASE)
+    sent = [str(label).upper() for label in labels]
     found: list[int] | None = None
     for line in reply.splitlines():
         m = line_re.match(line.strip())
@@ -128,9 +129,8 @@ def named(reply: str, word: str, letters: Sequence[str]) -> list[int] | None:
             continue
         picks = [p.strip("\"'*`()[]").upper() for p in re.split(r"[,;\s]+", said)]
         picks = [p for p in picks if p and p != "AND"]
-        labels = list(letters)
-        if not picks or any(p not in labels for p in picks):
+        if not picks or any(p not in sent for p in picks):
             found = None
             continue
-        found = list(dict.fromkeys(labels.index(p) for p in picks))
+        found = list(dict.fromkeys(sent.index(p) for p in picks))
     return found
