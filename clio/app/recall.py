@@ -77,21 +77,20 @@ class LazyRecall:
         nearby: Callable[[], Sequence[int]] | None = None,
     ) -> list[dict[str, Any]]:
         skip = self.carried(skip_quoted)
-        if nearby is None and not lexical and self.order is not None:  # the memory tool, the judge model ordering
-            from clio.recall.model_order import ORDER_UNITS
+        if nearby is None and not lexical:  # the memory tool: the helper's nearest fused in
+            wanted = max_results
+            if self.order is not None:  # the judge model orders the first units, read with their texts
+                from clio.recall.model_order import ORDER_UNITS
 
+                wanted = max(max_results, ORDER_UNITS)
             hits = search_with_meaning(
-                self.index().search, query, max(max_results, ORDER_UNITS), self.encoder,
-                max_sessions=max_sessions, skip=skip, with_text=with_text, texts=True,
+                self.index().search, query, wanted, self.encoder,
+                max_sessions=max_sessions, skip=skip, with_text=with_text, texts=self.order is not None,
             )  # fmt: skip
-            hits = self.order(query, hits)[:max_results]
-            for hit in hits:
-                hit.pop("texts", None)  # read for the judge model only
-        elif nearby is None and not lexical:  # the memory tool: the helper's nearest fused in
-            hits = search_with_meaning(
-                self.index().search, query, max_results, self.encoder,
-                max_sessions=max_sessions, skip=skip, with_text=with_text,
-            )  # fmt: skip
+            if self.order is not None:
+                hits = self.order(query, hits)[:max_results]
+                for hit in hits:
+                    hit.pop("texts", None)  # read for the judge model only
         else:
             hits = best_first(
                 self.index().search,

@@ -18,7 +18,7 @@ from typing import Any
 from rich.markup import escape
 
 from clio.commands.registry import CommandContext, command
-from clio.llm.prices import Bill, describe, money, price_for, total
+from clio.llm.prices import USAGE_KEYS, Bill, describe, money, price_for, total
 from clio.messages import Message
 
 TURNS_SHOWN = 10
@@ -43,9 +43,8 @@ def cost_figures(app: CommandContext) -> dict[str, Any]:
     model = app.settings.model
     price = price_for(model, app.settings.prices, app.settings.endpoint())
     usage = dict(session.info.usage) if session is not None else {}
-    keys = ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")
-    usage = {k: int(usage.get(k, 0)) for k in keys}
-    judged = {m: {k: int(u.get(k, 0)) for k in keys} for m, u in session.info.judged.items()} if session is not None else {}
+    usage = {k: int(usage.get(k, 0)) for k in USAGE_KEYS}
+    judged = {m: {k: int(u.get(k, 0)) for k in USAGE_KEYS} for m, u in session.info.judged.items()} if session is not None else {}
     turns = turn_usage(session.messages) if session is not None else []
     prices, endpoint = app.settings.prices, app.settings.endpoint()
 

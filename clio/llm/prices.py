@@ -121,11 +121,15 @@ def price_for(model: str, configured: dict[str, Any] | None = None, endpoint: st
     return Price(inp, out, cached, f"built-in price of {PRICES_DATE}")
 
 
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "cached_tokens")  # a request's usage
+USAGE_KEYS = (*TOKEN_KEYS, "requests")  # several requests' usage, summed
+
+
 def total(usages: list[dict[str, int]]) -> dict[str, int]:
     """The sum of several requests' usage (``requests``: how many)."""
-    out = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "requests": len(usages)}
+    out = dict.fromkeys(TOKEN_KEYS, 0) | {"requests": len(usages)}
     for u in usages:
-        for k in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+        for k in TOKEN_KEYS:
             out[k] += int(u.get(k) or 0)
     return out
 
@@ -136,8 +140,7 @@ def money(dollars: float) -> str:
 
 def minus(usage: dict[str, int], part: dict[str, int]) -> dict[str, int]:
     """``usage`` without ``part`` (token counts and requests, never below 0)."""
-    keys = ("prompt_tokens", "completion_tokens", "cached_tokens", "requests")
-    return {k: max(0, int(usage.get(k) or 0) - int(part.get(k) or 0)) for k in keys}
+    return {k: max(0, int(usage.get(k) or 0) - int(part.get(k) or 0)) for k in USAGE_KEYS}
 
 
 @dataclass(frozen=True)
