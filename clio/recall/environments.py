@@ -23,19 +23,40 @@ _NAMES = {
     PRODUCTION: lazy(r"\b(?<!pre-)(?<!pre )(?:prod|production|prd)\b", re.I),  # not "pre-prod"
     STAGING: lazy(r"\b(?:staging|stg)\b", re.I),  # "values-staging.yaml", "kafka-stg-0" too
 }
+_SENTENCE_END = lazy(r"[.!;](?=\s)|\n")
 QUESTION_CHARS = 600  # of a question read (a follow-up carries its task after it)
 
 
 def singled_out(question: str) -> str | None:
     """:data:`PRODUCTION` or :data:`STAGING` when ``question`` names that environment and not the
     other, else None. Its first line speaks first: a follow-up read with its task ("and in
-    production?" under "what's the registry address in staging?") asks about the one it names."""
+    production?" under "what's the registry address in staging?") asks about the one it names.
+    Where it names both, the sentence of its first question mark decides if it names one: "what's
+    the schema registry address in prod? I only have the staging one" asks about production."""
     head = question[:QUESTION_CHARS]
     for text in (head.partition("\n")[0], head):
-        named = [env for env, pattern in _NAMES.items() if pattern.search(text)]
+        named = named_in(text)
+        if len(named) > 1:
+            named = named_in(first_question(head))
         if named:
             return named[0] if len(named) == 1 else None
     return None
+
+
+def named_in(text: str) -> list[str]:
+    """The environments ``text`` names, production first."""
+    return [env for env, pattern in _NAMES.items() if pattern.search(text)]
+
+
+def first_question(text: str) -> str:
+    """The sentence that ends at ``text``'s first question mark ("" without one): from the end of
+    the sentence before it (a full stop, an exclamation mark or a semicolon before a space, or a
+    new line; "2.12" ends nothing)."""
+    mark = text.find("?")
+    if mark < 0:
+        return ""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, mark)]
+    return text[ends[-1] if ends else 0 : mark + 1]
 
 
 def speaks_of(env: str | None, unit: str) -> bool:

@@ -20,7 +20,15 @@ from tests.unit.test_answer_kind import _freqs, _hit
         ("how many machines does fernly-api-staging run with?", STAGING),
         ("the stg brokers reject our cert again", STAGING),
         # both, or neither: every unit is read
-        ("merged to main, it's on staging. whats the deploy-prod tag format again?", None),
+        ("is staging on the same image as prod?", None),
+        ("prod is on 2.12, staging too?", None),
+        # both named, and the sentence of the first question mark names one: that one is asked
+        ("merged to main, it's on staging. whats the deploy-prod tag format again?", PRODUCTION),
+        ("what's the schema registry address in prod? I only have the staging one", PRODUCTION),
+        ("I only know prod got bumped. what's the sidekiq concurrency on staging? no rush", STAGING),
+        ("For the staging Triton, where we upload the models? Is it the same bucket like production?", STAGING),
+        ("what's the port; prod or staging? the env example only has one", None),
+        ("prod and staging differ somewhere, no idea where", None),  # no question mark
         ("which port does the database listen on?", None),
         ("what did the product team decide about the production line names?", PRODUCTION),
         ("the products page is slow", None),  # "products" is not "prod"
