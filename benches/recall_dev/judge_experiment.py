@@ -174,7 +174,7 @@ def candidates(out: Path, probes_file: Path | None, with_pool: bool = False) -> 
             query = plan(p["text"], p["text"])[0] if with_pool else ""  # as searched() reads it
             if query:
                 found = search_with_meaning(
-                    index.search, query, model_judge.POOL_UNITS, enc, with_helper="lexical",
+                    index.search, query, model_judge.POOL_UNITS, enc, with_helper="lexical", reread=False,
                     max_sessions=model_judge.POOL_SESSIONS, with_text=True,
                 )  # fmt: skip  (as clio.app.recall.LazyRecall.pool searches)
                 frequencies = functools.partial(index.frequencies, refresh=False)

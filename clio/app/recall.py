@@ -111,12 +111,13 @@ class LazyRecall:
 
     def pool(self, query: str) -> list[dict[str, Any]]:
         """The memory tool's first units for the automatic recall's judge model
-        (:func:`clio.recall.model_judge.pool`): its search with the helper, never put to the model to
-        be ordered, leaving out what the request carries and what its blocks quote."""
+        (:func:`clio.recall.model_judge.pool`): its search with the helper, in the search's order
+        (the helper's judge does not re-read them: the model reads them all), never put to the
+        model to be ordered, leaving out what the request carries and what its blocks quote."""
         from clio.recall.model_judge import POOL_SESSIONS, POOL_UNITS
 
         hits = search_with_meaning(
-            self.index().search, query, POOL_UNITS, self.encoder, with_helper="lexical",
+            self.index().search, query, POOL_UNITS, self.encoder, with_helper="lexical", reread=False,
             max_sessions=POOL_SESSIONS, skip=self.carried(True), with_text=True,
         )  # fmt: skip
         self._say_semantic_note()

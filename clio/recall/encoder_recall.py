@@ -117,17 +117,15 @@ def pool_units(
     model: EncoderModel,
     options: dict[str, Any],
     frequencies: Callable[[list[str]], tuple[dict[str, int], int]],
-    judged: bool,
 ) -> list[auto_turn.auto.Hit]:
     """The units the user's judge model reads for the message (the run's own search of them,
-    :meth:`clio.app.recall.LazyRecall.pool`, done here: bm25 and the helper's nearest messages, its
-    judge re-reading the first when ``judged``; ``options``: what the search leaves out), scored
-    as the run scores them (:func:`clio.recall.model_judge.pool`)."""
+    :meth:`clio.app.recall.LazyRecall.pool`, done here: bm25 and the helper's nearest messages, in
+    the search's order, the judge not re-reading them; ``options``: what the search leaves out),
+    scored as the run scores them (:func:`clio.recall.model_judge.pool`)."""
     from clio.recall import model_judge, tool_search
 
-    read = (lambda head: scores.judge(query, tool_search.judge_texts(head, query))) if judged else None
     results = tool_search.ranked(
-        index.search, query, model_judge.POOL_UNITS, lambda: scores.nearest(tool_search.NEAR), model, read,
+        index.search, query, model_judge.POOL_UNITS, lambda: scores.nearest(tool_search.NEAR), model, None,
         with_helper="lexical", max_sessions=model_judge.POOL_SESSIONS, with_text=True, **options,
     )  # fmt: skip
     return model_judge.pool(query, results, current, frequencies, index.said_to_other_questions)
@@ -240,7 +238,7 @@ class HelperRecall:
             pooled = []  # nothing searched (small talk, an order): none to read either
             if made and not found.skipped:
                 options = {"skip": skip} if skip is not None else {"exclude_session": current}
-                pooled = pool_units(index, found.query, current, made[0], model, options, frequencies, weights is not None)
+                pooled = pool_units(index, found.query, current, made[0], model, options, frequencies)
         self.done[token] = (again, pooled)
         while len(self.done) > KEEP:
             self.done.popitem(last=False)

@@ -43,6 +43,7 @@ def search_with_meaning(
     encoder: EncoderClient | None,
     *,
     with_helper: Literal["hybrid", "lexical"] = "hybrid",
+    reread: bool = True,
     **options: Any,
 ) -> list[dict[str, Any]]:
     """``best_first(search, query, limit, **options)`` in hybrid mode, with the helper's nearest
@@ -53,9 +54,11 @@ def search_with_meaning(
     judge model's order, :mod:`clio.recall.model_order`). ``with_helper="lexical"``: once the
     helper's nearest came, bm25 and that list alone, the static table not read (nor numpy
     imported): the judge model's units (:func:`clio.recall.model_judge.pool`), the same either way
-    on the probe sets read (docs/memory.md), at a sixth of a one-shot run's cost."""
+    on the probe sets read (docs/memory.md), at a sixth of a one-shot run's cost. ``reread=False``: the helper's judge does not re-read the first
+    units (the judge model's units, which that model reads whatever their order: stop 91)."""
     pending = encoder.begin(query, near=NEAR) if encoder is not None else None
-    read = helper_reading(pending, query) if pending is not None and encoder is not None and encoder.verdict() is not None else None
+    judged = reread and encoder is not None and encoder.verdict() is not None
+    read = helper_reading(pending, query) if judged and pending is not None else None
     try:
         return ranked(
             search, query, limit, pending.near if pending is not None else None,

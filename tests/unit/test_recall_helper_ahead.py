@@ -238,7 +238,7 @@ def test_a_resumed_sessions_recall_leaves_out_only_what_its_window_carries(proje
 def test_the_helper_searches_the_judge_models_units_as_the_run_would(project: Any, judged: bool) -> None:
     """A run that names a judge model asks the helper for the units that model reads too
     (``pool``): they are the run's own, unit for unit (the memory tool's first, by words and the
-    helper's nearest messages, its judge re-reading the first), scored as the run scores them, and
+    helper's nearest messages, in the search's order: no judge re-reads them), scored as the run scores them, and
     handed back with the message's own scored units, so the run decides over them with no index
     of its own. A reworded question's fact is among them though its words are not."""
     _home, clio_dir, client = project
@@ -256,7 +256,7 @@ def test_the_helper_searches_the_judge_models_units_as_the_run_would(project: An
         found, pool = hits_wire.searched_in(got.units[0]), hits_wire.hits_in(got.units[1])
         index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(clio_dir / "sessions"), embedder=None)
         results = search_with_meaning(
-            index.search, text, model_judge.POOL_UNITS, client, with_helper="lexical",
+            index.search, text, model_judge.POOL_UNITS, client, with_helper="lexical", reread=False,
             max_sessions=model_judge.POOL_SESSIONS, exclude_session=CURRENT, with_text=True,
         )  # fmt: skip
         mine = model_judge.pool(text, results, CURRENT, partial(index.frequencies, carried=(CURRENT, 0), refresh=False), index.said_to_other_questions)

@@ -121,3 +121,64 @@ def test_the_judge_models_units_skip_the_static_table_once_the_helpers_nearest_c
     assert options["mode"] == mode and options["fuse_nearby"] is True
     assert options["near"] == near  # the helper's list is fused either way, asked once
     assert helper.pending.closed
+
+
+class _JudgingPending(_Pending):
+    """A helper's answer whose judge reads the units' order reversed, and counts its readings."""
+
+    def __init__(self, near: list[int]) -> None:
+        super().__init__(near)
+        self.judged = 0
+
+    def finish(self, query: str, texts: list[list[str]], wait: float) -> list[float]:
+        return [0.5] * len(texts)
+
+    def judge(self, query: str, texts: list[str], wait: float) -> list[float]:
+        self.judged += 1
+        return [float(i) for i in range(len(texts))]  # the search's last read best
+
+
+class _JudgingHelper(_Helper):
+    def __init__(self, near: list[int]) -> None:
+        self.pending = _JudgingPending(near)
+
+    def verdict(self) -> object:  # type: ignore[override]
+        return object()  # a judge is loaded
+
+
+@pytest.mark.parametrize("reread", [True, False])
+def test_the_judge_models_units_keep_the_searchs_order_unread_by_the_judge(reread: bool) -> None:
+    """The memory tool's search has the helper's judge re-read its first units; the judge model's
+    units (``reread=False``, stop 91) are left in the search's order and the judge is not asked."""
+    units = [
+        {"session_id": "s", "parts": [{"role": "user", "seq": i}], "texts": [f"unit {i} about the port"], "score": 1.0 / (i + 1)}
+        for i in range(RERANKED)
+    ]
+
+    def search(query: str, **options: object) -> list[dict[str, object]]:
+        return [dict(u) for u in units]
+
+    helper = _JudgingHelper([])
+    got = tool_search.search_with_meaning(search, "which port", RERANKED, helper, with_helper="lexical", reread=reread, with_text=True)  # type: ignore[arg-type]
+    order = [h["parts"][0]["seq"] for h in got]
+    assert helper.pending.judged == (1 if reread else 0)
+    if reread:
+        assert order != list(range(RERANKED)) and sorted(order) == list(range(RERANKED))
+    else:
+        assert order == list(range(RERANKED))
+
+
+def test_the_runs_units_for_the_judge_model_are_not_re_read_but_the_tools_are(store: SessionStore, tmp_path: Path) -> None:
+    """clio.app.recall.LazyRecall: its ``pool`` (the automatic recall's judge model's units) does
+    not ask the helper's judge; its ``search`` (the memory tool's) still does."""
+    from clio.app.recall import LazyRecall
+    from clio.tools.context import Services
+
+    for i in range(RERANKED):
+        add_session(store, [f"which port does pgbouncer listen on in env {i}?", f"pgbouncer listens on 64{i}2 there."])
+    recall = LazyRecall(tmp_path / "recall.sqlite", store, Services(sessions=store))
+    recall.encoder = _JudgingHelper([])  # type: ignore[assignment]
+    pooled = recall.pool("pgbouncer port")
+    assert len(pooled) == RERANKED and recall.encoder.pending.judged == 0  # type: ignore[attr-defined]
+    recall.search("pgbouncer port", max_results=3)
+    assert recall.encoder.pending.judged == 1  # type: ignore[attr-defined]
