@@ -71,6 +71,17 @@ _RECOVERED = lazy(
 )
 _STATE = lazy(r",|\b\w{3,}ed\b|\b\w+'(?:s|re|ll|m|ve)\b|\b(?:is|are|was|were|am|been|done|out|back|brb)\b", re.I)
 _MOMENT = AT_HAND | {"now", "today", "still"}
+# a message that opens as news for the reader ("fyi ...", "heads up: ...", "just so you know, ...")
+_ANNOUNCED = lazy(r"\W*(?:fyi|f\.y\.i\.?|heads[- ]up|just so you know|psa)\b[\s,:;.!-]*", re.I)
+# something gone wrong, in the news itself (narrower than _TROUBLE: "later today", "should" are news)
+_FAILING = lazy(
+    r"\b(?:fail\w*|errors?|erroring|errored|broke|broken|crash\w*|down|outages?|dead|died|dies|stuck"
+    r"|hangs?|hung|freez\w*|froze\w*|time-?outs?|timed?\s+out|leak\w*|oom\w*|exception\w*|panic\w*"
+    r"|segfault\w*|again|still|keeps?|not|no|never|can'?t|cannot|won'?t|doesn'?t|didn'?t|isn'?t|aren'?t"
+    r"|wasn'?t|weren'?t|missing|lost|wrong|bugs?|issues?|problems?)\b|\b[45]\d\d\b|\b\w+(?:Error|Exception)\b",
+    re.I,
+)
+_NEWS_END = lazy(r"[.;!?\n]|,?\s+(?:so|but)\s+", re.I)  # where the news ends and what follows begins
 MOMENT_WORDS = 2  # a statement with no more own words than this, pointing at the moment, is a remark
 # shorter, a message without a question mark may still be a terse ask ("staging db port", "the
 # dunning job"): the rules of one everyday word and of the work at hand read it; longer, a noun
@@ -97,13 +108,28 @@ def reports_trouble(text: str) -> bool:
     return _TROUBLE.search(_RECOVERED.sub(r"\1", text[:300])) is not None
 
 
+def announced(text: str) -> bool:
+    """Whether ``text`` opens by saying it is news for the reader ("fyi", "heads up", "just so you
+    know", "psa") and its news, up to the first sentence's end or a "so" / "but" that leads to
+    what follows from it, reports no trouble: "heads up, prod is down again" is a report the
+    archive may answer; "fyi tom is resizing the worker tonight, so horizon will be down" is news."""
+    opened = _ANNOUNCED.match(text[:300])
+    if opened is None:
+        return False
+    news = _NEWS_END.split(text[opened.end() : 300], maxsplit=1)[0]
+    return _FAILING.search(news) is None
+
+
 def is_remark(text: str, own: Sequence[str]) -> bool:
     """Whether a message with own words ``own`` (:func:`clio.recall.relevance.own_words`) is a
-    remark: it asks nothing, and either tells where things stand (:func:`tells_a_state`) without a
-    word of trouble in :data:`MIN_WORDS` words or more, or says no more than :data:`MOMENT_WORDS`
-    own words about what is going on."""
+    remark: it asks nothing, and either opens as one (:func:`announced`: "fyi I'm reworking the
+    scheduler today, so don't touch it": a word of trouble after its news is no report), or tells
+    where things stand (:func:`tells_a_state`) without a word of trouble in :data:`MIN_WORDS` words
+    or more, or says no more than :data:`MOMENT_WORDS` own words about what is going on."""
     if asks(text):
         return False
+    if announced(text):
+        return True
     if len(text.split()) >= MIN_WORDS and tells_a_state(text) and not reports_trouble(text):
         return True
     return len(own) <= MOMENT_WORDS and any(w.lower() in _MOMENT for w in fts_words(text[:200]))

@@ -54,8 +54,9 @@ def search_with_meaning(
     judge model's order, :mod:`clio.recall.model_order`). ``with_helper="lexical"``: once the
     helper's nearest came, bm25 and that list alone, the static table not read (nor numpy
     imported): the judge model's units (:func:`clio.recall.model_judge.pool`), the same either way
-    on the probe sets read (docs/memory.md), at a sixth of a one-shot run's cost. ``reread=False``: the helper's judge does not re-read the first
-    units (the judge model's units, which that model reads whatever their order: stop 91)."""
+    on the probe sets read (docs/memory.md), at a sixth of a one-shot run's cost.
+    ``reread=False``: the helper's judge does not re-read the first units (the judge model's
+    units, which that model reads whatever their order: stop 91)."""
     pending = encoder.begin(query, near=NEAR) if encoder is not None else None
     judged = reread and encoder is not None and encoder.verdict() is not None
     read = helper_reading(pending, query) if judged and pending is not None else None

@@ -25,6 +25,12 @@ from clio.recall import auto_turn, relevance, remarks
         # a state come back is no trouble
         "ci is green again, merging the billing PR",
         "integration tests passing again, thanks. lunch",
+        # opened as news, asking nothing, the news itself naming nothing gone wrong
+        "fyi im moving the reminders scheduler over to bullmq later today so pls dont touch apps/api/src/reminders",
+        "heads up tom is resizing ash-worker-01 tonight so horizon will be down for ten minutes",
+        "Heads up: I'm splitting the invoice PDF rendering out of billing/pdf.py, don't touch it",
+        "just so you know, the finance team reviews the invoice layout next week, but no rush on our side",
+        "PSA: the staging certs rotate on friday",
     ],
 )
 def test_a_remark(text: str) -> None:
@@ -58,6 +64,13 @@ def test_a_remark(text: str) -> None:
         "[recall] staging database port",
         "staging database port for pgbouncer",
         "the dunning job schedule in celery beat",
+        # news that asks, or whose news is trouble: the archive may hold its answer
+        "fyi the deploy went out fine, btw what was the flag for the canary",
+        "heads up, the nightly job failed again, what fixed it last time",
+        "heads up, prod is down again",
+        "fyi the invoice sync failed twice last night",
+        "heads up: checkout throws InvalidSignatureError since the rotation",
+        "fyibar keeps timing out on staging",  # not "fyi"
     ],
 )
 def test_not_a_remark(text: str) -> None:
