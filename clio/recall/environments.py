@@ -38,8 +38,9 @@ def singled_out(question: str) -> str | None:
         named = named_in(text)
         if len(named) > 1:
             named = named_in(first_question(head))
-        if named:
             return named[0] if len(named) == 1 else None
+        if named:
+            return named[0]
     return None
 
 

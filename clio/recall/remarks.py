@@ -50,17 +50,23 @@ _ASKS = lazy(
     r"|\b(?:remind me|any idea|any ideas|wondering|tell me|link me|point me)\b",
     re.I,
 )
+# something gone wrong, said outright: a failure, a negation, "again", "still" (:func:`announced`
+# reads these alone; :data:`_TROUBLE` these and the milder marks beside them)
+_FAILURE_WORDS = (
+    r"fail\w*|errors?|erroring|errored|broke|broken|crash\w*|dies|died|dead|down|stuck|hangs?|hung"
+    r"|freez\w*|froze\w*|time-?outs?|timed?\s+out|leak\w*|panic\w*|segfault\w*|oom\w*|exception\w*"
+    r"|wrong|missing|lost|never|again|keeps?|still|not|no|cannot|can'?t|won'?t|doesn'?t|didn'?t"
+    r"|isn'?t|aren'?t|wasn'?t|weren'?t|issues?|problems?|bugs?"
+)
 _TROUBLE = lazy(
-    r"\b(?:fail\w*|errors?|erroring|errored|broke|broken|break\w*|crash\w*|kill\w*|dies|died|dying|dead"
-    r"|down|stuck|hangs?|hanging|hung|freez\w*|froze\w*|time-?outs?|timed?\s+out|times\s+out"
-    r"|slow\w*|lag\w*|leak\w*|spik\w*|wrong|bad|weird|strange|odd|off|flak\w*|panic\w*|segfault\w*"
-    r"|oom\w*|exception\w*|traceback|trace|warn\w*|complain\w*|reject\w*|refus\w*|denied|forbidden"
-    r"|unauthori[sz]ed|missing|lost|los(?:e|es|ing)|drop\w*|duplicat\w*|twice|skip\w*|empty|blank"
-    r"|nothing|never|anymore|again|keeps?|kept|still|not|no|cannot|can'?t|won'?t|doesn'?t|didn'?t"
-    r"|isn'?t|aren'?t|wasn'?t|weren'?t|couldn'?t|shouldn'?t|unable|locked|blocked|throttl\w*"
+    rf"\b(?:{_FAILURE_WORDS}|break\w*|kill\w*|dying|hanging|times\s+out"
+    r"|slow\w*|lag\w*|spik\w*|bad|weird|strange|odd|off|flak\w*"
+    r"|traceback|trace|warn\w*|complain\w*|reject\w*|refus\w*|denied|forbidden"
+    r"|unauthori[sz]ed|los(?:e|es|ing)|drop\w*|duplicat\w*|twice|skip\w*|empty|blank"
+    r"|nothing|anymore|kept|couldn'?t|shouldn'?t|unable|locked|blocked|throttl\w*"
     r"|exceed\w*|overflow\w*|expir\w*|invalid|corrupt\w*|mismatch\w*|resets?|resetting|restart\w*"
     r"|reboot\w*|rollback|rolled\s+back|revert\w*|should|but|though|however|instead|actually"
-    r"|issues?|problems?|bugs?|glitch\w*|regress\w*|higher|lower|late|later|early|behind|ahead"
+    r"|glitch\w*|regress\w*|higher|lower|late|later|early|behind|ahead"
     r"|says|said|claims?|claimed|reports?|reported|noticed|seeing|shows|showing)\b"
     r"|\b[45]\d\d\b|\b\w+(?:Error|Exception|Failure|Fault)\b|\b[A-Z0-9]+_RST\b",
     re.I,
@@ -74,13 +80,7 @@ _MOMENT = AT_HAND | {"now", "today", "still"}
 # a message that opens as news for the reader ("fyi ...", "heads up: ...", "just so you know, ...")
 _ANNOUNCED = lazy(r"\W*(?:fyi|f\.y\.i\.?|heads[- ]up|just so you know|psa)\b[\s,:;.!-]*", re.I)
 # something gone wrong, in the news itself (narrower than _TROUBLE: "later today", "should" are news)
-_FAILING = lazy(
-    r"\b(?:fail\w*|errors?|erroring|errored|broke|broken|crash\w*|down|outages?|dead|died|dies|stuck"
-    r"|hangs?|hung|freez\w*|froze\w*|time-?outs?|timed?\s+out|leak\w*|oom\w*|exception\w*|panic\w*"
-    r"|segfault\w*|again|still|keeps?|not|no|never|can'?t|cannot|won'?t|doesn'?t|didn'?t|isn'?t|aren'?t"
-    r"|wasn'?t|weren'?t|missing|lost|wrong|bugs?|issues?|problems?)\b|\b[45]\d\d\b|\b\w+(?:Error|Exception)\b",
-    re.I,
-)
+_FAILING = lazy(rf"\b(?:{_FAILURE_WORDS}|outages?)\b|\b[45]\d\d\b|\b\w+(?:Error|Exception)\b", re.I)
 _NEWS_END = lazy(r"[.;!?\n]|,?\s+(?:so|but)\s+", re.I)  # where the news ends and what follows begins
 MOMENT_WORDS = 2  # a statement with no more own words than this, pointing at the moment, is a remark
 # shorter, a message without a question mark may still be a terse ask ("staging db port", "the
