@@ -22,10 +22,13 @@ too.
   error's name or an HTTP status, a negation, "again", "still", "keeps", "should", "instead",
   a comparison ("higher", "late"), someone reporting ("a customer says ..."); but not "again"
   after a state come back ("ci is green again").
-- :func:`is_remark`: neither, in a sentence that tells a state (not a bare noun phrase, which may
-  be a terse ask: "staging database port for pgbouncer") of :data:`MIN_WORDS` words or more; or,
-  not asked, at most :data:`MOMENT_WORDS` own words about what is going on ("it segfaults", "hm
-  still broken on my end": it, this, now, today, still ...).
+- :func:`ground_rules`: ground rules for the work, asking nothing ("I'm reworking the PDF layout
+  today, so keep your hands off invoices/pdf.py"; "keep the specs green, don't change the audit
+  store"): a remark whatever trouble its conditions name, unless its first clause names a failure.
+- :func:`is_remark`: ground rules; or neither a question nor trouble, in a sentence that tells a
+  state (not a bare noun phrase, which may be a terse ask: "staging database port for pgbouncer")
+  of :data:`MIN_WORDS` words or more; or, not asked, at most :data:`MOMENT_WORDS` own words about
+  what is going on ("it segfaults", "hm still broken on my end": it, this, now, today, still ...).
 """
 
 from __future__ import annotations
@@ -52,11 +55,15 @@ _ASKS = lazy(
 )
 # something gone wrong, said outright: a failure, a negation, "again", "still" (:func:`announced`
 # reads these alone; :data:`_TROUBLE` these and the milder marks beside them)
-_FAILURE_WORDS = (
+# (:data:`_BROKEN_WORDS` alone: a failure named, which :func:`ground_rules` reads in a first clause)
+_BROKEN_WORDS = (
     r"fail\w*|errors?|erroring|errored|broke|broken|crash\w*|dies|died|dead|down|stuck|hangs?|hung"
     r"|freez\w*|froze\w*|time-?outs?|timed?\s+out|leak\w*|panic\w*|segfault\w*|oom\w*|exception\w*"
-    r"|wrong|missing|lost|never|again|keeps?|still|not|no|cannot|can'?t|won'?t|doesn'?t|didn'?t"
-    r"|isn'?t|aren'?t|wasn'?t|weren'?t|issues?|problems?|bugs?"
+    r"|wrong|missing|lost|issues?|problems?|bugs?"
+)
+_FAILURE_WORDS = (
+    _BROKEN_WORDS + r"|never|again|keeps?|still|not|no|cannot|can'?t|won'?t|doesn'?t|didn'?t"
+    r"|isn'?t|aren'?t|wasn'?t|weren'?t"
 )
 _TROUBLE = lazy(
     rf"\b(?:{_FAILURE_WORDS}|break\w*|kill\w*|dying|hanging|times\s+out"
@@ -82,6 +89,34 @@ _ANNOUNCED = lazy(r"\W*(?:fyi|f\.y\.i\.?|heads[- ]up|just so you know|psa)\b[\s,
 # something gone wrong, in the news itself (narrower than _TROUBLE: "later today", "should" are news)
 _FAILING = lazy(rf"\b(?:{_FAILURE_WORDS}|outages?)\b|\b[45]\d\d\b|\b\w+(?:Error|Exception)\b", re.I)
 _NEWS_END = lazy(r"[.;!?\n]|,?\s+(?:so|but)\s+", re.I)  # where the news ends and what follows begins
+# ground rules for the work (:func:`ground_rules`): what not to touch, what to keep as it is, when
+# to ask first; a constraint on the work, not a question the archive answers
+_WORK_VERBS = (
+    r"touch|change|modify|edit|refactor|rename|add|remove|delete|drop|merge|push|deploy|release|start"
+    r"|move|commit|bump|upgrade|reformat|chase|trust|rewrite|split"
+)
+_GROUND_RULE = lazy(
+    rf"\b(?:do(?:n'?t|\s+not)|dont|never)\s+(?:\w+\s+)?(?:{_WORK_VERBS})\b"
+    r"|\bhands\s+off\b|\bhold\s+off\b|\bleave\s+(?:[\w./:'-]+\s+){1,4}alone\b"
+    r"|\bstay\s+(?:out\s+of|away\s+from)\b"
+    r"|\bkeep\s+(?:[\w./:'-]+\s+){0,4}(?:small|minimal|focused|tight|short|simple|untouched|unchanged"
+    r"|as\s+it\s+is|as\s+is|green|compiling)\b"
+    r"|\bno\s+(?:(?:new|risky|drive-by|big|unrelated|breaking|other)\s+)?"
+    r"(?:changes|refactors?|refactoring|deploys?|dependencies|deps|migrations)\b"
+    r"|\b(?:tell|ask|ping|check\s+with)\s+me\s+(?:first|before)\b",
+    re.I,
+)
+# a question in a message of ground rules: a question word anywhere ("when" only leading it: "when
+# he pushes, rerun the tests" is a condition), an auxiliary leading it, or asking to be told a thing
+_RULES_ASK = lazy(
+    rf"\b(?:{'|'.join(sorted(w for w in _QUESTION_WORD.split('|') if w not in ('when', 'whens')))})\b"
+    rf"|^\W*(?:when|any|{'|'.join(sorted(AUXILIARIES))})\b"
+    r"|\b(?:remind me|any idea|any ideas|wondering|link me|point me"
+    r"|tell me\s+(?:what|which|where|how|who|why|the|if|whether))\b",
+    re.I,
+)
+_BROKEN = lazy(rf"\b(?:{_BROKEN_WORDS}|outages?)\b|\b[45]\d\d\b|\b\w+(?:Error|Exception)\b", re.I)
+_FIRST_CLAUSE_END = lazy(r"[.;:!](?:\s|$)|[\n,]|\s+(?:so|but)\s+", re.I)  # "2.1" ends nothing
 MOMENT_WORDS = 2  # a statement with no more own words than this, pointing at the moment, is a remark
 # shorter, a message without a question mark may still be a terse ask ("staging db port", "the
 # dunning job"): the rules of one everyday word and of the work at hand read it; longer, a noun
@@ -120,12 +155,28 @@ def announced(text: str) -> bool:
     return _FAILING.search(news) is None
 
 
+def ground_rules(text: str) -> bool:
+    """Whether ``text`` lays down ground rules for the work and asks nothing: what not to touch,
+    what to keep as it is, when to ask first ("I'm reworking the invoice PDF layout today, so
+    please keep your hands off invoices/pdf.py"; "keep the existing specs green, don't change the
+    audit store layout"). Their conditions may name trouble ("if the reminder specs fail, just
+    move on"), but a first clause that names a failure is a report ("the invoice sync keeps timing
+    out, dont touch the cron"), and any question mark, question word ("when" only leading), or
+    "tell me what ..." is a question (read in the first 300 characters)."""
+    head = text[:300]
+    if "?" in text or _RULES_ASK.search(text) is not None or _GROUND_RULE.search(head) is None:
+        return False
+    return _BROKEN.search(_FIRST_CLAUSE_END.split(head, maxsplit=1)[0]) is None
+
+
 def is_remark(text: str, own: Sequence[str]) -> bool:
     """Whether a message with own words ``own`` (:func:`clio.recall.relevance.own_words`) is a
-    remark: it asks nothing, and either opens as one (:func:`announced`: "fyi I'm reworking the
-    scheduler today, so don't touch it": a word of trouble after its news is no report), or tells
-    where things stand (:func:`tells_a_state`) without a word of trouble in :data:`MIN_WORDS` words
-    or more, or says no more than :data:`MOMENT_WORDS` own words about what is going on."""
+    remark: it lays down ground rules for the work (:func:`ground_rules`), or it asks nothing, and
+    either opens as one (:func:`announced`: "fyi I'm reworking the scheduler today, so don't touch
+    it": a word of trouble after its news is no report), or tells where things stand
+    (:func:`tells_a_state`) without a word of trouble in :data:`MIN_WORDS` words or more, or says no more than :data:`MOMENT_WORDS` own words about what is going on."""
+    if ground_rules(text):
+        return True
     if asks(text):
         return False
     if announced(text):

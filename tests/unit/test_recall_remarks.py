@@ -86,3 +86,59 @@ def test_a_short_follow_up_is_still_read_with_its_task() -> None:
     """In the REPL a follow-up of few own words is searched with its task, as before."""
     query, why = auto_turn.plan("dana approved it btw", "which port does the staging database use?")
     assert why == "" and query.startswith("dana approved it btw\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm reworking the checkout form this afternoon, so please keep your hands off web/checkout.tsx for now",
+        "tom is on the ledger migration until friday, so don't touch db/migrations and hold off on schema changes",
+        "keep the PR small please, only the export changes, no drive-by refactors",
+        "Today I finish the webhook retries. Keep the existing specs green and leave the Stripe client alone.",
+        "pairing with ana on the importer this week; ping me first before you change anything under importer/",
+        "dont merge anything into release/2.3 till QA signs off, if the smoke tests fail just note it",
+        "I'm on the importer all week, so I'll keep the integration tests on the real broker; dont touch RabbitConfig",
+        "please no new dependencies in the api package, we want to keep the lockfile as it is",
+        "rerun the unit tests when he pushes the fix, but don't touch the overtime calculator",  # "when": a condition
+    ],
+)
+def test_ground_rules_are_a_remark(text: str) -> None:
+    """Ground rules for the work (what not to touch, what to keep as it is, when to ask first)
+    ask nothing the archive answers, whatever trouble their conditions name: not searched."""
+    assert remarks.ground_rules(text)
+    assert remarks.is_remark(text, relevance.own_words(text))
+    assert auto_turn.plan(text, text)[0] == ""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a question anywhere: a question mark, a question word, a leading auxiliary or "when"
+        "don't touch the redis settings, which eviction policy did we pick",
+        "don't touch the redis settings, same eviction policy as staging?",
+        "hands off the cron for now. why did we move it to 3am",
+        "when do we usually deploy, dont deploy on fridays",
+        "is it fine to keep the migration small or does tom want one per table",
+        "leave the billing module alone and tell me which port the worker listens on",
+        "keep it small but remind me the flag we used for the canary",
+        # a first clause that names a failure is a report the archive may answer
+        "the invoice sync keeps timing out, dont touch the cron until we know why",
+        "prod deploy failed again, never deploy on friday lol",
+        "checkout throws InvalidSignatureError, don't change the webhook secret yet",
+        "pgbouncer 1.21 crashes on reload. don't change the pool size yet",  # "1.21" ends no clause
+        # no ground rule: a plain statement of trouble ("won't" is one), or an ask
+        "the container won't start",
+        "the worker won't deploy, it never merges the config",
+        "the nightly export is failing again",
+        "staging database port for pgbouncer",
+    ],
+)
+def test_not_ground_rules(text: str) -> None:
+    assert not remarks.ground_rules(text)
+
+
+def test_ground_rules_asked_past_the_first_300_characters() -> None:
+    """The question is looked for in the whole message, the rule in its first 300 characters."""
+    head = "I'm reworking the invoice layout today, so please keep your hands off invoices/pdf.py. " + "x " * 120
+    assert remarks.ground_rules(head)
+    assert not remarks.ground_rules(head + "which template did we settle on")
