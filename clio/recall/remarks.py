@@ -174,7 +174,8 @@ def is_remark(text: str, own: Sequence[str]) -> bool:
     remark: it lays down ground rules for the work (:func:`ground_rules`), or it asks nothing, and
     either opens as one (:func:`announced`: "fyi I'm reworking the scheduler today, so don't touch
     it": a word of trouble after its news is no report), or tells where things stand
-    (:func:`tells_a_state`) without a word of trouble in :data:`MIN_WORDS` words or more, or says no more than :data:`MOMENT_WORDS` own words about what is going on."""
+    (:func:`tells_a_state`) without a word of trouble in :data:`MIN_WORDS` words or more, or says
+    no more than :data:`MOMENT_WORDS` own words about what is going on."""
     if ground_rules(text):
         return True
     if asks(text):
