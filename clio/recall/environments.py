@@ -1,19 +1,13 @@
-"""Which deployment environment a question singles out, production or one before it (staging, a
-test or demo environment, a sandbox, pre-production), and whether a unit speaks of that one.
-"what's the schema registry address in production?" is the near miss of the session that settled
-staging's: the same words, a cosine of 0.79, and the wrong answer; "what port does the bank's SFTP
-use in their test environment?" is the near miss of the session that settled production's. A
-question that names an environment before production alone is answered by a unit that names one
-(a value particular to it is stated as its own). The environments before production are one kind:
-a question may call staging "pre-prod" or "the test environment" (a rewording does), so which of
-them the unit names is the reader's to judge. One that names production alone is not answered by a
-unit that speaks of staging and never of production (a unit that names no environment may be
-production's: the default, often unnamed). A question that names both, or neither, reads every
-unit. A test of the code ("the test db", "test:e2e") or a local setup ("the dev database") is no
-environment: only "test" or "dev" before a word of deployment ("test environment", "test
-gateway", "dev cluster") is one. The automatic recall's decision reads it for every unit it would
-quote (:attr:`clio.recall.auto.Hit.elsewhere`); measured in docs/memory.md ("The environment a
-question singles out"). Pure; patterns compiled on first use.
+"""Which deployment environment a question singles out, production or staging, and whether a unit
+speaks of that one. "what's the schema registry address in production?" is the near miss of the
+session that settled staging's: the same words, a cosine of 0.79, and the wrong answer. A question
+that names staging alone is answered by a unit that says staging (a value particular to staging is
+stated as staging's); one that names production alone is not answered by a unit that speaks of
+staging and never of production (a unit that names no environment may be production's: the
+default, often unnamed). A question that names both, or neither, reads every unit. The automatic
+recall's decision reads it for every unit it would quote (:attr:`clio.recall.auto.Hit.elsewhere`);
+measured in docs/memory.md ("The environment a question singles out"). Pure; patterns compiled on
+first use.
 """
 
 from __future__ import annotations
@@ -23,27 +17,18 @@ import re
 from clio.lazy_re import lazy
 from clio.recall.answer_kind import SCANNED  # a unit read as far as the answer kind reads it
 
-PRODUCTION, BEFORE_PRODUCTION = "production", "before production"
+PRODUCTION, STAGING = "production", "staging"
 
-# "test" or "dev" names an environment only before one of these ("the test db" is the test suite's)
-_DEPLOYED = r"(?:env|envs|environments?|gateway|instance|cluster|tenant|account|realm|stack|system|site|endpoint)"
 _NAMES = {
     PRODUCTION: lazy(r"\b(?<!pre-)(?<!pre )(?:prod|production|prd)\b", re.I),  # not "pre-prod"
-    BEFORE_PRODUCTION: lazy(
-        r"\b(?:staging|stg|demo|sandbox(?:es)?|uat|pre-?prod(?:uction)?|test-?env)\b"  # "values-staging.yaml" too
-        rf"|\btest(?:ing)?[\s-]+{_DEPLOYED}\b|\bdev(?:elopment)?[\s-]+(?:envs?|environments?|cluster|stack|tenant)\b",
-        re.I,
-    ),
+    STAGING: lazy(r"\b(?:staging|stg)\b", re.I),  # "values-staging.yaml", "kafka-stg-0" too
 }
-# what counts against production in a unit: staging named (a test or demo environment beside
-# production's value is often only a note)
-_STAGING = lazy(r"\b(?:staging|stg)\b", re.I)
 _SENTENCE_END = lazy(r"[.!;](?=\s)|\n")
 QUESTION_CHARS = 600  # of a question read (a follow-up carries its task after it)
 
 
 def singled_out(question: str) -> str | None:
-    """:data:`PRODUCTION` or :data:`BEFORE_PRODUCTION` when ``question`` names that kind and not the
+    """:data:`PRODUCTION` or :data:`STAGING` when ``question`` names that environment and not the
     other, else None. Its first line speaks first: a follow-up read with its task ("and in
     production?" under "what's the registry address in staging?") asks about the one it names.
     Where it names both, the sentence of its first question mark decides if it names one: "what's
@@ -76,11 +61,11 @@ def first_question(text: str) -> str:
 
 
 def speaks_of(env: str | None, unit: str) -> bool:
-    """Whether ``unit`` could be about ``env`` (always, for None): for an environment before
-    production, it names one; for production, it names production or does not speak of staging."""
+    """Whether ``unit`` could be about ``env`` (always, for None): for staging, it names staging;
+    for production, it names production or does not speak of staging."""
     if env is None:
         return True
     text = unit[:SCANNED]
-    if env == BEFORE_PRODUCTION:
-        return _NAMES[BEFORE_PRODUCTION].search(text) is not None
-    return _NAMES[PRODUCTION].search(text) is not None or _STAGING.search(text) is None
+    if env == STAGING:
+        return _NAMES[STAGING].search(text) is not None
+    return _NAMES[PRODUCTION].search(text) is not None or _NAMES[STAGING].search(text) is None
