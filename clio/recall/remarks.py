@@ -161,8 +161,9 @@ def ground_rules(text: str) -> bool:
     please keep your hands off invoices/pdf.py"; "keep the existing specs green, don't change the
     audit store layout"). Their conditions may name trouble ("if the reminder specs fail, just
     move on"), but a first clause that names a failure is a report ("the invoice sync keeps timing
-    out, dont touch the cron"), and any question mark, question word ("when" only leading), or
-    "tell me what ..." is a question (read in the first 300 characters)."""
+    out, dont touch the cron"), and a question mark, a question word ("when" only leading) or
+    "tell me what ..." anywhere is a question (the rules and the first clause are read in the first
+    300 characters)."""
     head = text[:300]
     if "?" in text or _RULES_ASK.search(text) is not None or _GROUND_RULE.search(head) is None:
         return False
