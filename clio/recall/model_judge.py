@@ -38,7 +38,9 @@ UNITS = 8
 # over recall_sessions' default sessions; read blind, 49 -> 54 rewordings of 60 and 3 -> 0 false
 # blocks of 120 against the eight admissible ones (docs/memory.md, "A model of your endpoint as the judge")
 POOL_UNITS = 20
-POOL_SESSIONS = 10
+# from as many sessions as units: capped at ten, a unit ranked in the first 20 from an eleventh
+# session was left out (on four read sets 5 rewordings of 120 among them: stop 92's third rule)
+POOL_SESSIONS = POOL_UNITS
 INSTRUCTIONS = (
     "You decide which archived passages a coding agent quotes beside a developer's message. The "
     "passages come from the project's earlier sessions: conversations between the developer and "

@@ -182,3 +182,18 @@ def test_the_runs_units_for_the_judge_model_are_not_re_read_but_the_tools_are(st
     assert len(pooled) == RERANKED and recall.encoder.pending.judged == 0  # type: ignore[attr-defined]
     recall.search("pgbouncer port", max_results=3)
     assert recall.encoder.pending.judged == 1  # type: ignore[attr-defined]
+
+
+def test_the_judge_models_units_come_from_as_many_sessions_as_units(store: SessionStore, tmp_path: Path) -> None:
+    """clio.app.recall.LazyRecall.pool: its first units are not cut to the best ten sessions
+    (stop 92): a fact whose unit ranks among the first 20 from a twelfth session is read too."""
+    from clio.app.recall import LazyRecall
+    from clio.recall.model_judge import POOL_UNITS
+    from clio.tools.context import Services
+
+    for i in range(14):
+        add_session(store, [f"which port does pgbouncer listen on in region {i}?", f"pgbouncer listens on 64{i:02d} in that region."])
+    recall = LazyRecall(tmp_path / "recall.sqlite", store, Services(sessions=store))
+    recall.encoder = None
+    pooled = recall.pool("pgbouncer port region")
+    assert len({h["session_id"] for h in pooled}) == 14 and len(pooled) <= POOL_UNITS
