@@ -34,12 +34,13 @@ LETTERS = "ABCDEFGHIJKLMNOPQRST"  # a request sends at most this many passages
 # stop 88's units (the benches' replay): every admissible one, up to eight by cosine; read blind
 # under stop 88's second rule, 47 -> 49 rewordings of 60 against three
 UNITS = 8
-# the units a request sends since stop 89's second rule: the memory tool's first ones, its search
-# over recall_sessions' default sessions; read blind, 49 -> 54 rewordings of 60 and 3 -> 0 false
+# the units a request sends since stop 89's second rule: the memory tool's first ones (its search
+# with the helper, in its order, over :data:`POOL_SESSIONS`); read blind, 49 -> 54 rewordings of 60 and 3 -> 0 false
 # blocks of 120 against the eight admissible ones (docs/memory.md, "A model of your endpoint as the judge")
 POOL_UNITS = 20
 # from as many sessions as units: capped at ten, a unit ranked in the first 20 from an eleventh
-# session was left out (on four read sets 5 rewordings of 120 among them: stop 92's third rule)
+# session was left out (on four read sets 5 rewordings of 120 among them; read blind, 46 -> 47 of
+# 60 quoted, false blocks 5 -> 5: stop 92's third rule)
 POOL_SESSIONS = POOL_UNITS
 INSTRUCTIONS = (
     "You decide which archived passages a coding agent quotes beside a developer's message. The "
