@@ -87,7 +87,13 @@ _MOMENT = AT_HAND | {"now", "today", "still"}
 # a message that opens as news for the reader ("fyi ...", "heads up: ...", "just so you know, ...")
 _ANNOUNCED = lazy(r"\W*(?:fyi|f\.y\.i\.?|heads[- ]up|just so you know|psa)\b[\s,:;.!-]*", re.I)
 # something gone wrong, in the news itself (narrower than _TROUBLE: "later today", "should" are news)
-_FAILING = lazy(rf"\b(?:{_FAILURE_WORDS}|outages?)\b|\b[45]\d\d\b|\b\w+(?:Error|Exception)\b", re.I)
+def _failure_named(words: str) -> re.Pattern[str]:
+    """A pattern for a failure said outright: one of ``words``, an outage, an HTTP error status, an
+    error's name (:data:`_FAILING`, :data:`_BROKEN`)."""
+    return lazy(rf"\b(?:{words}|outages?)\b|\b[45]\d\d\b|\b\w+(?:Error|Exception)\b", re.I)
+
+
+_FAILING = _failure_named(_FAILURE_WORDS)
 _NEWS_END = lazy(r"[.;!?\n]|,?\s+(?:so|but)\s+", re.I)  # where the news ends and what follows begins
 # ground rules for the work (:func:`ground_rules`): what not to touch, what to keep as it is, when
 # to ask first; a constraint on the work, not a question the archive answers
@@ -115,7 +121,7 @@ _RULES_ASK = lazy(
     r"|tell me\s+(?:what|which|where|how|who|why|the|if|whether))\b",
     re.I,
 )
-_BROKEN = lazy(rf"\b(?:{_BROKEN_WORDS}|outages?)\b|\b[45]\d\d\b|\b\w+(?:Error|Exception)\b", re.I)
+_BROKEN = _failure_named(_BROKEN_WORDS)
 _FIRST_CLAUSE_END = lazy(r"[.;:!](?:\s|$)|[\n,]|\s+(?:so|but)\s+", re.I)  # "2.1" ends nothing
 MOMENT_WORDS = 2  # a statement with no more own words than this, pointing at the moment, is a remark
 # shorter, a message without a question mark may still be a terse ask ("staging db port", "the
@@ -165,7 +171,8 @@ def ground_rules(text: str) -> bool:
     "tell me what ..." anywhere is a question (the rules and the first clause are read in the first
     300 characters)."""
     head = text[:300]
-    if "?" in text or _RULES_ASK.search(text) is not None or _GROUND_RULE.search(head) is None:
+    # the rule in 300 characters first: most messages hold none, and a long paste is not scanned
+    if "?" in text or _GROUND_RULE.search(head) is None or _RULES_ASK.search(text) is not None:
         return False
     return _BROKEN.search(_FIRST_CLAUSE_END.split(head, maxsplit=1)[0]) is None
 
