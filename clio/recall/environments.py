@@ -4,7 +4,9 @@ session that settled staging's: the same words, a cosine of 0.79, and the wrong 
 that names staging alone is answered by a unit that says staging (a value particular to staging is
 stated as staging's); one that names production alone is not answered by a unit that speaks of
 staging and never of production (a unit that names no environment may be production's: the
-default, often unnamed). A question that names both, or neither, reads every unit. The automatic
+default, often unnamed). A question that names both reads every unit unless it sets one beside
+the other ("is staging backed up at all, or only prod?", "same pool size as prod?": it asks about
+the one not set beside); one that names neither reads every unit. The automatic
 recall's decision reads it for every unit it would quote (:attr:`clio.recall.auto.Hit.elsewhere`);
 measured in docs/memory.md ("The environment a question singles out"). Pure; patterns compiled on
 first use.
@@ -24,6 +26,15 @@ _NAMES = {
     STAGING: lazy(r"\b(?:staging|stg)\b", re.I),  # "values-staging.yaml", "kafka-stg-0" too
 }
 _SENTENCE_END = lazy(r"[.!;](?=\s)|\n")
+# what sets an environment beside the one asked about, just before its name: "same ... as", "like",
+# "unlike", "than", "or only", "not", "rather than", "as opposed to", "instead of", "other than",
+# "apart from", "besides"; a few small words may stand between ("same 02:00 schedule as in prod")
+_BESIDE = lazy(
+    r"(?:\bsame\b(?:\W+[\w:.%-]+){0,4}?\W+as|(?<!\bi\s)(?<!\bwe\s)(?<!\byou\s)(?<!they\s)(?<!would\s)(?<!'d\s)\blike"
+    r"|\bunlike|\bthan|\bor\s+(?:only|just)|\bnot|\bas\s+opposed\s+to|\binstead\s+of|\bapart\s+from|\bbesides)"
+    r"(?:\s+(?:the|in|on|for|at|with|to|our|its|what|was|is))*\s+$",
+    re.I,
+)
 QUESTION_CHARS = 600  # of a question read (a follow-up carries its task after it)
 
 
@@ -32,13 +43,18 @@ def singled_out(question: str) -> str | None:
     other, else None. Its first line speaks first: a follow-up read with its task ("and in
     production?" under "what's the registry address in staging?") asks about the one it names.
     Where it names both, the sentence of its first question mark decides if it names one: "what's
-    the schema registry address in prod? I only have the staging one" asks about production."""
+    the schema registry address in prod? I only have the staging one" asks about production. Else,
+    where every mention of one is set beside the other (:func:`beside_only`), the other is asked:
+    "is the staging clickhouse backed up at all, or only prod?" asks about staging."""
     head = question[:QUESTION_CHARS]
     for text in (head.partition("\n")[0], head):
         named = named_in(text)
         if len(named) > 1:
-            named = named_in(first_question(head))
-            return named[0] if len(named) == 1 else None
+            asked = named_in(first_question(head))
+            if len(asked) == 1:
+                return asked[0]
+            asked = [env for env in named if not beside_only(env, text)]
+            return asked[0] if len(asked) == 1 else None
         if named:
             return named[0]
     return None
@@ -47,6 +63,12 @@ def singled_out(question: str) -> str | None:
 def named_in(text: str) -> list[str]:
     """The environments ``text`` names, production first."""
     return [env for env, pattern in _NAMES.items() if pattern.search(text)]
+
+
+def beside_only(env: str, text: str) -> bool:
+    """Whether every mention of ``env`` in ``text`` is set beside another environment ("... same
+    as prod", "... like staging", "not staging"), so that it is not the one asked about."""
+    return all(_BESIDE.search(text, max(0, m.start() - 60), m.start()) for m in _NAMES[env].finditer(text))
 
 
 def first_question(text: str) -> str:

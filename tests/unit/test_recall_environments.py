@@ -20,7 +20,6 @@ from tests.unit.test_answer_kind import _freqs, _hit
         ("how many machines does fernly-api-staging run with?", STAGING),
         ("the stg brokers reject our cert again", STAGING),
         # both, or neither: every unit is read
-        ("is staging on the same image as prod?", None),
         ("prod is on 2.12, staging too?", None),
         # both named, and the sentence of the first question mark names one: that one is asked
         ("merged to main, it's on staging. whats the deploy-prod tag format again?", PRODUCTION),
@@ -28,6 +27,16 @@ from tests.unit.test_answer_kind import _freqs, _hit
         ("I only know prod got bumped. what's the sidekiq concurrency on staging? no rush", STAGING),
         ("For the staging Triton, where we upload the models? Is it the same bucket like production?", STAGING),
         ("what's the port; prod or staging? the env example only has one", None),
+        # both named, and every mention of one set beside the other: the other is asked
+        ("is staging on the same image as prod?", STAGING),
+        ("is the staging clickhouse backed up at all, or only prod?", STAGING),
+        ("how long do we keep staging backups, same 30 days as in prod or shorter?", STAGING),
+        ("what did we set the staging retention to, lower than production?", STAGING),
+        ("whats the pgbouncer pool size on prod, not staging", PRODUCTION),
+        ("Is production also behind PgBouncer like staging, and what port does the prod database use?", PRODUCTION),
+        ("the schema registry address the producers use in production rather than in staging?", PRODUCTION),
+        ("I'd like staging to mirror prod, what's the image?", None),  # a wish, not a comparison
+        ("same pool size on staging as prod? and what is prod's timeout?", None),  # prod asked too
         ("prod and staging differ somewhere, no idea where", None),  # no question mark
         ("which port does the database listen on?", None),
         ("what did the product team decide about the production line names?", PRODUCTION),
@@ -81,3 +90,8 @@ def test_the_other_environments_unit_is_not_quoted_by_meaning_or_words() -> None
     # a question that names no environment reads both
     either = auto.score_hits("what's the schema registry address?", [_hit(STAGING_ANSWER, 3), _hit(PROD_ANSWER, 7)], None, _freqs, near)
     assert all(h.relevant for h in either)
+    # production set beside staging: staging's question, production's unit not quoted
+    beside = auto.score_hits(
+        "is the staging schema registry address the same as prod?", [_hit(STAGING_ANSWER, 3), _hit(PROD_ANSWER, 7)], None, _freqs, near
+    )
+    assert [h.relevant for h in beside] == [True, False]
