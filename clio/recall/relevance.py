@@ -290,10 +290,13 @@ _TASK_VERBS: frozenset[str] = frozenset(_TASK.split())
 WORK_WORDS: frozenset[str] = frozenset(excerpt_stem(w) for w in (*_WORK.split(), *(_TASK_VERBS - {"port"})))
 _LEAD = "please pls now also then and ok okay so next"
 _LEADS: frozenset[str] = frozenset(_LEAD.split())
+# what may stand between "can / could / would you" and the verb of an order
+_SOFTENERS = frozenset(("please", "pls", "kindly", "just", "maybe", "quickly"))
 
 
 def is_task(text: str) -> bool:
-    """Whether a message orders new work ("add …", "please write …", "can you make …") rather
+    """Whether a message orders new work ("add …", "please write …", "can you make …", "could you
+    please add …", "would you mind adding …") rather
     than asking something or reporting a problem: its first words, or, when it is not a question,
     a later sentence's ("the mapper should also take the prefix. add it with a spec"). Pure."""
     text = orders.without_prefix(text)
@@ -314,6 +317,11 @@ def _orders(text: str, message: str | None = None) -> bool:
         words = words[1:]
     if words[:2] in (["can", "you"], ["could", "you"], ["would", "you"]):
         words, polite = words[2:], True
+        while words[:1] and words[0] in _SOFTENERS:  # "could you please add ...", "can you just bump ..."
+            words = words[1:]
+        if words[:1] == ["mind"] and len(words) > 1 and words[1].endswith("ing"):  # "would you mind adding ..."
+            stem = words[1][:-3]
+            words = [stem if stem in _TASK_VERBS else stem + "e", *words[2:]]
     # "help me write a reply to …" asks for the writing ("help me understand why …" still asks)
     if words[:2] in (["help", "me"], ["help", "us"]):
         rest = words[3:] if words[2:3] == ["to"] else words[2:]

@@ -63,7 +63,11 @@ def test_chunks_cut_at_sentence_ends_within_the_limit() -> None:
      "let's rename the module", "ok, now set up dependabot", "send a push notification when a payment fails",
      "show the humidity with one decimal on the display", "export the admin users to CSV",
      "the FHIR mapper should also take the practitioner's prefix. add it with a spec",
-     "invoices over 10k need a second approver\nplease add that check to the approval service"],
+     "invoices over 10k need a second approver\nplease add that check to the approval service",
+     # asked politely: "please", "kindly", "just" ... after "can / could / would you"; "would you mind" + -ing
+     "Could you please add a CSV export of a depot's shipments for a given day?", "can you pls write a migration for it",
+     "Could you kindly add a flag for it?", "could you just bump react to 19?", "Would you mind adding a retry to the webhook sender?",
+     "would you mind writing the changelog entry"],
 )
 def test_orders_of_new_work_are_tasks(text: str) -> None:
     assert R.is_task(text)
@@ -75,7 +79,9 @@ def test_orders_of_new_work_are_tasks(text: str) -> None:
      "who should review the VAT logic?", "the brokers reject our certificate", "adding more memory did not help",
      "show me how we deploy to staging", "log in fails with a 403 on staging",
      "why does the export fail on staging? add logging if you must", "the sync failed again. can you add a retry?",
-     "the payment webhook returns 500. no idea why"],
+     "the payment webhook returns 500. no idea why",
+     "could you please remind me which port pgbouncer uses?", "would you mind explaining why we pinned numpy?",
+     "can you just tell me which port it was?", "would you mind checking why the build is red?"],
 )
 def test_questions_and_problem_reports_are_not_tasks(text: str) -> None:
     assert not R.is_task(text)
