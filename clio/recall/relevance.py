@@ -296,9 +296,9 @@ _SOFTENERS = frozenset(("please", "pls", "kindly", "just", "maybe", "quickly"))
 
 def is_task(text: str) -> bool:
     """Whether a message orders new work ("add …", "please write …", "can you make …", "could you
-    please add …", "would you mind adding …") rather
-    than asking something or reporting a problem: its first words, or, when it is not a question,
-    a later sentence's ("the mapper should also take the prefix. add it with a spec"). Pure."""
+    please add …", "would you mind adding …") rather than asking something or reporting a
+    problem: its first words, or, when it is not a question, a later sentence's ("the mapper
+    should also take the prefix. add it with a spec"). Pure."""
     text = orders.without_prefix(text)
     if _orders(text):
         return True
