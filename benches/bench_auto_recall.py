@@ -52,8 +52,12 @@ settled, then in other words; ``recall_dev/digests.json``), as clio's read-back 
 ``--long-replies`` runs them as a chatty model writes its replies: an opening line, a few lines of
 the step's output quoted, a closing offer (seeded); the authors' words stay whole inside.
 
+``--near-asked``, ``--nearby-results`` and ``--judged`` set the product's constants for an
+experiment (the helper's nearest messages asked, their units kept after the words', the units the
+packaged judge reads); each defaults to what clio ships.
+
     python benches/bench_auto_recall.py [--encoder] [--tool] [--narrated] [--whole-files] [--long-replies] [--sweep] [--misses]
-        [--scale DIR] [--random-vectors] [--repeat N]
+        [--scale DIR] [--random-vectors] [--repeat N] [--near-asked N] [--nearby-results N] [--judged N]
 """
 
 from __future__ import annotations
@@ -93,9 +97,10 @@ from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from clio.recall.encoder_models import EncoderModel, Endpoint, chosen  # noqa: E402
 from clio.recall.format import format_hits  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
-from clio.recall.query import DIGEST_ROLES, best_first  # noqa: E402
+from clio.recall.query import DIGEST_ROLES, NEAR_RESULTS, best_first  # noqa: E402
 from clio.recall.tool_search import NEAR as TOOL_NEAR  # noqa: E402
 from clio.recall.tool_search import WHOLE_UNITS, search_with_meaning  # noqa: E402
+from clio.recall.verdict import JUDGED  # noqa: E402
 from clio.store.sessions import SessionStore  # noqa: E402
 from testkit.encoder_helper import wait_for_judge  # noqa: E402
 from testkit.fakeserver import FakeServer  # noqa: E402
@@ -115,6 +120,10 @@ MEANING_WEIGHT: list[float | None] = [None]  # --meaning-weight: instead of the 
 WEAK_WORDS_WEIGHT: list[float | None] = [None]  # --weak-words-weight: likewise, when the words barely match
 SERVED: list[Endpoint | None] = [None]  # --served: the helper asks this endpoint's embeddings API (recall_embeddings)
 MODELS_FROM: list[Path | None] = [None]  # --models-from: a $CLIO_HOME whose installed models the helper may run
+# the product's constants, set by flags for an experiment (each defaults to what clio ships)
+NEAR: list[int] = [NEAR_ASKED]  # --near-asked: the helper's nearest messages asked for a message
+NEARBY_RESULTS: list[int] = [NEAR_RESULTS]  # --nearby-results: their units after the words' results
+JUDGED_UNITS: list[int] = [JUDGED]  # --judged: the admissible units the packaged judge reads
 
 
 def say(call: dict[str, Any]) -> str:
@@ -216,7 +225,7 @@ def step(
         return [], [], ""
     if encoder is not None:
         encoder.judge = JUDGE[0]  # as clio.app.app sets it from recall_judge
-    pending = encoder.begin(text, near=NEAR_ASKED) if encoder is not None else None
+    pending = encoder.begin(text, near=NEAR[0]) if encoder is not None else None
     try:
         results = best_first(
             index.search,
@@ -226,13 +235,14 @@ def step(
             with_text=True,
             mode="lexical",
             nearby=pending.near if pending is not None else None,
+            nearby_results=NEARBY_RESULTS[0],
         )
         similarity = pending.finish if pending is not None else None
         cut = ASK_CUT[0] if ASK_CUT[0] is not None else encoder.cosine_ask() if encoder is not None else R.COSINE_ASK
         hits = auto.score_hits(text, results, None, partial(index.frequencies, refresh=False), similarity, cut, index.said_to_other_questions, task=False) if results else []
         weights = encoder.verdict() if encoder is not None and ASK_CUT[0] is None else None
         if pending is not None and weights is not None:
-            hits = judged(hits, text, pending, weights)  # as clio.recall.auto_turn.search_and_score does
+            hits = judged(hits, text, pending, weights, JUDGED_UNITS[0])  # as clio.recall.auto_turn.search_and_score does
     finally:
         if pending is not None:
             pending.close()
@@ -776,7 +786,11 @@ def main() -> None:
     ap.add_argument("--digests", type=Path, help="a JSON {set letter: {session name: digest}}: each session carries its digest as clio's read-back keeps it (recall_dev/digests.json: what a model would write at a session's end)")
     ap.add_argument("--served", action="store_true", help="with --encoder: the model (MiniLM, or --models-from's) served over HTTP on 127.0.0.1 as an embeddings API, and the helper asking it as for recall_embeddings (its threshold calibrated)")
     ap.add_argument("--lend", choices=lend_variants.MODES, default="shipped", help="a variant of the refine stage that lends a hit's score to its neighbours (benches/lend_variants.py)")
+    ap.add_argument("--near-asked", type=int, default=NEAR_ASKED, help=f"with --encoder: the helper's nearest messages asked for each message (shipped: {NEAR_ASKED})")
+    ap.add_argument("--nearby-results", type=int, default=NEAR_RESULTS, help=f"with --encoder: the units of those nearest messages kept after the words' results (shipped: {NEAR_RESULTS})")
+    ap.add_argument("--judged", type=int, default=JUDGED, help=f"with --encoder: the admissible units the packaged judge reads a message (shipped: {JUDGED})")
     args = ap.parse_args()
+    NEAR[0], NEARBY_RESULTS[0], JUDGED_UNITS[0] = args.near_asked, args.nearby_results, args.judged
     lend_variants.use(args.lend)
     MODELS_FROM[0] = args.models_from
     if args.served:

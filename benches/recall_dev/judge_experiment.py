@@ -25,6 +25,7 @@ tokenizers``)::
 
     python judge_experiment.py check judge_data/part_*.json          # format, and form balanced
     python judge_experiment.py candidates OUT.pkl [PROBES.json] [--models-from CLIO_HOME] [--no-judge] [--pool]
+        [--pool-units N] [--pool-sessions N] [--near-asked N] [--nearby-results N] [--judged N]
                                                                      # no PROBES.json: the sets' own probes
     python judge_experiment.py pairs OUT.json judge_data/part_1.json ...
     python judge_experiment.py train OUT.pt PAIRS.json --minilm DIR [--steps 1600 --layers 6]
@@ -465,6 +466,11 @@ def main() -> None:
     ap.add_argument("--models-from", type=Path, metavar="CLIO_HOME", help="candidates: the helper runs the model clio would with the models installed there (mpnet)")
     ap.add_argument("--no-judge", action="store_true", help="candidates: scored as with recall_judge: false (the decision without the packaged judge, as before stop 66)")
     ap.add_argument("--pool", action="store_true", help="candidates: also the memory tool's first units, as the judge model would read them (stop 89)")
+    ap.add_argument("--pool-units", type=int, help="candidates with --pool: the units the judge model reads (model_judge.POOL_UNITS; shipped 20)")
+    ap.add_argument("--pool-sessions", type=int, help="candidates with --pool: the sessions they may come from (model_judge.POOL_SESSIONS; shipped as many as units)")
+    ap.add_argument("--near-asked", type=int, help="candidates: the helper's nearest messages asked for a message (bench_auto_recall.py's flag)")
+    ap.add_argument("--nearby-results", type=int, help="candidates: their units kept after the words' results (bench_auto_recall.py's flag)")
+    ap.add_argument("--judged", type=int, help="candidates: the admissible units the packaged judge reads (bench_auto_recall.py's flag)")
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--layers", type=int, help="train: how many of the encoder's layers to keep (all: MiniLM's 6, mpnet's 12)")
     ap.add_argument("--base", type=Path, help="heldout, decide: the judge is on this encoder (its transformers folder), read with its tokenizer")
@@ -482,6 +488,14 @@ def main() -> None:
 
         B.MODELS_FROM[0] = args.models_from
         B.JUDGE[0] = not args.no_judge
+        for knob, value in ((B.NEAR, args.near_asked), (B.NEARBY_RESULTS, args.nearby_results), (B.JUDGED_UNITS, args.judged)):
+            if value is not None:
+                knob[0] = value
+        from clio.recall import model_judge
+
+        if args.pool_units is not None:
+            model_judge.POOL_UNITS = args.pool_units
+        model_judge.POOL_SESSIONS = args.pool_sessions or model_judge.POOL_UNITS
         candidates(args.out, args.inputs[0] if args.inputs else None, with_pool=args.pool)
     elif args.step == "pairs":
         pairs(args.out, args.inputs)

@@ -136,10 +136,10 @@ def search_and_score(
     return Searched(query=query, hits=hits, ms=(time.perf_counter() - started) * 1000, results=results)
 
 
-def judged(hits: list[auto.Hit], query: str, scores: Scores, weights: Verdict) -> list[auto.Hit]:
-    """The hits with the judge's reading of the best admissible ones (:mod:`clio.recall.verdict`);
-    as they were when the helper has no judge, or gave no answer in time."""
-    picked = verdict.to_judge(hits)
+def judged(hits: list[auto.Hit], query: str, scores: Scores, weights: Verdict, top: int = verdict.JUDGED) -> list[auto.Hit]:
+    """The hits with the judge's reading of the best admissible ones (:mod:`clio.recall.verdict`),
+    ``top`` of them; as they were when the helper has no judge, or gave no answer in time."""
+    picked = verdict.to_judge(hits, top)
     if not picked or any(hits[i].features.cosine is None for i in picked):
         return hits  # a unit without its cosine (a first fill under way): the fit never saw one
     read = [i for i in picked if verdict.reachable(hits[i], weights)]  # the others stay under the bar
