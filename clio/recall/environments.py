@@ -18,6 +18,7 @@ none. The automatic recall's decision reads it for every unit it would quote
 (:attr:`clio.recall.auto.Hit.elsewhere`); measured in docs/memory.md ("The environment a question
 singles out"). Pure; patterns compiled on first use.
 """
+
 from __future__ import annotations
 
 import re
