@@ -201,16 +201,25 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             )
             if skipped:
                 rows = [r for r in rows if (r[0], r[2]) not in skipped]
-            names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
             units = self._guarded(self._units, rows, keep, max_sessions, max_results, (), whole_units)
             extra = (
                 self._guarded(self._near_units, nearby, keep, nearby_results, units)
                 if nearby is not None and not fuse_nearby
                 else []
             )
+            names = self._names({row[0] for row, _ in (*units, *extra)})
         return shape_units(units, names, terms, with_text, texts) + [
             dict(r, found="meaning") for r in shape_units(extra, names, terms, with_text, texts)
         ]
+
+    def _names(self, sessions: set[str]) -> dict[str, str]:
+        """The names of ``sessions`` (those a search's units come from: 0.36 ms for every name of
+        1,200 sessions on each search, growing with the archive; a few ids cost 0.01)."""
+        if not sessions:
+            return {}
+        ids = sorted(sessions)
+        sql = f"SELECT session_id, name FROM sessions WHERE session_id IN ({','.join('?' * len(ids))})"
+        return dict(self._conn.execute(sql, ids).fetchall())
 
     def _near_units(
         self, near: Callable[[], Sequence[int]], keep: Any, count: int, taken: Sequence[tuple[tuple[Any, ...], list[Part]]]
