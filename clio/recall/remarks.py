@@ -86,13 +86,13 @@ _STATE = lazy(r",|\b\w{3,}ed\b|\b\w+'(?:s|re|ll|m|ve)\b|\b(?:is|are|was|were|am|
 _MOMENT = AT_HAND | {"now", "today", "still"}
 # a message that opens as news for the reader ("fyi ...", "heads up: ...", "just so you know, ...")
 _ANNOUNCED = lazy(r"\W*(?:fyi|f\.y\.i\.?|heads[- ]up|just so you know|psa)\b[\s,:;.!-]*", re.I)
-# something gone wrong, in the news itself (narrower than _TROUBLE: "later today", "should" are news)
 def _failure_named(words: str) -> re.Pattern[str]:
     """A pattern for a failure said outright: one of ``words``, an outage, an HTTP error status, an
     error's name (:data:`_FAILING`, :data:`_BROKEN`)."""
     return lazy(rf"\b(?:{words}|outages?)\b|\b[45]\d\d\b|\b\w+(?:Error|Exception)\b", re.I)
 
 
+# something gone wrong, in the news itself (narrower than _TROUBLE: "later today", "should" are news)
 _FAILING = _failure_named(_FAILURE_WORDS)
 _NEWS_END = lazy(r"[.;!?\n]|,?\s+(?:so|but)\s+", re.I)  # where the news ends and what follows begins
 # ground rules for the work (:func:`ground_rules`): what not to touch, what to keep as it is, when
