@@ -300,7 +300,7 @@ class RecallIndex(RefreshSide, LexicalSide, SemanticSide):
             if refresh:
                 self.refresh()
             rows: list[tuple[Any, ...]] = self._guarded(self._query, match, exclude_session, limit)
-            names = dict(self._conn.execute("SELECT session_id, name FROM sessions").fetchall())
+            names = self._names({r[1] for r in rows})
         return shape_results([r[1:] for r in rows], names, terms, max_sessions, max_results)
 
     def frequencies(
