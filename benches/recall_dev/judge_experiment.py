@@ -493,9 +493,10 @@ def main() -> None:
                 knob[0] = value
         from clio.recall import model_judge
 
-        if args.pool_units is not None:
-            model_judge.POOL_UNITS = args.pool_units
-        model_judge.POOL_SESSIONS = args.pool_sessions or model_judge.POOL_UNITS
+        if args.pool_units is not None:  # the sessions follow the units, as model_judge derives them
+            model_judge.POOL_UNITS = model_judge.POOL_SESSIONS = args.pool_units
+        if args.pool_sessions is not None:
+            model_judge.POOL_SESSIONS = args.pool_sessions
         candidates(args.out, args.inputs[0] if args.inputs else None, with_pool=args.pool)
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
