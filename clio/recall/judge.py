@@ -15,7 +15,8 @@ with developers' short forms written out (:mod:`clio.recall.abbreviations`: "pro
 "production", stop 84), padded to that length as the file says: the decision's weights were
 fitted on those logits (each pair at its own length, refitted, takes a sixth off the judged
 step's median and nothing off its p95, and moved the decision: stops 69, 83 and 84, not taken;
-docs/memory.md, "Each pair at its own length, refitted").
+docs/memory.md, "Each pair at its own length, refitted"). Its int8 products are exact on every x86
+CPU (:data:`PRECISE_INT8`), so it gives the logits the decision was fitted on wherever it runs.
 
 Unless the user's config says ``recall_judge: false`` (docs/memory.md, "The judge in the
 decision"): loaded in a thread as the helper starts (``--judge``, from a run with it on) or on the
@@ -44,6 +45,7 @@ MAX_TOKENS = 128  # as trained; the tokenizer file also pads each pair to this l
 THREADS = 2
 MAX_TEXTS = 8  # a request to the helper judges at most this many units
 MAX_CHARS = 4000  # of a unit the helper is sent (the tokenizer reads fewer)
+PRECISE_INT8 = "session.x64quantprecision"  # onnxruntime's key: exact int8 products without VNNI
 
 
 def packaged() -> bytes:
@@ -75,6 +77,12 @@ class Judge:
         # operators (no spinning: they would take the cores the run needs next)
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
+        # the same logits on every x86 CPU: without VNNI (AVX2, AVX-512 without it) onnxruntime's
+        # uint8 x int8 products saturate in 16 bits, and this judge read a near miss 0.59 of a logit
+        # higher there than on the CPU the decision was fitted on (docs/memory.md, "The judge reads
+        # alike on every CPU"); this asks for exact uint8 x uint8 products on those CPUs (~25% slower
+        # there), and changes nothing on others
+        options.add_session_config_entry(PRECISE_INT8, "1")
         self.session = ort.InferenceSession(raw, options, providers=["CPUExecutionProvider"])
         self.pool = (
             ThreadPoolExecutor(threads, thread_name_prefix="clio-judge", initializer=clio_threads.block_interrupts)

@@ -34,10 +34,23 @@ def test_the_packaged_judge_reads_the_answer_above_a_near_miss() -> None:
     assert len(logits) == 3 and logits[2] > 0 > logits[0], logits
     assert logits[2] > logits[1] > logits[0], logits
     # the judge the decision's weights were fitted on (clio.recall.encoder_models.Verdict): these
-    # logits are those of its export before its NaN guards were stripped (stop 68), to the bit
+    # logits are those of its export before its NaN guards were stripped (stop 68), to the bit, on
+    # every x86 CPU: without VNNI (AVX2 only: AMD Zen 2/3, Intel before Ice Lake) onnxruntime's
+    # default int8 products saturate, and this read [-3.8112, 0.5468, 3.8287] (the near miss over 0)
     assert logits == [-3.8271, -0.0404, 4.1232], logits
     # pairs read at once on two threads read as one after the other, in the order given
     assert Judge(threads=2).score(QUESTION, [UNRELATED, NEAR_MISS, ANSWER, NEAR_MISS]) == [*logits, logits[1]]
+
+
+@needs_model
+def test_the_judge_asks_for_exact_int8_products_whatever_the_cpu() -> None:
+    # where the CPU has VNNI the products are exact anyway and the logits above cannot tell the
+    # option is gone: the session itself is asked
+    from clio.recall.judge import PRECISE_INT8, Judge
+
+    options = Judge(threads=1).session.get_session_options()
+    assert PRECISE_INT8 == "session.x64quantprecision"  # onnxruntime's kOrtSessionOptionsAvx2PrecisionMode
+    assert options.get_session_config_entry(PRECISE_INT8) == "1"
 
 
 @needs_model
