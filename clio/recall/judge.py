@@ -80,7 +80,7 @@ class Judge:
         # the same logits on every x86 CPU: without VNNI (AVX2, AVX-512 without it) onnxruntime's
         # uint8 x int8 products saturate in 16 bits, and this judge read a near miss 0.59 of a logit
         # higher there than on the CPU the decision was fitted on (docs/memory.md, "The judge reads
-        # alike on every CPU"); this asks for exact uint8 x uint8 products on those CPUs (~25% slower
+        # alike on every CPU"); this asks for exact uint8 x uint8 products on those CPUs (14-27% slower
         # there), and changes nothing on others
         options.add_session_config_entry(PRECISE_INT8, "1")
         self.session = ort.InferenceSession(raw, options, providers=["CPUExecutionProvider"])
