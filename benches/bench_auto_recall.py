@@ -90,6 +90,7 @@ from clio.prompts import load_prompt  # noqa: E402
 from clio.recall import auto  # noqa: E402
 from clio.recall import relevance as R  # noqa: E402
 from clio.recall.auto_turn import NEAR_ASKED, SEARCH_RESULTS, SEARCH_SESSIONS, judged, plan  # noqa: E402
+from clio.recall.cpu_kind import describe, this_cpu
 from clio.recall.encoder import Encoder  # noqa: E402
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_calibration import stored  # noqa: E402
@@ -790,6 +791,7 @@ def main() -> None:
     ap.add_argument("--nearby-results", type=int, default=NEAR_RESULTS, help=f"with --encoder: the units of those nearest messages kept after the words' results (shipped: {NEAR_RESULTS})")
     ap.add_argument("--judged", type=int, default=JUDGED, help=f"with --encoder: the admissible units the packaged judge reads a message (shipped: {JUDGED})")
     args = ap.parse_args()
+    print(f"cpu: {describe(this_cpu())}", flush=True)  # a timing from one kind of CPU says little of the other
     NEAR[0], NEARBY_RESULTS[0], JUDGED_UNITS[0] = args.near_asked, args.nearby_results, args.judged
     lend_variants.use(args.lend)
     MODELS_FROM[0] = args.models_from

@@ -24,6 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from clio.recall.cpu_kind import describe, this_cpu  # noqa: E402
 from testkit.clio_run import run_clio  # noqa: E402
 from testkit.encoder_helper import stop_helper  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
@@ -40,6 +41,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
+    print(f"cpu: {describe(this_cpu())}", flush=True)  # a timing from one kind of CPU says little of the other
     with tempfile.TemporaryDirectory() as tmp:
         project, home = Path(tmp) / "proj", Path(tmp) / "home"
         project.mkdir()

@@ -45,6 +45,7 @@ from typing import Any
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
+from clio.recall.cpu_kind import describe, this_cpu
 from clio.recall.encoder_cache import filled  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from testkit.clio_run import CLIO, wait_background, write_archive  # noqa: E402
@@ -163,6 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cold", action="store_true", help="no helper before each 'on' run: the first run after it left")
     ap.add_argument("--real", action="store_true", help="llama.cpp's server answers (scripts/real-model.sh), not the fake server")
     args = ap.parse_args(argv)
+    print(f"cpu: {describe(this_cpu())}", flush=True)  # a timing from one kind of CPU says little of the other
     if args.real:
         from testkit.realmodel_server import start_llama_server
 

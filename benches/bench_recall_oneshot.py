@@ -37,6 +37,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # bench_auto_recall, for 
 
 from bench_auto_recall import SET_NAMES, build, load_set, shows  # noqa: E402
 
+from clio.recall.cpu_kind import describe, this_cpu  # noqa: E402
 from testkit.clio_run import run_clio  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
 from testkit.scripted import is_consolidation, latest_user  # noqa: E402
@@ -119,6 +120,7 @@ def main() -> None:
     ap.add_argument("--pause", type=float, default=0.0, help="seconds between runs")
     ap.add_argument("--misses", action="store_true", help="list what each set missed or wrongly quoted")
     args = ap.parse_args()
+    print(f"cpu: {describe(this_cpu())}", flush=True)  # a timing from one kind of CPU says little of the other
     totals = {"same": [0, 0], "reworded": [0, 0], "unrelated": [0, 0]}
     for name in [n for n in args.sets.split(",") if n]:
         r = run_set(name, args)

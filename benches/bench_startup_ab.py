@@ -40,6 +40,7 @@ import pexpect
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # testkit/ (appended: an installed clio comes first)
 
+from clio.recall.cpu_kind import describe, this_cpu  # noqa: E402
 from testkit.clio_run import clio_env, write_archive  # noqa: E402
 from testkit.fakeserver import FakeServer, Reply  # noqa: E402
 
@@ -170,6 +171,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=40)
     ap.add_argument("--messages", type=int, default=30)
     args = ap.parse_args()
+    print(f"cpu: {describe(this_cpu())}", flush=True)  # a timing from one kind of CPU says little of the other
     only = set(args.only.split(","))
     compileall.compile_dir(args.before, quiet=1)
     print(f"{args.pairs} pairs; before: {args.before}; after: the installed clio ({sys.executable})")

@@ -193,11 +193,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return mcp_main(argv[1:])
     if argv[:1] == ["encoder"]:  # `clio encoder [install|remove]`: the automatic recall's model
-        from clio.app.encoder_install import configured_endpoint
         from clio.app.encoder_install import main as encoder_main
+        from clio.app.encoder_status import configured
 
         home = resolve_paths(None, None).home
-        return encoder_main(argv[1:], home, configured_endpoint(home))
+        return encoder_main(argv[1:], home, configured(home))
     args = build_parser().parse_args(argv)
     color = not (args.no_color or os.environ.get("NO_COLOR"))
     if args.print_input is not None or (args.input is not None and args.exit):

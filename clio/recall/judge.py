@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import statistics
 import threading
+import time
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -46,6 +49,7 @@ THREADS = 2
 MAX_TEXTS = 8  # a request to the helper judges at most this many units
 MAX_CHARS = 4000  # of a unit the helper is sent (the tokenizer reads fewer)
 PRECISE_INT8 = "session.x64quantprecision"  # onnxruntime's key: exact int8 products without VNNI
+TIMES_KEPT = 64  # the helper's latest reads whose median ``clio encoder`` tells
 
 
 def packaged() -> bytes:
@@ -124,6 +128,9 @@ class HostedJudge:
         self.judge: Judge | None = None
         self.ready = threading.Event()  # set once loaded, or once it could not be
         self.asked = False
+        self.reads = 0  # messages judged since the helper started
+        self.times: deque[float] = deque(maxlen=TIMES_KEPT)  # each read's seconds, the latest
+        self._count = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -149,4 +156,17 @@ class HostedJudge:
             return None
         if not isinstance(texts, list) or len(texts) > MAX_TEXTS:
             raise ValueError(f"judge: a list of at most {MAX_TEXTS} texts")
-        return [float(x) for x in self.judge.score(query, [str(t)[:MAX_CHARS] for t in texts])]
+        start = time.perf_counter()
+        logits = [float(x) for x in self.judge.score(query, [str(t)[:MAX_CHARS] for t in texts])]
+        if logits:
+            with self._count:
+                self.reads += 1
+                self.times.append(time.perf_counter() - start)
+        return logits
+
+    def median_ms(self) -> float | None:
+        """The median time of the latest reads (each a message's units, read at once), in ms; None
+        before any: what the judge costs a searched message on this machine."""
+        with self._count:
+            times = list(self.times)
+        return round(statistics.median(times) * 1000, 1) if times else None

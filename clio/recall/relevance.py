@@ -308,6 +308,16 @@ def is_task(text: str) -> bool:
     return any(_orders(sentence, text) for sentence in sentences[1:]) or orders.wishes(sentences) or orders.plans(sentences, _TASK_VERBS)
 
 
+def _unended(stem: str) -> str:
+    """The verb of a form in -ing with its -ing taken off: "add" (adding), "set" (setting, its
+    consonant doubled), "write" (writing, its e dropped)."""
+    if stem in _TASK_VERBS:
+        return stem
+    if len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in _TASK_VERBS:
+        return stem[:-1]
+    return stem + "e"
+
+
 def _orders(text: str, message: str | None = None) -> bool:
     """Whether ``text`` (``message`` or one of its sentences) begins with an order of new work."""
     words = [w.lower() for w in fts_words(text[:200])]
@@ -320,8 +330,7 @@ def _orders(text: str, message: str | None = None) -> bool:
         while words[:1] and words[0] in _SOFTENERS:  # "could you please add ...", "can you just bump ..."
             words = words[1:]
         if words[:1] == ["mind"] and len(words) > 1 and words[1].endswith("ing"):  # "would you mind adding ..."
-            stem = words[1][:-3]
-            words = [stem if stem in _TASK_VERBS else stem + "e", *words[2:]]
+            words = [_unended(words[1][:-3]), *words[2:]]
     # "help me write a reply to …" asks for the writing ("help me understand why …" still asks)
     if words[:2] in (["help", "me"], ["help", "us"]):
         rest = words[3:] if words[2:3] == ["to"] else words[2:]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from clio.recall.cpu_kind import this_cpu
 from clio.recall.encoder_client import EncoderClient
 from clio.recall.encoder_models import MPNET
 from clio.recall.encoder_readiness import installed, socket_path
@@ -35,10 +36,19 @@ def test_status_and_an_unreachable_index(tmp_path: Path) -> None:
     r = run_clio(["encoder"], server=None, project=project, home=home, env_extra={"CLIO_RECALL_ENCODER": None})
     assert r.returncode == 0, r.stderr
     assert "minilm" in r.stdout and "mpnet" in r.stdout and "not installed (clio encoder install mpnet)" in r.stdout
-    assert r.stdout.strip().splitlines()[-2:] == [
+    said = r.stdout.strip().splitlines()
+    assert said[-3:-1] == [
         "in use: minilm",
         "its helper: not running (the first run in a project with history starts it)",
     ]
+    judge = "its judge: on (recall_judge): the helper loads it as it starts"
+    cpu = this_cpu()  # this machine's, as the installed clio reads it
+    if cpu.vnni is False:  # where the judge is several times slower, the user is told how to turn it off
+        judge += f"; this CPU ({cpu.name}) has no VNNI, on which the judge is several times slower: recall_judge: false in $CLIO_HOME/config.yaml turns it off"
+    assert said[-1] == judge
+    (home / "config.yaml").write_text("recall_judge: false\n")
+    r = run_clio(["encoder"], server=None, project=project, home=home, env_extra={"CLIO_RECALL_ENCODER": None})
+    assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == "its judge: off (recall_judge: false)", r.stdout
 
     url = f"http://127.0.0.1:{closed_port()}/simple"
     r = run_clio(["encoder", "install", "mpnet", "--index-url", url], server=None, project=project, home=home)
@@ -102,7 +112,7 @@ def test_stop_lets_the_running_helper_go_at_once(tmp_path: Path) -> None:
         # gone, its memory with it (not yet reaped here: this test started it)
         assert process_gone(pid)
         r = run_clio(["encoder"], server=None, project=project, home=home, env_extra=env)
-        assert r.stdout.strip().splitlines()[-1] == "its helper: not running (the first run in a project with history starts it)"
+        assert r.stdout.strip().splitlines()[-2] == "its helper: not running (the first run in a project with history starts it)"
     finally:
         stop_helper(home)
 

@@ -82,6 +82,10 @@ def test_the_judge_drops_a_near_miss_and_brings_back_a_reworded_fact(tmp_path: P
             assert "<recalled_context>" not in clio(small_talk)
         long_report = clio(LONG_REPORT)
         assert "<recalled_context>" not in long_report, long_report
+        # `clio encoder` tells what the judge's reads of these messages cost on this machine
+        r = run_clio(["encoder"], server=None, project=proj, home=home, env_extra=on)
+        judge = r.stdout.strip().splitlines()[-1]
+        assert re.match(r"its judge: on \(recall_judge\), \d+ ms a searched message \(the median of its latest reads; [2-9] since", judge), judge
     finally:
         server.stop()
         stop_helper(home)

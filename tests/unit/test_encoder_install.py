@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from clio.app.encoder_install import DATA_DIR, InstallError, install, status
+from clio.app.encoder_install import DATA_DIR, InstallError, install
+from clio.app.encoder_status import status
 from clio.recall.encoder_cache import CACHE_NAME, allowed
 from clio.recall.encoder_models import (
     ENV_SWITCH,

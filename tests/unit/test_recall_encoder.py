@@ -67,7 +67,8 @@ def test_chunks_cut_at_sentence_ends_within_the_limit() -> None:
      # asked politely: "please", "kindly", "just" ... after "can / could / would you"; "would you mind" + -ing
      "Could you please add a CSV export of a depot's shipments for a given day?", "can you pls write a migration for it",
      "Could you kindly add a flag for it?", "could you just bump react to 19?", "Would you mind adding a retry to the webhook sender?",
-     "would you mind writing the changelog entry"],
+     "would you mind writing the changelog entry",
+     "would you mind setting up dependabot?"],  # the consonant doubled before -ing
 )
 def test_orders_of_new_work_are_tasks(text: str) -> None:
     assert R.is_task(text)
@@ -531,7 +532,8 @@ def test_an_installed_model_whose_helper_fails_gives_way_to_minilm(
     """mpnet marked installed but its files gone (a damaged install): its helper fails to start and
     says why; the next run uses MiniLM (its own socket and cache) rather than no encoder, and
     `clio encoder` tells it. Naming mpnet explicitly keeps it (the user asked for that one)."""
-    from clio.app.encoder_install import _forget_failure, status
+    from clio.app.encoder_install import _forget_failure
+    from clio.app.encoder_status import status
     from clio.recall.encoder_models import INSTALLED_MARK, MINILM, MPNET
 
     home, clio_dir = helper_home

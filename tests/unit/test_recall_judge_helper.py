@@ -96,6 +96,7 @@ def test_the_helper_judges_the_units_on_the_scores_connection(tmp_path: Path, mo
         quiet_start = plain.begin(QUESTION)
         assert quiet_start is not None and quiet_start.finish(QUESTION, [[ANSWER]]) is not None
         assert not quiet_start.judging and plain.status()["judge"] is False  # not asked: never loaded
+        assert plain.status()["judged"] == 0 and plain.status()["judge_ms"] is None  # nothing read yet
         wait_for_judge(client)
         pending = client.begin(QUESTION)
         assert pending is not None
@@ -120,6 +121,9 @@ def test_the_helper_judges_the_units_on_the_scores_connection(tmp_path: Path, mo
         assert bad is not None and bad.finish(QUESTION, [[ANSWER]]) is not None
         assert bad.judge(QUESTION, [ANSWER] * 9) is None
         assert client.status()["judge"] is True  # the helper serves on
+        # what `clio encoder` tells: the reads with units, and their median time (none read nothing)
+        got = client.status()
+        assert got["judged"] == 1 and isinstance(got["judge_ms"], float) and got["judge_ms"] > 0, got
     finally:
         stop_helper(home)
 
