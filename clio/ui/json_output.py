@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from clio.lazy_re import lazy
+from clio.llm import prices
 
 _PEM_OPEN = lazy(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
 _PEM_CLOSE = lazy(r"-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
@@ -129,18 +130,15 @@ class JsonUI:
     ) -> dict[str, Any]:
         """The run's result. ``background``: the session a read-back child was started for, after
         this object (clio.app.background): its requests are not in ``usage`` but in that session's."""
-        prompt = sum(int(u.get("prompt_tokens") or 0) for u in usage)
-        completion = sum(int(u.get("completion_tokens") or 0) for u in usage)
-        cached = sum(int(u.get("cached_tokens") or 0) for u in usage)
-        summed = {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
+        summed = prices.total(usage)
         out: dict[str, Any] = {
             "type": "result",
             "answer": self.final_text,
             "session_id": session_id,
             "usage": {
-                **summed,
-                "total_tokens": prompt + completion,
-                "requests": len(usage),
+                **{k: summed[k] for k in prices.TOKEN_KEYS},
+                "total_tokens": summed["prompt_tokens"] + summed["completion_tokens"],
+                "requests": summed["requests"],
                 "cost_usd": round(self.cost_usd, 6) if self.cost_usd is not None else None,
             },
             "tool_calls": self.tool_calls,
