@@ -124,7 +124,8 @@ def test_a_reworded_question_gets_the_fact_through_the_helper(tmp_path: Path) ->
         wait_filled(project)
         assert EncoderClient(home, project / ".clio").status()["idle_s"] == 90 * 60  # started with the user's time
         shown = run_clio(["encoder"], server=None, project=project, home=home, env_extra=on).stdout.splitlines()
-        assert re.fullmatch(r"its helper: running \(pid \d+, minilm, [\d,]+ MiB\), leaves after 90 idle minutes", shown[-1]), shown
+        assert re.fullmatch(r"its helper: running \(pid \d+, minilm, [\d,]+ MiB\), leaves after 90 idle minutes", shown[-2]), shown
+        assert shown[-1].startswith("its judge: on (recall_judge)"), shown  # then its judge (tests/e2e/test_encoder_cli.py)
 
         clio(REWORDED, {"CLIO_RECALL_ENCODER": "0"})  # the words alone find nothing to quote
         assert "allkeys-lru" not in sent(server, REWORDED)
