@@ -30,11 +30,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from clio.agent.side import UPKEEP_SYSTEM  # noqa: E402
 from clio.recall.cpu_kind import describe, this_cpu  # noqa: E402
 from clio.recall.model_judge import INSTRUCTIONS  # noqa: E402
 from testkit.clio_run import run_clio  # noqa: E402
 from testkit.encoder_helper import stop_helper  # noqa: E402
-from testkit.realmodel_harness import RecordingProxy  # noqa: E402
+from testkit.realmodel_harness import Exchange, RecordingProxy  # noqa: E402
 from testkit.realmodel_server import MODEL_ALIAS, start_llama_server  # noqa: E402
 from testkit.recall_sets import build, load_set  # noqa: E402
 
@@ -54,25 +55,23 @@ def kind(body: dict[str, Any]) -> str:
     first = str(messages[0].get("content") or "")
     if first.startswith(INSTRUCTIONS[:60]):
         return "judge"
-    return "read-back" if first.startswith("You maintain a coding agent's project memory") else "turn"
+    return "read-back" if first.startswith(UPKEEP_SYSTEM) else "turn"
 
 
-def cached(usage: dict[str, Any] | None, timings: dict[str, Any] | None) -> int | None:
-    got = ((usage or {}).get("prompt_tokens_details") or {}).get("cached_tokens")
-    if isinstance(got, int):
-        return got
-    n = (timings or {}).get("cache_n")
-    return n if isinstance(n, int) else None
+def described(ex: Exchange) -> str:
+    """A request as the server told it: its prompt tokens, those found cached, the prompt's time."""
+    ms = (ex.timings or {}).get("prompt_ms")
+    took = f"{ms / 1000:.1f} s" if isinstance(ms, (int, float)) else "?"
+    return f"{(ex.usage or {}).get('prompt_tokens')} prompt tokens, {ex.cached_tokens} cached; prompt read in {took}"
 
 
-def ask(base: str, messages: list[dict[str, str]]) -> str:
-    """One request at the server's API: its prompt tokens, those found cached, the prompt's time."""
+def ask(proxy: RecordingProxy, messages: list[dict[str, str]]) -> str:
+    """One request at the server's API, through the recording proxy, as it told it."""
     body = json.dumps({"model": MODEL_ALIAS, "messages": messages, "max_tokens": 8, "temperature": 0}).encode()
-    req = urllib.request.Request(base + "/chat/completions", body, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=600) as got:  # loopback only: the server started here
-        reply = json.load(got)
-    usage, timings = reply.get("usage"), reply.get("timings") or {}
-    return f"{(usage or {}).get('prompt_tokens')} prompt tokens, {cached(usage, timings)} cached; prompt read in {timings.get('prompt_ms', 0) / 1000:.1f} s"
+    req = urllib.request.Request(proxy.base_url + "/chat/completions", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as got:  # loopback only: the proxy and server started here
+        got.read()
+    return described(proxy.chat()[-1])
 
 
 def repl_order(ctx: int) -> None:
@@ -86,15 +85,17 @@ def repl_order(ctx: int) -> None:
     ]
     for extra in (("-np", "1"), ("-np", "1", "--cache-ram", "0")):
         base, stop = start_llama_server(ctx_size=ctx, extra_args=extra)
+        proxy = RecordingProxy(base).start()
         try:
             print(f"at the API (llama-server {' '.join(extra)}):", flush=True)
-            print(f"  turn 1: {ask(base, conv)}", flush=True)
+            print(f"  turn 1: {ask(proxy, conv)}", flush=True)
             conv2 = [*conv, {"role": "assistant", "content": "Keep function 7 small."}, {"role": "user", "content": "And rule 8?"}]
-            print(f"  turn 2: {ask(base, conv2)}", flush=True)
-            print(f"  another prompt: {ask(base, other)}", flush=True)
+            print(f"  turn 2: {ask(proxy, conv2)}", flush=True)
+            print(f"  another prompt: {ask(proxy, other)}", flush=True)
             conv3 = [*conv2, {"role": "assistant", "content": "Keep function 8 small."}, {"role": "user", "content": "And rule 9?"}]
-            print(f"  turn 3: {ask(base, conv3)}", flush=True)
+            print(f"  turn 3: {ask(proxy, conv3)}", flush=True)
         finally:
+            proxy.stop()
             stop()
 
 
@@ -135,13 +136,7 @@ def main() -> None:
                     if r.returncode != 0:
                         print(f"  run {run} exited {r.returncode}: {r.stderr.strip()[-300:]}")
                     for ex in proxy.chat():
-                        whole = {} if ex.streamed else ex.json_reply()  # the judge's request is not streamed
-                        usage = ex.usage if ex.streamed else whole.get("usage")
-                        timings = ex.timings if ex.streamed else whole.get("timings")
-                        prompt = (usage or {}).get("prompt_tokens")
-                        ms = (timings or {}).get("prompt_ms")
-                        took = f"{ms / 1000:.1f} s" if isinstance(ms, (int, float)) else "?"
-                        print(f"  run {run}, {kind(ex.body)} request: {prompt} prompt tokens, {cached(usage, timings)} cached; prompt read in {took}", flush=True)
+                        print(f"  run {run}, {kind(ex.body)} request: {described(ex)}", flush=True)
             finally:
                 proxy.stop()
                 stop()

@@ -122,23 +122,37 @@ class Exchange:
                     reason = choice["finish_reason"]
         return reason
 
+    def _figure(self, key: str) -> dict[str, Any] | None:
+        """The server's ``key`` object for this request: the stream's last chunk that carries it,
+        or a non-streamed reply's own (clio's judge-model request is not streamed); None if none."""
+        if not self.streamed:
+            got = self.json_reply().get(key)
+            return got if isinstance(got, dict) else None
+        found = None
+        for ev in self.events():
+            if isinstance(ev.get(key), dict):
+                found = ev[key]
+        return found
+
     @property
     def usage(self) -> dict[str, Any] | None:
         """The server's usage for this request (the stream's usage chunk), None if it sent none."""
-        found = None
-        for ev in self.events():
-            if isinstance(ev.get("usage"), dict):
-                found = ev["usage"]
-        return found
+        return self._figure("usage")
 
     @property
     def timings(self) -> dict[str, Any] | None:
         """llama-server's non-standard ``timings`` object (prompt_n, cache_n, predicted_per_second...)."""
-        found = None
-        for ev in self.events():
-            if isinstance(ev.get("timings"), dict):
-                found = ev["timings"]
-        return found
+        return self._figure("timings")
+
+    @property
+    def cached_tokens(self) -> int | None:
+        """The prompt tokens the server found cached: ``usage.prompt_tokens_details.cached_tokens``,
+        else ``timings.cache_n``; None if it told neither."""
+        got = ((self.usage or {}).get("prompt_tokens_details") or {}).get("cached_tokens")
+        if isinstance(got, int):
+            return got
+        n = (self.timings or {}).get("cache_n")
+        return n if isinstance(n, int) else None
 
     @property
     def first_content_s(self) -> float | None:
