@@ -44,7 +44,10 @@ QUESTION_WORDS = frozenset(["what", "which", "where", "when", "why", "how", "who
 AUXILIARIES = frozenset(["is", "are", "was", "were", "does", "do", "did", "can", "could", "should", "would", "will", "has", "have"])
 # what is in front of the user ("does it compile?": clio.recall.relevance.only_work_at_hand)
 AT_HAND = frozenset(["it", "its", "this", "that", "these", "those", "you", "your", "here", "there"])
-_QUESTION_WORD = "|".join(sorted(QUESTION_WORDS | {w + "s" for w in ("what", "where", "when", "why", "who", "how")}))
+# the question words with their contractions' spellings ("whats", "hows"), as :data:`_ASKS` and
+# :data:`_RULES_ASK` read them
+_QUESTION_FORMS = sorted(QUESTION_WORDS | {w + "s" for w in ("what", "where", "when", "why", "who", "how")})
+_QUESTION_WORD = "|".join(_QUESTION_FORMS)
 _AUXILIARY = "|".join(sorted(AUXILIARIES | {"any"}))
 _ASKS = lazy(
     r"\?"
@@ -115,7 +118,7 @@ _GROUND_RULE = lazy(
 # a question in a message of ground rules: a question word anywhere ("when" only leading it: "when
 # he pushes, rerun the tests" is a condition), an auxiliary leading it, or asking to be told a thing
 _RULES_ASK = lazy(
-    rf"\b(?:{'|'.join(sorted(w for w in _QUESTION_WORD.split('|') if w not in ('when', 'whens')))})\b"
+    rf"\b(?:{'|'.join(w for w in _QUESTION_FORMS if w not in ('when', 'whens'))})\b"
     rf"|^\W*(?:when|any|{'|'.join(sorted(AUXILIARIES))})\b"
     r"|\b(?:remind me|any idea|any ideas|wondering|link me|point me"
     r"|tell me\s+(?:what|which|where|how|who|why|the|if|whether))\b",
