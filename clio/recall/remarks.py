@@ -56,6 +56,14 @@ _ASKS = lazy(
     r"|\b(?:remind me|any idea|any ideas|wondering|tell me|link me|point me)\b",
     re.I,
 )
+# a question in news (:func:`news_asks`): a question word or an auxiliary leading a clause, or
+# asking to be told a thing; a question word inside a clause of the news is part of it ("when
+# traffic is lowest", "if anyone asks why no reminders went out")
+_NEWS_ASKS = lazy(
+    rf"(?:^|[.,;:!\n(]|\b(?:and|but|so|or|btw|also)\b)\s*(?:{_QUESTION_WORD}|{_AUXILIARY})\b"
+    r"|\b(?:remind me|any idea|any ideas|wondering|tell me|link me|point me)\b",
+    re.I,
+)
 # something gone wrong, said outright: a failure, a negation, "again", "still" (:func:`announced`
 # reads these alone; :data:`_TROUBLE` these and the milder marks beside them)
 # (:data:`_BROKEN_WORDS` alone: a failure named, which :func:`ground_rules` reads in a first clause)
@@ -164,6 +172,20 @@ def announced(text: str) -> bool:
     return _FAILING.search(news) is None
 
 
+def news_asks(text: str) -> bool:
+    """Whether a message opened as news (:data:`_ANNOUNCED`) asks something: a question mark, or,
+    after its opening, a question word or an auxiliary leading a clause ("fyi the deploy went out,
+    btw what was the flag for the canary"), or "remind me", "tell me" and the like. A question word
+    inside a clause of the news asks nothing: "fyi I'll run the migration at 22:00 when traffic is
+    lowest", "heads up, I'm pausing the dunning task, so if anyone asks why no reminders went out,
+    that's on purpose" (read in its first 300 characters; docs/memory.md, "A question word inside
+    news")."""
+    opened = _ANNOUNCED.match(text[:300])
+    if opened is None or not asks(text):
+        return asks(text)
+    return "?" in text or _NEWS_ASKS.search(text[opened.end() : 300]) is not None
+
+
 def ground_rules(text: str) -> bool:
     """Whether ``text`` lays down ground rules for the work and asks nothing: what not to touch,
     what to keep as it is, when to ask first ("I'm reworking the invoice PDF layout today, so
@@ -189,10 +211,10 @@ def is_remark(text: str, own: Sequence[str]) -> bool:
     no more than :data:`MOMENT_WORDS` own words about what is going on."""
     if ground_rules(text):
         return True
+    if announced(text):  # news: its own reading of what asks
+        return not news_asks(text)
     if asks(text):
         return False
-    if announced(text):
-        return True
     if len(text.split()) >= MIN_WORDS and tells_a_state(text) and not reports_trouble(text):
         return True
     return len(own) <= MOMENT_WORDS and any(w.lower() in _MOMENT for w in fts_words(text[:200]))

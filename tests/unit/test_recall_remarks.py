@@ -31,6 +31,10 @@ from clio.recall import auto_turn, relevance, remarks
         "Heads up: I'm splitting the invoice PDF rendering out of billing/pdf.py, don't touch it",
         "just so you know, the finance team reviews the invoice layout next week, but no rush on our side",
         "PSA: the staging certs rotate on friday",
+        # news whose question words sit inside its clauses, asking nothing (stop 96)
+        "fyi I'm restarting the staging workers at noon when the queue is empty, so expect a gap in the dashboards",
+        "heads up, I turned the nightly export off for tonight, so if anyone asks why the report is missing, that's on purpose",
+        "just so you know, I'm offline tomorrow, so ping dana if anyone needs to know where the release notes live",
     ],
 )
 def test_a_remark(text: str) -> None:
@@ -71,6 +75,12 @@ def test_a_remark(text: str) -> None:
         "fyi the invoice sync failed twice last night",
         "heads up: checkout throws InvalidSignatureError since the rotation",
         "fyibar keeps timing out on staging",  # not "fyi"
+        # news with a question: a question word or an auxiliary leading a clause, a question mark
+        "fyi, what port does the staging redis use",
+        "heads up the release is out, and which flag did we use for the canary",
+        "fyi the cache is warm. is the purge command still the same",
+        "fyi the cache is warm. remind me the purge command",
+        "heads up the release is out when you get a minute?",
     ],
 )
 def test_not_a_remark(text: str) -> None:
