@@ -24,7 +24,8 @@ too.
   after a state come back ("ci is green again").
 - :func:`ground_rules`: ground rules for the work, asking nothing ("I'm reworking the PDF layout
   today, so keep your hands off invoices/pdf.py"; "keep the specs green, don't change the audit
-  store"): a remark whatever trouble its conditions name, unless its first clause names a failure.
+  store"; "keep the LiveView changes out of this PR, no dependency bumps"): a remark whatever
+  trouble its conditions name, unless its first clause names a failure.
 - :func:`is_remark`: ground rules; or neither a question nor trouble, in a sentence that tells a
   state (not a bare noun phrase, which may be a terse ask: "staging database port for pgbouncer")
   of :data:`MIN_WORDS` words or more; or, not asked, at most :data:`MOMENT_WORDS` own words about
@@ -118,8 +119,12 @@ _GROUND_RULE = lazy(
     r"|\bstay\s+(?:out\s+of|away\s+from)\b"
     r"|\bkeep\s+(?:[\w./:'-]+\s+){0,4}(?:small|minimal|focused|tight|short|simple|untouched|unchanged"
     r"|as\s+it\s+is|as\s+is|green|compiling)\b"
-    r"|\bno\s+(?:(?:new|risky|drive-by|big|unrelated|breaking|other)\s+)?"
-    r"(?:changes|refactors?|refactoring|deploys?|dependencies|deps|migrations)\b"
+    r"|\bno\s+(?:[\w-]+\s+){0,2}"  # "no risky changes", "no infra changes", "no dependency bumps"
+    r"(?:changes|refactors?|refactoring|deploys?|dependencies|deps|migrations|bumps|upgrades|sweeps|rewrites|renames)\b"
+    # "keep the LiveView changes out of this PR"; not "users keep getting kicked out of" (trouble)
+    r"|\bkeep\s+(?!\w+ing\b)(?:[\w./:'-]+\s+){0,5}(?:out\s+of|separate\s+from|apart\s+from)\b"
+    r"|\b(?:focus|stick)\s+(?:only\s+)?on\b"
+    rf"|\b(?:do(?:n'?t|\s+not)|dont)\s+want\s+(?:anything|anyone|any\s+\w+)\s+(?:{_WORK_VERBS})(?:ing|ed|s)?\b"
     r"|\b(?:tell|ask|ping|check\s+with)\s+me\s+(?:first|before)\b",
     re.I,
 )

@@ -110,6 +110,13 @@ def test_a_short_follow_up_is_still_read_with_its_task() -> None:
         "I'm on the importer all week, so I'll keep the integration tests on the real broker; dont touch RabbitConfig",
         "please no new dependencies in the api package, we want to keep the lockfile as it is",
         "rerun the unit tests when he pushes the fix, but don't touch the overtime calculator",  # "when": a condition
+        # stop 96: more of their forms
+        "no schema changes this week, the DBA reviews the migration plan on thursday",
+        "keep the billing refactor out of this PR, it goes in its own branch",
+        "let's keep the mobile changes separate from the api work from now on",
+        "focus only on the export endpoint today, the admin screens can wait",
+        "I don't want anyone touching the payments module until the audit is done",
+        "small PR please, no dependency bumps and no formatting sweeps over the SQL files",
     ],
 )
 def test_ground_rules_are_a_remark(text: str) -> None:
@@ -141,6 +148,9 @@ def test_ground_rules_are_a_remark(text: str) -> None:
         "the worker won't deploy, it never merges the config",
         "the nightly export is failing again",
         "staging database port for pgbouncer",
+        # "keep" before a verb's -ing form tells trouble, not a rule
+        "users keep getting kicked out of their accounts on the live site",
+        "i keep getting logged out of staging after every deploy",
     ],
 )
 def test_not_ground_rules(text: str) -> None:
