@@ -1,7 +1,9 @@
 """End to end, issue 32: a remark, which asks nothing and reports no trouble ("dana approved the
 partner rate limit PR, merging after lunch", "deploying it now, brb"), pulls no block, through the
 installed clio, the fake server and the user's encoder helper (which does a one-shot run's recall),
-though the archive holds sessions with its words; a question about those sessions, or a report of
+though the archive holds sessions with its words; so does news whose question word sits inside a
+clause ("fyi I'll deploy ... at noon when the queue is quiet") and a scope laid down ("keep the
+... changes out of this PR"); a question about those sessions, or a report of
 trouble, still gets its block (clio.recall.remarks)."""
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ def test_a_remark_about_the_moment_pulls_no_block(tmp_path: Path) -> None:
             "deploying it now, brb",
             "dana approved the partner rate limit PR, merging after lunch",
             "billing api deploy to staging is out, watching the logs for a bit",
+            # news whose question word sits inside a clause; a scope laid down (stop 96)
+            "fyi I'll deploy the billing api to staging at noon when the queue is quiet, so the pods will roll",
+            "keep the partner rate limit changes out of this PR, they get their own branch",
         ):
             said = clio(remark)
             assert "<recalled_context>" not in said, said
