@@ -26,9 +26,11 @@ too.
   today, so keep your hands off invoices/pdf.py"; "keep the specs green, don't change the audit
   store"; "keep the LiveView changes out of this PR, no dependency bumps"): a remark whatever
   trouble its conditions name, unless its first clause names a failure.
-- :func:`is_remark`: ground rules; or neither a question nor trouble, in a sentence that tells a
-  state (not a bare noun phrase, which may be a terse ask: "staging database port for pgbouncer")
-  of :data:`MIN_WORDS` words or more; or, not asked, at most :data:`MOMENT_WORDS` own words about
+- :func:`news_asks`: whether news asks: a question mark, or a question word or an auxiliary leading
+  a clause after its opening ("fyi I'll run it at 22:00 when traffic is lowest" asks nothing).
+- :func:`is_remark`: ground rules; news that asks nothing; or neither a question nor trouble, in a
+  sentence that tells a state (not a bare noun phrase, which may be a terse ask: "staging database
+  port for pgbouncer") of :data:`MIN_WORDS` words or more; or, not asked, at most :data:`MOMENT_WORDS` own words about
   what is going on ("it segfaults", "hm still broken on my end": it, this, now, today, still ...).
 """
 
@@ -123,7 +125,8 @@ _GROUND_RULE = lazy(
     r"(?:changes|refactors?|refactoring|deploys?|dependencies|deps|migrations|bumps|upgrades|sweeps|rewrites|renames)\b"
     # "keep the LiveView changes out of this PR"; not "users keep getting kicked out of" (trouble)
     r"|\bkeep\s+(?!\w+ing\b)(?:[\w./:'-]+\s+){0,5}(?:out\s+of|separate\s+from|apart\s+from)\b"
-    r"|\b(?:focus|stick)\s+(?:only\s+)?on\b"
+    # "please focus only on ...", "Focus on the depot screens": not "the input loses focus on mobile"
+    r"|(?:^|[.,;:!\n]|\b(?:please|pls|just|let'?s|to|and|then|rather)\b)\s*(?:focus|stick)\s+(?:only\s+)?on\b"
     rf"|\b(?:do(?:n'?t|\s+not)|dont)\s+want\s+(?:anything|anyone|any\s+\w+)\s+(?:{_WORK_VERBS})(?:ing|ed|s)?\b"
     r"|\b(?:tell|ask|ping|check\s+with)\s+me\s+(?:first|before)\b",
     re.I,
@@ -185,9 +188,11 @@ def news_asks(text: str) -> bool:
     lowest", "heads up, I'm pausing the dunning task, so if anyone asks why no reminders went out,
     that's on purpose" (read in its first 300 characters; docs/memory.md, "A question word inside
     news")."""
+    if not asks(text):
+        return False
     opened = _ANNOUNCED.match(text[:300])
-    if opened is None or not asks(text):
-        return asks(text)
+    if opened is None:
+        return True
     return "?" in text or _NEWS_ASKS.search(text[opened.end() : 300]) is not None
 
 
@@ -209,9 +214,10 @@ def ground_rules(text: str) -> bool:
 
 def is_remark(text: str, own: Sequence[str]) -> bool:
     """Whether a message with own words ``own`` (:func:`clio.recall.relevance.own_words`) is a
-    remark: it lays down ground rules for the work (:func:`ground_rules`), or it asks nothing, and
-    either opens as one (:func:`announced`: "fyi I'm reworking the scheduler today, so don't touch
-    it": a word of trouble after its news is no report), or tells where things stand
+    remark: it lays down ground rules for the work (:func:`ground_rules`), or it opens as news
+    (:func:`announced`: "fyi I'm reworking the scheduler today, so don't touch it": a word of
+    trouble after its news is no report) and asks nothing as news is read (:func:`news_asks`), or
+    it asks nothing and tells where things stand
     (:func:`tells_a_state`) without a word of trouble in :data:`MIN_WORDS` words or more, or says
     no more than :data:`MOMENT_WORDS` own words about what is going on."""
     if ground_rules(text):
