@@ -30,8 +30,9 @@ too.
   a clause after its opening ("fyi I'll run it at 22:00 when traffic is lowest" asks nothing).
 - :func:`is_remark`: ground rules; news that asks nothing; or neither a question nor trouble, in a
   sentence that tells a state (not a bare noun phrase, which may be a terse ask: "staging database
-  port for pgbouncer") of :data:`MIN_WORDS` words or more; or, not asked, at most :data:`MOMENT_WORDS` own words about
-  what is going on ("it segfaults", "hm still broken on my end": it, this, now, today, still ...).
+  port for pgbouncer") of :data:`MIN_WORDS` words or more; or, not asked, at most
+  :data:`MOMENT_WORDS` own words about what is going on ("it segfaults", "hm still broken on my
+  end": it, this, now, today, still ...).
 """
 
 from __future__ import annotations
@@ -52,19 +53,22 @@ AT_HAND = frozenset(["it", "its", "this", "that", "these", "those", "you", "your
 _QUESTION_FORMS = sorted(QUESTION_WORDS | {w + "s" for w in ("what", "where", "when", "why", "who", "how")})
 _QUESTION_WORD = "|".join(_QUESTION_FORMS)
 _AUXILIARY = "|".join(sorted(AUXILIARIES | {"any"}))
+# where a clause begins: a start, a stop or a comma, or a word that joins clauses
+_CLAUSE_MARK, _CLAUSE_WORDS = r"^|[.,;:!\n(]", "and|but|so|or"
+_TELL_ME = r"\b(?:remind me|any idea|any ideas|wondering|tell me|link me|point me)\b"  # asking to be told
 _ASKS = lazy(
     r"\?"
     rf"|\b(?:{_QUESTION_WORD})\b"
-    rf"|(?:^|[.,;:!\n(]|\b(?:and|but|so|or)\b)\s*(?:{_AUXILIARY})\b"
-    r"|\b(?:remind me|any idea|any ideas|wondering|tell me|link me|point me)\b",
+    rf"|(?:{_CLAUSE_MARK}|\b(?:{_CLAUSE_WORDS})\b)\s*(?:{_AUXILIARY})\b"
+    rf"|{_TELL_ME}",
     re.I,
 )
 # a question in news (:func:`news_asks`): a question word or an auxiliary leading a clause, or
 # asking to be told a thing; a question word inside a clause of the news is part of it ("when
 # traffic is lowest", "if anyone asks why no reminders went out")
 _NEWS_ASKS = lazy(
-    rf"(?:^|[.,;:!\n(]|\b(?:and|but|so|or|btw|also)\b)\s*(?:{_QUESTION_WORD}|{_AUXILIARY})\b"
-    r"|\b(?:remind me|any idea|any ideas|wondering|tell me|link me|point me)\b",
+    rf"(?:{_CLAUSE_MARK}|\b(?:{_CLAUSE_WORDS}|btw|also)\b)\s*(?:{_QUESTION_WORD}|{_AUXILIARY})\b"
+    rf"|{_TELL_ME}",
     re.I,
 )
 # something gone wrong, said outright: a failure, a negation, "again", "still" (:func:`announced`
