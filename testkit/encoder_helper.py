@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from clio.recall.encoder_client import EncoderClient
     from clio.recall.encoder_models import Endpoint
 
+HELPER_MODULE = b"clio.recall.encoder_service"  # as clio.recall.encoder_start runs it: python -m this
+
 
 def stop_helper(home: Path, endpoint: Endpoint | None = None) -> None:
     """Stop the helper listening in ``home`` (``$CLIO_HOME``), if one answers; ``endpoint``: the
@@ -22,6 +24,45 @@ def stop_helper(home: Path, endpoint: Endpoint | None = None) -> None:
 
     with contextlib.suppress(OSError, ValueError):
         os.kill(EncoderClient(home, home, endpoint=endpoint).ping(2.0), signal.SIGTERM)
+
+
+def helpers_under(root: Path) -> list[int]:
+    """The pids of the encoder helpers whose ``$CLIO_HOME`` (their ``--home`` argument) lies
+    under ``root``, read from ``/proc``; a helper that has exited but not yet been reaped is gone."""
+    root = root.resolve()
+    found: list[int] = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+            if HELPER_MODULE not in args or b"--home" not in args:
+                continue
+            if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+        except (OSError, IndexError):
+            continue
+        at = args.index(b"--home") + 1
+        if at < len(args) and Path(os.fsdecode(args[at])).resolve().is_relative_to(root):
+            found.append(int(proc.name))
+    return found
+
+
+def stop_helpers_under(root: Path, wait_s: float = 5.0) -> list[int]:
+    """Stop every encoder helper whose ``$CLIO_HOME`` lies under ``root`` (SIGTERM, then SIGKILL
+    for one still there after ``wait_s``): what a test started and did not stop, for instance one
+    that was still loading when its test's ``stop_helper`` asked it for its pid. Returns their pids."""
+    pids = helpers_under(root)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait_s
+    while pids and time.monotonic() < deadline and set(helpers_under(root)) & set(pids):
+        time.sleep(0.05)
+    for pid in set(helpers_under(root)) & set(pids):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
 
 
 def wait_for_judge(client: EncoderClient, timeout_s: float = 60.0) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from testkit.clio_run import wait_background
+from testkit.encoder_helper import stop_helpers_under
 from testkit.fakeserver import FakeServer
 from testkit.pgserver import PgServer, why_not
 from testkit.scripted import AppFactory
@@ -47,6 +48,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             groups.setdefault(path, path)
     for item, path in zip(items, paths, strict=True):
         item.add_marker(pytest.mark.xdist_group(groups[path]))
+
+
+@pytest.fixture(autouse=True)
+def no_helper_left(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test with a ``tmp_path``: any encoder helper whose $CLIO_HOME lies in it is stopped.
+    A test stops the helpers it started (``stop_helper``), but one still loading when asked for its
+    pid never answers, and would stay for its idle half hour (~265 MB) after the run."""
+    tmp = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if tmp is not None:
+        stop_helpers_under(tmp)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_helper_left_in_the_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """At the end of the run (each xdist worker's): the same for every helper whose $CLIO_HOME lies
+    under the run's temporary folders (tests that made theirs with ``tmp_path_factory``)."""
+    yield
+    stop_helpers_under(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture
