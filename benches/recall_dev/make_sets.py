@@ -1,4 +1,4 @@
-"""Writes set_a.json .. set_j.json from the sessions in sets_a.py .. sets_j.py (hand-written for
+"""Writes set_a.json .. set_l.json from the sessions in sets_a.py .. sets_l.py (hand-written for
 clio; no public data).
 
 Shorthand: ("u", text) a user message; ("c", tool, {args}) an assistant tool call, followed by
@@ -40,6 +40,8 @@ from sets_g import G_FACT, G_OTHER, G_PROBES  # noqa: E402
 from sets_h import H_FACT, H_OTHER, H_PROBES  # noqa: E402
 from sets_i import I_FACT, I_OTHER, I_PROBES  # noqa: E402
 from sets_j import J_FACT, J_OTHER, J_PROBES  # noqa: E402
+from sets_k import K_FACT, K_OTHER, K_PROBES  # noqa: E402
+from sets_l import L_FACT, L_OTHER, L_PROBES  # noqa: E402
 
 if __name__ == "__main__":
     write("set_a", "invoicing SaaS: Django, Celery, PostgreSQL, Redis, React", A_FACT, A_OTHER, A_PROBES)
@@ -52,3 +54,5 @@ if __name__ == "__main__":
     write("set_h", "online shop for a furniture retailer: PHP 8.3 / Laravel 11, MySQL 8, Redis queues with Horizon, Inertia + Vue 3, Meilisearch, Adyen payments, nightly ERP stock sync over SFTP (CSV), Pest, PHPStan (larastan), Forge/Envoyer on DigitalOcean, Bitbucket Pipelines, Bugsnag", H_FACT, H_OTHER, H_PROBES)
     write("set_i", "internal HR and payroll system for a manufacturer: .NET 8 / C#, ASP.NET Core Web API, Blazor Server, EF Core 8 on Azure SQL, Hangfire, Entra ID, QuestPDF payslips, ISO 20022 pain.001 bank files over SFTP, Quinyx timesheet import, Azure App Service with Bicep, Azure App Configuration, Azure DevOps Pipelines, Serilog/Seq, xUnit with Testcontainers", I_FACT, I_OTHER, I_PROBES)
     write("set_j", "real-time transit arrivals platform for a city transit agency: Elixir/Phoenix, Ecto on PostgreSQL + PostGIS, Oban, Redis, LiveView dispatcher console, public JSON API, GTFS static and GTFS-realtime feeds from the AVL vendor, AKS with Helm, GitHub Actions, Prometheus/Grafana, Sentry", J_FACT, J_OTHER, J_PROBES)
+    write("set_k", "claims-processing platform for a UK motor and home insurer: Python 3.12, FastAPI services, SQLAlchemy 2 + Alembic on Aurora PostgreSQL, Temporal workflows, AWS (ECS Fargate, S3, SQS, Lambda, Textract OCR), React adjuster portal, Terraform, GitLab CI, Datadog, pytest; vendors PanelPoint Estimates and Veritrace", K_FACT, K_OTHER, K_PROBES)
+    write("set_l", "backend of a cross-platform multiplayer mobile game: Go services (matchmaking, inventory, store receipt validation), C++ dedicated servers on Agones/GKE, Redis, Cloud Spanner, Pub/Sub, Firebase Remote Config, Unity client, Jenkins, Grafana/Loki/Prometheus, k6; an anti-cheat vendor", L_FACT, L_OTHER, L_PROBES)

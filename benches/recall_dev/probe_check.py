@@ -1,10 +1,12 @@
 """A new blind probe set, its material and its check (the brief of the tenth to fourteenth sets:
 README.md). Two steps:
 
-    python probe_check.py archives DIR          # the ten sets' sessions, without their probes, as
-                                                # DIR/archive_a.json .. archive_j.json: all a writer reads
-    python probe_check.py check PROBES.json [--archives DIR]
-                                                # the brief checked (DIR: those copies; default the sets)
+    python probe_check.py archives DIR [--sets kl]
+                                                # the ten sets' sessions (or those of --sets), without
+                                                # their probes, as DIR/archive_a.json ..: all a writer reads
+    python probe_check.py check PROBES.json [--archives DIR | --sets kl]
+                                                # the brief checked (DIR: those copies; default the
+                                                # ten sets a .. j)
 
 The check: each probe is ``{"set", "text", "kind", "session", "needles"}``; per archive 3 ``same``,
 3 ``reworded`` (at least 2 sharing no content word with their session, as clio counts a message's
@@ -28,14 +30,17 @@ sys.path.insert(0, str(HERE.parents[1]))
 from clio.recall.relevance import own_words  # noqa: E402
 
 KEYS = {"set", "text", "kind", "session", "needles"}
+TEN = "abcdefghij"  # the archives the blind sets up to the fifty-eighth were written over (K and L: stop 97)
 WANT = collections.Counter(same=3, reworded=3, unrelated=6)
 UNWORDED = 2  # reworded probes an archive needs that share no content word with their session
 
 
-def sets() -> dict[str, dict[str, Any]]:
-    """The ten sets' archives, their probes left out, by letter."""
+def sets(letters: str = TEN) -> dict[str, dict[str, Any]]:
+    """The sets' archives (by default the ten), their probes left out, by letter."""
     out = {}
     for f in sorted(HERE.glob("set_?.json")):
+        if f.stem[-1] not in letters:
+            continue
         data = json.loads(f.read_text(encoding="utf-8"))
         data.pop("probes", None)
         out[f.stem[-1]] = data
@@ -92,16 +97,17 @@ def main() -> None:
     ap.add_argument("step", choices=("archives", "check"))
     ap.add_argument("path", type=Path)
     ap.add_argument("--archives", type=Path, help="check: the archive_?.json copies (default: the sets)")
+    ap.add_argument("--sets", default=TEN, help=f"the sets' letters (default {TEN}: the ten)")
     args = ap.parse_args()
     if args.step == "archives":
         args.path.mkdir(parents=True, exist_ok=True)
-        for k, data in sets().items():
+        for k, data in sets(args.sets).items():
             (args.path / f"archive_{k}.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
         return
     archives = (
         {f.stem[-1]: json.loads(f.read_text(encoding="utf-8")) for f in sorted(args.archives.glob("archive_?.json"))}
         if args.archives
-        else sets()
+        else sets(args.sets)
     )
     probes = json.loads(args.path.read_text(encoding="utf-8"))
     bad = problems(probes, archives)
