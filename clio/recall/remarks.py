@@ -27,7 +27,8 @@ too.
   store"; "keep the LiveView changes out of this PR, no dependency bumps"): a remark whatever
   trouble its conditions name, unless its first clause names a failure.
 - :func:`news_asks`: whether news asks: a question mark, or a question word or an auxiliary leading
-  a clause after its opening ("fyi I'll run it at 22:00 when traffic is lowest" asks nothing).
+  a clause after its opening ("fyi I'll run it at 22:00 when traffic is lowest" asks nothing; so
+  does "just so you know where I'm at: ...", whose question word is the opening's own).
 - :func:`is_remark`: ground rules; news that asks nothing; or neither a question nor trouble, in a
   sentence that tells a state (not a bare noun phrase, which may be a terse ask: "staging database
   port for pgbouncer") of :data:`MIN_WORDS` words or more; or, not asked, at most
@@ -102,8 +103,15 @@ _RECOVERED = lazy(
 )
 _STATE = lazy(r",|\b\w{3,}ed\b|\b\w+'(?:s|re|ll|m|ve)\b|\b(?:is|are|was|were|am|been|done|out|back|brb)\b", re.I)
 _MOMENT = AT_HAND | {"now", "today", "still"}
-# a message that opens as news for the reader ("fyi ...", "heads up: ...", "just so you know, ...")
-_ANNOUNCED = lazy(r"\W*(?:fyi|f\.y\.i\.?|heads[- ]up|just so you know|psa)\b[\s,:;.!-]*", re.I)
+# a message that opens as news for the reader ("fyi ...", "heads up: ...", "just so you know, ...",
+# "fwiw ...", "for context, ...", "context: ..."); after "just so you know" a question word is the
+# news's own ("just so you know where I'm at: ...")
+_ANNOUNCED = lazy(
+    r"\W*(?:fyi|f\.y\.i\.?|fwiw|heads[- ]up|just so you know(?:\s+(?:where|what|how)\b)?|psa"
+    r"|for (?:some |a bit of )?(?:context|background)|(?:some |quick )?(?:context|background)(?=\s*[:-]))"
+    r"\b[\s,:;.!-]*",
+    re.I,
+)
 def _failure_named(words: str) -> re.Pattern[str]:
     """A pattern for a failure said outright: one of ``words``, an outage, an HTTP error status, an
     error's name (:data:`_FAILING`, :data:`_BROKEN`)."""
@@ -173,8 +181,8 @@ def reports_trouble(text: str) -> bool:
 
 
 def announced(text: str) -> bool:
-    """Whether ``text`` opens by saying it is news for the reader ("fyi", "heads up", "just so you
-    know", "psa") and its news, up to the first sentence's end or a "so" / "but" that leads to
+    """Whether ``text`` opens by saying it is news for the reader ("fyi", "fwiw", "heads up", "just
+    so you know", "psa", "for context", "context:", "background:") and its news, up to the first sentence's end or a "so" / "but" that leads to
     what follows from it, reports no trouble: "heads up, prod is down again" is a report the
     archive may answer; "fyi tom is resizing the worker tonight, so horizon will be down" is news."""
     opened = _ANNOUNCED.match(text[:300])

@@ -35,6 +35,14 @@ from clio.recall import auto_turn, relevance, remarks
         "fyi I'm restarting the staging workers at noon when the queue is empty, so expect a gap in the dashboards",
         "heads up, I turned the nightly export off for tonight, so if anyone asks why the report is missing, that's on purpose",
         "just so you know, I'm offline tomorrow, so ping dana if anyone needs to know where the release notes live",
+        # more openings of news, and "just so you know" before a question word of its own (stop 97)
+        "For context, the data team is relabelling the images from the line where the new camera went in",
+        "for context on what I'm doing this week: I'm reading the wallet code before I change anything, so bear with me",
+        "context: I'm pairing with dana on the billing export today, she decides what we ship",
+        "Background - the mobile team decides how the push service works now, we only consume its events",
+        "fwiw the admin page felt sluggish this morning but i think it was my vpn, just flagging",
+        "Just so you know where I'm at: I'll be on the claim timeline feature for the rest of the week",
+        "just so you know what I changed: the retry moved into the client and the worker only logs now",
     ],
 )
 def test_a_remark(text: str) -> None:
@@ -81,6 +89,13 @@ def test_a_remark(text: str) -> None:
         "fyi the cache is warm. is the purge command still the same",
         "fyi the cache is warm. remind me the purge command",
         "heads up the release is out when you get a minute?",
+        # the new openings ask, or report trouble, as news does (stop 97)
+        "for context, what port does the staging redis use",
+        "context: the invoice sync failed again last night, what fixed it last time",
+        "fwiw the nightly export is still failing on staging",
+        "just so you know where the staging db lives?",
+        "background jobs keep failing on the worker since the deploy",  # "background" opens nothing here
+        "contextvars leak between requests in the async handler",
     ],
 )
 def test_not_a_remark(text: str) -> None:
