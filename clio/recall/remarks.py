@@ -112,6 +112,8 @@ _ANNOUNCED = lazy(
     r"\b[\s,:;.!-]*",
     re.I,
 )
+
+
 def _failure_named(words: str) -> re.Pattern[str]:
     """A pattern for a failure said outright: one of ``words``, an outage, an HTTP error status, an
     error's name (:data:`_FAILING`, :data:`_BROKEN`)."""
@@ -182,9 +184,10 @@ def reports_trouble(text: str) -> bool:
 
 def announced(text: str) -> bool:
     """Whether ``text`` opens by saying it is news for the reader ("fyi", "fwiw", "heads up", "just
-    so you know", "psa", "for context", "context:", "background:") and its news, up to the first sentence's end or a "so" / "but" that leads to
-    what follows from it, reports no trouble: "heads up, prod is down again" is a report the
-    archive may answer; "fyi tom is resizing the worker tonight, so horizon will be down" is news."""
+    so you know", "psa", "for context", "context:", "background:") and its news, up to the first
+    sentence's end or a "so" / "but" that leads to what follows from it, reports no trouble:
+    "heads up, prod is down again" is a report the archive may answer; "fyi tom is resizing the
+    worker tonight, so horizon will be down" is news."""
     opened = _ANNOUNCED.match(text[:300])
     if opened is None:
         return False

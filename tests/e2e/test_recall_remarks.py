@@ -2,9 +2,10 @@
 partner rate limit PR, merging after lunch", "deploying it now, brb"), pulls no block, through the
 installed clio, the fake server and the user's encoder helper (which does a one-shot run's recall),
 though the archive holds sessions with its words; so does news whose question word sits inside a
-clause ("fyi I'll deploy ... at noon when the queue is quiet") and a scope laid down ("keep the
-... changes out of this PR"); a question about those sessions, or a report of
-trouble, still gets its block (clio.recall.remarks)."""
+clause ("fyi I'll deploy ... at noon when the queue is quiet"), a scope laid down ("keep the
+... changes out of this PR") and news after more of its openings ("just so you know where I'm at:
+...", "for context on what I'm doing this week: ..."); a question about those sessions, or a
+report of trouble, still gets its block (clio.recall.remarks)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,9 @@ def test_a_remark_about_the_moment_pulls_no_block(tmp_path: Path) -> None:
             # news whose question word sits inside a clause; a scope laid down (stop 96)
             "fyi I'll deploy the billing api to staging at noon when the queue is quiet, so the pods will roll",
             "keep the partner rate limit changes out of this PR, they get their own branch",
+            # news after more of its openings; a question word that is the opening's own (stop 97)
+            "just so you know where I'm at: I'm reading the billing api deploy code to staging today, nothing to ship yet",
+            "for context on what I'm doing this week: I'm reading how the partner rate limits get approved before I change anything",
         ):
             said = clio(remark)
             assert "<recalled_context>" not in said, said
