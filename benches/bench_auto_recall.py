@@ -9,7 +9,9 @@ words with the archive; in E to J also questions near a topic the archive does n
 Sets A and E are the dev half (``--sweep`` shows the decision's thresholds chosen on them), and G
 since stop 57 (written then, read, and one rule taken from it); B, C, D, F, H, I and J are reported only
 (C to J each by another author; H written in stop 57 after G was read; I in stop 58 after that
-stop's rule was fixed; J in stop 59 likewise). Per set it also counts the blocks given to
+stop's rule was fixed; J in stop 59 likewise). Two more, K and L (stop 97, 12 facts each, written
+with sibling values in their other work), are run only when named (``--sets set_k,set_l``): the
+docs' figures for "the ten sets" are A to J. Per set it also counts the blocks given to
 the everyday short messages of ``recall_dev/everyday.json`` (a dev list and a held-out list).
 For each message the product's path runs in-process: RecallIndex.search
 (lexical, units) -> clio.recall.auto (features, score, block).
