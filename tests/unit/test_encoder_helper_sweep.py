@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,13 +44,25 @@ def stand_in(procs: list[subprocess.Popen[bytes]], home: Path, code: str = SLEEP
     return p
 
 
+def seen(root: Path, count: int) -> list[int]:
+    """``helpers_under(root)`` once it finds ``count``: for a moment after exec, a process's command
+    line in /proc is still empty (the kernel sets it up after the exec that lets Popen return)."""
+    deadline = time.monotonic() + 10.0
+    pids = helpers_under(root)
+    while len(pids) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+        pids = helpers_under(root)
+    return pids
+
+
 def test_only_the_helpers_under_the_folder_are_stopped(tmp_path: Path, started: list[subprocess.Popen[bytes]]) -> None:
     run, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
     helper = stand_in(started, run / "a" / "home")
     deeper = stand_in(started, run / "b" / "home")
     other_home = stand_in(started, elsewhere / "home")
     not_a_helper = stand_in(started, run / "c" / "home", module="some.other_service")
-    assert sorted(helpers_under(run)) == sorted([helper.pid, deeper.pid])
+    assert sorted(seen(run, 2)) == sorted([helper.pid, deeper.pid])
+    assert seen(elsewhere, 1) == [other_home.pid]
 
     assert sorted(stop_helpers_under(run)) == sorted([helper.pid, deeper.pid])
     assert helper.wait(5) != 0 and deeper.wait(5) != 0  # stopped by a signal
@@ -60,6 +73,7 @@ def test_only_the_helpers_under_the_folder_are_stopped(tmp_path: Path, started: 
 def test_a_helper_that_ignores_sigterm_is_killed(tmp_path: Path, started: list[subprocess.Popen[bytes]]) -> None:
     deaf = stand_in(started, tmp_path / "home", code=DEAF)
     assert deaf.stdout is not None and deaf.stdout.readline() == b"deaf\n"  # its SIGTERM handler is set
+    assert seen(tmp_path, 1) == [deaf.pid]
     assert stop_helpers_under(tmp_path, wait_s=0.5) == [deaf.pid]
     assert deaf.wait(5) == -9  # SIGKILL, after SIGTERM was ignored
 
@@ -73,7 +87,7 @@ def test_the_real_helper_is_stopped_while_it_loads(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     assert spawn(socket_path(home), MINILM.name, home, 60.0, None) == "starting"
-    pids = helpers_under(tmp_path)
-    assert len(pids) == 1  # spawned (Popen returned), not necessarily listening yet
+    pids = seen(tmp_path, 1)
+    assert len(pids) == 1  # spawned and running python -m clio.recall.encoder_service, not yet listening
     assert stop_helpers_under(tmp_path) == pids
     assert helpers_under(tmp_path) == []
