@@ -276,18 +276,31 @@ def system_text(body: dict[str, Any]) -> str:
     return head_text(body) + ("\n\n" + context if context else "")
 
 
-def background_children(project: Path) -> list[int]:
-    """Pids of clio's detached consolidation children working in ``project`` (clio.app.background)."""
-    found = []
+def running(module: str) -> Iterator[tuple[Path, list[bytes]]]:
+    """Each live process whose command line holds ``module`` as an argument (``python -m
+    MODULE ...``): its ``/proc`` entry and its arguments. A process that has exited, reaped or
+    not, has none (a zombie's command line is empty), nor one still in its exec."""
+    name = module.encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if name in args:
+            yield entry, args
+
+
+def background_children(project: Path) -> list[int]:
+    """Pids of clio's detached consolidation children working in ``project`` (clio.app.background)."""
+    found = []
+    for entry, _ in running("clio.app.background"):
+        try:
             cwd = os.readlink(entry / "cwd")
         except OSError:
             continue
-        if b"clio.app.background" in cmd and Path(cwd).resolve() == project.resolve():
+        if Path(cwd).resolve() == project.resolve():
             found.append(int(entry.name))
     return found
 

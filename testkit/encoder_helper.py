@@ -10,11 +10,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from testkit.clio_run import running
+
 if TYPE_CHECKING:
     from clio.recall.encoder_client import EncoderClient
     from clio.recall.encoder_models import Endpoint
 
-HELPER_MODULE = b"clio.recall.encoder_service"  # as clio.recall.encoder_start runs it: python -m this
+HELPER_MODULE = "clio.recall.encoder_service"  # as clio.recall.encoder_start runs it: python -m this
 
 
 def stop_helper(home: Path, endpoint: Endpoint | None = None) -> None:
@@ -31,16 +33,8 @@ def helpers_under(root: Path) -> list[int]:
     under ``root``, read from ``/proc``; a helper that has exited but not yet been reaped is gone."""
     root = root.resolve()
     found: list[int] = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            args = (proc / "cmdline").read_bytes().split(b"\0")
-            if HELPER_MODULE not in args or b"--home" not in args:
-                continue
-            if (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                continue
-        except (OSError, IndexError):
+    for proc, args in running(HELPER_MODULE):
+        if b"--home" not in args:
             continue
         at = args.index(b"--home") + 1
         if at < len(args) and Path(os.fsdecode(args[at])).resolve().is_relative_to(root):
