@@ -54,10 +54,14 @@ unlike via per re as than and or but so if because though although while also th
 just only even maybe perhaps probably apparently seems seemingly basically honestly actually
 suddenly somehow meanwhile yesterday today tonight tomorrow lately recently always sometimes never
 often usually already yet not no yes ok okay hey hi hmm ugh oh ah btw fyi ps imo tbh lol welp
+whatever whichever whoever
 all every each both some any many most few several none nothing everything something half whole
 new old same other another such own first last next previous
 """
 _NOT_VERBS = frozenset(_NOT_VERB.split())
+# words that open a clause setting the scene for the sentence's main clause, after its comma
+_SUBORDINATOR = "once whenever when if after before while since until till unless wherever"
+SUBORDINATORS = frozenset(_SUBORDINATOR.split())
 # what follows a sentence's first word when that word is its subject, not an order's verb, or a
 # noun heading a phrase ("port of the staging database?", "list of the cron jobs")
 _AFTER_SUBJECT = """
@@ -191,6 +195,20 @@ def names_a_subject(words: list[str]) -> bool:
     keep timing out") or a noun's phrase ("port of the staging database?"), not an order ("build
     the image")."""
     return len(words) > 1 and words[1] in _AFTER_A_SUBJECT
+
+
+# a name of code: a file or a path ("build.gradle.kts", "api/uploads.py"), a snake_case or dotted
+# identifier ("test_invoice_pdf", "settings.DEBUG"); fts_words splits it, and its first part may
+# read as a verb ("build", "test")
+_CODE_NAME = re.compile(r"[A-Za-z][\w-]*(?:[._/][\w-]+)+")
+
+
+def opens_with_a_code_name(text: str) -> bool:
+    """Whether ``text`` begins with a name of code (a file, a path, a snake_case or dotted
+    identifier), which is what the sentence is about, not an order's verb: "build.gradle.kts pins
+    ojdbc11 to 19.23.0.0", "test_invoice_pdf is red on CI again"."""
+    first = text.split(None, 1)[0].rstrip(",;") if text.strip() else ""
+    return bool(_CODE_NAME.fullmatch(first))
 
 
 def without_prefix(text: str) -> str:

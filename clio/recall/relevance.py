@@ -288,7 +288,7 @@ wrap inline optimize localize deprecate simplify polish highlight group seed tes
 _TASK_VERBS: frozenset[str] = frozenset(_TASK.split())
 # (not "port": far more often the noun a question is about than the verb)
 WORK_WORDS: frozenset[str] = frozenset(excerpt_stem(w) for w in (*_WORK.split(), *(_TASK_VERBS - {"port"})))
-_LEAD = "please pls now also then and ok okay so next"
+_LEAD = "please pls now also then and ok okay so next fwiw imho afaik afaict iirc tldr"
 _LEADS: frozenset[str] = frozenset(_LEAD.split())
 # what may stand between "can / could / would you" and the verb of an order
 _SOFTENERS = frozenset(("please", "pls", "kindly", "just", "maybe", "quickly"))
@@ -320,6 +320,8 @@ def _unended(stem: str) -> str:
 
 def _orders(text: str, message: str | None = None) -> bool:
     """Whether ``text`` (``message`` or one of its sentences) begins with an order of new work."""
+    if orders.opens_with_a_code_name(text):
+        return False  # "build.gradle.kts pins ...": the file is what it speaks of
     words = [w.lower() for w in fts_words(text[:200])]
     polite = False  # asked for: "please", "can you", "let's"
     while words and words[0] in _LEADS:
@@ -340,6 +342,11 @@ def _orders(text: str, message: str | None = None) -> bool:
         words, polite = (words[2:] if words[1:2] == ["s"] else words[1:]), True
     if words[:1] == ["show"]:  # "show the humidity with one decimal", not "show me how we deploy"
         return len(words) > 1 and words[1] not in ("me", "us")
+    if words[:1] and words[0] in orders.SUBORDINATORS:
+        # a clause that sets the scene comes first; the order, if any, is the clause after it
+        # ("once the migration lands, add an index on ..."; "once the rates come out, where do ... go?")
+        _, comma, main_clause = text.partition(",")
+        return bool(comma) and _orders(main_clause, message or text)
     if not words or orders.names_a_subject(words):
         return False  # "build is failing ...": a report about the build
     if words[0] in _TASK_VERBS:

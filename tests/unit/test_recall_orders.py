@@ -127,3 +127,50 @@ def test_plans_apart() -> None:
     assert not orders.plans(["let's see what the logs say"], work)  # a verb that asks
     assert not orders.plans(["I'm deploying the fix to staging now"], work)  # an operation the archive may describe
     assert not orders.plans(["I'm splitting the module but the tests still fail"], work)  # a report's marks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a chat abbreviation, then news and a question: not an order's verb before "a" / "the"
+        "fwiw a customer wants data from three weeks back restored. How far back do our live Postgres snapshots go?",
+        "fwiw the comms team asks why certain coaches vanish from the passenger-facing views. What's the threshold?",
+        "iirc the staging broker moved. which port is it on now?", "afaik the nightly job posts a summary somewhere, where?",
+        # a clause that sets the scene, with no order after it
+        "Once the state's new PAYE deduction schedules come out each winter, which shared location should our staff copy them into?",
+        "Whenever a release goes live the whole HR office gets thrown back to the login screen at once",
+        "whenever the ingest lags, the dashboards go blank. what did we decide the alert threshold is?",
+        # a name of code first: what the sentence speaks of, though its first part is a verb
+        "build.gradle.kts pins ojdbc11 to 19.23.0.0. Is that deliberate? I wanted 23.x for the JSON type.",
+        "test_invoice_pdf is red on CI again, same euro formatting mismatch as before",
+        "update_totals.py rounds the tax twice, is that on purpose?",
+    ],
+)  # fmt: skip
+def test_what_opens_a_question_is_no_order(text: str) -> None:
+    """Stop 98: a chat abbreviation, a conjunction or a name of code read as an order's verb kept
+    questions from being searched at all ("fwiw a customer ...", "once the ...", "build.gradle.kts ...")."""
+    assert not R.is_task(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "once the migration lands, add an index on invoices.customer_id",
+        "when you get a chance, write a test for the csv export",
+        "if the build is green, bump the version to 2.4",
+        "fwiw add a changelog entry for the new export",
+        "when a dispatcher reassigns a shipment we need an event on shipment.events, pls add it",
+    ],
+)  # fmt: skip
+def test_the_order_after_a_clause_that_sets_the_scene(text: str) -> None:
+    """Stop 98: after "once / when / if ...," the main clause decides: an order there is one."""
+    assert R.is_task(text)
+
+
+def test_a_code_name_first() -> None:
+    assert orders.opens_with_a_code_name("build.gradle.kts pins ojdbc11")
+    assert orders.opens_with_a_code_name("test_invoice_pdf is red")
+    assert orders.opens_with_a_code_name("api/uploads.py, line 40, rounds twice")
+    assert not orders.opens_with_a_code_name("build the image")
+    assert not orders.opens_with_a_code_name("re-run the flaky test")  # a hyphen alone joins words
+    assert not orders.opens_with_a_code_name("")
