@@ -60,3 +60,20 @@ def test_an_order_of_new_work_gets_no_block_by_meaning_whatever_its_form(tmp_pat
         # a verb of new work heading a question is its noun ("update" as in news): asked, not ordered
         status = clio("update on the nightly ERP stock import that matched nothing?")
         assert "StockCsvReader now trims" in status, status
+
+
+def test_a_question_is_not_an_order_by_a_word_that_only_opens_it(tmp_path: Path) -> None:
+    """Stop 98: "fwiw", a clause that sets the scene ("once ...,") or a name of code first was read as
+    an order's verb before "the", and the question was not searched at all: each of the three asks
+    below got no block so. After such a clause, the clause after its comma decides: an order there
+    is one, and gets no block by its words (it was searched, and every word of it is the session's)."""
+    with asked_before(tmp_path, responder, (IMPORT_ASKED, *OTHER)) as clio:
+        got = {
+            "fwiw": clio("fwiw the ops team asked me about it. why did the overnight inventory sync from the ERP "
+                         "not change any quantities that one time?"),
+            "once": clio("once the nightly ERP stock import runs tonight, will StockCsvReader trim every field of the rows?"),
+            "named": clio("test_stock_import is red again: the nightly stock import from the ERP updated nothing, matched 0 rows"),
+        }  # fmt: skip
+        order = clio("when you get a chance, trim every field in the nightly ERP stock import StockCsvReader")
+    assert [k for k, v in got.items() if "StockCsvReader now trims" not in v] == [], got
+    assert "<recalled_context>" not in order, order
