@@ -211,6 +211,23 @@ def opens_with_a_code_name(text: str) -> bool:
     return bool(_CODE_NAME.fullmatch(first))
 
 
+# an order that also asks to be told what was settled before: "remind me what max-tasks-per-child we
+# set", "I need the mixed precision setting we standardized on"
+_ASKS_THE_PAST = lazy(
+    r"\bremind (?:me|us)\b"
+    r"|\b(?:need|want|what|which|what's|whats)\b(?:\s+[\w'-]+){0,6}?\s+we(?:'ve| have)?\s+"
+    r"(?:set|picked|chose|agreed|decided|settled|standardi[sz]ed|landed)\b",
+    re.I,
+)
+
+
+def asks_the_past(text: str) -> bool:
+    """Whether an order also asks to be told what was settled before ("bump celery concurrency to 10
+    and remind me what max-tasks-per-child we set", "I'm writing up our conventions and need the
+    mixed precision setting we standardized on"): the archive holds that, so it is searched."""
+    return bool(_ASKS_THE_PAST.search(text[:400]))
+
+
 def without_prefix(text: str) -> str:
     """``text`` without a leading label such as "android: ", "ios - " (a platform, a module) or a
     ticket's id ("TH-211 add ...")."""

@@ -174,3 +174,33 @@ def test_a_code_name_first() -> None:
     assert not orders.opens_with_a_code_name("build the image")
     assert not orders.opens_with_a_code_name("re-run the flaky test")  # a hyphen alone joins words
     assert not orders.opens_with_a_code_name("")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "bump celery concurrency to 10 in deploy/prod/celery.yaml and remind me what max-tasks-per-child we set for the oom kills",
+        "I'm writing up our training conventions this afternoon and need the mixed precision setting we standardized on",
+        "im adding code that fires a message whenever a parcel gets rerouted, remind me what the agreed approach is",
+    ],
+)  # fmt: skip
+def test_an_order_that_asks_what_was_settled_is_searched(text: str) -> None:
+    """Stop 98's second rule: an order that also asks to be told what was settled before is searched
+    for that (it was not searched at all)."""
+    from clio.recall.auto_turn import plan
+
+    assert orders.asks_the_past(text)
+    assert plan(text, text)[0] == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "add a retry to the webhook handler", "bump celery concurrency to 10",
+        "we settled in nicely after the move, thanks", "the team we picked for the hackathon is ready",
+        # an order that needs what was settled without asking for it: an order, as before
+        "add the retry to the webhook handler, with the backoff we agreed on last month",
+    ],
+)  # fmt: skip
+def test_what_asks_nothing_settled_is_no_such_ask(text: str) -> None:
+    assert not orders.asks_the_past(text)
