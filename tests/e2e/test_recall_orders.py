@@ -77,3 +77,14 @@ def test_a_question_is_not_an_order_by_a_word_that_only_opens_it(tmp_path: Path)
         order = clio("when you get a chance, trim every field in the nightly ERP stock import StockCsvReader")
     assert [k for k, v in got.items() if "StockCsvReader now trims" not in v] == [], got
     assert "<recalled_context>" not in order, order
+
+
+def test_an_order_that_asks_what_was_settled_is_searched(tmp_path: Path) -> None:
+    """Stop 98's second rule: an order of new work that also asks to be reminded of what was settled
+    brings it back (it was not searched at all); the same order alone still gets no block."""
+    with asked_before(tmp_path, responder, (IMPORT_ASKED, *OTHER)) as clio:
+        both = clio("add a progress log line to the nightly ERP stock import, and remind me why it once "
+                    "matched 0 rows and updated nothing")  # fmt: skip
+        alone = clio("parallelize the nightly ERP stock import across four workers")
+    assert "StockCsvReader now trims" in both, both
+    assert "<recalled_context>" not in alone, alone
