@@ -29,6 +29,12 @@ these readers are narrow on purpose.
   its verb one of new work, never one that reports, asks, repairs or runs an operation ("I'm
   hitting a timeout", "I'm seeing ...", "I'm fixing the crash", "I'm going to rerun the sweep":
   what the archive may explain).
+
+What only opens a sentence is no verb (stop 98): a clause that sets the scene
+(:data:`SUBORDINATORS`: "once the migration lands, add ..." is read by its main clause, after the
+comma) or a name of code (:func:`opens_with_a_code_name`: "build.gradle.kts pins ..."). And an order
+that also asks to be told what was settled (:func:`asks_the_past`: "... and remind me what
+max-tasks-per-child we set") is searched for that, as a question is.
 """
 
 from __future__ import annotations
