@@ -76,8 +76,11 @@ def plan(text: str, task: str) -> tuple[str, str]:
     query = f"{text}\n{task}" if follow_up else text
     # alone (a one-shot run, or the task's first message) a message must ask something itself:
     # "wait" or "same error again" would match some archived message by their one common word
-    if follow_up or asks_something(text, is_common, own) or asks_the_past(text):
-        return ("", AN_ORDER) if orders_work(text, query) else (query, "")
+    # an order that also asks to be told what was settled ("... and remind me what
+    # max-tasks-per-child we set") is searched for that
+    past = asks_the_past(text)
+    if follow_up or past or asks_something(text, is_common, own):
+        return ("", AN_ORDER) if not past and orders_work(text, query) else (query, "")
     if not own:
         return "", "no words of its own"
     if at_hand:
@@ -90,9 +93,8 @@ def plan(text: str, task: str) -> tuple[str, str]:
 def orders_work(text: str, query: str) -> bool:
     """Whether the message orders new work: read with its task when it is a short follow-up (an
     order's "and staging" carries it on), but a follow-up asked as a question ("and staging?",
-    "which port?") asks, whatever its task; and an order that also asks to be told what was
-    settled ("... and remind me what max-tasks-per-child we set") is searched for that."""
-    return is_task(query) and not (query != text and is_question(text)) and not asks_the_past(text)
+    "which port?") asks, whatever its task."""
+    return is_task(query) and not (query != text and is_question(text))
 
 
 def search_and_score(
