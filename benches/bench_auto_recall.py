@@ -223,8 +223,10 @@ def step(
     """The product's per-message path (one-shot: the task is the message); with ``encoder`` (the
     helper, ``--encoder``) the query goes to it before the search and the units after, as
     clio.app.auto_recall does; else words only. What the product does not search
-    (clio.recall.auto_turn.plan: a message that asks nothing, an order of new work) is not searched."""
-    if not plan(text, text)[0]:
+    (clio.recall.auto_turn.plan: a message that asks nothing, an order of new work) is not searched;
+    what it searches is searched by the plan's query (an order that asks after it: what it asks)."""
+    text = plan(text, text)[0]
+    if not text:
         return [], [], ""
     if encoder is not None:
         encoder.judge = JUDGE[0]  # as clio.app.app sets it from recall_judge

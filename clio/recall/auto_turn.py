@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from clio.recall import auto, verdict
 from clio.recall.common_words import is_common
-from clio.recall.orders import asks_the_past
+from clio.recall.orders import asked_after, asks_the_past
 from clio.recall.relevance import asks_something, is_question, is_task, only_work_at_hand, own_words
 from clio.recall.remarks import is_remark
 
@@ -77,10 +77,16 @@ def plan(text: str, task: str) -> tuple[str, str]:
     # alone (a one-shot run, or the task's first message) a message must ask something itself:
     # "wait" or "same error again" would match some archived message by their one common word
     # an order that also asks to be told what was settled ("... and remind me what
-    # max-tasks-per-child we set") is searched for that
+    # max-tasks-per-child we set") is searched for that; one that asks after it ("...; what's the
+    # dead-letter topic called again?") is searched by what it asks, not by the order's words
     past = asks_the_past(text)
     if follow_up or past or asks_something(text, is_common, own):
-        return ("", AN_ORDER) if not past and orders_work(text, query) else (query, "")
+        if not orders_work(text, query):
+            return query, ""
+        asked = asked_after(text)
+        if asked and asks_something(asked, is_common):
+            return asked, ""
+        return (query, "") if past else ("", AN_ORDER)
     if not own:
         return "", "no words of its own"
     if at_hand:

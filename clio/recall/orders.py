@@ -234,6 +234,52 @@ def asks_the_past(text: str) -> bool:
     return bool(_ASKS_THE_PAST.search(text[:400]))
 
 
+# where a clause after an order's may begin (:func:`asked_after`): a sentence's end or a semicolon,
+# a dash between spaces, a comma before "and" / "but" / "also" / "plus" / "btw", or "and" before
+# "remind me" / "tell me"; never a bare "and" ("write down who fixes it and which address to email"
+# is one order)
+_LATER_CLAUSE = lazy(
+    r"(?<=[.!?;:])\s+|\n+|\s+[-\u2013\u2014]+\s+|,\s+(?=(?:and|but|also|plus|btw|oh)\b)"
+    r"|\s+(?=and\s+(?:remind|tell)\s+(?:me|us)\b)",
+    re.I,
+)
+_CLAUSE_OPENING = lazy(r"^\W*(?:(?:and|but|also|plus|btw|oh|ps|then)\b[\s,:]*)+", re.I)
+# a clause that asks for something known: a question word first ("what's the dead-letter topic
+# called again?", "who maintains the CLI?"; "when" only with a question mark: "when you next touch
+# it, split ..." is a condition), or asking to be reminded or told ("tell me how many calls ...")
+_ASKS_FIRST = lazy(
+    r"(?:what|which|where|why|how|who|whose)(?:'?s|'re)?\b"
+    r"|(?:(?:can|could)\s+you\s+)?(?:remind\s+(?:me|us)|tell\s+me)\s+"
+    r"(?:what|which|where|when|why|how|who|whose|the|if|whether)\b",
+    re.I,
+)
+# a question led by an auxiliary that asks what is known ("is there already a spatial index on
+# shapes?", "did we ever pin the driver?"), with its question mark; not one about the work at hand,
+# which asks for advice, leave or a check ("should it retry?", "can you also add a test?", "is that
+# ok?", "do you need the schema?")
+_ASKS_AUXILIARY = lazy(
+    r"(?:is|are|was|were|does|do|did|has|have|had|any)\b(?!\s+(?:that|this|it|you|i)\b)", re.I
+)
+
+
+def asked_after(text: str) -> str:
+    """What an order asks after it, from the first clause that asks on ("" when none): "write a
+    small consumer that replays events that fail validation; what's the dead-letter topic called
+    again?" asks "what's the dead-letter topic called again?"; "add the slog handler to the
+    enricher, and remind me why go.mod is still on 1.21.9" asks "remind me why ...". A clause
+    asks when it opens with a question word, with "remind me" / "tell me" and what is asked, or
+    with an auxiliary and ends with a question mark ("...; is there already an index on shapes?"),
+    unless it asks for advice, leave or a check ("...; should it retry?", "...; can you also add a
+    test?", "...; is that ok?"). The first clause is the order's own (read in the first 400
+    characters)."""
+    clauses = _LATER_CLAUSE.split(text[:400])
+    for i in range(1, len(clauses)):
+        clause = _CLAUSE_OPENING.sub("", clauses[i])
+        if _ASKS_FIRST.match(clause) or (_ASKS_AUXILIARY.match(clause) and clause.rstrip().endswith("?")):
+            return " ".join(_CLAUSE_OPENING.sub("", c) for c in clauses[i:]).strip()
+    return ""
+
+
 def without_prefix(text: str) -> str:
     """``text`` without a leading label such as "android: ", "ios - " (a platform, a module) or a
     ticket's id ("TH-211 add ...")."""

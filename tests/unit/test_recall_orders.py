@@ -190,7 +190,9 @@ def test_an_order_that_asks_what_was_settled_is_searched(text: str) -> None:
     from clio.recall.auto_turn import plan
 
     assert orders.asks_the_past(text)
-    assert plan(text, text)[0] == text
+    query = plan(text, text)[0]
+    assert query  # searched: by what it asks when that follows the order (below), else whole
+    assert query == (orders.asked_after(text) or text)
 
 
 @pytest.mark.parametrize(
@@ -204,3 +206,56 @@ def test_an_order_that_asks_what_was_settled_is_searched(text: str) -> None:
 )  # fmt: skip
 def test_what_asks_nothing_settled_is_no_such_ask(text: str) -> None:
     assert not orders.asks_the_past(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("write a small consumer that replays events that fail validation; what's the dead-letter topic called again?",
+         "what's the dead-letter topic called again?"),
+        ("add the commercial fleet line to config/fraud.yaml, and what siu_referral_threshold did Graham sign off for personal_auto?",
+         "what siu_referral_threshold did Graham sign off for personal_auto?"),
+        ("write the onboarding doc for partners, and tell me how many calls per minute a keyed integration gets",
+         "tell me how many calls per minute a keyed integration gets"),
+        ("add a nearby-routes endpoint using the shapes table; is there already a spatial index on shapes?",
+         "is there already a spatial index on shapes?"),
+        ("add the retry to the uploader - what backoff did we agree on?", "what backoff did we agree on?"),
+        ("Add a CSV export to the ledger page. Which date format did finance want", "Which date format did finance want"),
+        # an order that asks to be reminded: searched by the reminder, not the order's words
+        ("add the slog handler to the enricher, and remind me why go.mod is still on 1.21.9",
+         "remind me why go.mod is still on 1.21.9"),
+        ("bump celery concurrency to 10 and remind me what max-tasks-per-child we set",
+         "remind me what max-tasks-per-child we set"),
+    ],
+)  # fmt: skip
+def test_a_question_after_an_order_is_searched_by_what_it_asks(text: str, asked: str) -> None:
+    """Stop 99's rule: an order followed by a clause that asks something known (a question word
+    first, "remind me / tell me" and what, an auxiliary first with its question mark) is searched,
+    by that clause and what follows it; the order's words would only dilute the question's."""
+    from clio.recall.auto_turn import plan
+
+    assert R.is_task(text)
+    assert orders.asked_after(text) == asked
+    assert plan(text, "") == (asked, "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a question about the work at hand: advice, leave, a check
+        "add a retry to the uploader; should it be exponential?", "add the index on orders.created_at; is that ok?",
+        "rename the nightly job to ledger-sync, ok?", "write a migration for the plants table, what do you think?",
+        "add a retry to the uploader, and which file should I put it in?",
+        "add a test for the csv parser; can you also update the docs?",
+        # one order whose clauses are joined by a bare "and", or whose question mark closes a list of steps
+        "Write down for the handover who at Orbitrak fixes feed problems and which NOC address to email out of hours.",
+        "Can you write a small script that walks the src directory, finds every TODO comment, and prints them grouped by file?",
+        # a condition, not a question
+        "split the template rendering from the totals; when you next touch it, keep the public functions",
+        "add a retry to the webhook handler",
+    ],
+)  # fmt: skip
+def test_an_order_that_asks_about_its_own_work_stays_an_order(text: str) -> None:
+    from clio.recall.auto_turn import AN_ORDER, plan
+
+    assert plan(text, "") == ("", AN_ORDER)
