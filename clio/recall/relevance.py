@@ -181,7 +181,27 @@ def asks_something(text: str, is_common: Callable[[str], bool], own: Sequence[st
         return False
     if len(words) != 1:
         return bool(words)
-    return not all(is_common(w) for w in spellings(text).get(words[0], ()))
+    return asked_outright(text) or not all(is_common(w) for w in spellings(text).get(words[0], ()))
+
+
+ASKED_WORDS = 6  # words of a question asked outright (:func:`asked_outright`)
+
+
+def asked_outright(text: str) -> bool:
+    """Whether ``text`` is a question asked outright: a question word first ("what", "which",
+    "where", "when", "why", "how", "who"), a question mark at the end, :data:`ASKED_WORDS` words or
+    more, and none that points at the moment or what is in front of the user ("now", "today",
+    "still", "it", "this" ...: :data:`clio.recall.remarks.MOMENT`). One own word of it is enough to
+    search, an everyday one too: "when do the late-payment reminders go out?", "who needs to okay a
+    go-live?" ask what the archive holds in everyday words; "what about the staging one?" is too
+    short to ask alone, "what's the error now?" asks about the work at hand. Pure."""
+    words = [w.lower() for w in fts_words(text[:200])]
+    return (
+        text.rstrip().endswith("?")
+        and len(words) >= ASKED_WORDS
+        and words[0] in remarks.QUESTION_WORDS
+        and not any(w in remarks.MOMENT for w in words)
+    )
 
 
 def says_something(text: str, limit: int = 4000) -> bool:

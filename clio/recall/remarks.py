@@ -102,7 +102,7 @@ _RECOVERED = lazy(
     r"\b(green|passing|passes|works|working|fine|healthy|stable|ok|okay|happy|clean|up)\s+again\b", re.I
 )
 _STATE = lazy(r",|\b\w{3,}ed\b|\b\w+'(?:s|re|ll|m|ve)\b|\b(?:is|are|was|were|am|been|done|out|back|brb)\b", re.I)
-_MOMENT = AT_HAND | {"now", "today", "still"}
+MOMENT = AT_HAND | {"now", "today", "still"}  # pointing at what is going on (relevance.asked_outright too)
 # a message that opens as news for the reader ("fyi ...", "heads up: ...", "just so you know, ...",
 # "fwiw ...", "for context, ...", "context: ..."); after "just so you know" a question word is the
 # news's own ("just so you know where I'm at: ...")
@@ -243,4 +243,4 @@ def is_remark(text: str, own: Sequence[str]) -> bool:
         return False
     if len(text.split()) >= MIN_WORDS and tells_a_state(text) and not reports_trouble(text):
         return True
-    return len(own) <= MOMENT_WORDS and any(w.lower() in _MOMENT for w in fts_words(text[:200]))
+    return len(own) <= MOMENT_WORDS and any(w.lower() in MOMENT for w in fts_words(text[:200]))

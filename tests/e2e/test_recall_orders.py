@@ -88,3 +88,15 @@ def test_an_order_that_asks_what_was_settled_is_searched(tmp_path: Path) -> None
         alone = clio("parallelize the nightly ERP stock import across four workers")
     assert "StockCsvReader now trims" in both, both
     assert "<recalled_context>" not in alone, alone
+
+
+def test_a_question_after_an_order_is_searched_by_what_it_asks(tmp_path: Path) -> None:
+    """Stop 99: an order of new work followed by a question ("...; why did it ...?") brings back the
+    answer (it was not searched at all); an order followed by a question about its own work
+    ("...; should it ...?") still gets no block."""
+    with asked_before(tmp_path, responder, (IMPORT_ASKED, *OTHER)) as clio:
+        asked = clio("add a progress log line to the nightly ERP stock import; why did it match 0 of 2140 rows "
+                     "and update nothing that one night?")  # fmt: skip
+        own = clio("add a progress log line to the nightly ERP stock import; should it log every 500 rows?")
+    assert "StockCsvReader now trims" in asked, asked
+    assert "<recalled_context>" not in own, own

@@ -117,6 +117,29 @@ def test_a_word_of_the_project_or_two_words_ask(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
+    ["when do the late-payment reminders go out?", "who needs to okay a go-live?",
+     "where does stuff our checker rejects go?", "Which job does the staging import run in?"],
+)  # fmt: skip
+def test_a_question_asked_outright_asks_in_everyday_words(text: str) -> None:
+    """Stop 99's second rule: a question word first, a question mark, six words or more and none
+    pointing at the moment: one own word is enough, an everyday one too."""
+    assert relevance.asked_outright(text)
+    assert relevance.asks_something(text, lambda w: w not in ("checker",))  # every word everyday
+
+
+@pytest.mark.parametrize(
+    "text", ["what about the staging one?", "what's the error now?", "why did that happen again?",
+             "when do the late-payment reminders go out", "the late-payment reminders go out when?"],
+)  # fmt: skip
+def test_a_short_question_or_one_about_the_moment_is_not_asked_outright(text: str) -> None:
+    """Too short to ask alone, about the work at hand ("now", "that"), without its question mark, or
+    without a question word first: one everyday own word asks nothing, as before."""
+    assert not relevance.asked_outright(text)
+    assert not relevance.asks_something(text, lambda w: True)
+
+
+@pytest.mark.parametrize(
+    "text",
     ["run the linter", "CI is failing", "open the config", "rename that variable", "restart the dev server",
      "fix the lint errors", "does it compile?", "what files did you touch?", "the build is broken"],
 )  # fmt: skip
