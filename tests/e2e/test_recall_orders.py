@@ -100,3 +100,23 @@ def test_a_question_after_an_order_is_searched_by_what_it_asks(tmp_path: Path) -
         own = clio("add a progress log line to the nightly ERP stock import; should it log every 500 rows?")
     assert "StockCsvReader now trims" in asked, asked
     assert "<recalled_context>" not in own, own
+
+
+REMINDERS_ASKED = "what time of day does the dunning job send the late payment reminder emails to customers?"
+REMINDERS_FOUND = "The dunning job sends the late payment reminders at 07:00 Europe/Berlin, after the nightly ledger close."
+
+
+def reminders(body: dict[str, Any]) -> Reply:
+    text, _ = latest_user(body)
+    return Reply(text=REMINDERS_FOUND if text.startswith(REMINDERS_ASKED) else "Done.")
+
+
+def test_a_question_asked_outright_in_everyday_words_is_searched(tmp_path: Path) -> None:
+    """Stop 99's second rule: a question whose one own word is an everyday one ("pay") was never
+    searched; asked outright (a question word first, a question mark, six words or more) it brings
+    its answer back. A short one about the moment still gets no block."""
+    with asked_before(tmp_path, reminders, (REMINDERS_ASKED, *OTHER)) as clio:
+        asked = clio("when do the late-payment reminders go out?")
+        moment = clio("what are the late-payment reminders doing now?")
+    assert "07:00 Europe/Berlin" in asked, asked
+    assert "<recalled_context>" not in moment, moment
