@@ -19,9 +19,11 @@ too.
   any clause ("merged to main, how do i trigger the prod deploy"), a question word anywhere
   ("a clinic manager asks what's the earliest time ..."), "remind me", "any idea".
 - :func:`reports_trouble`: a mark of something gone wrong, generous on purpose: a failure, an
-  error's name or an HTTP status, a negation, "again", "still", "keeps", "should", "instead",
-  a comparison ("higher", "late"), someone reporting ("a customer says ..."); but not "again"
-  after a state come back ("ci is green again").
+  error's name or an HTTP status, a negation ("don't" after someone else's subject: "apple
+  handsets don't receive our pings"), "again", "still", "keeps", "should", "instead", a comparison
+  ("higher", "late"), someone reporting ("a customer says ..."), something out of reach or used
+  up ("unreachable", "ran out", "exhausted"), a count of nothing ("zero"); but not "again" after a
+  state come back ("ci is green again").
 - :func:`ground_rules`: ground rules for the work, asking nothing ("I'm reworking the PDF layout
   today, so keep your hands off invoices/pdf.py"; "keep the specs green, don't change the audit
   store"; "keep the LiveView changes out of this PR, no dependency bumps"): a remark whatever
@@ -93,7 +95,14 @@ _TROUBLE = lazy(
     r"|exceed\w*|overflow\w*|expir\w*|invalid|corrupt\w*|mismatch\w*|resets?|resetting|restart\w*"
     r"|reboot\w*|rollback|rolled\s+back|revert\w*|should|but|though|however|instead|actually"
     r"|glitch\w*|regress\w*|higher|lower|late|later|early|behind|ahead"
-    r"|says|said|claims?|claimed|reports?|reported|noticed|seeing|shows|showing)\b"
+    r"|says|said|claims?|claimed|reports?|reported|noticed|seeing|shows|showing"
+    # the forms the categories above missed (stop 99): a timeout in -ing, a service out of reach
+    # (as "down"), a resource used up (as "exceeded"), a count of nothing (as "empty")
+    r"|timing\s+out|unreachable|unavailable|unresponsive|ran\s+out|runs?\s+out|running\s+out|exhaust\w*"
+    r"|zero|none)\b"
+    # a negation after someone else's subject reports behaviour ("apple handsets don't receive
+    # ..."); after "I", "we", "you", "please" it is a rule or a wish ("please don't regenerate ...")
+    r"|\b(?!(?:i|we|you|please|pls|just|and|so|but|then|also|why|that|to)\b)[\w'-]+\s+don'?t\b"
     r"|\b[45]\d\d\b|\b\w+(?:Error|Exception|Failure|Fault)\b|\b[A-Z0-9]+_RST\b",
     re.I,
 )

@@ -178,3 +178,30 @@ def test_ground_rules_asked_past_the_first_300_characters() -> None:
     head = "I'm reworking the invoice layout today, so please keep your hands off invoices/pdf.py. " + "x " * 120
     assert remarks.ground_rules(head)
     assert not remarks.ground_rules(head + "which template did we settle on")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["folks with apple handsets don't receive a single one of our pings, google ones work",
+     "jobs are timing out waiting for a db connection from the pool since the concurrency bump",
+     "the payments sandbox is unreachable from the staging cluster",
+     "adding instances for the sale exhausted the database client capacity",
+     "after adding extra web instances, sql handles ran out", "the newsletter blast reached zero people"],
+)  # fmt: skip
+def test_trouble_told_in_the_forms_the_reader_missed_is_no_remark(text: str) -> None:
+    """Stop 99's third rule: a negation after someone else's subject, a timeout in -ing, a service
+    out of reach, a resource used up, a count of nothing: trouble, so the report is searched."""
+    assert remarks.reports_trouble(text)
+    assert not remarks.is_remark(text, relevance.own_words(text))
+    assert auto_turn.plan(text, "")[0] == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["please don't regenerate anything in the openapi folder this afternoon, I'm on it",
+     "I don't want schema changes going out before the marathon weekend, so hold the refactor",
+     "deployed the new pricing page to staging, looks fine on my phone"],
+)  # fmt: skip
+def test_a_rule_or_a_wish_in_dont_is_no_trouble(text: str) -> None:
+    """"don't" after "please", "I", "we" or "you" lays down a rule or says a wish, no report."""
+    assert not remarks.reports_trouble(text)
