@@ -58,3 +58,18 @@ def test_a_remark_about_the_moment_pulls_no_block(tmp_path: Path) -> None:
         assert "make deploy-billing" in how, how
         broken = clio("the billing api deploy to staging fails again without the full pipeline")
         assert "make deploy-billing" in broken, broken
+
+
+def test_trouble_told_in_the_forms_the_reader_missed_is_searched(tmp_path: Path) -> None:
+    """Stop 99's third rule: a report whose only mark of trouble is "don't" after someone else's
+    subject, "unreachable" or "zero" was read as a remark and never searched; now it brings back
+    the session that settled it. "please don't ..." still lays down a rule and pulls no block."""
+    with asked_before(tmp_path, responder, (DEPLOY_ASKED, APPROVAL_ASKED, *OTHER)) as clio:
+        reports = {
+            "dont": clio("since the last deploy, the two billing api pods on staging don't serve my change"),
+            "unreachable": clio("the billing api on staging is unreachable after a deploy without the full pipeline"),
+            "zero": clio("the billing api deploy to staging rolled zero pods without the full pipeline"),
+        }
+        rule = clio("please don't deploy the billing api to staging today, the full pipeline is mine until noon")
+    assert [k for k, v in reports.items() if "make deploy-billing" not in v] == [], reports
+    assert "<recalled_context>" not in rule, rule
