@@ -112,10 +112,14 @@ class AutoRecall:
         line is redacted as the message will be when it is archived (the recall's query is the
         archived text): a secret typed is never sent, and the text is the query to come. What
         will not be searched is not sent (:func:`clio.recall.auto_turn.plan`: an order of new
-        work, a remark, a message that asks nothing)."""
+        work, a remark, a message that asks nothing), and what is searched by a part of it is sent
+        as that part (an order that asks after it: what it asks)."""
         text = line.strip()
         if self.encoder is not None and self._worth_ahead(text):
-            self.encoder.embed_ahead(self._redacted(text))
+            from clio.recall.auto_turn import plan
+
+            redacted = self._redacted(text)
+            self.encoder.embed_ahead(plan(redacted, redacted)[0] or redacted)
 
     def _worth_ahead(self, text: str) -> bool:
         """Whether the helper is asked about a line ahead of Enter (:meth:`typed`,

@@ -512,16 +512,19 @@ def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monke
     token = "ghp_" + "k3Yq9ZtW2xLm8RvB4nPc7sDf1GhJ6aQe0UoI"
     for line in ("/context", "!ls -la", "# always use tabs", "ok thanks", "  where do rejected messages go?  ",
                  "where do rejected messages go?", f"why does {token} fail to push?",
-                 "add a retry to the uploader please", "priya approved the DHL mapping PR, merging after lunch"):  # fmt: skip
+                 "add a retry to the uploader please", "priya approved the DHL mapping PR, merging after lunch",
+                 "add a retry to the uploader; what backoff did we agree on?"):  # fmt: skip
         recall.embed_ahead(line)
     deadline = time.monotonic() + 10
-    while len(sent) < 2 and time.monotonic() < deadline:
+    while len(sent) < 3 and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(0.2)
     server.close()
     # each line on a connection of its own, read on a thread of its own: in any order
     asked = sorted(m["q"] for m in sent if m.get("op") == "ahead")
-    assert len(sent) == 2 and asked == sorted(["where do rejected messages go?", Redactor("standard").text(f"why does {token} fail to push?")])
+    # an order that asks after it is searched by what it asks: that part is what is embedded ahead
+    expected = ["where do rejected messages go?", Redactor("standard").text(f"why does {token} fail to push?"), "what backoff did we agree on?"]
+    assert len(sent) == 3 and asked == sorted(expected)
     assert all(token not in q for q in asked)
 
 
