@@ -34,7 +34,9 @@ What only opens a sentence is no verb (stop 98): a clause that sets the scene
 (:data:`SUBORDINATORS`: "once the migration lands, add ..." is read by its main clause, after the
 comma) or a name of code (:func:`opens_with_a_code_name`: "build.gradle.kts pins ..."). And an order
 that also asks to be told what was settled (:func:`asks_the_past`: "... and remind me what
-max-tasks-per-child we set") is searched for that, as a question is.
+max-tasks-per-child we set") is searched for that, as a question is. An order followed by a clause
+that asks (stop 99; :func:`asked_after`: "...; what's the dead-letter topic called again?") is
+searched by that clause, not by the order's words.
 """
 
 from __future__ import annotations
