@@ -127,6 +127,24 @@ def imperative(words: list[str], text: str) -> bool:
     return not first.endswith(("ed", "ing"))  # "added the ...", "running the ...": no order
 
 
+# something failing, said outright in a message's first sentence (:func:`fails`)
+_FAILS = lazy(
+    r"\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|hangs|hung|stuck|dies|died|broke|broken|errors"
+    r"|segfaults?|panics|panicked|times\s+out|timed\s+out|timing\s+out)\b",
+    re.I,
+)
+_FIRST_CLAUSE = lazy(r"[.;!?,](?:\s|$)|\n")
+
+
+def fails(text: str) -> bool:
+    """Whether the first clause of ``text`` (up to a sentence's end or a comma) says that something
+    fails ("make e2e just hangs on my laptop, ...", "clean workstation setup: our core backend
+    crashes at startup"): a verb first that does not go on to its object names the thing that
+    fails, not work to do ("bump num_workers to 12, and remind me ... when the workers died" is
+    an order)."""
+    return _FAILS.search(_FIRST_CLAUSE.split(text[:300], maxsplit=1)[0]) is not None
+
+
 def takes_an_object(words: list[str]) -> bool:
     """Whether lower-cased ``words`` go on from their first (a verb) to its object: a determiner or
     "it" / "them" ("cut it down")."""

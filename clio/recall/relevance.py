@@ -371,7 +371,11 @@ def _orders(text: str, message: str | None = None) -> bool:
         return False  # "build is failing ...": a report about the build
     if words[0] in _TASK_VERBS:
         # asked without a polite lead, a listed verb not followed by its object heads a noun's
-        # phrase: "update on the staging migration?", "merge strategy for release branches?"
+        # phrase: "update on the staging migration?", "merge strategy for release branches?"; one
+        # that opens a message whose first clause says something fails names a thing: "make e2e
+        # just hangs on my laptop", "clean workstation setup: our core backend crashes" (stop 99)
+        if message is None and not polite and not orders.takes_an_object(words) and orders.fails(text):
+            return False
         return polite or "?" not in (message or text) or orders.asks_for_work(words)
     # another verb, read by the sentence's form: not an everyday word ("thanks, that looks good")
     return excerpt_stem(words[0]) not in EVERYDAY and orders.imperative(words, message or text)

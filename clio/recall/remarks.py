@@ -78,7 +78,7 @@ _NEWS_ASKS = lazy(
 # reads these alone; :data:`_TROUBLE` these and the milder marks beside them)
 # (:data:`_BROKEN_WORDS` alone: a failure named, which :func:`ground_rules` reads in a first clause)
 _BROKEN_WORDS = (
-    r"fail\w*|errors?|erroring|errored|broke|broken|crash\w*|dies|died|dead|down|stuck|hangs?|hung"
+    r"fail\w*|errors?|erroring|errored|broke|broken|crash\w*|die|dies|died|dead|down|stuck|hangs?|hung"
     r"|freez\w*|froze\w*|time-?outs?|timed?\s+out|leak\w*|panic\w*|segfault\w*|oom\w*|exception\w*"
     r"|wrong|missing|lost|issues?|problems?|bugs?"
 )
@@ -106,9 +106,12 @@ _TROUBLE = lazy(
     r"|\b[45]\d\d\b|\b\w+(?:Error|Exception|Failure|Fault)\b|\b[A-Z0-9]+_RST\b",
     re.I,
 )
-# a state come back is no trouble: "jenkins green again, merging", "pipeline green again, thx"
+# a state come back is no trouble: "jenkins green again, merging", "pipeline green again, thx";
+# but "up" after a verb is trouble again ("the queue is backing up again", "piling up", "acting up")
 _RECOVERED = lazy(
-    r"\b(green|passing|passes|works|working|fine|healthy|stable|ok|okay|happy|clean|up)\s+again\b", re.I
+    r"\b(green|passing|passes|works|working|fine|healthy|stable|ok|okay|happy|clean"
+    r"|(?<!ing )(?<!ed )(?<!blew )(?<!blows )(?<!blow )up)\s+again\b",
+    re.I,
 )
 _STATE = lazy(r",|\b\w{3,}ed\b|\b\w+'(?:s|re|ll|m|ve)\b|\b(?:is|are|was|were|am|been|done|out|back|brb)\b", re.I)
 MOMENT = AT_HAND | {"now", "today", "still"}  # pointing at what is going on (relevance.asked_outright too)

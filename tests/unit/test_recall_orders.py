@@ -259,3 +259,30 @@ def test_an_order_that_asks_about_its_own_work_stays_an_order(text: str) -> None
     from clio.recall.auto_turn import AN_ORDER, plan
 
     assert plan(text, "") == ("", AN_ORDER)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["make e2e just hangs on my laptop, playwright never gets past the first test",
+     "clean workstation setup: our core backend crashes at startup, something else holds its socket",
+     "build cache on CI is stuck at 90% for every branch"],
+)  # fmt: skip
+def test_a_listed_verb_before_a_failure_names_what_fails(text: str) -> None:
+    """Stop 99's fourth rule: a listed verb first that does not go on to its object, in a first
+    clause that says something fails, names the thing (a make target, a label): a report."""
+    from clio.recall.auto_turn import plan
+
+    assert orders.fails(text)
+    assert not R.is_task(text)
+    assert plan(text, "")[0] == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["add tests for the parser, it crashes on empty input", "build the image and push it",
+     "make the export fail loudly when the bucket is missing",
+     "bump num_workers in the docker run to 12, and remind me what --shm-size we gave it when the workers died"],
+)  # fmt: skip
+def test_an_order_that_names_a_failure_stays_an_order(text: str) -> None:
+    """Its verb goes on to its object, or the failure is after the first clause: an order."""
+    assert R.is_task(text)

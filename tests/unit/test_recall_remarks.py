@@ -205,3 +205,21 @@ def test_trouble_told_in_the_forms_the_reader_missed_is_no_remark(text: str) -> 
 def test_a_rule_or_a_wish_in_dont_is_no_trouble(text: str) -> None:
     """"don't" after "please", "I", "we" or "you" lays down a rule or says a wish, no report."""
     assert not remarks.reports_trouble(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["four-card experiments always die after a fixed duration",
+     "the realtime oban queue is backing up again, predictions on the api are ~40 min stale",
+     "webhooks are piling up again"],
+)  # fmt: skip
+def test_a_failure_in_its_base_form_or_a_backlog_again_is_trouble(text: str) -> None:
+    """Stop 99's fourth rule: "die" is read as "dies" and "died" are, and "up again" after a verb
+    ("backing up again", "piling up again") is trouble again, not a state come back."""
+    assert remarks.reports_trouble(text)
+    assert auto_turn.plan(text, "")[0] == text
+
+
+@pytest.mark.parametrize("text", ["the site is up again, merging", "staging is up again, thx"])
+def test_up_again_is_still_a_state_come_back(text: str) -> None:
+    assert not remarks.reports_trouble(text)
