@@ -127,7 +127,7 @@ def imperative(words: list[str], text: str) -> bool:
     return not first.endswith(("ed", "ing"))  # "added the ...", "running the ...": no order
 
 
-# something failing, said outright in a message's first sentence (:func:`fails`)
+# something failing, said outright in a message's first clause (:func:`fails`)
 _FAILS = lazy(
     r"\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|hangs|hung|stuck|dies|died|broke|broken|errors"
     r"|segfaults?|panics|panicked|times\s+out|timed\s+out|timing\s+out)\b",
