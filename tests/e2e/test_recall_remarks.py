@@ -73,3 +73,19 @@ def test_trouble_told_in_the_forms_the_reader_missed_is_searched(tmp_path: Path)
         rule = clio("please don't deploy the billing api to staging today, the full pipeline is mine until noon")
     assert [k for k, v in reports.items() if "make deploy-billing" not in v] == [], reports
     assert "<recalled_context>" not in rule, rule
+
+
+def test_a_report_a_reader_slipped_on_is_searched(tmp_path: Path) -> None:
+    """Stop 99's fourth rule: a make target first ("make deploy-billing hangs ..."), "die" and
+    "backing up again" read the report as an order or a remark, and it was never searched; now each
+    brings back the session that settled it. "the billing api on staging is up again, ..." is still
+    a state come back and pulls no block."""
+    with asked_before(tmp_path, responder, (DEPLOY_ASKED, APPROVAL_ASKED, *OTHER)) as clio:
+        reports = {
+            "make": clio("make deploy-billing hangs on staging, the two pods never roll"),
+            "die": clio("since friday, the billing api staging pods die halfway through a deploy without the full pipeline"),
+            "backing": clio("billing api deploys to staging are backing up again without the full pipeline"),
+        }
+        back = clio("the billing api on staging is up again, merging the partner rate limit PR now")
+    assert [k for k, v in reports.items() if "make deploy-billing ENV=staging" not in v] == [], reports
+    assert "<recalled_context>" not in back, back
