@@ -36,7 +36,9 @@ comma) or a name of code (:func:`opens_with_a_code_name`: "build.gradle.kts pins
 that also asks to be told what was settled (:func:`asks_the_past`: "... and remind me what
 max-tasks-per-child we set") is searched for that, as a question is. An order followed by a clause
 that asks (stop 99; :func:`asked_after`: "...; what's the dead-letter topic called again?") is
-searched by that clause, not by the order's words.
+searched by that clause, not by the order's words; a listed verb first that does not go on to its
+object, in a first clause that says something fails (:func:`fails`: "make e2e just hangs ..."),
+names the thing that fails.
 """
 
 from __future__ import annotations
