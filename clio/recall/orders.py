@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 
 from clio.lazy_re import lazy
+from clio.recall.remarks import AUXILIARIES, QUESTION_WORDS
 from clio.recall.terms import fts_words
 
 # what follows an order's verb: a determiner, or the thing at hand ("cut it down", "move them")
@@ -270,17 +271,20 @@ _CLAUSE_OPENING = lazy(r"^\W*(?:(?:and|but|also|plus|btw|oh|ps|then)\b[\s,:]*)+"
 # called again?", "who maintains the CLI?"; "when" only with a question mark: "when you next touch
 # it, split ..." is a condition), or asking to be reminded or told ("tell me how many calls ...")
 _ASKS_FIRST = lazy(
-    r"(?:what|which|where|why|how|who|whose)(?:'?s|'re)?\b"
+    rf"(?:{'|'.join(sorted(QUESTION_WORDS - {'when', 'whom'}))})(?:'?s|'re)?\b"
     r"|(?:(?:can|could)\s+you\s+)?(?:remind\s+(?:me|us)|tell\s+me)\s+"
-    r"(?:what|which|where|when|why|how|who|whose|the|if|whether)\b",
+    rf"(?:{'|'.join(sorted(QUESTION_WORDS - {'whom'}))}|the|if|whether)\b",
     re.I,
 )
 # a question led by an auxiliary that asks what is known ("is there already a spatial index on
 # shapes?", "did we ever pin the driver?"), with its question mark; not one about the work at hand,
-# which asks for advice, leave or a check ("should it retry?", "can you also add a test?", "is that
-# ok?", "do you need the schema?")
+# which asks for advice, leave or a check: a modal ("should it retry?", "can you also add a
+# test?"), or an auxiliary before what is at hand ("is that ok?", "do you need the schema?")
+_ADVICE_OR_LEAVE = frozenset(["can", "could", "should", "would", "will"])
 _ASKS_AUXILIARY = lazy(
-    r"(?:is|are|was|were|does|do|did|has|have|had|any)\b(?!\s+(?:that|this|it|you|i)\b)", re.I
+    rf"(?:{'|'.join(sorted((AUXILIARIES - _ADVICE_OR_LEAVE) | {'had', 'any'}))})\b"
+    r"(?!\s+(?:that|this|it|you|i)\b)",
+    re.I,
 )
 
 
