@@ -48,9 +48,17 @@ OTHER = [
 HEAVY = ("numpy", "tokenizers", "onnxruntime", "torch")
 
 
-def responder(body: dict[str, Any]) -> Reply:
-    text, _ = latest_user(body)
-    return Reply(text=FACT if text.startswith(ASKED) else "Done.")
+def answering(asked: str, said: str) -> Callable[[dict[str, Any]], Reply]:
+    """A fake model that says ``said`` to a message that starts with ``asked`` and "Done." to any other."""
+
+    def reply(body: dict[str, Any]) -> Reply:
+        text, _ = latest_user(body)
+        return Reply(text=said if text.startswith(asked) else "Done.")
+
+    return reply
+
+
+responder = answering(ASKED, FACT)
 
 
 def one_shot(server: FakeServer, project: Path, home: Path) -> Callable[[str], str]:

@@ -30,9 +30,8 @@ from clio.recall.encoder_models import ENV_SWITCH, MINILM, MPNET, is_installed
 from clio.recall.encoder_readiness import installed, socket_path
 from testkit.clio_run import run_clio
 from testkit.encoder_helper import wait_for_judge
-from testkit.fakeserver import FakeServer, Reply
-from testkit.scripted import latest_user
-from tests.e2e.test_recall_encoder import sent
+from testkit.fakeserver import FakeServer
+from tests.e2e.test_recall_encoder import answering, sent
 
 MODELS_FROM = os.environ.get("CLIO_TEST_MODELS_FROM", "")
 pytestmark = [
@@ -56,9 +55,7 @@ OTHER = [
 ]
 
 
-def responder(body: dict[str, Any]) -> Reply:
-    text, _ = latest_user(body)
-    return Reply(text=FACT if text.startswith(ASKED) else "Done.")
+responder = answering(ASKED, FACT)
 
 
 def stop_helpers(home: Path) -> None:

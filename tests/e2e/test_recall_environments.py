@@ -7,14 +7,11 @@ cosine near 0.8); asked for staging's, or with no environment named, its answer 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from clio.recall.encoder_readiness import installed
-from testkit.fakeserver import Reply
-from testkit.scripted import latest_user
-from tests.e2e.test_recall_encoder import OTHER, asked_before
+from tests.e2e.test_recall_encoder import OTHER, answering, asked_before
 
 pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
 
@@ -22,9 +19,7 @@ REGISTRY_ASKED = "what's the schema registry address the producers use in stagin
 REGISTRY_FOUND = "In staging the producers use the schema registry at http://schema-registry.data-stg.svc:8081."
 
 
-def responder(body: dict[str, Any]) -> Reply:
-    text, _ = latest_user(body)
-    return Reply(text=REGISTRY_FOUND if text.startswith(REGISTRY_ASKED) else "Done.")
+responder = answering(REGISTRY_ASKED, REGISTRY_FOUND)
 
 
 def test_a_question_about_production_does_not_get_stagings_answer(tmp_path: Path) -> None:

@@ -11,14 +11,11 @@ words, or in those words, still brings its answer back."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from clio.recall.encoder_readiness import installed
-from testkit.fakeserver import Reply
-from testkit.scripted import latest_user
-from tests.e2e.test_recall_encoder import OTHER, asked_before
+from tests.e2e.test_recall_encoder import OTHER, answering, asked_before
 
 pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
 
@@ -29,9 +26,7 @@ IMPORT_FOUND = (
 )
 
 
-def responder(body: dict[str, Any]) -> Reply:
-    text, _ = latest_user(body)
-    return Reply(text=IMPORT_FOUND if text.startswith(IMPORT_ASKED) else "Done.")
+responder = answering(IMPORT_ASKED, IMPORT_FOUND)
 
 
 def test_an_order_of_new_work_gets_no_block_by_meaning_whatever_its_form(tmp_path: Path) -> None:
@@ -106,9 +101,7 @@ REMINDERS_ASKED = "what time of day does the dunning job send the late payment r
 REMINDERS_FOUND = "The dunning job sends the late payment reminders at 07:00 Europe/Berlin, after the nightly ledger close."
 
 
-def reminders(body: dict[str, Any]) -> Reply:
-    text, _ = latest_user(body)
-    return Reply(text=REMINDERS_FOUND if text.startswith(REMINDERS_ASKED) else "Done.")
+reminders = answering(REMINDERS_ASKED, REMINDERS_FOUND)
 
 
 def test_a_question_asked_outright_in_everyday_words_is_searched(tmp_path: Path) -> None:

@@ -10,16 +10,14 @@ since stop 63, not searched at all, clio.recall.remarks.)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from clio.recall.encoder_readiness import installed
 from testkit.clio_run import run_clio
 from testkit.encoder_helper import stop_helper
-from testkit.fakeserver import FakeServer, Reply
-from testkit.scripted import latest_user
-from tests.e2e.test_recall_encoder import OTHER, sent, wait_filled
+from testkit.fakeserver import FakeServer
+from tests.e2e.test_recall_encoder import OTHER, answering, sent, wait_filled
 
 pytestmark = pytest.mark.skipif(installed() is not None, reason=f"the encoder cannot run here: {installed()}")
 
@@ -30,9 +28,7 @@ HELPER_ON: dict[str, str | None] = {"CLIO_RECALL_ENCODER": None}  # as a user wh
 WORDS_ONLY: dict[str, str | None] = {"CLIO_RECALL_ENCODER": "0"}
 
 
-def responder(body: dict[str, Any]) -> Reply:
-    text, _ = latest_user(body)
-    return Reply(text=RACK_FOUND if text.startswith(RACK_ASKED) else "Done.")
+responder = answering(RACK_ASKED, RACK_FOUND)
 
 
 def test_the_words_alone_do_not_quote_a_unit_the_encoder_finds_far_off(tmp_path: Path) -> None:
