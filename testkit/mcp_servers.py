@@ -46,8 +46,11 @@ def bad(mode: str) -> int:
     """Any other MODE (``echo``) behaves: its ``echo`` tool returns the text it is given."""
     pid_file = os.environ.get("MCP_TEST_PID_FILE")
     if pid_file:  # for a test to see the process end with clio
-        with open(pid_file, "w", encoding="utf-8") as f:
+        # whole or not at all: a test that sees the file reads the pid (written in place, a test
+        # under load read it empty between its creation and the write)
+        with open(pid_file + ".tmp", "w", encoding="utf-8") as f:
             f.write(str(os.getpid()))
+        os.replace(pid_file + ".tmp", pid_file)
     for line in sys.stdin:
         try:
             msg = json.loads(line)
