@@ -333,9 +333,9 @@ def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
         # their answer (whose value may sit past the first 480 characters) than three
         fair = min(MAX_UNIT_CHARS, room // (len(hits) - n))
         widths = shares([len(" ".join(text.split())) for _, _, text in h.parts], min(max(EXCERPT_CHARS, fair), room))
-        quoted = [
-            f'{prefix}"{quote(excerpt(text, words, width - 2))}"'
-            for prefix, width, (_seq, _role, text) in zip(prefixes, widths, h.parts, strict=True)
+        quoted = [  # a reply's conclusion first among its details (terms.excerpt)
+            f'{prefix}"{quote(excerpt(text, words, width - 2, conclusion=role == "assistant"))}"'
+            for prefix, width, (_seq, role, text) in zip(prefixes, widths, h.parts, strict=True)
         ]
         lines += [head, *quoted]
         used += len(head) + 1 + sum(len(q) + 1 for q in quoted)

@@ -347,7 +347,7 @@ def shape_results(
             "date": format_date(ts),
             "role": role,
             "seq": seq,
-            "excerpt": excerpt(body, terms),
+            "excerpt": excerpt(body, terms, conclusion=role == "assistant"),
             "score": round(-rank, 4),
         }
         if with_text:

@@ -112,14 +112,20 @@ FENCE_RE = lazy(r"```.*?(?:```|$)")
 VALUE_SHARE = 0.25
 Spot = tuple[int, int, str]  # (start, end, what): a query term's word, or a detail
 VALUE_MIN_LEN = 1.5  # times the excerpt's width: a text only a little longer is cut around its words alone
+# of a reply's text, the last part its details are first looked for in: where its conclusion (the fix,
+# the value chosen) stands after the diagnosis (docs/memory.md, "The conclusion of a long reply")
+CONCLUSION_PART = 1 / 3
 
 
-def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
+def excerpt(text: str, terms: Iterable[str], width: int = 300, conclusion: bool = False) -> str:
     """About ``width`` characters of ``text`` around the densest cluster of query terms; of a text
     much longer than ``width`` (:data:`VALUE_MIN_LEN`), the cluster gets the larger part and the
     rest goes to the stretch densest in details (:data:`VALUE_RE`: code, identifiers, numbers)
     that the cluster leaves out, so a reply's value is shown where it sits apart from the words
-    that found it ("... **Fix** ... set `pagination.maxTotalHits` to 5000").
+    that found it ("... **Fix** ... set `pagination.maxTotalHits` to 5000"). ``conclusion`` (an
+    assistant's reply): that stretch is looked for in the text's last part first
+    (:data:`CONCLUSION_PART`), where a reply states what it found after the diagnosis whose
+    measurements and timestamps share the message's words ("... the new time would be **03:05**").
 
     Words match a term as :class:`TermMatch` says. Cut at word boundaries, '…' marks a cut;
     whitespace is collapsed; at most ``width`` + 2 characters (the two marks of one window).
@@ -132,9 +138,12 @@ def excerpt(text: str, terms: Iterable[str], width: int = 300) -> str:
     if len(flat) >= width * VALUE_MIN_LEN:
         words_width = width - int(width * VALUE_SHARE)
         details = _details(flat, fenced)
+        late = [d for d in details if d[0] >= len(flat) * (1 - CONCLUSION_PART)] if conclusion else []
         for _ in range(3):  # the two windows with their cuts' marks may run over: the words' give way
             near = _words_window(flat, hits, words_width, fenced)
-            far = _values_window(flat, details, int(width * VALUE_SHARE) - 2, near)
+            far = _values_window(flat, late, int(width * VALUE_SHARE) - 2, near) if late else None
+            if far is None:
+                far = _values_window(flat, details, int(width * VALUE_SHARE) - 2, near)
             if far is None:
                 break
             (a, b), (c, d) = sorted([near, far])

@@ -237,12 +237,12 @@ def shape_units(
             hit["text"] = unit_text(parts)
             hit["texts"] = [p.body for p in parts]
         else:
-            hit["excerpt"] = cut = excerpt(body, terms, MATCH_CHARS)
+            hit["excerpt"] = cut = excerpt(body, terms, MATCH_CHARS, conclusion=role == "assistant")
             prose = [p for p in parts if is_prose(p)]
             reply = answer(prose).seq if prose else None  # where the fact usually is: as much room as the match
             for part, p in zip(hit["parts"], parts, strict=True):
                 width = MATCH_CHARS if p.seq == seq else REPLY_CHARS if p.seq == reply else OTHER_CHARS
-                part["excerpt"] = cut if p.seq == seq and p.body == body else excerpt(p.body, terms, width)
+                part["excerpt"] = cut if p.seq == seq and p.body == body else excerpt(p.body, terms, width, conclusion=p.role == "assistant")
             if texts:
                 hit["texts"] = [p.body for p in parts]
         out.append(hit)

@@ -49,7 +49,7 @@ def judge_text(parts: Sequence[tuple[str, str]], query: str) -> str:
     query's words as the block quotes them, within :data:`JUDGE_CHARS` together, a line each."""
     words = fts_words(query)
     widths = shares([len(" ".join(t.split())) for _, t in parts], JUDGE_CHARS)
-    return "\n".join(excerpt(t, words, w - 2) for w, (_, t) in zip(widths, parts, strict=True))
+    return "\n".join(excerpt(t, words, w - 2, conclusion=r == "assistant") for w, (r, t) in zip(widths, parts, strict=True))
 
 
 def hit_text(hit: Hit, query: str) -> str:
