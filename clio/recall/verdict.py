@@ -49,7 +49,10 @@ def judge_text(parts: Sequence[tuple[str, str]], query: str) -> str:
     query's words as the block quotes them, within :data:`JUDGE_CHARS` together, a line each."""
     words = fts_words(query)
     widths = shares([len(" ".join(t.split())) for _, t in parts], JUDGE_CHARS)
-    return "\n".join(excerpt(t, words, w - 2, conclusion=r == "assistant") for w, (r, t) in zip(widths, parts, strict=True))
+    # cut as the judge was trained on: a reply's conclusion first among its details (what the block
+    # quotes since stop 100) cost the memory tool's order on the sets' own messages (docs/memory.md,
+    # "The conclusion of a long reply")
+    return "\n".join(excerpt(t, words, w - 2) for w, (_, t) in zip(widths, parts, strict=True))
 
 
 def hit_text(hit: Hit, query: str) -> str:
