@@ -46,7 +46,8 @@ SAID_CAP = 6
 
 def judge_text(parts: Sequence[tuple[str, str]], query: str) -> str:
     """A unit as the judge reads it (and was trained on): its messages (role, text) cut around the
-    query's words as the block quotes them, within :data:`JUDGE_CHARS` together, a line each."""
+    query's words as the block quotes them, within :data:`JUDGE_CHARS` together, a line each; a
+    long reply's details are not looked for in its conclusion first, as the block's are."""
     words = fts_words(query)
     widths = shares([len(" ".join(t.split())) for _, t in parts], JUDGE_CHARS)
     # cut as the judge was trained on: a reply's conclusion first among its details (what the block

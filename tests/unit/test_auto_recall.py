@@ -17,7 +17,7 @@ from clio.context.budget import Budget
 from clio.context.stm import group_units
 from clio.memory.provenance import RECALLED, turn_sources
 from clio.messages import KIND_RECALL, make
-from clio.recall import auto, auto_turn, relevance, remarks
+from clio.recall import auto, auto_turn, relevance, remarks, verdict
 from clio.recall import refresh as refresh_mod
 from clio.recall import schema as schema_mod
 from clio.recall.format import format_hits
@@ -703,6 +703,24 @@ def test_fewer_units_quote_more_of_their_answer_within_the_block() -> None:
     assert len(max(one.splitlines(), key=len)) > max(len(q) for q in quoted)
 
 
+def test_the_block_quotes_a_replys_conclusion_not_a_tool_results_tail() -> None:
+    """Stop 100: of an assistant's long reply the block quotes the conclusion at its end (the value
+    chosen after a diagnosis that repeats the question's words); a tool result's tail is a file's or
+    a log's, not a conclusion: cut as before. The judge reads the unit as it was trained on."""
+    from tests.unit.test_recall import CONCLUDED
+
+    question = "the stock import fails, the file is there now"
+    f = relevance.Features(asked=3, matched=3, weighted=1.0, rarest=1.0, cosine=0.7)
+
+    def unit(role: str) -> auto.Hit:
+        parts = ((1, "user", "stock import failed again last night, the file is there now"), (2, role, CONCLUDED))
+        return auto.Hit("s1", "stock import", "2026-01-01", "user", 1, CONCLUDED, f, 1.0, True, parts=parts)
+
+    reply, tool = unit("assistant"), unit("tool")
+    assert "03:05" in auto.render([reply], question, 700) and "03:05" not in auto.render([tool], question, 700)
+    assert "03:05" not in verdict.hit_text(reply, question)  # the judge's reading is as before the change
+
+
 def test_a_search_reads_each_whole_exchange_once_and_as_exchange_reads_it(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
     sid = _archive(store, [
@@ -751,6 +769,22 @@ def test_results_with_their_text_carry_no_excerpts_and_the_others_do(tmp_path: P
     assert "excerpt" not in full and all("excerpt" not in p for p in full["parts"])
     assert full["texts"][-1].startswith("deploy/staging.env sets PORT=5433.") and len(full["text"]) > 1000
     assert [p["seq"] for p in full["parts"]] == [p["seq"] for p in plain["parts"]]
+
+
+def test_the_memory_tools_excerpt_of_a_reply_shows_its_conclusion(tmp_path: Path) -> None:
+    """Stop 100: the memory tool's excerpts cut a long reply as the block does, its conclusion
+    among its details; the same text as a tool result is cut as before."""
+    from tests.unit.test_recall import CONCLUDED
+
+    def shown(role: str) -> str:
+        store = SessionStore(tmp_path / role / "sessions")
+        extra = {"tool_call_id": "c1"} if role == "tool" else {}
+        _archive(store, [("user", "why does the stock import fail when the file is there?", {}), (role, CONCLUDED, extra)])
+        idx = RecallIndex(tmp_path / role / "r.sqlite", store, embedder=None)
+        [unit] = idx.search("stock import fails file", max_results=1)
+        return next(p["excerpt"] for p in unit["parts"] if p["role"] == role)
+
+    assert "03:05" in shown("assistant") and "03:05" not in shown("tool")
 
 
 def test_the_answer_of_a_unit_is_shown_with_as_much_room_as_the_match(tmp_path: Path) -> None:

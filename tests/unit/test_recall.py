@@ -413,6 +413,34 @@ def test_a_long_replys_excerpt_also_shows_its_details_away_from_the_words() -> N
     assert " … " not in terms.excerpt(short, ["cap"], width=200)
 
 
+# a long reply whose diagnosis repeats the question's words and is dense in timestamps, and whose
+# conclusion (the value chosen) stands at its end (stop 100, from the seventy-fourth set)
+DIAGNOSIS = (
+    "The stock import fails when today's file lands after it starts. That happens on some nights and not "
+    "on others, and nothing retries it. "
+    + "The export on their side takes as long as it takes, and we only ever see the result. " * 2
+    + "The mtimes of the last five exports were 02:44, 02:41, 02:24, 02:26 and 02:49 (runs 4411-4415). "
+)
+CONCLUDED = DIAGNOSIS + "Three ways out, and the simplest of them is to run later. " * 3 + (
+    "With a margin after the latest export we've seen, the new time would be **03:05** Europe/London."
+)
+
+
+def test_a_replys_details_are_looked_for_in_its_conclusion_first() -> None:
+    words = ["stock", "import", "fails", "file"]
+    before = terms.excerpt(CONCLUDED, words, width=300)
+    assert "02:44" in before and "03:05" not in before  # the diagnosis's timestamps took the details' share
+    after = terms.excerpt(CONCLUDED, words, width=300, conclusion=True)
+    assert "03:05" in after and "stock import fails" in after  # the value at the end, and the words
+    assert len(after) <= 302 and " … " in after
+    # no detail in the last third: cut as before
+    plain = DIAGNOSIS + "Three ways out, and the simplest is to run later. " * 6
+    assert terms.excerpt(plain, words, width=300, conclusion=True) == terms.excerpt(plain, words, width=300)
+    # a text only a little longer than its room is cut around its words alone, either way
+    short = CONCLUDED[-340:]
+    assert terms.excerpt(short, words, width=300, conclusion=True) == terms.excerpt(short, words, width=300)
+
+
 def test_a_window_a_little_short_of_its_text_is_placed_to_keep_the_details() -> None:
     # a reply a little longer than its room (one window), its value before the words that find it:
     # the words' window keeps the whole cluster and moves to hold the value too, rather than
