@@ -29,7 +29,7 @@ from clio.recall import answer_kind, environments
 from clio.recall import relevance as R
 from clio.recall.format import hit_source
 from clio.recall.query import DIGEST_FILES_ROLE, DIGEST_ROLE, MIN_NEW_WORDS, content_words
-from clio.recall.terms import excerpt, fts_words
+from clio.recall.terms import concludes, excerpt, fts_words
 
 MAX_HITS = 3
 EXCERPT_CHARS = 480  # one unit's quote in the block, all its messages together, at least (room allowing)
@@ -334,7 +334,7 @@ def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
         fair = min(MAX_UNIT_CHARS, room // (len(hits) - n))
         widths = shares([len(" ".join(text.split())) for _, _, text in h.parts], min(max(EXCERPT_CHARS, fair), room))
         quoted = [  # a reply's conclusion first among its details (terms.excerpt)
-            f'{prefix}"{quote(excerpt(text, words, width - 2, conclusion=role == "assistant"))}"'
+            f'{prefix}"{quote(excerpt(text, words, width - 2, conclusion=concludes(role)))}"'
             for prefix, width, (_seq, role, text) in zip(prefixes, widths, h.parts, strict=True)
         ]
         lines += [head, *quoted]

@@ -29,7 +29,7 @@ from clio.messages import (
     tool_call_args,
 )
 from clio.recall.encoder_models import MINILM
-from clio.recall.terms import WORD_RE, excerpt, excerpt_stem, fts_words
+from clio.recall.terms import WORD_RE, concludes, excerpt, excerpt_stem, fts_words
 
 STOPWORDS: frozenset[str] = frozenset(
     """
@@ -347,7 +347,7 @@ def shape_results(
             "date": format_date(ts),
             "role": role,
             "seq": seq,
-            "excerpt": excerpt(body, terms, conclusion=role == "assistant"),
+            "excerpt": excerpt(body, terms, conclusion=concludes(role)),
             "score": round(-rank, 4),
         }
         if with_text:

@@ -117,6 +117,13 @@ VALUE_MIN_LEN = 1.5  # times the excerpt's width: a text only a little longer is
 CONCLUSION_PART = 1 / 3
 
 
+def concludes(role: str) -> bool:
+    """Whether a message of ``role`` is cut with its conclusion first among its details
+    (:func:`excerpt`'s ``conclusion``): an assistant's reply, not a tool result (whose tail is a
+    file's or a log's) nor a user's message (the question)."""
+    return role == "assistant"
+
+
 def excerpt(text: str, terms: Iterable[str], width: int = 300, conclusion: bool = False) -> str:
     """About ``width`` characters of ``text`` around the densest cluster of query terms; of a text
     much longer than ``width`` (:data:`VALUE_MIN_LEN`), the cluster gets the larger part and the

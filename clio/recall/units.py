@@ -24,7 +24,7 @@ from typing import Any
 
 from clio.recall.query import CALL_MARK, UNIT_ROLES, format_date
 from clio.recall.relevance import says_something
-from clio.recall.terms import excerpt
+from clio.recall.terms import concludes, excerpt
 
 MAX_PARTS = 3  # messages one unit quotes: the ask, the match, the answer
 MATCH_CHARS = 300  # the excerpt of the message that matched
@@ -237,12 +237,12 @@ def shape_units(
             hit["text"] = unit_text(parts)
             hit["texts"] = [p.body for p in parts]
         else:
-            hit["excerpt"] = cut = excerpt(body, terms, MATCH_CHARS, conclusion=role == "assistant")
+            hit["excerpt"] = cut = excerpt(body, terms, MATCH_CHARS, conclusion=concludes(role))
             prose = [p for p in parts if is_prose(p)]
             reply = answer(prose).seq if prose else None  # where the fact usually is: as much room as the match
             for part, p in zip(hit["parts"], parts, strict=True):
                 width = MATCH_CHARS if p.seq == seq else REPLY_CHARS if p.seq == reply else OTHER_CHARS
-                part["excerpt"] = cut if p.seq == seq and p.body == body else excerpt(p.body, terms, width, conclusion=p.role == "assistant")
+                part["excerpt"] = cut if p.seq == seq and p.body == body else excerpt(p.body, terms, width, conclusion=concludes(p.role))
             if texts:
                 hit["texts"] = [p.body for p in parts]
         out.append(hit)
