@@ -64,15 +64,13 @@ def test_trouble_told_in_the_forms_the_reader_missed_is_searched(tmp_path: Path)
     """Stop 99's third rule: a report whose only mark of trouble is "don't" after someone else's
     subject, "unreachable" or "zero" was read as a remark and never searched; now it brings back
     the session that settled it. "please don't ..." still lays down a rule and pulls no block."""
-    with asked_before(tmp_path, responder, (DEPLOY_ASKED, APPROVAL_ASKED, *OTHER)) as clio:
-        reports = {
-            "dont": clio("since the last deploy, the two billing api pods on staging don't serve my change"),
-            "unreachable": clio("the billing api on staging is unreachable after a deploy without the full pipeline"),
-            "zero": clio("the billing api deploy to staging rolled zero pods without the full pipeline"),
-        }
-        rule = clio("please don't deploy the billing api to staging today, the full pipeline is mine until noon")
-    assert [k for k, v in reports.items() if "make deploy-billing" not in v] == [], reports
-    assert "<recalled_context>" not in rule, rule
+    reports = {
+        "dont": "since the last deploy, the two billing api pods on staging don't serve my change",
+        "unreachable": "the billing api on staging is unreachable after a deploy without the full pipeline",
+        "zero": "the billing api deploy to staging rolled zero pods without the full pipeline",
+    }
+    rule = "please don't deploy the billing api to staging today, the full pipeline is mine until noon"
+    searched_but_not(tmp_path, reports, rule, "make deploy-billing")
 
 
 def test_a_report_a_reader_slipped_on_is_searched(tmp_path: Path) -> None:
@@ -80,12 +78,20 @@ def test_a_report_a_reader_slipped_on_is_searched(tmp_path: Path) -> None:
     "backing up again" read the report as an order or a remark, and it was never searched; now each
     brings back the session that settled it. "the billing api on staging is up again, ..." is still
     a state come back and pulls no block."""
+    reports = {
+        "make": "make deploy-billing hangs on staging, the two pods never roll",
+        "die": "since friday, the billing api staging pods die halfway through a deploy without the full pipeline",
+        "backing": "billing api deploys to staging are backing up again without the full pipeline",
+    }
+    back = "the billing api on staging is up again, merging the partner rate limit PR now"
+    searched_but_not(tmp_path, reports, back, "make deploy-billing ENV=staging")
+
+
+def searched_but_not(tmp_path: Path, reports: dict[str, str], guard: str, answer: str) -> None:
+    """Each of ``reports`` (name: message), asked one-shot in the project with the deploy and approval
+    sessions, gets a block that quotes ``answer``; ``guard``, asked after them, gets no block."""
     with asked_before(tmp_path, responder, (DEPLOY_ASKED, APPROVAL_ASKED, *OTHER)) as clio:
-        reports = {
-            "make": clio("make deploy-billing hangs on staging, the two pods never roll"),
-            "die": clio("since friday, the billing api staging pods die halfway through a deploy without the full pipeline"),
-            "backing": clio("billing api deploys to staging are backing up again without the full pipeline"),
-        }
-        back = clio("the billing api on staging is up again, merging the partner rate limit PR now")
-    assert [k for k, v in reports.items() if "make deploy-billing ENV=staging" not in v] == [], reports
-    assert "<recalled_context>" not in back, back
+        got = {k: clio(text) for k, text in reports.items()}
+        last = clio(guard)
+    assert [k for k, v in got.items() if answer not in v] == [], got
+    assert "<recalled_context>" not in last, last
