@@ -131,8 +131,13 @@ def judged_turn(term: Term, server: FakeServer, text: str, line: str) -> str:
     """Type ``text``, then ``/context``, until it shows the judge's reading on the line that starts
     with ``line`` (a regex); returns the user message sent on that turn. The REPL waits 250 ms for
     the helper, then decides without it (``/context`` says "no answer in time"): on a loaded host a
-    turn may go without the judge, so one is typed again, at most three times in all."""
-    for _ in range(3):
+    turn may go without the judge, so one is typed again, at most three times in all, after
+    ``/clear``: a late turn may still have quoted the unit (by its cosine, the judge late), and what
+    the window carries is rightly not quoted again (the search leaves it out)."""
+    for attempt in range(3):
+        if attempt:
+            term.type("/clear")
+            term.prompt()
         term.type(text)
         term.expect("Done.")
         message = sent(server, text)
