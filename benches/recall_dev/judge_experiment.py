@@ -150,9 +150,11 @@ def pairs(out: Path, files: list[Path]) -> None:
     print(f"{len(rows)} pairs, {sum(r[2] for r in rows)} answers")
 
 
-def candidates(out: Path, probes_file: Path | None, with_pool: bool = False) -> None:
+def candidates(out: Path, probes_file: Path | None, with_pool: bool = False, digests: Path | None = None) -> None:
     """``with_pool``: each row also keeps ``pool``, the memory tool's first units for the message
-    as the judge model would read them (:func:`clio.recall.model_judge.pool`; stop 89)."""
+    as the judge model would read them (:func:`clio.recall.model_judge.pool`; stop 89).
+    ``digests``: a JSON {set letter: {session name: digest}}, each session carrying its digest as
+    ``bench_auto_recall.py --digests`` has it (stop 101)."""
     import bench_auto_recall as B
 
     from clio.recall import model_judge
@@ -164,6 +166,8 @@ def candidates(out: Path, probes_file: Path | None, with_pool: bool = False) -> 
     sets = sorted({p["set"] for p in probes_all}) if probes_all else [n.removeprefix("set_") for n in B.SET_NAMES]
     for s in sets:
         data = B.load_set(f"set_{s}")
+        if digests is not None:
+            data = B.with_digests(data, json.loads(digests.read_text(encoding="utf-8")).get(s, {}))
         probes = data["probes"] if probes_all is None else [p for p in probes_all if p["set"] == s]
         tmp = Path(tempfile.mkdtemp())
         index, ids, clio_dir = B.indexed(data, tmp)
@@ -471,6 +475,7 @@ def main() -> None:
     ap.add_argument("--near-asked", type=int, help="candidates: the helper's nearest messages asked for a message (bench_auto_recall.py's flag)")
     ap.add_argument("--nearby-results", type=int, help="candidates: their units kept after the words' results (bench_auto_recall.py's flag)")
     ap.add_argument("--judged", type=int, help="candidates: the admissible units the packaged judge reads (bench_auto_recall.py's flag)")
+    ap.add_argument("--digests", type=Path, help="candidates: each session carries its digest (bench_auto_recall.py's flag: {set letter: {session name: digest}})")
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--layers", type=int, help="train: how many of the encoder's layers to keep (all: MiniLM's 6, mpnet's 12)")
     ap.add_argument("--base", type=Path, help="heldout, decide: the judge is on this encoder (its transformers folder), read with its tokenizer")
@@ -497,7 +502,7 @@ def main() -> None:
             model_judge.POOL_UNITS = model_judge.POOL_SESSIONS = args.pool_units
         if args.pool_sessions is not None:
             model_judge.POOL_SESSIONS = args.pool_sessions
-        candidates(args.out, args.inputs[0] if args.inputs else None, with_pool=args.pool)
+        candidates(args.out, args.inputs[0] if args.inputs else None, with_pool=args.pool, digests=args.digests)
     elif args.step == "pairs":
         pairs(args.out, args.inputs)
     elif args.step == "train":
