@@ -35,12 +35,6 @@ MAX_HITS = 3
 EXCERPT_CHARS = 480  # one unit's quote in the block, all its messages together, at least (room allowing)
 MAX_UNIT_CHARS = 960  # and at most, when fewer units share the block's room
 MIN_BLOCK_CHARS = 200  # below this, a block could not quote even one passage usefully
-# a judged message's units share the block's room by the square of their probability (room_weights),
-# each unit after the one being cut keeping at least this much: the unit the judge reads surest
-# quotes more of its answer, whose value may sit past an even share (docs/memory.md, "The block's room
-# by the judge's reading")
-ROOM_POWER = 2
-LEAST_UNIT_CHARS = 240
 # a judged message's unit that shares none of its words is quoted by its cosine (Hit.unworded) when
 # the message has this many own words or more: a full question, not a remark on the work at hand
 UNWORDED_ASKED = 5
@@ -317,29 +311,16 @@ def shares(lengths: Sequence[int], total: int) -> list[int]:
     return out
 
 
-def room_weights(hits: Sequence[Hit]) -> list[float]:
-    """Each unit's claim on the block's room: of a judged message (any unit with a probability),
-    the square of its probability, held at least at its bar (a unit quoted by its cosine under the
-    bar, :attr:`Hit.unworded`, or not read: the least a quoted unit may have); 1 for every unit of a
-    message not judged, whose units share the room evenly as before the judge. Pure."""
-    if not any(h.verdict is not None for h in hits):
-        return [1.0] * len(hits)
-    return [max(h.verdict or 0.0, h.verdict_bar, 0.01) ** ROOM_POWER for h in hits]
-
-
-def render(hits: Sequence[Hit], query: str, max_chars: int, weighted: bool = True) -> str:
+def render(hits: Sequence[Hit], query: str, max_chars: int) -> str:
     """The block quoting ``hits`` within ``max_chars`` ("" when none fits): each unit under one
     heading (where and when), each of its messages on a line of its own, cut around the query's
-    words; a unit gets its share of the room left by :func:`room_weights` (from
-    :data:`EXCERPT_CHARS` to :data:`MAX_UNIT_CHARS` characters, :data:`LEAST_UNIT_CHARS` kept for
-    each unit after it). ``weighted=False``: even shares (units the judge model named, whose
-    reading is not the packaged judge's)."""
+    words; a unit gets an even share of the room left (from :data:`EXCERPT_CHARS` to
+    :data:`MAX_UNIT_CHARS` characters)."""
     if max_chars < MIN_BLOCK_CHARS or not hits:
         return ""
     words = fts_words(query)
     lines = [f"<{TAG}>", HEAD]
     used = sum(len(x) + 1 for x in lines) + len(f"</{TAG}>")
-    weights = room_weights(hits) if weighted else [1.0] * len(hits)
     n = 0
     for h in hits:
         where = hit_source(h.session_id, quote(h.session_name), h.current, in_block=True)
@@ -348,13 +329,9 @@ def render(hits: Sequence[Hit], query: str, max_chars: int, weighted: bool = Tru
         room = max_chars - used - len(head) - 1 - sum(len(x) + 4 for x in prefixes)  # quotes, "…"s, newline
         if room < 80:
             break
-        # the room left, split among this unit and those after it by their weights: one or two
-        # units quote more of their answer (whose value may sit past the first 480 characters) than
-        # three, and the surest more than the others
-        later = len(hits) - n - 1
-        fair = min(MAX_UNIT_CHARS, int(room * weights[n] / sum(weights[n:])))
-        if later and weights[n] != weights[n + 1]:
-            fair = min(fair, room - LEAST_UNIT_CHARS * later)
+        # the room left, split among this unit and those after it: one or two units quote more of
+        # their answer (whose value may sit past the first 480 characters) than three
+        fair = min(MAX_UNIT_CHARS, room // (len(hits) - n))
         widths = shares([len(" ".join(text.split())) for _, _, text in h.parts], min(max(EXCERPT_CHARS, fair), room))
         quoted = [  # a reply's conclusion first among its details (terms.excerpt)
             f'{prefix}"{quote(excerpt(text, words, width - 2, conclusion=concludes(role)))}"'

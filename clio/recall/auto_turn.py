@@ -175,7 +175,7 @@ def outcome(
     if found.skipped:
         return "", {"state": "skipped", "why": found.skipped}, []
     chosen = auto.choose(found.hits) if named is None else list(named)[: auto.MAX_HITS]
-    block = auto.render(chosen, found.query, budget, weighted=named is None)
+    block = auto.render(chosen, found.query, budget)
     said = "named by the judge model; " if named is not None else ""
     quoted = [dict(h.to_dict(), why=said + h.why()) for h in chosen] if block else []
     last = {
