@@ -156,7 +156,9 @@ def test_other_processes_of_the_user_cannot_read_clio(user: User, tree: UserTree
         control.wait()
         server.stop()
     assert control_key.encode().hex()[:48] in direct.stdout  # the probe reads a dumpable process
-    clio_line = next(ln for ln in direct.stdout.splitlines() if ln.split()[2:3] == ["clio"])
+    # this test's clio, by its pid (setpriv execs it): another test's clio of the same user may be
+    # starting meanwhile (xdist), before it makes itself non-dumpable, and is not the one asked about
+    clio_line = next(ln for ln in direct.stdout.splitlines() if ln.split()[1:3] == [str(clio.pid), "clio"])
     assert "environ=EACCES" in clio_line and "mem=EACCES" in clio_line, clio_line
     assert secrets["env"].encode().hex()[:48] not in direct.stdout
 
