@@ -164,10 +164,11 @@ def candidates(out: Path, probes_file: Path | None, with_pool: bool = False, dig
     rows: list[dict[str, Any]] = []
     probes_all = json.loads(probes_file.read_text()) if probes_file else None
     sets = sorted({p["set"] for p in probes_all}) if probes_all else [n.removeprefix("set_") for n in B.SET_NAMES]
+    written = json.loads(digests.read_text(encoding="utf-8")) if digests is not None else None
     for s in sets:
         data = B.load_set(f"set_{s}")
-        if digests is not None:
-            data = B.with_digests(data, json.loads(digests.read_text(encoding="utf-8")).get(s, {}))
+        if written is not None:
+            data = B.with_digests(data, written.get(s, {}))
         probes = data["probes"] if probes_all is None else [p for p in probes_all if p["set"] == s]
         tmp = Path(tempfile.mkdtemp())
         index, ids, clio_dir = B.indexed(data, tmp)
