@@ -99,6 +99,41 @@ def test_a_line_left_a_moment_before_enter_is_recalled_while_typed(fake_server: 
         stop_helper(home)
 
 
+def test_a_question_sent_a_moment_after_its_question_mark_is_recalled_while_typed(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
+    """Enter 0.15 s after the last key, a question mark: shorter than the pause after which a
+    line is handed on (0.25 s), longer than the pause after a line that ends as a sentence ends
+    (typing_ahead.ENDED_PAUSE_S). The helper has recalled the question by Enter, which takes its
+    block (before: recalled on Enter, as typed straight through). A machine too busy to read the
+    line before Enter is given two more tries, each after /clear."""
+    home = with_history(fake_server, project)
+    question = REWORDED + "?"
+    try:
+        client = EncoderClient(home, project / ".clio")
+        term = spawn(env={"CLIO_RECALL_ENCODER": ""})
+        term.prompt()
+        time.sleep(1.0)  # the REPL's warm-up is done
+        tries = 0
+        while True:
+            tries += 1
+            before = client.status()["recalls_ahead"]
+            term.child.send(question)
+            time.sleep(0.15)
+            term.child.send("\r")
+            term.expect("Done.")
+            term.prompt()
+            if client.status()["recalls_ahead"] == before + 1 or tries == 3:
+                break
+            term.type("/clear")  # the window no longer carries what the block quoted
+            term.prompt()
+        assert client.status()["recalls_ahead"] == before + 1, f"Enter took no block recalled ahead in {tries} tries"
+        message = sent(fake_server, question)
+        assert "<recalled_context>" in message and "allkeys-lru" in message, message
+        term.child.sendeof()
+        assert term.wait_exit() == 0
+    finally:
+        stop_helper(home)
+
+
 def test_a_line_typed_after_the_helper_left_starts_it_again(fake_server: FakeServer, project: Path, spawn: Spawn) -> None:  # noqa: F811
     """A REPL outlives the helper (it leaves after its idle time): the next line the user types
     starts it again, so the reworded question sent a moment later is decided with the encoder

@@ -463,29 +463,6 @@ def test_a_line_embedded_ahead_is_scored_without_embedding_it_again(helper_home:
     assert ahead is not None and ahead[0] > 0.3
 
 
-def test_typing_ahead_hands_on_the_line_once_the_user_pauses() -> None:
-    import threading
-
-    from clio.ui.typing_ahead import TypingAhead
-
-    got: list[str] = []
-    arrived = threading.Event()
-
-    def send(text: str) -> None:
-        got.append(text)
-        arrived.set()
-
-    ahead = TypingAhead(send, pause_s=0.2)
-    for text in ("w", "wh", "whe", "where do"):  # typed faster than the pause: only the last is handed on
-        ahead.changed(text)
-    assert arrived.wait(10)
-    time.sleep(0.3)
-    assert got == ["where do"]
-    arrived.clear()
-    ahead.changed("where do rejected messages go")
-    assert arrived.wait(10) and got == ["where do", "where do rejected messages go"]
-
-
 def test_the_recall_sends_ahead_only_lines_it_would_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands, shell and memory lines, lines of a word or two and orders of new work (not
     searched) are not embedded ahead; a question is, once. A stand-in helper on the real socket
