@@ -11,6 +11,9 @@ README.md). Two steps:
 The check: each probe is ``{"set", "text", "kind", "session", "needles"}``; per archive 3 ``same``,
 3 ``reworded`` (at least 2 sharing no content word with their session, as clio counts a message's
 own words: :func:`clio.recall.relevance.own_words`) and 6 ``unrelated`` (no session, no needles);
+each ``same`` probe sharing a content word with its session (stop 102: the seventy-eighth's first
+probe asked set A's celery question labelled with the staging database's session; of the 2,310
+``same`` probes of the sets up to it, that one alone shares none, the next fewest 22% of its words);
 every needle verbatim (case aside) in its session, and not all of a probe's needles in any other
 session of its archive; no text twice. Prints what fails, or ``OK: N probes``; exits 1 on a failure.
 A writer may run it (it reads clio's code; the writer need not).
@@ -82,8 +85,11 @@ def problems(probes: list[dict[str, Any]], archives: dict[str, dict[str, Any]]) 
         bad += [f"{i}: {n!r} is not in session {p['session']!r}" for n in p["needles"] if n.lower() not in text]
         if any(all(n.lower() in t.lower() for n in p["needles"]) for s, t in sessions.items() if s != p["session"]):
             bad.append(f"{i}: all its needles are in another session of archive {p['set']} too")
-        if p["kind"] == "reworded" and not set(own_words(p["text"])) & set(own_words(sessions[p["session"]])):
+        shared = set(own_words(p["text"])) & set(own_words(sessions[p["session"]]))
+        if p["kind"] == "reworded" and not shared:
             unworded[p["set"]] += 1
+        if p["kind"] == "same" and not shared:
+            bad.append(f"{i}: a same-words probe shares no content word with its session {p['session']!r} (labelled with another's?)")
     for k in sorted(archives):
         if per[k] != WANT:
             bad.append(f"archive {k}: {dict(per[k])}, want {dict(WANT)}")
