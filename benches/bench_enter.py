@@ -18,17 +18,21 @@ It prints, per gap, the time from Enter to the block (p50 / p95), and how many E
 line recalled ahead; then the same for the lines that end as a sentence ends ("?", ".", "!")
 and for the others, apart. The step of a message the product does not search is counted too (about
 0.1 ms), as in ``--scale-dev``. Each message is typed in one change (as if its last key
-completed it); a pause inside a longer message, which has the helper recall a line Enter will
-not send, is not simulated. After each Enter the line is emptied (prompt-toolkit resets it) and
-the bench waits 0.5 s (the user reads the answer), so the helper is idle for the next one.
+completed it). ``--keystrokes`` takes only the lines that hold a sentence ended inside them (40 of
+the 240) and types them key by key, 80-200 ms between keys (seeded): there the short pause after
+a sentence's end hands on lines that Enter will not send. After each Enter the line is emptied
+(prompt-toolkit resets it) and the bench waits 0.5 s (the user reads the answer), so the helper is
+idle for the next one.
 
-    python benches/bench_enter.py [--scale-dev 10000] [--gaps 0,100,150,200,300,400] [--no-judge]
+    python benches/bench_enter.py [--scale-dev 10000] [--gaps 0,100,150,200,300,400] [--keystrokes] [--no-judge]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
+import re
 import statistics
 import sys
 import tempfile
@@ -61,22 +65,31 @@ class Typist:
         self.client = client
         self.lock = threading.Lock()
         self.sent: tuple[str, str] | None = None  # (line, token) the helper recalls
+        self.sends = 0  # lines sent to the helper
         self.ahead = TypingAhead(self._send)
 
     def _send(self, line: str) -> None:
         text = line.strip()
         if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#" or not plan(text, text)[0]:
             return
+        self.sends += 1
         with self.lock:
             self.client.judge = B.JUDGE[0]
             token = self.client.recall_ahead(text, text, SESSION, "standard")
             self.sent = (text, token) if token is not None else None
 
-    def enter(self, index: RecallIndex, text: str, gap_s: float) -> tuple[float, bool]:
-        """The line typed, Enter ``gap_s`` later: (ms from Enter to the block, recalled ahead)."""
+    def enter(self, index: RecallIndex, text: str, gap_s: float, keys: list[float] | None = None) -> tuple[float, bool]:
+        """The line typed, Enter ``gap_s`` later: (ms from Enter to the block, recalled ahead).
+        ``keys``: the line typed key by key, each key this many seconds after the one before."""
         with self.lock:
             self.sent = None
-        self.ahead.changed(text)
+        if keys is None:
+            self.ahead.changed(text)
+        else:
+            for i, wait in enumerate(keys, 1):
+                self.ahead.changed(text[:i])
+                if i < len(text):
+                    time.sleep(wait)
         time.sleep(gap_s)
         started = time.perf_counter()
         with self.lock:
@@ -108,6 +121,10 @@ def main() -> None:
     ap.add_argument("--scale-dev", type=int, default=10000, metavar="N", help="messages in the archive (the sets' sessions, copied)")
     ap.add_argument("--gaps", default="0,100,150,200,300,400", help="ms from the last keystroke to Enter, comma-separated")
     ap.add_argument("--repeat", type=int, default=1, help="each gap's messages this many times")
+    ap.add_argument(
+        "--keystrokes", action="store_true",
+        help="only the lines with a sentence ended inside them, typed key by key (80-200 ms between keys, seeded)",
+    )  # fmt: skip
     ap.add_argument("--no-judge", action="store_true", help="the decision without the helper's judge (recall_judge: false)")
     args = ap.parse_args()
     print(f"cpu: {describe(this_cpu())}", flush=True)
@@ -115,6 +132,11 @@ def main() -> None:
     gaps = [float(g) for g in args.gaps.split(",") if g.strip()]
     sets = [B.load_set(n) for n in B.SET_NAMES]
     probes = [p["text"] for data in sets for p in data["probes"]]
+    keys: dict[str, list[float]] = {}
+    if args.keystrokes:  # a sentence ended inside the line: the short pause hands on a line Enter will not send
+        probes = [t for t in probes if re.search(r"[.?!] \S", t.strip()) and plan(t, t)[0]]
+        rng = random.Random(5)
+        keys = {t: [rng.uniform(0.08, 0.2) for _ in t] for t in probes}
     with tempfile.TemporaryDirectory() as tmp:
         clio_dir = Path(tmp) / ".clio"
         root = clio_dir / "sessions"
@@ -139,13 +161,14 @@ def main() -> None:
                 times: dict[bool, list[float]] = {True: [], False: []}  # by whether the line ends as a sentence ends
                 ahead = {True: 0, False: 0}
                 for text in probes * args.repeat:
-                    ms, was_ahead = typist.enter(index, text, gap / 1000)
+                    ms, was_ahead = typist.enter(index, text, gap / 1000, keys.get(text))
                     ended = text.rstrip().endswith(ENDS)
                     times[ended].append(ms)
                     ahead[ended] += was_ahead
                     time.sleep(0.5)
                 load = os.getloadavg()[0]
-                print(f"Enter {gap:.0f} ms after the last key: {summary(times[True] + times[False], ahead[True] + ahead[False])} (load {load:.2f})")
+                print(f"Enter {gap:.0f} ms after the last key: {summary(times[True] + times[False], ahead[True] + ahead[False])}, lines sent to the helper {typist.sends} (load {load:.2f})")
+                typist.sends = 0
                 print(f"  lines ending as a sentence ends: {summary(times[True], ahead[True])}; the others: {summary(times[False], ahead[False])}", flush=True)
         finally:
             B.stop_helper(client)
