@@ -728,6 +728,23 @@ def scale(workdir: Path, repeat: int, encoder: bool = False, random_vectors: boo
         stop_helper(client)
 
 
+def copied_archive(clio_dir: Path, sets: list[dict[str, Any]], size: int) -> tuple[RecallIndex, int]:
+    """The sets' sessions written again and again under ``clio_dir`` (made here) in clio's layout
+    (the helper's recall ahead reads the sessions there), each copy its own session a day later,
+    until the archive holds ``size`` messages, and indexed: (the index, the sessions written)."""
+    root = clio_dir / "sessions"
+    clio_dir.mkdir()
+    written, k = 0, 0
+    while written < size:
+        for data in sets:
+            build(data, root, k)
+            k += len(data["sessions"])
+            written += sum(len(s["messages"]) for s in data["sessions"])
+    index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(root), embedder=None)
+    index.refresh()
+    return index, k
+
+
 def scale_dev(size: int, repeat: int, encoder: bool) -> None:
     """The per-message step over an archive of ``size`` messages of realistic work: the sets'
     sessions written again and again (each copy its own session, a day later) until the archive
@@ -738,16 +755,7 @@ def scale_dev(size: int, repeat: int, encoder: bool) -> None:
     probes = [p["text"] for data in sets for p in data["probes"]]
     with tempfile.TemporaryDirectory() as tmp:
         clio_dir = Path(tmp) / ".clio"
-        root = clio_dir / "sessions"  # clio's layout: the helper's recall ahead reads the sessions there
-        clio_dir.mkdir()
-        written, k = 0, 0
-        while written < size:
-            for data in sets:
-                build(data, root, k)
-                k += len(data["sessions"])
-                written += sum(len(s["messages"]) for s in data["sessions"])
-        index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(root), embedder=None)
-        index.refresh()
+        index, k = copied_archive(clio_dir, sets, size)
         count = index.counts()["messages"]
         client = embedded_helper(Path(tmp) / "home", clio_dir) if encoder else None
         for _ in range(2):  # warm: the index's pages, the helper's scan

@@ -8,8 +8,8 @@ holds N messages, embedded by the helper, its judge loaded) and, for each messag
 has the line typed (its last keystroke: one change of the prompt's line, through clio's own
 :class:`clio.ui.typing_ahead.TypingAhead` and its pauses) and Enter pressed ``--gaps`` ms later:
 
-- if the line was handed on by then, and the REPL would send it ahead (as
-  :meth:`clio.app.auto_recall.AutoRecall.typed`: a line the product searches, of three words or
+- if the line was handed on by then, and the REPL would send it ahead
+  (:func:`clio.app.auto_recall.worth_ahead`: a line the product searches, of three words or
   more), the helper was asked to recall it, and Enter fetches that block (waiting for the
   helper when it is still at work);
 - else Enter does the step in the run, as the REPL does for a line typed straight through.
@@ -23,6 +23,10 @@ the 240) and types them key by key, 80-200 ms between keys (seeded): there the s
 a sentence's end hands on lines that Enter will not send. After each Enter the line is emptied
 (prompt-toolkit resets it) and the bench waits 0.5 s (the user reads the answer), so the helper is
 idle for the next one.
+
+It reads the clio of stop 102 or later (``worth_ahead``, ``typing_ahead.ENDS``); stop 102's
+"before" figures (docs/memory.md, "Enter after a question mark") came from the bench of that
+stop run against a tree of b78920a.
 
     python benches/bench_enter.py [--scale-dev 10000] [--gaps 0,100,150,200,300,400] [--keystrokes] [--no-judge]
 """
@@ -44,14 +48,12 @@ sys.path.append(str(Path(__file__).resolve().parent))  # bench_auto_recall besid
 
 import bench_auto_recall as B  # noqa: E402
 
-from clio.app.auto_recall import AHEAD_MIN_WORDS  # noqa: E402
+from clio.app.auto_recall import worth_ahead  # noqa: E402
 from clio.recall.auto_turn import plan  # noqa: E402
 from clio.recall.cpu_kind import describe, this_cpu  # noqa: E402
 from clio.recall.encoder_client import EncoderClient  # noqa: E402
 from clio.recall.index import RecallIndex  # noqa: E402
-from clio.store.sessions import SessionStore  # noqa: E402
-from clio.ui import typing_ahead  # noqa: E402
-from clio.ui.typing_ahead import TypingAhead  # noqa: E402
+from clio.ui.typing_ahead import ENDS, TypingAhead  # noqa: E402
 
 SESSION = "bench-running-session"
 
@@ -70,7 +72,7 @@ class Typist:
 
     def _send(self, line: str) -> None:
         text = line.strip()
-        if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#" or not plan(text, text)[0]:
+        if not worth_ahead(text, lambda: True):
             return
         self.sends += 1
         with self.lock:
@@ -101,9 +103,6 @@ class Typist:
             return (time.perf_counter() - started) * 1000, True
         B.step(index, text, self.client)
         return (time.perf_counter() - started) * 1000, False
-
-
-ENDS = getattr(typing_ahead, "ENDS", ("?", ".", "!"))  # the split is the same for a clio before it
 
 
 def summary(times: list[float], ahead: int) -> str:
@@ -139,16 +138,7 @@ def main() -> None:
         keys = {t: [rng.uniform(0.08, 0.2) for _ in t] for t in probes}
     with tempfile.TemporaryDirectory() as tmp:
         clio_dir = Path(tmp) / ".clio"
-        root = clio_dir / "sessions"
-        clio_dir.mkdir()
-        written, k = 0, 0
-        while written < args.scale_dev:
-            for data in sets:
-                B.build(data, root, k)
-                k += len(data["sessions"])
-                written += sum(len(s["messages"]) for s in data["sessions"])
-        index = RecallIndex(clio_dir / "recall.sqlite", SessionStore(root), embedder=None)
-        index.refresh()
+        index, k = B.copied_archive(clio_dir, sets, args.scale_dev)
         print(f"archive: {index.counts()['messages']:,} messages ({k} sessions of the sets); {len(probes)} messages a gap", flush=True)
         client = B.embedded_helper(Path(tmp) / "home", clio_dir)
         try:

@@ -19,6 +19,7 @@ import contextlib
 import math
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clio import threads
@@ -43,6 +44,19 @@ class Ahead(NamedTuple):
     session: str
     token: str
     carried: dict[str, set[int]]  # what the request carries, by session and sequence number
+
+
+def worth_ahead(text: str, has_archive: Callable[[], bool]) -> bool:
+    """Whether a typed line (stripped) is sent to the helper ahead of Enter, by its text: not a
+    command, a shell or memory line, nor a line of a word or two (embedded on Enter in a moment),
+    nor, where the project has an archive (``has_archive``, asked only then: in a first session
+    nothing of the search is imported), what will not be searched
+    (:func:`clio.recall.auto_turn.plan`: an order, a remark, a message that asks nothing)."""
+    if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#" or not has_archive():
+        return False
+    from clio.recall.auto_turn import plan
+
+    return bool(plan(text, text)[0])
 
 
 class AutoRecall:
@@ -123,17 +137,12 @@ class AutoRecall:
 
     def _worth_ahead(self, text: str) -> bool:
         """Whether the helper is asked about a line ahead of Enter (:meth:`typed`,
-        :meth:`embed_ahead`): not without a helper, nor for a command, a shell or memory line, a
-        line of a word or two (embedded on Enter in a moment), in a project's first session
-        (nothing to recall, no helper asked, nor socket imported), or for what will not be searched
-        (:func:`clio.recall.auto_turn.plan`: an order, a remark, a message that asks nothing)."""
+        :meth:`embed_ahead`): not without a helper or with the recall off, else as
+        :func:`worth_ahead` says (in a project's first session: nothing to recall, no helper asked,
+        nor socket imported)."""
         if self.encoder is None or not self.enabled:
             return False
-        if len(text.split()) < AHEAD_MIN_WORDS or text[:1] in "/!#" or not self._has_archive():
-            return False
-        from clio.recall.auto_turn import plan
-
-        return bool(plan(text, text)[0])
+        return worth_ahead(text, self._has_archive)
 
     def chars(self) -> int:
         return self.window.shares.recall_chars(self.settings.auto_recall_tokens)
